@@ -1,0 +1,19 @@
+//! # mcp-tasks
+//!
+//! Write MCP tools as plain `async fn`s; mcp-tasks runs them inline or as **tasks** (long calls a
+//! client polls, that can stop to ask the user or the client's model for input, and that can be
+//! cancelled), in both protocol eras: 2025-11-25 (`initialize`, sessions) and 2026-07-28
+//! (stateless, per-request `_meta`).
+
+#![warn(missing_docs)]
+
+extern crate self as mcp_tasks_runtime;
+
+#[doc(hidden)]
+pub mod __private;
+pub mod protocol;
+pub mod tool;
+
+pub use mcp_tasks_macros::tool;
+pub use protocol::{CallToolResult, Content, CreateMessageParams, CreateMessageResult, Root};
+pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};

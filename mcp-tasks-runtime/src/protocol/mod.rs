@@ -1,0 +1,19 @@
+//! Wire types for both protocol eras (2025-11-25 and 2026-07-28), and nothing else.
+
+pub mod jsonrpc;
+mod mcp;
+pub mod meta;
+
+pub use jsonrpc::{RequestId, RpcError, codes};
+pub use mcp::*;
+
+/// The legacy protocol version (the `initialize` handshake).
+pub const LEGACY_VERSION: &str = "2025-11-25";
+/// The modern protocol version (stateless, per-request `_meta`).
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// Versions an `initialize` may negotiate, newest first.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Versions a modern request may name.
+pub const MODERN_VERSIONS: &[&str] = &[MODERN_VERSION];
+/// The id of the tasks extension.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";

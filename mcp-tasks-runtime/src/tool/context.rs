@@ -1,0 +1,211 @@
+use crate::protocol::{ClientCapabilities, InputRequest};
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+mod elicit;
+pub use elicit::{Elicit, ElicitOutcome};
+
+/// The future of one input request: the client's bare result object (`ElicitResult`,
+/// `CreateMessageResult`, `ListRootsResult`), or why there is none.
+pub type InputFuture = Pin<Box<dyn Future<Output = Result<Value, InputError>> + Send>>;
+
+/// Where a [`ToolContext`] sends what the tool asks of the client. The runtime picks the backend by
+/// where the call runs (a modern task, a legacy task, inline in either era); tools never see it.
+pub trait ContextBackend: Send + Sync + 'static {
+    /// Sends one input request (elicitation, sampling, roots) and waits for its answer.
+    fn input(&self, request: InputRequest) -> InputFuture;
+
+    /// A human-readable status line (a task's `statusMessage`).
+    fn status(&self, _message: String) {}
+
+    /// Progress, for clients that asked for it.
+    fn progress(&self, _progress: f64, _total: Option<f64>, _message: Option<String>) {}
+
+    /// The id of the task this call runs as, if it is one.
+    fn task_id(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// Why an input request got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The client did not declare the capability this request needs (`elicitation`, `sampling`,
+    /// `roots`); nothing was sent.
+    NotSupported {
+        /// The capability that is missing.
+        capability: &'static str,
+    },
+    /// The call or task was cancelled while waiting.
+    Cancelled,
+    /// The client answered with a JSON-RPC error.
+    Client {
+        /// Its code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// The answer did not have the expected shape.
+    InvalidResponse(String),
+    /// The request could not be delivered (the connection is gone).
+    Disconnected,
+    /// Inline in the modern era: the call is suspended until the client retries with the answer.
+    /// The runtime handles this; a tool only sees it if it swallows the error and goes on.
+    Suspended,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::NotSupported { capability } => {
+                write!(
+                    f,
+                    "the client did not declare the `{capability}` capability, so it cannot be asked"
+                )
+            }
+            InputError::Cancelled => f.write_str("cancelled while waiting for the client's input"),
+            InputError::Client { code, message } => {
+                write!(f, "the client answered with an error: {message} ({code})")
+            }
+            InputError::InvalidResponse(why) => {
+                write!(f, "the client's answer was not valid: {why}")
+            }
+            InputError::Disconnected => f.write_str("the client is no longer connected"),
+            InputError::Suspended => f.write_str("waiting for the client to retry with input"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The tool's door to the client and the runtime: ask the user ([`elicit`](Self::elicit)), the
+/// client's model ([`sample`](Self::sample)) or the client's roots ([`roots`](Self::roots)), report
+/// status and progress, and notice cancellation. Take it as a parameter of a `#[tool]` function.
+///
+/// The same calls work wherever the tool runs: inside a task they become stored input requests,
+/// inline they take the route the protocol era needs.
+#[derive(Clone)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: Arc<dyn ContextBackend>,
+    capabilities: ClientCapabilities,
+    cancel: CancellationToken,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("task_id", &self.task_id())
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// Builds a context. Called by the runtime (and by tests that drive a tool directly).
+    pub fn new(
+        backend: Arc<dyn ContextBackend>,
+        capabilities: ClientCapabilities,
+        cancel: CancellationToken,
+    ) -> Self {
+        ToolContext {
+            inner: Arc::new(Inner {
+                backend,
+                capabilities,
+                cancel,
+            }),
+        }
+    }
+
+    /// The capabilities the client declared for this call.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// The task id, when this call runs as a task.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.backend.task_id()
+    }
+
+    /// Sets the human-readable status (a task's `statusMessage`).
+    pub fn status(&self, message: impl Into<String>) {
+        self.inner.backend.status(message.into());
+    }
+
+    /// Reports progress (sent as `notifications/progress` when the client asked for it).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.inner
+            .backend
+            .progress(progress, total, message.map(str::to_owned));
+    }
+
+    /// Whether the call or task has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Resolves when the call or task is cancelled: `select!` on it around long work.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// The cancellation token itself, to hand to other code.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Sends a raw input request (checked against the client's capabilities first) and waits for the
+    /// bare result. The typed [`elicit`](Self::elicit), [`sample`](Self::sample) and
+    /// [`roots`](Self::roots) are built on this.
+    pub async fn request(&self, request: InputRequest) -> Result<Value, InputError> {
+        if let Some(capability) = request.required_capability() {
+            if !self.inner.capabilities.has(capability) {
+                return Err(InputError::NotSupported { capability });
+            }
+        }
+        let fut = self.inner.backend.input(request);
+        tokio::select! {
+            biased;
+            _ = self.inner.cancel.cancelled() => Err(InputError::Cancelled),
+            r = fut => r,
+        }
+    }
+
+    /// Asks the user for a `T` (a flat object of primitive fields, as elicitation allows); the form
+    /// is `T`'s JSON Schema. Answers come back as an [`ElicitOutcome`].
+    pub fn elicit<T>(&self, message: impl Into<String>) -> Elicit<'_, T> {
+        Elicit::new(self, message.into())
+    }
+
+    /// Asks the client's model: sends `sampling/createMessage` with these params and returns the
+    /// bare `CreateMessageResult`.
+    pub async fn sample(
+        &self,
+        params: crate::protocol::CreateMessageParams,
+    ) -> Result<crate::protocol::CreateMessageResult, InputError> {
+        let value = serde_json::to_value(&params)
+            .map_err(|e| InputError::InvalidResponse(e.to_string()))?;
+        let answer = self
+            .request(InputRequest::new("sampling/createMessage", value))
+            .await?;
+        serde_json::from_value(answer).map_err(|e| InputError::InvalidResponse(e.to_string()))
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    pub async fn roots(&self) -> Result<Vec<crate::protocol::Root>, InputError> {
+        let answer = self
+            .request(InputRequest::new("roots/list", serde_json::json!({})))
+            .await?;
+        let list: crate::protocol::ListRootsResult = serde_json::from_value(answer)
+            .map_err(|e| InputError::InvalidResponse(e.to_string()))?;
+        Ok(list.roots)
+    }
+}

@@ -1,0 +1,90 @@
+use super::{InputError, ToolContext};
+use crate::protocol::InputRequest;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+/// How the user answered an elicitation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElicitOutcome<T> {
+    /// The user submitted the form.
+    Accept(T),
+    /// The user said no.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+impl<T> ElicitOutcome<T> {
+    /// The accepted value, if any.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            ElicitOutcome::Accept(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// A pending elicitation; `.await` it. See [`ToolContext::elicit`].
+#[must_use = "an elicitation does nothing until awaited"]
+#[derive(Debug)]
+pub struct Elicit<'a, T> {
+    ctx: &'a ToolContext,
+    message: String,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<'a, T> Elicit<'a, T> {
+    pub(super) fn new(ctx: &'a ToolContext, message: String) -> Self {
+        Elicit {
+            ctx,
+            message,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for Elicit<'a, T> {
+    type Output = Result<ElicitOutcome<T>, InputError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let schema = crate::tool::schema::elicitation_schema::<T>()
+                .map_err(InputError::InvalidResponse)?;
+            let params =
+                json!({ "mode": "form", "message": self.message, "requestedSchema": schema });
+            let answer = self
+                .ctx
+                .request(InputRequest::new("elicitation/create", params))
+                .await?;
+            parse_outcome(answer)
+        })
+    }
+}
+
+fn parse_outcome<T: DeserializeOwned>(answer: Value) -> Result<ElicitOutcome<T>, InputError> {
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
+            serde_json::from_value(content)
+                .map(ElicitOutcome::Accept)
+                .map_err(|e| {
+                    InputError::InvalidResponse(format!(
+                        "the accepted content does not match the form: {e}"
+                    ))
+                })
+        }
+        Some("decline") => Ok(ElicitOutcome::Decline),
+        Some("cancel") => Ok(ElicitOutcome::Cancel),
+        Some(other) => Err(InputError::InvalidResponse(format!(
+            "unknown elicitation action `{other}`"
+        ))),
+        None => Err(InputError::InvalidResponse(
+            "the elicitation result has no `action`".into(),
+        )),
+    }
+}

@@ -1,0 +1,89 @@
+//! Tools: the [`Tool`] trait that `#[tool]` implements, argument decoding, result conversion, the
+//! registry, and the [`ToolContext`] a tool uses to reach the client.
+//!
+//! This layer knows `protocol` only. It reaches the task engine and the client through the
+//! [`ContextBackend`] trait, which the layers below implement.
+
+mod context;
+mod error;
+mod output;
+mod param;
+mod registry;
+pub(crate) mod schema;
+
+pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
+pub use error::{ArgumentError, ToolError};
+pub use output::{IntoToolResult, Json};
+pub use param::{Args, Arguments, ParamsBuilder, ToolParam};
+pub use registry::{RegisteredTool, ToolRegistry};
+pub use schema::schema_for;
+
+use crate::protocol::{CallToolResult, RpcError, ToolAnnotations};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// Whether a tool may, must, or must not run as a task. The values are the MCP wire strings of
+/// `execution.taskSupport` (protocol 2025-11-25).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client supports tasks, inline otherwise.
+    Optional,
+    /// Always a task; clients that cannot run tasks get an error.
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// Everything about a tool that is known at compile time.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolInfo {
+    /// The tool name (MCP tool-name rules: 1-128 of `A-Za-z0-9_-.`).
+    pub name: &'static str,
+    /// Human-readable title.
+    pub title: Option<&'static str>,
+    /// Description, from the doc comment unless overridden.
+    pub description: Option<&'static str>,
+    /// Declared task support.
+    pub task_support: TaskSupport,
+    /// Task time-to-live; `None` takes the server default.
+    pub ttl: Option<Duration>,
+    /// Suggested poll interval; `None` takes the server default.
+    pub poll_interval: Option<Duration>,
+    /// Behaviour hints published in `tools/list`.
+    pub annotations: ToolAnnotations,
+}
+
+/// The future a tool call runs: the converted tool result, or a JSON-RPC error.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, RpcError>> + Send>>;
+
+/// A tool. `#[tool]` implements this on a type named after the function; implement it by hand only
+/// when a macro will not do.
+pub trait Tool: Send + Sync + 'static {
+    /// The compile-time description of the tool.
+    const INFO: ToolInfo;
+
+    /// Describes each parameter (builds the input schema).
+    fn describe(params: &mut ParamsBuilder);
+
+    /// The output schema, if the tool returns structured content.
+    fn output_schema() -> Option<serde_json::Value>;
+
+    /// Decodes the arguments and starts the call. Argument errors come back before anything runs.
+    fn call(ctx: ToolContext, args: Arguments) -> Result<ToolFuture, ArgumentError>;
+}

@@ -1,0 +1,95 @@
+use super::{ArgumentError, ParamsBuilder, Tool, ToolContext, ToolFuture, ToolInfo};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+type CallFn = fn(ToolContext, super::Arguments) -> Result<ToolFuture, ArgumentError>;
+
+/// One tool with its schemas computed once, at registration.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    /// The compile-time description.
+    pub info: ToolInfo,
+    /// `inputSchema`.
+    pub input_schema: Arc<Value>,
+    /// `outputSchema`, for tools with structured output.
+    pub output_schema: Option<Arc<Value>>,
+    call: CallFn,
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegisteredTool {
+    /// Registers `T`, computing its schemas.
+    pub fn of<T: Tool>() -> Self {
+        let mut params = ParamsBuilder::default();
+        T::describe(&mut params);
+        RegisteredTool {
+            info: T::INFO,
+            input_schema: Arc::new(params.finish()),
+            output_schema: T::output_schema().map(Arc::new),
+            call: T::call,
+        }
+    }
+
+    /// Decodes `arguments` and starts the call.
+    pub fn call(
+        &self,
+        ctx: ToolContext,
+        arguments: Option<Value>,
+    ) -> Result<ToolFuture, ArgumentError> {
+        let args = super::Arguments::new(arguments)?;
+        (self.call)(ctx, args)
+    }
+}
+
+/// The tools of a server, by name.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRegistry {
+    order: Vec<&'static str>,
+    tools: HashMap<&'static str, Arc<RegisteredTool>>,
+}
+
+impl ToolRegistry {
+    /// Adds a tool.
+    ///
+    /// # Panics
+    /// When a tool of the same name is already registered: that is a bug in the server's setup, and
+    /// it is better found at start-up than by a client.
+    pub fn insert(&mut self, tool: RegisteredTool) {
+        let name = tool.info.name;
+        assert!(
+            !self.tools.contains_key(name),
+            "mcp-tasks: two tools are named `{name}`; tool names must be unique (rename one with #[tool(name = \"...\")])"
+        );
+        self.order.push(name);
+        self.tools.insert(name, Arc::new(tool));
+    }
+
+    /// Looks a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name)
+    }
+
+    /// All tools, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.order.iter().map(|n| &self.tools[n])
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}

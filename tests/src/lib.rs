@@ -1,0 +1,1 @@
+//! Integration tests of mcp-tasks live in `tests/`.
