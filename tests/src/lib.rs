@@ -1,1 +1,0 @@
-//! Integration tests of mcp-tasks live in `tests/`.
