@@ -3,6 +3,7 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
+use crate::task::{mrtr, state};
 use crate::protocol::jsonrpc::{Notification, Request, RequestId, RpcError, codes, error_message, result_message};
 use crate::protocol::{
     ClientCapabilities, Implementation, LEGACY_VERSIONS, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, meta,
@@ -309,25 +310,90 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         return Some(Err(RpcError::internal("task execution is not available yet")));
     }
     let progress_token = req.params.get("_meta").and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
+    let arguments = req.params.get("arguments").cloned();
+    if req.era.is_modern() {
+        return run_mrtr(conn, &tool, &req, arguments, progress_token, cancel).await;
+    }
     let backend = inline::backend(conn, &req.era, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
-    let arguments = req.params.get("arguments").cloned();
     let fut = match tool.call(ctx, arguments) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
     };
-    let _ = req.id;
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => return None,
         r = AssertUnwindSafe(fut).catch_unwind() => r,
     };
-    Some(match outcome {
+    Some(finish(&name, outcome))
+}
+
+type Caught = Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
+
+fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+    match outcome {
         Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string())),
         Ok(Err(err)) => Err(err),
-        Err(panic) => Err(panicked(&name, panic)),
+        Err(panic) => Err(panicked(tool, panic)),
+    }
+}
+
+/// An inline call in the modern era: input goes through MRTR (`InputRequiredResult`, retried with
+/// `inputResponses` and the sealed `requestState`).
+async fn run_mrtr(
+    conn: &Arc<Connection>,
+    tool: &crate::tool::RegisteredTool,
+    req: &Incoming,
+    arguments: Option<Value>,
+    progress_token: Option<Value>,
+    cancel: CancellationToken,
+) -> Outcome {
+    let name = tool.info.name;
+    let call = state::call_digest(name, arguments.as_ref(), OWNER_STDIO);
+    let key = &conn.server.state_key;
+    let mut gathered = match req.params.get("requestState") {
+        None | Some(Value::Null) => state::Gathered { call, ..Default::default() },
+        Some(Value::String(text)) => match state::open(key, text, &call) {
+            Ok(g) => g,
+            Err(e) => return Some(Err(RpcError::invalid_params(e.to_string()))),
+        },
+        Some(_) => return Some(Err(RpcError::invalid_params("`requestState` must be a string"))),
+    };
+    mrtr::accept_responses(&mut gathered, req.params.get("inputResponses"));
+    let weak = Arc::downgrade(conn);
+    let progress: Option<mrtr::ProgressFn> = progress_token.map(|token| {
+        Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
+            inline::send_progress(&weak, &Some(token.clone()), p, total, message)
+        }) as mrtr::ProgressFn
+    });
+    let replay = Arc::new(mrtr::Replay::new(&gathered, progress));
+    let ctx = ToolContext::new(replay.clone(), req.client.capabilities.clone(), cancel.clone());
+    let fut = match tool.call(ctx, arguments) {
+        Ok(fut) => fut,
+        Err(err) => return Some(Err(err.to_rpc())),
+    };
+    let step = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return None,
+        step = mrtr::drive(AssertUnwindSafe(fut).catch_unwind(), &replay) => step,
+    };
+    Some(match step {
+        mrtr::Step::Done(outcome) => finish(name, outcome),
+        mrtr::Step::Suspended(needed) => {
+            mrtr::record_asked(&mut gathered, &needed);
+            let requests: Map<String, Value> =
+                needed.into_iter().map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null))).collect();
+            Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": state::seal(key, gathered),
+            }))
+        }
     })
 }
+
+/// The owner of calls on a stdio connection (one client per process).
+const OWNER_STDIO: &str = "stdio";
 
 fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
     let what = panic

@@ -10,11 +10,11 @@ use std::sync::{Arc, Weak};
 pub(crate) fn backend(conn: &Arc<Connection>, era: &Era, progress_token: Option<Value>) -> Arc<dyn ContextBackend> {
     match era {
         Era::Legacy { .. } => Arc::new(LegacyInline { conn: Arc::downgrade(conn), progress_token }),
-        Era::Modern { .. } => Arc::new(ModernInline { conn: Arc::downgrade(conn), progress_token }),
+        Era::Modern { .. } => unreachable!("modern inline calls use MRTR"),
     }
 }
 
-fn send_progress(conn: &Weak<Connection>, token: &Option<Value>, progress: f64, total: Option<f64>, message: Option<String>) {
+pub(crate) fn send_progress(conn: &Weak<Connection>, token: &Option<Value>, progress: f64, total: Option<f64>, message: Option<String>) {
     let (Some(conn), Some(token)) = (conn.upgrade(), token) else { return };
     let mut params = json!({ "progressToken": token, "progress": progress });
     if let Some(total) = total {
@@ -48,19 +48,3 @@ impl ContextBackend for LegacyInline {
     }
 }
 
-/// Inline in the modern era. Servers must not send requests on the stream; input goes through
-/// MRTR (`InputRequiredResult`), which the engine handles.
-struct ModernInline {
-    conn: Weak<Connection>,
-    progress_token: Option<Value>,
-}
-
-impl ContextBackend for ModernInline {
-    fn input(&self, _request: InputRequest) -> InputFuture {
-        Box::pin(async { Err(InputError::Suspended) })
-    }
-
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        send_progress(&self.conn, &self.progress_token, progress, total, message);
-    }
-}

@@ -65,6 +65,7 @@ pub(crate) struct ServerInner {
     pub(crate) instructions: Option<String>,
     pub(crate) tools: ToolRegistry,
     pub(crate) config: ServerConfig,
+    pub(crate) state_key: crate::task::state::StateKey,
 }
 
 impl Server {
@@ -76,6 +77,7 @@ impl Server {
                 instructions: None,
                 tools: ToolRegistry::default(),
                 config: ServerConfig::default(),
+                state_key: crate::task::state::StateKey::random(),
             }),
         }
     }
@@ -108,6 +110,14 @@ impl Server {
     /// Replaces the server-wide defaults.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.inner_mut().config = config;
+        self
+    }
+
+    /// The secret that seals `requestState` (inline input, MRTR). The default is random per process,
+    /// so a retry must come back to the same process; servers behind a load balancer, or that
+    /// restart, set a shared secret here.
+    pub fn request_state_key(mut self, secret: &[u8]) -> Self {
+        self.inner_mut().state_key = crate::task::state::StateKey::from_secret(secret);
         self
     }
 
