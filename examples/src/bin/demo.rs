@@ -18,13 +18,11 @@ struct Session {
 
 impl Session {
     fn start() -> Session {
-        let exe = std::env::current_exe().expect("own path");
-        let server = exe.with_file_name(format!("example_server{}", std::env::consts::EXE_SUFFIX));
-        if !server.exists() {
-            eprintln!("{} is missing: build it with `cargo build -p mcp-tasks-examples`", server.display());
-            std::process::exit(1);
-        }
+        // The server is this same program, started again with `--serve`: the example server over
+        // real stdin/stdout pipes, exactly as `example_server` runs it.
+        let server = std::env::current_exe().expect("own path");
         let mut child = Command::new(&server)
+            .arg("--serve")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -41,7 +39,7 @@ impl Session {
                 }
             }
         });
-        println!("started {} (pid {})\n", server.display(), child.id());
+        println!("started the example server (pid {}), talking to it over stdio\n", child.id());
         Session { child, stdin, lines, next_id: 1 }
     }
 
@@ -90,6 +88,12 @@ fn heading(text: &str) {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--serve") {
+        mcp_tasks_runtime::init_logging();
+        let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+        rt.block_on(mcp_tasks_examples::example_server().serve_stdio()).expect("serve");
+        return;
+    }
     let mut s = Session::start();
 
     heading("Modern era (2026-07-28): stateless, every request carries its own _meta");
