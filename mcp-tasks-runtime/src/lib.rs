@@ -12,6 +12,7 @@ extern crate self as mcp_tasks_runtime;
 #[doc(hidden)]
 pub mod __private;
 pub mod protocol;
+pub mod store;
 pub mod tool;
 
 pub use mcp_tasks_macros::tool;
