@@ -98,6 +98,39 @@ pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
     Ok(format!("{name} likes {colour}"))
 }
 
+// Fixtures for this project's own tests (not called by the conformance suite).
+
+/// Ask the user's name and greet them. A task when the client supports tasks; inline otherwise,
+/// where the question goes out as MRTR (`InputRequiredResult`) or, in a legacy session, as a plain
+/// `elicitation/create` request.
+#[tool(task_support = "optional", poll_interval = "200ms")]
+pub async fn ask_name(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Name>("What is your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+        ElicitOutcome::Decline => Ok("Hello, stranger!".into()),
+        ElicitOutcome::Cancel => Err(ToolError::new("no name given")),
+    }
+}
+
+/// Panics inside its task: the task fails, the server lives on.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn panicking_job() -> String {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    panic!("the job exploded")
+}
+
+/// Works far longer than its one-second TTL: the task expires.
+#[tool(task_support = "required", ttl = "1s", poll_interval = "100ms")]
+pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs(60)) => Ok("finished".into()),
+        _ = ctx.cancelled() => {
+            tracing::info!("short_lived: saw its task end");
+            Err(ToolError::new("expired"))
+        }
+    }
+}
+
 /// The conformance fixture server.
 pub fn conformance_server() -> Server {
     Server::new("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
@@ -107,4 +140,7 @@ pub fn conformance_server() -> Server {
         .tool::<protocol_error_job>()
         .tool::<confirm_delete>()
         .tool::<multi_input>()
+        .tool::<ask_name>()
+        .tool::<panicking_job>()
+        .tool::<short_lived>()
 }

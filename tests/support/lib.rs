@@ -75,6 +75,7 @@ pub struct StdioClient {
     /// Messages read while waiting for something else.
     backlog: VecDeque<Value>,
     next_id: i64,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl StdioClient {
@@ -83,13 +84,23 @@ impl StdioClient {
         let mut child = tokio::process::Command::new(bin)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .env("RUST_LOG", "warn")
+            .stderr(Stdio::piped())
+            .env("RUST_LOG", "info")
             .kill_on_drop(true)
             .spawn()
             .expect("server binary starts");
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
         let stdin = child.stdin.take();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = log.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                eprintln!("[server] {line}");
+                sink.lock().expect("log lock").push(line);
+            }
+        });
         let (tx, lines) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
@@ -99,7 +110,24 @@ impl StdioClient {
                 }
             }
         });
-        StdioClient { child, stdin, lines, backlog: VecDeque::new(), next_id: 1 }
+        StdioClient { child, stdin, lines, backlog: VecDeque::new(), next_id: 1, log }
+    }
+
+    /// Waits until the server has logged a line containing `needle` (its stderr).
+    pub async fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            if let Some(line) = self.log.lock().expect("log lock").iter().find(|l| l.contains(needle)) {
+                return line.clone();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the server never logged {needle:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts the conformance fixture server.
+    pub fn conformance() -> Self {
+        Self::spawn(&example_bin("conformance_server"))
     }
 
     /// Starts the example server.
@@ -162,6 +190,18 @@ impl StdioClient {
             }
             self.backlog.push_back(msg);
         }
+    }
+
+    /// Takes the first message already received (backlog or pending on the pipe) that matches,
+    /// without waiting for new ones.
+    pub fn try_take(&mut self, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        while let Ok(line) = self.lines.try_recv() {
+            if let Ok(v) = serde_json::from_str(&line) {
+                self.backlog.push_back(v);
+            }
+        }
+        let pos = self.backlog.iter().position(&pred)?;
+        self.backlog.remove(pos)
     }
 
     /// A fresh request id.
@@ -242,4 +282,30 @@ impl StdioClient {
 
 fn is_response_to(msg: &Value, id: &Value) -> bool {
     msg.get("id") == Some(id) && (msg.get("result").is_some() || msg.get("error").is_some())
+}
+
+/// Polls `tasks/get` (modern) until `done` holds for the task, failing after [`WAIT`].
+pub async fn poll_modern(c: &mut StdioClient, task_id: &str, caps: &Value, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let task = c.result("tasks/get", modern(json!({ "taskId": task_id }), caps.clone())).await;
+        if done(&task) {
+            return task;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "task never reached the expected state; last: {task}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls legacy `tasks/get` until `done` holds.
+pub async fn poll_legacy(c: &mut StdioClient, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let task = c.result("tasks/get", json!({ "taskId": task_id })).await;
+        if done(&task) {
+            return task;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "task never reached the expected state; last: {task}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
