@@ -92,7 +92,10 @@ pub struct Colour {
 /// Ask two questions at once. Only runs as a task.
 #[tool(task_support = "required", poll_interval = "200ms")]
 pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
-    let (name, colour) = tokio::join!(ctx.elicit::<Name>("Your name?"), ctx.elicit::<Colour>("Your favourite colour?"));
+    let (name, colour) = tokio::join!(
+        ctx.elicit::<Name>("Your name?"),
+        ctx.elicit::<Colour>("Your favourite colour?")
+    );
     let name = name?.accepted().map_or("nobody".into(), |n| n.name);
     let colour = colour?.accepted().map_or("none".into(), |c| c.colour);
     Ok(format!("{name} likes {colour}"))

@@ -110,17 +110,33 @@ impl StdioClient {
                 }
             }
         });
-        StdioClient { child, stdin, lines, backlog: VecDeque::new(), next_id: 1, log }
+        StdioClient {
+            child,
+            stdin,
+            lines,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            log,
+        }
     }
 
     /// Waits until the server has logged a line containing `needle` (its stderr).
     pub async fn wait_for_log(&self, needle: &str) -> String {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
-            if let Some(line) = self.log.lock().expect("log lock").iter().find(|l| l.contains(needle)) {
+            if let Some(line) = self
+                .log
+                .lock()
+                .expect("log lock")
+                .iter()
+                .find(|l| l.contains(needle))
+            {
                 return line.clone();
             }
-            assert!(tokio::time::Instant::now() < deadline, "the server never logged {needle:?}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the server never logged {needle:?}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -138,7 +154,10 @@ impl StdioClient {
     /// Writes one raw line (a newline is added).
     pub async fn send_raw(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).await.expect("write to server");
+        stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to server");
         stdin.write_all(b"\n").await.expect("write to server");
         stdin.flush().await.expect("flush to server");
     }
@@ -161,7 +180,8 @@ impl StdioClient {
             .await
             .expect("the server answered in time")
             .expect("the server's stdout is open");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
     }
 
     /// Waits for the response with this id; other messages are kept in the backlog.
@@ -214,7 +234,8 @@ impl StdioClient {
     /// Sends a request and returns the whole response message.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.id();
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
         self.response(&id).await
     }
 
@@ -238,7 +259,8 @@ impl StdioClient {
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+            .await;
     }
 
     /// Performs the legacy handshake (`initialize` + `notifications/initialized`).
@@ -260,7 +282,10 @@ impl StdioClient {
     /// Closes stdin and waits for the process to exit; returns its exit status.
     pub async fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
-        tokio::time::timeout(WAIT, self.child.wait()).await.expect("server exits after EOF").expect("wait")
+        tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("server exits after EOF")
+            .expect("wait")
     }
 
     /// Closes stdin, then collects everything the server still writes, and its exit status.
@@ -270,7 +295,10 @@ impl StdioClient {
         while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.lines.recv()).await {
             out.push(serde_json::from_str(&line).expect("json line"));
         }
-        let status = tokio::time::timeout(WAIT, self.child.wait()).await.expect("exit").expect("wait");
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("exit")
+            .expect("wait");
         (out, status)
     }
 
@@ -285,27 +313,47 @@ fn is_response_to(msg: &Value, id: &Value) -> bool {
 }
 
 /// Polls `tasks/get` (modern) until `done` holds for the task, failing after [`WAIT`].
-pub async fn poll_modern(c: &mut StdioClient, task_id: &str, caps: &Value, done: impl Fn(&Value) -> bool) -> Value {
+pub async fn poll_modern(
+    c: &mut StdioClient,
+    task_id: &str,
+    caps: &Value,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let task = c.result("tasks/get", modern(json!({ "taskId": task_id }), caps.clone())).await;
+        let task = c
+            .result(
+                "tasks/get",
+                modern(json!({ "taskId": task_id }), caps.clone()),
+            )
+            .await;
         if done(&task) {
             return task;
         }
-        assert!(tokio::time::Instant::now() < deadline, "task never reached the expected state; last: {task}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task never reached the expected state; last: {task}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 /// Polls legacy `tasks/get` until `done` holds.
-pub async fn poll_legacy(c: &mut StdioClient, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub async fn poll_legacy(
+    c: &mut StdioClient,
+    task_id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let task = c.result("tasks/get", json!({ "taskId": task_id })).await;
         if done(&task) {
             return task;
         }
-        assert!(tokio::time::Instant::now() < deadline, "task never reached the expected state; last: {task}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task never reached the expected state; last: {task}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -6,7 +6,9 @@ use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
-use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext, ToolFuture};
+use crate::tool::{
+    ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext, ToolFuture,
+};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -23,7 +25,11 @@ use tokio_util::sync::CancellationToken;
 /// Implemented by the server's connections; the engine knows only this trait.
 pub trait ClientChannel: Send + Sync + 'static {
     /// Sends a request and waits for the client's answer.
-    fn request(&self, method: &str, params: Value) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
+    fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
     /// Sends a notification.
     fn notify(&self, method: &str, params: Value);
 }
@@ -65,7 +71,10 @@ pub struct Launch {
 
 impl fmt::Debug for Launch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Launch").field("tool", &self.tool.info.name).field("origin", &self.origin).finish_non_exhaustive()
+        f.debug_struct("Launch")
+            .field("tool", &self.tool.info.name)
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
     }
 }
 
@@ -78,14 +87,21 @@ pub struct TaskEngine {
 
 impl fmt::Debug for TaskEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskEngine").field("store", &self.store).field("config", &self.config).finish()
+        f.debug_struct("TaskEngine")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish()
     }
 }
 
 impl TaskEngine {
     /// An engine over this store.
     pub fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Arc<Self> {
-        Arc::new(TaskEngine { store, config, sweeper: OnceLock::new() })
+        Arc::new(TaskEngine {
+            store,
+            config,
+            sweeper: OnceLock::new(),
+        })
     }
 
     /// The store.
@@ -107,8 +123,14 @@ impl TaskEngine {
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
         self.start_sweeper();
         let ttl = self.ttl_for(&launch.tool, launch.requested_ttl);
-        let poll = launch.tool.info.poll_interval.unwrap_or(self.config.default_poll_interval);
-        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin).ttl(Some(ttl)).poll_interval(Some(poll));
+        let poll = launch
+            .tool
+            .info
+            .poll_interval
+            .unwrap_or(self.config.default_poll_interval);
+        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
+            .ttl(Some(ttl))
+            .poll_interval(Some(poll));
         let id = new.id.clone();
         let (status_tx, status_rx) = mpsc::unbounded_channel();
         let backend = Arc::new(TaskBackend {
@@ -123,7 +145,10 @@ impl TaskEngine {
         });
         let cancel = CancellationToken::new();
         let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone());
-        let fut = launch.tool.call(ctx, launch.arguments).map_err(|e| e.to_rpc())?;
+        let fut = launch
+            .tool
+            .call(ctx, launch.arguments)
+            .map_err(|e| e.to_rpc())?;
         let record = self.store.create(new).await?;
         let run = Run {
             store: self.store.clone(),
@@ -150,7 +175,11 @@ impl TaskEngine {
                     let Some(engine) = weak.upgrade() else { return };
                     match engine.store.expire(SystemTime::now()).await {
                         Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
-                            tracing::debug!(failed = report.failed.len(), removed = report.removed.len(), "swept expired tasks");
+                            tracing::debug!(
+                                failed = report.failed.len(),
+                                removed = report.removed.len(),
+                                "swept expired tasks"
+                            );
                         }
                         Ok(_) => {}
                         Err(e) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
@@ -172,7 +201,12 @@ struct Run {
 }
 
 impl Run {
-    async fn drive(self, fut: ToolFuture, mut status_rx: mpsc::UnboundedReceiver<String>, created: TaskRecord) {
+    async fn drive(
+        self,
+        fut: ToolFuture,
+        mut status_rx: mpsc::UnboundedReceiver<String>,
+        created: TaskRecord,
+    ) {
         let mut run = AssertUnwindSafe(fut).catch_unwind();
         let mut seen = created.version;
         let mut last_status = created.status;
@@ -235,7 +269,10 @@ impl Run {
         }
         *last = record.status;
         if let Some(channel) = &self.channel {
-            channel.notify("notifications/tasks/status", record.legacy_status_notification_params());
+            channel.notify(
+                "notifications/tasks/status",
+                record.legacy_status_notification_params(),
+            );
         }
     }
 }
@@ -312,8 +349,15 @@ impl ContextBackend for TaskBackend {
         let origin = self.origin;
         let channel = self.channel.clone();
         Box::pin(async move {
-            let record = store.add_input_request(&id, key.clone(), request.clone()).await.map_err(store_err)?;
-            let mut guard = Outstanding { store: store.clone(), id: id.clone(), key: Some(key.clone()) };
+            let record = store
+                .add_input_request(&id, key.clone(), request.clone())
+                .await
+                .map_err(store_err)?;
+            let mut guard = Outstanding {
+                store: store.clone(),
+                id: id.clone(),
+                key: Some(key.clone()),
+            };
             let answer = match (origin, channel) {
                 (TaskOrigin::Legacy, Some(channel)) => {
                     // 2025-11-25: an ordinary server-to-client request tagged with the task.
@@ -321,17 +365,27 @@ impl ContextBackend for TaskBackend {
                     if !params.is_object() {
                         params = json!({});
                     }
-                    let meta = params.as_object_mut().expect("object").entry("_meta").or_insert_with(|| json!({}));
+                    let meta = params
+                        .as_object_mut()
+                        .expect("object")
+                        .entry("_meta")
+                        .or_insert_with(|| json!({}));
                     if let Value::Object(m) = meta {
                         m.insert(meta::RELATED_TASK.into(), json!({ "taskId": id.as_str() }));
                     }
                     let answer = channel
                         .request(&request.method, params)
                         .await
-                        .map_err(|e| InputError::Client { code: e.code, message: e.message })?;
+                        .map_err(|e| InputError::Client {
+                            code: e.code,
+                            message: e.message,
+                        })?;
                     let mut responses = Map::new();
                     responses.insert(key.clone(), answer);
-                    store.deliver_responses(&id, &owner, responses).await.map_err(store_err)?;
+                    store
+                        .deliver_responses(&id, &owner, responses)
+                        .await
+                        .map_err(store_err)?;
                     wait_for_answer(&*store, &id, &key, record.version).await?
                 }
                 _ => wait_for_answer(&*store, &id, &key, record.version).await?,
@@ -354,7 +408,9 @@ impl ContextBackend for TaskBackend {
             (None, None) => format!("{progress}"),
         };
         let _ = self.status.send(text);
-        if let (TaskOrigin::Legacy, Some(channel), Some(token)) = (self.origin, &self.channel, &self.progress_token) {
+        if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
+            (self.origin, &self.channel, &self.progress_token)
+        {
             let mut params = json!({ "progressToken": token, "progress": progress });
             if let Some(t) = total {
                 params["total"] = json!(t);
@@ -373,7 +429,12 @@ impl ContextBackend for TaskBackend {
 
 /// Waits, through the store's own wake-ups, until `key` is answered; the task ending means the
 /// tool was cancelled.
-async fn wait_for_answer(store: &dyn TaskStore, id: &TaskId, key: &str, mut seen: u64) -> Result<Value, InputError> {
+async fn wait_for_answer(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    key: &str,
+    mut seen: u64,
+) -> Result<Value, InputError> {
     loop {
         if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
             return Ok(answer);

@@ -41,7 +41,11 @@ impl Replay {
     }
 
     fn has_needed(&self) -> bool {
-        !self.needed.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !self
+            .needed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 }
 
@@ -74,7 +78,10 @@ impl ContextBackend for Replay {
             let answer = answer.clone();
             return Box::pin(async move { Ok(answer) });
         }
-        self.needed.lock().unwrap_or_else(|e| e.into_inner()).push((key, request));
+        self.needed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((key, request));
         Box::pin(std::future::pending())
     }
 
@@ -107,7 +114,9 @@ pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output>
 /// Folds this round's `inputResponses` into what was gathered: only keys asked last time and not
 /// yet answered count; anything else is ignored (as MRTR asks).
 pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value>) {
-    let Some(Value::Object(responses)) = responses else { return };
+    let Some(Value::Object(responses)) = responses else {
+        return;
+    };
     for (key, value) in responses {
         if gathered.asked.contains_key(key) && !gathered.answers.contains_key(key) {
             gathered.answers.insert(key.clone(), value.clone());
@@ -118,6 +127,8 @@ pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value
 /// Records what was asked in this round, for the next `requestState`.
 pub(crate) fn record_asked(gathered: &mut Gathered, needed: &[(String, InputRequest)]) {
     for (key, request) in needed {
-        gathered.asked.insert(key.clone(), Value::String(request_digest(request)));
+        gathered
+            .asked
+            .insert(key.clone(), Value::String(request_digest(request)));
     }
 }
