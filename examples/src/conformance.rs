@@ -101,6 +101,24 @@ pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
     Ok(format!("{name} likes {colour}"))
 }
 
+/// Asks for a name through MRTR *before* it becomes a task, then greets as a task: the
+/// composition the `tasks-mrtr-composition` scenario checks. `defer_task` starts the call inline;
+/// `ctx.start_task()` is where it becomes a task.
+#[tool(task_support = "required", defer_task = true, poll_interval = "200ms")]
+pub async fn test_tool_with_task(ctx: ToolContext) -> Result<String, ToolError> {
+    let name = match ctx.elicit::<Name>("What is your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => name,
+        _ => return Err(ToolError::new("a name is needed to continue")),
+    };
+    ctx.start_task().await;
+    ctx.status(format!("greeting {name}"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(format!(
+        "Hello, {name}! (from task {})",
+        ctx.task_id().unwrap_or("?")
+    ))
+}
+
 // Fixtures for this project's own tests (not called by the conformance suite).
 
 /// Ask the user's name and greet them. A task when the client supports tasks; inline otherwise,
@@ -143,6 +161,7 @@ pub fn conformance_server() -> Server {
         .tool::<protocol_error_job>()
         .tool::<confirm_delete>()
         .tool::<multi_input>()
+        .tool::<test_tool_with_task>()
         .tool::<ask_name>()
         .tool::<panicking_job>()
         .tool::<short_lived>()

@@ -55,6 +55,18 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
             );
         }
     }
+    let defer_task = match &attr.defer_task {
+        Some(kv) if kv.value && task_support == TaskSupport::Forbidden => {
+            diag.error(
+                kv.span,
+                "`defer_task` turns a call into a task part-way, so it needs a task tool: \
+                 add `task_support = \"required\"` (or \"optional\")",
+            );
+            false
+        }
+        Some(kv) => kv.value,
+        None => false,
+    };
     let params = params(f, diag);
     let output = match &f.item.sig.output {
         ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
@@ -82,6 +94,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         ttl_ms,
         poll_interval_ms,
         annotations: annotations(attr.annotations.map(|kv| kv.value)),
+        defer_task,
         params,
         output,
     })

@@ -107,6 +107,7 @@ impl ToTokens for ImplTool<'_> {
             ttl_ms: spec.ttl_ms,
             poll_interval_ms: spec.poll_interval_ms,
             annotations: spec.annotations,
+            defer_task: spec.defer_task,
         };
         let describe = Describe(&spec.params);
         let call = Call(spec);

@@ -8,7 +8,7 @@ use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
@@ -92,20 +92,27 @@ impl ContextBackend for Replay {
     }
 }
 
-/// How an inline modern call ended.
+/// How an inline modern call stopped.
 pub(crate) enum Step<T> {
     /// The tool finished.
     Done(T),
     /// The tool needs these answers first.
     Suspended(Vec<(String, InputRequest)>),
+    /// The tool asked to become a task (`ctx.start_task()`); its future is still there to drive.
+    Promote,
 }
 
-/// Drives the tool until it finishes or waits on input nobody has given yet.
-pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output> {
-    let mut fut = pin!(fut);
-    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+/// Drives the tool until it finishes, waits on input nobody has given yet, or asks to become a
+/// task. The future stays with the caller, so a promoted call goes on where it stopped.
+pub(crate) async fn drive<F: Future + Unpin>(
+    fut: &mut F,
+    replay: &Replay,
+    wants_task: impl Fn() -> bool,
+) -> Step<F::Output> {
+    std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
         Poll::Ready(out) => Poll::Ready(Step::Done(out)),
         Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
+        Poll::Pending if wants_task() => Poll::Ready(Step::Promote),
         Poll::Pending => Poll::Pending,
     })
     .await
