@@ -18,7 +18,8 @@ async fn burst(c: &mut StdioClient, requests: Vec<(String, Value)>) -> Vec<Value
     let mut ids = Vec::with_capacity(requests.len());
     for (method, params) in requests {
         let id = c.id();
-        c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
         ids.push(id);
     }
     let mut out = Vec::with_capacity(ids.len());
@@ -38,10 +39,26 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
 async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
     let mut c = StdioClient::conformance();
     let start = Instant::now();
-    let created = burst(&mut c, (0..TASKS).map(|_| ("tools/call".into(), modern(json!({ "name": "ask_name", "arguments": {} }), caps()))).collect()).await;
+    let created = burst(
+        &mut c,
+        (0..TASKS)
+            .map(|_| {
+                (
+                    "tools/call".into(),
+                    modern(json!({ "name": "ask_name", "arguments": {} }), caps()),
+                )
+            })
+            .collect(),
+    )
+    .await;
     let ids: Vec<String> = created
         .iter()
-        .map(|r| r["result"]["taskId"].as_str().unwrap_or_else(|| panic!("not a task: {r}")).to_owned())
+        .map(|r| {
+            r["result"]["taskId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("not a task: {r}"))
+                .to_owned()
+        })
         .collect();
     let created_in = start.elapsed();
 
@@ -49,12 +66,29 @@ async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
     let mut keys: HashMap<String, String> = HashMap::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while keys.len() < TASKS {
-        assert!(Instant::now() < deadline, "only {} of {TASKS} tasks reached input_required", keys.len());
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {TASKS} tasks reached input_required",
+            keys.len()
+        );
         let pending: Vec<&String> = ids.iter().filter(|id| !keys.contains_key(*id)).collect();
-        let polled = burst(&mut c, pending.iter().map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps()))).collect()).await;
+        let polled = burst(
+            &mut c,
+            pending
+                .iter()
+                .map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps())))
+                .collect(),
+        )
+        .await;
         for (id, r) in pending.into_iter().zip(polled) {
             if r["result"]["status"] == "input_required" {
-                let key = r["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+                let key = r["result"]["inputRequests"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .next()
+                    .unwrap()
+                    .clone();
                 keys.insert(id.clone(), key);
             }
         }
@@ -73,16 +107,36 @@ async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
             .collect(),
     )
     .await;
-    assert!(acks.iter().all(|a| a["result"]["resultType"] == "complete"), "every update acknowledged");
+    assert!(
+        acks.iter().all(|a| a["result"]["resultType"] == "complete"),
+        "every update acknowledged"
+    );
 
     let mut done: HashMap<String, String> = HashMap::new();
     while done.len() < TASKS {
-        assert!(Instant::now() < deadline, "only {} of {TASKS} tasks completed", done.len());
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {TASKS} tasks completed",
+            done.len()
+        );
         let pending: Vec<&String> = ids.iter().filter(|id| !done.contains_key(*id)).collect();
-        let polled = burst(&mut c, pending.iter().map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps()))).collect()).await;
+        let polled = burst(
+            &mut c,
+            pending
+                .iter()
+                .map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps())))
+                .collect(),
+        )
+        .await;
         for (id, r) in pending.into_iter().zip(polled) {
             if r["result"]["status"] == "completed" {
-                done.insert(id.clone(), r["result"]["result"]["content"][0]["text"].as_str().unwrap().to_owned());
+                done.insert(
+                    id.clone(),
+                    r["result"]["result"]["content"][0]["text"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                );
             } else {
                 assert_ne!(r["result"]["status"], "failed", "{r}");
             }
@@ -90,7 +144,11 @@ async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
     }
     let total = start.elapsed();
     for (i, id) in ids.iter().enumerate() {
-        assert_eq!(done[id], format!("Hello, user-{i}!"), "task {i} got someone else's answer");
+        assert_eq!(
+            done[id],
+            format!("Hello, user-{i}!"),
+            "task {i} got someone else's answer"
+        );
     }
     let peak = peak_rss_kib(c.pid());
     println!(
