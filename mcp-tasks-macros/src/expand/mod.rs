@@ -7,7 +7,7 @@ mod fallback;
 mod info;
 
 use crate::diag::Diagnostics;
-use crate::model::{Fallback, ToolSpec};
+use crate::model::ToolSpec;
 use crate::{parse, validate};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -34,11 +34,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match (diag.finish(), spec) {
         (Ok(()), Some(spec)) => emit(&spec),
         (result, _) => {
-            let fallback = Fallback {
-                declare: f.item.sig.receiver().is_none(),
-                item: f.item,
-                runtime: runtime_hint,
-            };
+            let fallback = validate::fallback(f, runtime_hint);
             let mut out = fallback::Stub(&fallback).into_token_stream();
             if let Err(error) = result {
                 out.extend(error.into_compile_error());
