@@ -6,10 +6,7 @@ use std::sync::OnceLock;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
 }
 
 /// Path of a binary of the `mcp-tasks-examples` package, built (once per test process) with the
@@ -27,15 +24,8 @@ pub fn example_bin(name: &str) -> PathBuf {
     });
     // target/debug/deps/<test-exe> -> target/debug/<name>
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
     let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} does not exist after building",
-        path.display()
-    );
+    assert!(path.exists(), "{} does not exist after building", path.display());
     path
 }
