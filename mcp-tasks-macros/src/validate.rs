@@ -42,8 +42,10 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         MAX_POLL_MS,
         diag,
     );
-    if let (Some(ttl), Some(poll), Some(kv)) = (ttl_ms, poll_interval_ms, &attr.poll_interval) {
-        if poll > ttl {
+    if let (Some(ttl), Some(poll), Some(kv)) = (ttl_ms, poll_interval_ms, &attr.poll_interval)
+        && poll > ttl
+    {
+        {
             diag.error(
                 kv.span,
                 format!(
@@ -134,7 +136,7 @@ fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
     }
     if let Some(variadic) = &sig.variadic {
         diag.error(
-            variadic.dots.spans[0],
+            variadic.dots.span(),
             "a tool cannot be variadic: remove `...`",
         );
     }
@@ -386,3 +388,6 @@ fn dedent<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()).trim_end())
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
