@@ -1,8 +1,9 @@
 /// Crawls a site.
+#[allow(clippy::unused_async)]
 pub async fn crawl(ctx: ToolContext, Args(req): Args<CrawlRequest>) -> Json<Report> {
     Json(run(ctx, req).await)
 }
-///MCP tool descriptor for [`crawl`](fn@crawl).
+/// MCP tool descriptor for [`crawl`](fn@crawl).
 #[allow(non_camel_case_types)]
 pub struct crawl {}
 #[allow(non_upper_case_globals, unused_qualifications)]

@@ -1,7 +1,7 @@
 async fn search(query: String) -> String {
     query
 }
-///MCP tool descriptor for [`search`](fn@search).
+/// MCP tool descriptor for [`search`](fn@search).
 #[allow(non_camel_case_types)]
 struct search {}
 const _: () = {

@@ -1,4 +1,5 @@
 /// Greets someone.
+#[allow(clippy::unused_async)]
 async fn greet(
     ctx: ToolContext,
     name: String,
@@ -7,7 +8,7 @@ async fn greet(
     let _ = ctx.is_cancelled();
     Ok(format!("Hello, {name}!").repeat(times.unwrap_or(1) as usize))
 }
-///MCP tool descriptor for [`greet`](fn@greet).
+/// MCP tool descriptor for [`greet`](fn@greet).
 #[allow(non_camel_case_types)]
 struct greet {}
 #[allow(non_upper_case_globals, unused_qualifications)]

@@ -1,5 +1,6 @@
+#[allow(clippy::unused_async)]
 pub(crate) async fn ping() {}
-///MCP tool descriptor for [`ping`](fn@ping).
+/// MCP tool descriptor for [`ping`](fn@ping).
 #[allow(non_camel_case_types)]
 pub(crate) struct ping {}
 #[allow(non_upper_case_globals, unused_qualifications)]
