@@ -49,7 +49,10 @@ impl ToTokens for Struct<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let vis = &self.item.vis;
         let ident = &self.item.sig.ident;
-        let doc = format!("MCP tool descriptor for [`{}`](fn@{ident}).", ident.unraw());
+        let doc = format!(
+            " MCP tool descriptor for [`{}`](fn@{ident}).",
+            ident.unraw()
+        );
         tokens.extend(quote! {
             #[doc = #doc]
             #[allow(non_camel_case_types)]

@@ -211,10 +211,10 @@ pub fn runtime_hint(args: &TokenStream) -> Option<syn::Path> {
     let items = NestedMeta::parse_meta_list(args.clone()).ok()?;
     let mut runtime = crate::paths::default_runtime();
     for item in &items {
-        if let NestedMeta::Meta(meta) = item {
-            if meta.path().is_ident("crate") {
-                runtime = syn::Path::from_meta(meta).ok()?;
-            }
+        if let NestedMeta::Meta(meta) = item
+            && meta.path().is_ident("crate")
+        {
+            runtime = syn::Path::from_meta(meta).ok()?;
         }
     }
     Some(runtime)
