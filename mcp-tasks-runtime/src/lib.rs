@@ -17,3 +17,16 @@ pub mod tool;
 pub use mcp_tasks_macros::tool;
 pub use protocol::{CallToolResult, Content, CreateMessageParams, CreateMessageResult, Root};
 pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};
+pub mod server;
+pub mod task;
+pub mod transport;
+
+pub use server::{Server, ServerConfig};
+
+/// Sends `tracing` output to stderr (stdout belongs to the protocol on stdio), filtered by
+/// `RUST_LOG` (default `info`). Call once at start-up; later calls do nothing.
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+}

@@ -29,3 +29,207 @@ pub fn example_bin(name: &str) -> PathBuf {
     assert!(path.exists(), "{} does not exist after building", path.display());
     path
 }
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+
+/// How long any single wait on the server may take before a test fails.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// The `_meta` of a modern (2026-07-28) request, with these client capabilities.
+pub fn modern_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "mcp-tasks-tests", "version": "0" },
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// Modern params: `params` plus `_meta` with these capabilities.
+pub fn modern(mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = modern_meta(capabilities);
+    params
+}
+
+/// A client for a server process over real stdio pipes: writes raw lines, reads messages.
+#[derive(Debug)]
+pub struct StdioClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Messages read while waiting for something else.
+    backlog: VecDeque<Value>,
+    next_id: i64,
+}
+
+impl StdioClient {
+    /// Starts a binary with piped stdin/stdout (stderr inherited, so server logs show in test output).
+    pub fn spawn(bin: &std::path::Path) -> Self {
+        let mut child = tokio::process::Command::new(bin)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .env("RUST_LOG", "warn")
+            .kill_on_drop(true)
+            .spawn()
+            .expect("server binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stdin = child.stdin.take();
+        let (tx, lines) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StdioClient { child, stdin, lines, backlog: VecDeque::new(), next_id: 1 }
+    }
+
+    /// Starts the example server.
+    pub fn example() -> Self {
+        Self::spawn(&example_bin("example_server"))
+    }
+
+    /// Writes one raw line (a newline is added).
+    pub async fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).await.expect("write to server");
+        stdin.write_all(b"\n").await.expect("write to server");
+        stdin.flush().await.expect("flush to server");
+    }
+
+    /// Writes one JSON message.
+    pub async fn send(&mut self, msg: &Value) {
+        self.send_raw(&msg.to_string()).await;
+    }
+
+    /// The next message from the server (from the backlog first).
+    pub async fn recv(&mut self) -> Value {
+        if let Some(v) = self.backlog.pop_front() {
+            return v;
+        }
+        self.recv_fresh().await
+    }
+
+    async fn recv_fresh(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.lines.recv())
+            .await
+            .expect("the server answered in time")
+            .expect("the server's stdout is open");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
+    }
+
+    /// Waits for the response with this id; other messages are kept in the backlog.
+    pub async fn response(&mut self, id: &Value) -> Value {
+        if let Some(pos) = self.backlog.iter().position(|m| is_response_to(m, id)) {
+            return self.backlog.remove(pos).expect("position is valid");
+        }
+        loop {
+            let msg = self.recv_fresh().await;
+            if is_response_to(&msg, id) {
+                return msg;
+            }
+            self.backlog.push_back(msg);
+        }
+    }
+
+    /// Waits for the first message matching `pred`; others are kept in the backlog.
+    pub async fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(pos) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(pos).expect("position is valid");
+        }
+        loop {
+            let msg = self.recv_fresh().await;
+            if pred(&msg) {
+                return msg;
+            }
+            self.backlog.push_back(msg);
+        }
+    }
+
+    /// A fresh request id.
+    pub fn id(&mut self) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        json!(id)
+    }
+
+    /// Sends a request and returns the whole response message.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.id();
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        self.response(&id).await
+    }
+
+    /// Sends a request and returns its `result`, failing the test on an error.
+    pub async fn result(&mut self, method: &str, params: Value) -> Value {
+        let resp = self.request(method, params).await;
+        match resp.get("result") {
+            Some(r) => r.clone(),
+            None => panic!("{method} failed: {resp}"),
+        }
+    }
+
+    /// Sends a request and returns its `error`, failing the test on a result.
+    pub async fn error(&mut self, method: &str, params: Value) -> Value {
+        let resp = self.request(method, params).await;
+        match resp.get("error") {
+            Some(e) => e.clone(),
+            None => panic!("{method} was expected to fail: {resp}"),
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+    }
+
+    /// Performs the legacy handshake (`initialize` + `notifications/initialized`).
+    pub async fn initialize(&mut self, capabilities: Value) -> Value {
+        let result = self
+            .result(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": capabilities,
+                    "clientInfo": { "name": "mcp-tasks-tests", "version": "0" }
+                }),
+            )
+            .await;
+        self.notify("notifications/initialized", json!({})).await;
+        result
+    }
+
+    /// Closes stdin and waits for the process to exit; returns its exit status.
+    pub async fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        tokio::time::timeout(WAIT, self.child.wait()).await.expect("server exits after EOF").expect("wait")
+    }
+
+    /// Closes stdin, then collects everything the server still writes, and its exit status.
+    pub async fn close_and_drain(mut self) -> (Vec<Value>, std::process::ExitStatus) {
+        drop(self.stdin.take());
+        let mut out: Vec<Value> = self.backlog.drain(..).collect();
+        while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.lines.recv()).await {
+            out.push(serde_json::from_str(&line).expect("json line"));
+        }
+        let status = tokio::time::timeout(WAIT, self.child.wait()).await.expect("exit").expect("wait");
+        (out, status)
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+}
+
+fn is_response_to(msg: &Value, id: &Value) -> bool {
+    msg.get("id") == Some(id) && (msg.get("result").is_some() || msg.get("error").is_some())
+}

@@ -1,1 +1,21 @@
-fn main() {}
+//! The example server: a few tools, served over stdio in both protocol eras.
+//!
+//! Run it with `cargo run -p mcp-tasks-examples --bin example_server` and connect an MCP client to
+//! its stdin/stdout (for example `npx @modelcontextprotocol/inspector <path-to-binary>`), or run
+//! `cargo run -p mcp-tasks-examples --bin demo` to watch a scripted session.
+
+use mcp_tasks_examples::example_server;
+use std::io::IsTerminal;
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    mcp_tasks_runtime::init_logging();
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mcp-tasks-example speaks MCP (JSON-RPC, one message per line) on stdin/stdout.\n\
+             Connect a client to this process, or try `cargo run -p mcp-tasks-examples --bin demo`.\n\
+             Waiting for input; Ctrl-D or Ctrl-C to stop."
+        );
+    }
+    example_server().serve_stdio().await
+}

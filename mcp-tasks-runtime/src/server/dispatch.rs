@@ -1,0 +1,406 @@
+//! Method dispatch for both eras.
+
+use super::connection::{Connection, LegacySession};
+use super::era::{ClientView, Era};
+use super::inline;
+use crate::task::{mrtr, state};
+use crate::protocol::jsonrpc::{Notification, Request, RequestId, RpcError, codes, error_message, result_message};
+use crate::protocol::{
+    ClientCapabilities, Implementation, LEGACY_VERSIONS, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, meta,
+};
+use crate::tool::{TaskSupport, ToolContext};
+use futures_util::FutureExt;
+use serde_json::{Map, Value, json};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Answers `initialize`: opens (or re-opens) the legacy session of this connection.
+pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
+    let params = req.params.clone().unwrap_or_else(|| json!({}));
+    let requested = match params.get("protocolVersion") {
+        Some(Value::String(v)) => v.clone(),
+        Some(_) => return error_message(Some(&req.id), &RpcError::invalid_params("`protocolVersion` must be a string")),
+        None => return error_message(Some(&req.id), &RpcError::invalid_params("missing required parameter `protocolVersion`")),
+    };
+    let capabilities = match params.get("capabilities") {
+        None => ClientCapabilities::default(),
+        Some(Value::Object(map)) => ClientCapabilities(map.clone()),
+        Some(_) => return error_message(Some(&req.id), &RpcError::invalid_params("`capabilities` must be an object")),
+    };
+    let info: Option<Implementation> = params.get("clientInfo").and_then(|v| serde_json::from_value(v.clone()).ok());
+    // A supported legacy version is echoed; anything else (including 2026-07-28, which has no
+    // `initialize`) gets the newest legacy version, per the 2025-11-25 lifecycle.
+    let version = if LEGACY_VERSIONS.contains(&requested.as_str()) { requested } else { LEGACY_VERSIONS[0].to_owned() };
+    conn.set_session(LegacySession {
+        version: version.clone(),
+        client: ClientView { capabilities, info },
+        id: random_id(),
+    });
+    let server = &conn.server;
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": legacy_capabilities(),
+        "serverInfo": server.info,
+    });
+    if let Some(text) = &server.instructions {
+        result["instructions"] = Value::String(text.clone());
+    }
+    result_message(&req.id, result)
+}
+
+fn legacy_capabilities() -> Value {
+    json!({ "tools": { "listChanged": false } })
+}
+
+fn modern_capabilities() -> Value {
+    json!({ "tools": { "listChanged": false }, "extensions": { TASKS_EXTENSION: {} } })
+}
+
+fn random_id() -> String {
+    use rand::RngExt;
+    let bytes: [u8; 16] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Handles a notification from the client.
+pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
+    match n.method.as_str() {
+        "notifications/initialized" => {}
+        "notifications/cancelled" => {
+            let id = n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+            match id {
+                Some(id) => {
+                    if !conn.cancel_request(&id) {
+                        tracing::debug!(%id, "cancellation for a request not in flight; ignored");
+                    }
+                }
+                None => tracing::debug!("notifications/cancelled without a valid requestId; ignored"),
+            }
+        }
+        other => tracing::debug!(method = other, "unhandled notification; ignored"),
+    }
+}
+
+/// What one request is, once its era is known.
+struct Incoming {
+    id: RequestId,
+    method: String,
+    params: Map<String, Value>,
+    era: Era,
+    client: ClientView,
+}
+
+/// Handles a request. `None` means no response is due (the request was cancelled).
+pub(crate) async fn request(conn: &Arc<Connection>, req: Request, cancel: CancellationToken) -> Option<Value> {
+    let id = req.id.clone();
+    let incoming = match classify(conn, req) {
+        Ok(incoming) => incoming,
+        Err(err) => return Some(error_message(Some(&id), &err)),
+    };
+    let era = incoming.era.clone();
+    let outcome = route(conn, incoming, cancel).await?;
+    Some(match outcome {
+        Ok(result) => result_message(&id, shape_result(conn, &era, result)),
+        Err(err) => error_message(Some(&id), &err),
+    })
+}
+
+/// Decides the era of a request from its `_meta` and the connection's session.
+fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
+    let mut params = match req.params {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    let meta_obj = match params.get("_meta") {
+        None => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(RpcError::invalid_params("`_meta` must be an object")),
+    };
+    let version = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION));
+    let caps = meta_obj.and_then(|m| m.get(meta::CLIENT_CAPABILITIES));
+    if version.is_some() || caps.is_some() {
+        let version = match version {
+            Some(Value::String(v)) => v.clone(),
+            Some(_) => return Err(RpcError::invalid_params(format!("`_meta[\"{}\"]` must be a string", meta::PROTOCOL_VERSION))),
+            None => return Err(missing_meta(meta::PROTOCOL_VERSION)),
+        };
+        if !MODERN_VERSIONS.contains(&version.as_str()) {
+            return Err(unsupported_version(&version));
+        }
+        let capabilities = match caps {
+            Some(Value::Object(c)) => ClientCapabilities(c.clone()),
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!("`_meta[\"{}\"]` must be an object", meta::CLIENT_CAPABILITIES)));
+            }
+            None => return Err(missing_meta(meta::CLIENT_CAPABILITIES)),
+        };
+        let info = meta_obj
+            .and_then(|m| m.get(meta::CLIENT_INFO))
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        return Ok(Incoming {
+            id: req.id,
+            method: req.method,
+            params,
+            era: Era::Modern { version },
+            client: ClientView { capabilities, info },
+        });
+    }
+    match conn.session() {
+        Some(session) => {
+            params.remove("_meta").map(|m| params.insert("_meta".into(), m));
+            Ok(Incoming {
+                id: req.id,
+                method: req.method,
+                params,
+                era: Era::Legacy { version: session.version },
+                client: session.client,
+            })
+        }
+        None => Err(RpcError::invalid_params(format!(
+            "missing required `_meta[\"{}\"]`: send per-request `_meta` (protocol {MODERN_VERSION}) or `initialize` first (protocol {})",
+            meta::PROTOCOL_VERSION,
+            LEGACY_VERSIONS[0]
+        ))),
+    }
+}
+
+fn missing_meta(key: &str) -> RpcError {
+    RpcError::invalid_params(format!("missing required `_meta[\"{key}\"]`")).with_data(json!({ "missing": key }))
+}
+
+fn unsupported_version(requested: &str) -> RpcError {
+    let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+    supported.extend_from_slice(LEGACY_VERSIONS);
+    let hint = if LEGACY_VERSIONS.contains(&requested) { "; that version is served after `initialize`" } else { "" };
+    RpcError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, format!("Unsupported protocol version: {requested}{hint}"))
+        .with_data(json!({ "supported": supported, "requested": requested }))
+}
+
+/// Adds what every modern result carries; legacy results pass unchanged.
+fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
+    if era.is_modern() {
+        if let Value::Object(obj) = &mut result {
+            obj.entry("resultType").or_insert_with(|| Value::String("complete".into()));
+            let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+            if let Value::Object(meta) = meta {
+                meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
+            }
+        }
+    }
+    result
+}
+
+type Outcome = Option<Result<Value, RpcError>>;
+
+async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken) -> Outcome {
+    let modern = req.era.is_modern();
+    match (req.method.as_str(), modern) {
+        ("server/discover", true) => Some(Ok(discover(conn))),
+        ("ping", false) => Some(Ok(json!({}))),
+        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
+        ("tools/call", _) => tools_call(conn, req, cancel).await,
+        ("initialize", _) => Some(Err(RpcError::invalid_request("`initialize` must not carry per-request `_meta`"))),
+        (method, _) => Some(Err(RpcError::method_not_found(method))),
+    }
+}
+
+fn discover(conn: &Connection) -> Value {
+    let server = &conn.server;
+    let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+    supported.extend_from_slice(LEGACY_VERSIONS);
+    let mut result = json!({
+        "supportedVersions": supported,
+        "capabilities": modern_capabilities(),
+        "ttlMs": 0,
+        "cacheScope": "private",
+    });
+    if let Some(text) = &server.instructions {
+        result["instructions"] = Value::String(text.clone());
+    }
+    result
+}
+
+fn tools_list(conn: &Connection, era: &Era) -> Value {
+    let tools: Vec<Value> = conn
+        .server
+        .tools
+        .iter()
+        .map(|t| {
+            let info = &t.info;
+            let mut tool = json!({ "name": info.name, "inputSchema": *t.input_schema });
+            if let Some(title) = info.title {
+                tool["title"] = json!(title);
+            }
+            if let Some(description) = info.description {
+                tool["description"] = json!(description);
+            }
+            if let Some(schema) = &t.output_schema {
+                tool["outputSchema"] = (**schema).clone();
+            }
+            if !info.annotations.is_empty() {
+                tool["annotations"] = json!(info.annotations);
+            }
+            if !era.is_modern() {
+                tool["execution"] = json!({ "taskSupport": info.task_support.as_str() });
+            }
+            tool
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// How a `tools/call` runs.
+#[derive(Debug, PartialEq)]
+enum Path {
+    Inline,
+    Task,
+}
+
+/// The `task_support` table of DESIGN.md.
+fn decide_path(support: TaskSupport, era: &Era, client: &ClientView, legacy_task_param: bool) -> Result<Path, RpcError> {
+    match era {
+        Era::Modern { .. } => {
+            let declared = client.capabilities.has_extension(TASKS_EXTENSION);
+            match (support, declared) {
+                (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(Path::Inline),
+                (_, true) => Ok(Path::Task),
+                (TaskSupport::Required, false) => Err(RpcError::new(
+                    codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!("Missing required client capability: this tool runs only as a task; declare the `{TASKS_EXTENSION}` extension in the request's clientCapabilities"),
+                )
+                .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))),
+            }
+        }
+        Era::Legacy { .. } => match (support, legacy_task_param) {
+            (TaskSupport::Forbidden, true) => Err(RpcError::new(
+                codes::METHOD_NOT_FOUND,
+                "This tool does not support task-augmented invocation (execution.taskSupport is \"forbidden\")",
+            )),
+            (TaskSupport::Required, false) => Err(RpcError::new(
+                codes::METHOD_NOT_FOUND,
+                "This tool requires task-augmented invocation (execution.taskSupport is \"required\"); send `task` in the params",
+            )),
+            (_, true) => Ok(Path::Task),
+            (_, false) => Ok(Path::Inline),
+        },
+    }
+}
+
+async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken) -> Outcome {
+    let name = match req.params.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        Some(_) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
+        None => return Some(Err(RpcError::invalid_params("missing required parameter `name`"))),
+    };
+    let Some(tool) = conn.server.tools.get(&name).cloned() else {
+        return Some(Err(RpcError::invalid_params(format!("Unknown tool: `{name}`")).with_data(json!({ "tool": name }))));
+    };
+    // In the modern era the legacy `task` param is an unknown field and means nothing.
+    let legacy_task_param = !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    let path = match decide_path(tool.info.task_support, &req.era, &req.client, legacy_task_param) {
+        Ok(path) => path,
+        Err(err) => return Some(Err(err)),
+    };
+    if path == Path::Task {
+        return Some(Err(RpcError::internal("task execution is not available yet")));
+    }
+    let progress_token = req.params.get("_meta").and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
+    let arguments = req.params.get("arguments").cloned();
+    if req.era.is_modern() {
+        return run_mrtr(conn, &tool, &req, arguments, progress_token, cancel).await;
+    }
+    let backend = inline::backend(conn, &req.era, progress_token);
+    let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
+    let fut = match tool.call(ctx, arguments) {
+        Ok(fut) => fut,
+        Err(err) => return Some(Err(err.to_rpc())),
+    };
+    let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return None,
+        r = AssertUnwindSafe(fut).catch_unwind() => r,
+    };
+    Some(finish(&name, outcome))
+}
+
+type Caught = Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
+
+fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+    match outcome {
+        Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string())),
+        Ok(Err(err)) => Err(err),
+        Err(panic) => Err(panicked(tool, panic)),
+    }
+}
+
+/// An inline call in the modern era: input goes through MRTR (`InputRequiredResult`, retried with
+/// `inputResponses` and the sealed `requestState`).
+async fn run_mrtr(
+    conn: &Arc<Connection>,
+    tool: &crate::tool::RegisteredTool,
+    req: &Incoming,
+    arguments: Option<Value>,
+    progress_token: Option<Value>,
+    cancel: CancellationToken,
+) -> Outcome {
+    let name = tool.info.name;
+    let call = state::call_digest(name, arguments.as_ref(), OWNER_STDIO);
+    let key = &conn.server.state_key;
+    let mut gathered = match req.params.get("requestState") {
+        None | Some(Value::Null) => state::Gathered { call, ..Default::default() },
+        Some(Value::String(text)) => match state::open(key, text, &call) {
+            Ok(g) => g,
+            Err(e) => return Some(Err(RpcError::invalid_params(e.to_string()))),
+        },
+        Some(_) => return Some(Err(RpcError::invalid_params("`requestState` must be a string"))),
+    };
+    mrtr::accept_responses(&mut gathered, req.params.get("inputResponses"));
+    let weak = Arc::downgrade(conn);
+    let progress: Option<mrtr::ProgressFn> = progress_token.map(|token| {
+        Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
+            inline::send_progress(&weak, &Some(token.clone()), p, total, message)
+        }) as mrtr::ProgressFn
+    });
+    let replay = Arc::new(mrtr::Replay::new(&gathered, progress));
+    let ctx = ToolContext::new(replay.clone(), req.client.capabilities.clone(), cancel.clone());
+    let fut = match tool.call(ctx, arguments) {
+        Ok(fut) => fut,
+        Err(err) => return Some(Err(err.to_rpc())),
+    };
+    let step = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return None,
+        step = mrtr::drive(AssertUnwindSafe(fut).catch_unwind(), &replay) => step,
+    };
+    Some(match step {
+        mrtr::Step::Done(outcome) => finish(name, outcome),
+        mrtr::Step::Suspended(needed) => {
+            mrtr::record_asked(&mut gathered, &needed);
+            let requests: Map<String, Value> =
+                needed.into_iter().map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null))).collect();
+            Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": state::seal(key, gathered),
+            }))
+        }
+    })
+}
+
+/// The owner of calls on a stdio connection (one client per process).
+const OWNER_STDIO: &str = "stdio";
+
+fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    tracing::error!(tool, panic = %what, "a tool panicked");
+    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
+}

@@ -1,0 +1,50 @@
+//! Backends for calls that run inline (not as tasks).
+
+use super::connection::Connection;
+use super::era::Era;
+use crate::protocol::InputRequest;
+use crate::tool::{ContextBackend, InputError, InputFuture};
+use serde_json::{Value, json};
+use std::sync::{Arc, Weak};
+
+pub(crate) fn backend(conn: &Arc<Connection>, era: &Era, progress_token: Option<Value>) -> Arc<dyn ContextBackend> {
+    match era {
+        Era::Legacy { .. } => Arc::new(LegacyInline { conn: Arc::downgrade(conn), progress_token }),
+        Era::Modern { .. } => unreachable!("modern inline calls use MRTR"),
+    }
+}
+
+pub(crate) fn send_progress(conn: &Weak<Connection>, token: &Option<Value>, progress: f64, total: Option<f64>, message: Option<String>) {
+    let (Some(conn), Some(token)) = (conn.upgrade(), token) else { return };
+    let mut params = json!({ "progressToken": token, "progress": progress });
+    if let Some(total) = total {
+        params["total"] = json!(total);
+    }
+    if let Some(message) = message {
+        params["message"] = json!(message);
+    }
+    conn.send(crate::protocol::jsonrpc::notification_message("notifications/progress", params));
+}
+
+/// Inline in a legacy session: input requests are plain server-to-client requests.
+struct LegacyInline {
+    conn: Weak<Connection>,
+    progress_token: Option<Value>,
+}
+
+impl ContextBackend for LegacyInline {
+    fn input(&self, request: InputRequest) -> InputFuture {
+        let conn = self.conn.clone();
+        Box::pin(async move {
+            let conn = conn.upgrade().ok_or(InputError::Disconnected)?;
+            conn.request(&request.method, request.params)
+                .await
+                .map_err(|e| InputError::Client { code: e.code, message: e.message })
+        })
+    }
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        send_progress(&self.conn, &self.progress_token, progress, total, message);
+    }
+}
+

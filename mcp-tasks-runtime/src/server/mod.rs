@@ -1,0 +1,143 @@
+//! The server: era detection, dispatch by method, legacy sessions, and JSON-RPC errors. The only
+//! layer that knows both protocol eras.
+
+mod connection;
+mod dispatch;
+mod era;
+mod inline;
+
+pub use connection::Connection;
+pub use era::Era;
+
+use crate::protocol::Implementation;
+use crate::tool::{RegisteredTool, Tool, ToolRegistry};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Settings that apply to every tool unless the tool says otherwise.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Task time-to-live when a tool declares none (default 10 minutes).
+    pub default_ttl: Duration,
+    /// Suggested poll interval when a tool declares none (default 1 second).
+    pub default_poll_interval: Duration,
+    /// The longest TTL a client may ask for (legacy `task.ttl`; default 24 hours).
+    pub max_ttl: Duration,
+    /// How long in-flight requests may take to finish after the input closes (default 10 s).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            default_ttl: Duration::from_secs(600),
+            default_poll_interval: Duration::from_secs(1),
+            max_ttl: Duration::from_secs(24 * 3600),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// An MCP server: a name, a version, tools, and how to serve them.
+///
+/// ```no_run
+/// use mcp_tasks_runtime::{Server, tool};
+///
+/// /// Say hello.
+/// #[tool]
+/// async fn greet(name: String) -> String {
+///     format!("Hello, {name}!")
+/// }
+///
+/// #[tokio::main]
+/// async fn main() -> std::io::Result<()> {
+///     Server::new("hello", "1.0.0").tool::<greet>().serve_stdio().await
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Server {
+    inner: Arc<ServerInner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: ToolRegistry,
+    pub(crate) config: ServerConfig,
+    pub(crate) state_key: crate::task::state::StateKey,
+}
+
+impl Server {
+    /// A server with this name and version and no tools yet.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Server {
+            inner: Arc::new(ServerInner {
+                info: Implementation { name: name.into(), version: version.into(), title: None },
+                instructions: None,
+                tools: ToolRegistry::default(),
+                config: ServerConfig::default(),
+                state_key: crate::task::state::StateKey::random(),
+            }),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut ServerInner {
+        Arc::get_mut(&mut self.inner).expect("a Server is configured before it is served or cloned")
+    }
+
+    /// Registers a tool: the type `#[tool]` generates next to the function, named like it.
+    ///
+    /// # Panics
+    /// When a tool of the same name is already registered.
+    pub fn tool<T: Tool>(mut self) -> Self {
+        self.inner_mut().tools.insert(RegisteredTool::of::<T>());
+        self
+    }
+
+    /// Instructions for the client's model (in `initialize` and `server/discover`).
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.inner_mut().instructions = Some(text.into());
+        self
+    }
+
+    /// A display title for the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.inner_mut().info.title = Some(title.into());
+        self
+    }
+
+    /// Replaces the server-wide defaults.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.inner_mut().config = config;
+        self
+    }
+
+    /// The secret that seals `requestState` (inline input, MRTR). The default is random per process,
+    /// so a retry must come back to the same process; servers behind a load balancer, or that
+    /// restart, set a shared secret here.
+    pub fn request_state_key(mut self, secret: &[u8]) -> Self {
+        self.inner_mut().state_key = crate::task::state::StateKey::from_secret(secret);
+        self
+    }
+
+    /// The registered tools.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
+    }
+
+    /// Serves one client over this process's stdin and stdout until stdin closes or the process
+    /// gets SIGTERM / Ctrl-C. Logging goes to stderr (see [`crate::init_logging`]).
+    pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one client over any reader and writer (newline-delimited JSON-RPC).
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        connection::serve(self.inner.clone(), reader, writer).await
+    }
+}

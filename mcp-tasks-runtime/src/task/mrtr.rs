@@ -1,0 +1,123 @@
+//! Input for inline calls in the modern era (MRTR, SEP-2322): the call answers
+//! `InputRequiredResult` and the client retries with `inputResponses`. The retry may reach another
+//! process, so the tool is *replayed* from the start: answers already given are handed back at once
+//! (in the order the tool asks), and the first unanswered request suspends the call again.
+
+use super::state::{Gathered, request_digest};
+use crate::protocol::InputRequest;
+use crate::tool::{ContextBackend, InputError, InputFuture};
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+
+/// A progress sink for inline calls.
+pub(crate) type ProgressFn = Box<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// The backend of an inline modern call: replays known answers, records what is still needed.
+pub(crate) struct Replay {
+    answers: Map<String, Value>,
+    asked_before: Map<String, Value>,
+    counter: AtomicUsize,
+    needed: Mutex<Vec<(String, InputRequest)>>,
+    progress: Option<ProgressFn>,
+}
+
+impl Replay {
+    pub(crate) fn new(gathered: &Gathered, progress: Option<ProgressFn>) -> Self {
+        Replay {
+            answers: gathered.answers.clone(),
+            asked_before: gathered.asked.clone(),
+            counter: AtomicUsize::new(0),
+            needed: Mutex::new(Vec::new()),
+            progress,
+        }
+    }
+
+    fn take_needed(&self) -> Vec<(String, InputRequest)> {
+        std::mem::take(&mut *self.needed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn has_needed(&self) -> bool {
+        !self.needed.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+}
+
+/// The key of the n-th input request of a call: stable across replays as long as the tool asks in
+/// the same order.
+fn key_for(method: &str, n: usize) -> String {
+    let kind = match method {
+        "elicitation/create" => "elicit",
+        "sampling/createMessage" => "sample",
+        "roots/list" => "roots",
+        _ => "input",
+    };
+    format!("{kind}-{n}")
+}
+
+impl ContextBackend for Replay {
+    fn input(&self, request: InputRequest) -> InputFuture {
+        let key = key_for(&request.method, self.counter.fetch_add(1, Ordering::SeqCst));
+        let digest = request_digest(&request);
+        if let Some(before) = self.asked_before.get(&key) {
+            if before.as_str() != Some(digest.as_str()) {
+                return Box::pin(async move {
+                    Err(InputError::InvalidResponse(format!(
+                        "input `{key}` was asked differently on this retry than before; a tool must ask for input in the same order each time it runs"
+                    )))
+                });
+            }
+        }
+        if let Some(answer) = self.answers.get(&key) {
+            let answer = answer.clone();
+            return Box::pin(async move { Ok(answer) });
+        }
+        self.needed.lock().unwrap_or_else(|e| e.into_inner()).push((key, request));
+        Box::pin(std::future::pending())
+    }
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(f) = &self.progress {
+            f(progress, total, message);
+        }
+    }
+}
+
+/// How an inline modern call ended.
+pub(crate) enum Step<T> {
+    /// The tool finished.
+    Done(T),
+    /// The tool needs these answers first.
+    Suspended(Vec<(String, InputRequest)>),
+}
+
+/// Drives the tool until it finishes or waits on input nobody has given yet.
+pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output> {
+    let mut fut = pin!(fut);
+    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+        Poll::Ready(out) => Poll::Ready(Step::Done(out)),
+        Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
+        Poll::Pending => Poll::Pending,
+    })
+    .await
+}
+
+/// Folds this round's `inputResponses` into what was gathered: only keys asked last time and not
+/// yet answered count; anything else is ignored (as MRTR asks).
+pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value>) {
+    let Some(Value::Object(responses)) = responses else { return };
+    for (key, value) in responses {
+        if gathered.asked.contains_key(key) && !gathered.answers.contains_key(key) {
+            gathered.answers.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// Records what was asked in this round, for the next `requestState`.
+pub(crate) fn record_asked(gathered: &mut Gathered, needed: &[(String, InputRequest)]) {
+    for (key, request) in needed {
+        gathered.asked.insert(key.clone(), Value::String(request_digest(request)));
+    }
+}
