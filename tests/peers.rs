@@ -30,7 +30,10 @@ fn scripts_dir() -> PathBuf {
 
 /// Where `install.sh` puts the clients (its default, or `PEERS_DIR`).
 fn peers_dir() -> PathBuf {
-    std::env::var_os("PEERS_DIR").map_or_else(|| workspace_root().join("target").join("peers"), PathBuf::from)
+    std::env::var_os("PEERS_DIR").map_or_else(
+        || workspace_root().join("target").join("peers"),
+        PathBuf::from,
+    )
 }
 
 fn node() -> String {
@@ -67,7 +70,10 @@ fn run(label: &str, mut cmd: Command, timeout: Duration) -> Run {
 
     let (reader, writer) = std::io::pipe().expect("create a pipe");
     let writer_err = writer.try_clone().expect("clone the pipe");
-    cmd.stdin(Stdio::null()).stdout(writer).stderr(writer_err).process_group(0);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer_err)
+        .process_group(0);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => panic!("{label}: could not start {:?}: {e}", cmd.get_program()),
@@ -80,7 +86,11 @@ fn run(label: &str, mut cmd: Command, timeout: Duration) -> Run {
         let mut all = String::new();
         let mut lines = BufReader::new(reader);
         let mut line = Vec::new();
-        while lines.read_until(b'\n', &mut line).map(|n| n > 0).unwrap_or(false) {
+        while lines
+            .read_until(b'\n', &mut line)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
             let text = String::from_utf8_lossy(&line);
             println!("{prefix}| {}", text.trim_end());
             all.push_str(&text);
@@ -97,7 +107,10 @@ fn run(label: &str, mut cmd: Command, timeout: Duration) -> Run {
         match child.try_wait() {
             Ok(Some(status)) => break (Some(status), false),
             Ok(None) if started.elapsed() >= timeout => {
-                println!("{label}| ... no exit after {timeout:?}: killing process group {}", child.id());
+                println!(
+                    "{label}| ... no exit after {timeout:?}: killing process group {}",
+                    child.id()
+                );
                 kill_group(child.id());
                 break (child.wait().ok(), true);
             }
@@ -111,7 +124,11 @@ fn run(label: &str, mut cmd: Command, timeout: Duration) -> Run {
     // Grandchildren (the server processes) may still hold the pipe open.
     kill_group(child.id());
     let output = echo.join().unwrap_or_default();
-    Run { status, timed_out, output }
+    Run {
+        status,
+        timed_out,
+        output,
+    }
 }
 
 fn kill_group(pgid: u32) {
@@ -193,7 +210,10 @@ fn run_node_script(script: &str) {
     assert!(path.exists(), "{} is missing", path.display());
 
     let mut cmd = Command::new(node());
-    cmd.current_dir(scripts_dir()).arg(&path).arg(&server).env("MCP_SERVER_BIN", &server);
+    cmd.current_dir(scripts_dir())
+        .arg(&path)
+        .arg(&server)
+        .env("MCP_SERVER_BIN", &server);
     let label = script.trim_end_matches(".mjs");
     let run = run(label, cmd, SCRIPT_TIMEOUT);
     assert!(
@@ -227,7 +247,11 @@ fn legacy_typescript_sdk_1_32() {
 fn python_client_venv_installs() {
     install("python");
     let python = peers_dir().join("py").join("bin").join("python");
-    assert!(Path::new(&python).exists(), "{} missing after install.sh python", python.display());
+    assert!(
+        Path::new(&python).exists(),
+        "{} missing after install.sh python",
+        python.display()
+    );
     let out = Command::new(&python)
         .args([
             "-c",
@@ -241,5 +265,9 @@ fn python_client_venv_installs() {
         python.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1.30.0", "mcp version in the venv");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1.30.0",
+        "mcp version in the venv"
+    );
 }

@@ -166,9 +166,10 @@ function textOf(result, what) {
 
 /**
  * tools/list and tools/call checks from the example server's contract; the same for
- * both eras. `client` is an sdk 1.x or client 2.x Client.
+ * both eras. `client` is an sdk 1.x or client 2.x Client; `callTool(params, options)`
+ * adapts the one call whose signature differs (1.x takes a result schema in between).
  */
-export async function checkTools(client) {
+export async function checkTools(client, wire, callTool) {
     const opts = { timeout: REQUEST_TIMEOUT_MS };
 
     step('tools/list');
@@ -195,12 +196,12 @@ export async function checkTools(client) {
     assertEq(byName.get('sleep').inputSchema.properties?.ms?.type, 'integer', 'sleep.inputSchema.properties.ms.type');
 
     step('tools/call greet {name: "Ada"}');
-    const greeted = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } }, undefined, opts);
+    const greeted = await callTool({ name: 'greet', arguments: { name: 'Ada' } }, opts);
     assert(!greeted.isError, `greet answered isError: ${show(greeted)}`);
     assertEq(textOf(greeted, 'greet'), 'Hello, Ada!', 'greet text');
 
     step('tools/call add {a: 2, b: 3.5}');
-    const added = await client.callTool({ name: 'add', arguments: { a: 2, b: 3.5 } }, undefined, opts);
+    const added = await callTool({ name: 'add', arguments: { a: 2, b: 3.5 } }, opts);
     assert(!added.isError, `add answered isError: ${show(added)}`);
     assertEq(added.structuredContent, { sum: 5.5 }, 'add structuredContent');
     let parsed;
@@ -212,23 +213,40 @@ export async function checkTools(client) {
     assertEq(parsed, { sum: 5.5 }, 'add text content (parsed)');
 
     step('tools/call always_fails {}');
-    const failed = await client.callTool({ name: 'always_fails', arguments: {} }, undefined, opts);
+    const failed = await callTool({ name: 'always_fails', arguments: {} }, opts);
     assertEq(failed.isError, true, 'always_fails isError');
     assertEq(textOf(failed, 'always_fails'), 'this tool always fails', 'always_fails text');
 
     step('tools/call sleep {ms: 20}');
-    const slept = await client.callTool({ name: 'sleep', arguments: { ms: 20 } }, undefined, opts);
+    const slept = await callTool({ name: 'sleep', arguments: { ms: 20 } }, opts);
     assert(!slept.isError, `sleep answered isError: ${show(slept)}`);
     assertEq(textOf(slept, 'sleep'), 'slept 20 ms', 'sleep text');
 
     step('tools/call no_such_tool {} (expect JSON-RPC error -32602)');
-    const unknown = await rejection(client.callTool({ name: 'no_such_tool', arguments: {} }, undefined, opts), 'unknown tool');
+    const unknown = await rejection(callTool({ name: 'no_such_tool', arguments: {} }, opts), 'unknown tool');
     assertEq(unknown.code, -32602, 'unknown tool error code');
     ok(`message: ${unknown.message}`);
 
     step('tools/call greet {} (missing argument; expect -32602 naming "name")');
-    const bad = await rejection(client.callTool({ name: 'greet', arguments: {} }, undefined, opts), 'greet without name');
+    const bad = await rejection(callTool({ name: 'greet', arguments: {} }, opts), 'greet without name');
     assertEq(bad.code, -32602, 'bad arguments error code');
     assert(/\bname\b/.test(bad.message) || /\bname\b/.test(JSON.stringify(bad.data ?? '')), `bad arguments error does not name the argument 'name': ${show({ message: bad.message, data: bad.data })}`);
     ok(`message: ${bad.message}`);
+
+    step('tools/call sleep {ms: 30000}, aborted after 200 ms (expect notifications/cancelled, server keeps serving)');
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(new Error('cancelled by the peer test')), 200);
+    const started = Date.now();
+    await rejection(callTool({ name: 'sleep', arguments: { ms: 30_000 } }, { ...opts, signal: abort.signal }), 'aborted sleep');
+    const waited = Date.now() - started;
+    assert(waited < 5_000, `the aborted call took ${waited} ms to settle`);
+    ok(`the call settled ${waited} ms after it started`);
+    const call = wire.filter((w) => w.dir === '->' && w.message.method === 'tools/call' && w.message.params?.arguments?.ms === 30_000).at(-1);
+    const cancel = wire.find((w) => w.dir === '->' && w.message.method === 'notifications/cancelled' && w.message.params?.requestId === call?.message.id);
+    assert(cancel, `the client sent no notifications/cancelled for request ${show(call?.message.id)}`);
+    ok(`client sent ${show(cancel.message)}`);
+    const after = await callTool({ name: 'greet', arguments: { name: 'again' } }, opts);
+    assertEq(textOf(after, 'greet after cancel'), 'Hello, again!', 'greet after the cancelled call');
+    const late = wire.find((w) => w.dir === '<-' && w.conn === call.conn && w.message.id === call.message.id);
+    ok(late ? `server answered the cancelled request anyway (allowed, SHOULD NOT): ${show(late.message)}` : 'server sent no response for the cancelled request');
 }

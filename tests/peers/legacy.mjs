@@ -48,7 +48,8 @@ await main('legacy (@modelcontextprotocol/sdk 1.32.2)', async () => {
     assert(!('resultType' in init), `initialize result carries resultType, which does not exist in ${LEGACY_VERSION}: ${show(init)}`);
     ok('initialize result has no resultType');
 
-    await checkTools(client);
+    // 1.x: callTool(params, resultSchema, options).
+    await checkTools(client, wire, (params, options) => client.callTool(params, undefined, options));
 
     step('ping');
     await client.ping({ timeout: REQUEST_TIMEOUT_MS });

@@ -73,7 +73,8 @@ await main('modern (@modelcontextprotocol/client 2.4.0)', async () => {
     assert(client.getServerCapabilities()?.tools, `server capabilities lack tools: ${show(client.getServerCapabilities())}`);
     ok('capabilities.tools present');
 
-    await checkTools(client);
+    // 2.x: callTool(params, options).
+    await checkTools(client, wire, (params, options) => client.callTool(params, options));
 
     step('modern wire shape of what the client accepted');
     const sessionConn = wire.filter((w) => w.dir === '->' && w.message.method === 'tools/list').at(-1)?.conn;
@@ -95,7 +96,7 @@ await main('modern (@modelcontextprotocol/client 2.4.0)', async () => {
     await plain.connect(new StdioClientTransport({ command: bin, env: serverEnv(), stderr: 'inherit' }), { timeout: REQUEST_TIMEOUT_MS });
     assertEq(plain.getProtocolEra(), 'legacy', 'default-mode getProtocolEra()');
     assertEq(plain.getNegotiatedProtocolVersion(), LEGACY_VERSION, 'default-mode getNegotiatedProtocolVersion()');
-    const greeted = await plain.callTool({ name: 'greet', arguments: { name: 'legacy 2.x' } }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+    const greeted = await plain.callTool({ name: 'greet', arguments: { name: 'legacy 2.x' } }, { timeout: REQUEST_TIMEOUT_MS });
     assertEq(greeted.content?.[0]?.text, 'Hello, legacy 2.x!', 'default-mode greet text');
     await plain.close();
 });
