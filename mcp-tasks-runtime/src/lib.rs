@@ -18,6 +18,7 @@ pub use mcp_tasks_macros::tool;
 pub use protocol::{CallToolResult, Content, CreateMessageParams, CreateMessageResult, Root};
 pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};
 pub mod server;
+pub mod store;
 pub mod task;
 pub mod transport;
 

@@ -3,6 +3,7 @@
 pub mod jsonrpc;
 mod mcp;
 pub mod meta;
+pub mod task;
 
 pub use jsonrpc::{RequestId, RpcError, codes};
 pub use mcp::*;

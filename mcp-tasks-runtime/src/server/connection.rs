@@ -10,7 +10,12 @@ use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use super::era::Era;
+use crate::protocol::task::Owner;
+use crate::task::engine::ClientChannel;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +41,9 @@ pub struct Connection {
     next_id: AtomicU64,
     tracker: TaskTracker,
     closing: CancellationToken,
+    /// Who owns modern-era tasks created on this connection (no authentication on stdio: the
+    /// connection itself).
+    owner: Owner,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -53,6 +61,7 @@ impl Connection {
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
             closing: CancellationToken::new(),
+            owner: Owner::new(format!("connection:{}", crate::protocol::task::TaskId::generate().as_str())),
         })
     }
 
@@ -62,6 +71,20 @@ impl Connection {
 
     pub(crate) fn set_session(&self, session: LegacySession) {
         *lock(&self.session) = Some(session);
+    }
+
+    /// The owner of tasks a request in this era creates or touches: the legacy session for
+    /// 2025-11-25 requests, the connection's principal for modern ones.
+    pub(crate) fn owner_for(&self, era: &Era) -> Owner {
+        match (era, self.session()) {
+            (Era::Legacy { .. }, Some(session)) => Owner::new(format!("session:{}", session.id)),
+            _ => self.owner.clone(),
+        }
+    }
+
+    /// This connection as the engine's way back to a legacy client.
+    pub(crate) fn channel(self: &Arc<Self>) -> Arc<dyn ClientChannel> {
+        Arc::new(SessionChannel(Arc::downgrade(self)))
     }
 
     /// Sends a message to the client.
@@ -146,14 +169,24 @@ impl Connection {
         }
     }
 
-    /// Spawns work that shutdown waits for.
-    pub(crate) fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, fut: F) {
-        self.tracker.spawn(fut);
+}
+
+/// A legacy session, seen from the task engine.
+struct SessionChannel(Weak<Connection>);
+
+impl ClientChannel for SessionChannel {
+    fn request(&self, method: &str, params: Value) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>> {
+        let method = method.to_owned();
+        Box::pin(async move {
+            let conn = self.0.upgrade().ok_or_else(|| RpcError::internal("the client connection is closed"))?;
+            conn.request(&method, params).await
+        })
     }
 
-    /// A token cancelled when the connection shuts down.
-    pub(crate) fn closing(&self) -> &CancellationToken {
-        &self.closing
+    fn notify(&self, method: &str, params: Value) {
+        if let Some(conn) = self.0.upgrade() {
+            conn.send(jsonrpc::notification_message(method, params));
+        }
     }
 }
 

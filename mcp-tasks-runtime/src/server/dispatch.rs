@@ -3,6 +3,9 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
+use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
+use crate::store::{CancelResult, StoreError};
+use crate::task::engine::Launch;
 use crate::task::{mrtr, state};
 use crate::protocol::jsonrpc::{Notification, Request, RequestId, RpcError, codes, error_message, result_message};
 use crate::protocol::{
@@ -50,7 +53,10 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
 }
 
 fn legacy_capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
+    json!({
+        "tools": { "listChanged": false },
+        "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
+    })
 }
 
 fn modern_capabilities() -> Value {
@@ -88,7 +94,6 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
 
 /// What one request is, once its era is known.
 struct Incoming {
-    id: RequestId,
     method: String,
     params: Map<String, Value>,
     era: Era,
@@ -143,7 +148,6 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
             .and_then(|m| m.get(meta::CLIENT_INFO))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
         return Ok(Incoming {
-            id: req.id,
             method: req.method,
             params,
             era: Era::Modern { version },
@@ -154,7 +158,6 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
         Some(session) => {
             params.remove("_meta").map(|m| params.insert("_meta".into(), m));
             Ok(Incoming {
-                id: req.id,
                 method: req.method,
                 params,
                 era: Era::Legacy { version: session.version },
@@ -204,6 +207,9 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
         ("ping", false) => Some(Ok(json!({}))),
         ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
         ("tools/call", _) => tools_call(conn, req, cancel).await,
+        ("tasks/get" | "tasks/update" | "tasks/cancel", true) => Some(modern_task_method(conn, &req).await),
+        ("tasks/get" | "tasks/list" | "tasks/cancel", false) => Some(legacy_task_method(conn, &req).await),
+        ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
         ("initialize", _) => Some(Err(RpcError::invalid_request("`initialize` must not carry per-request `_meta`"))),
         (method, _) => Some(Err(RpcError::method_not_found(method))),
     }
@@ -306,11 +312,11 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         Ok(path) => path,
         Err(err) => return Some(Err(err)),
     };
-    if path == Path::Task {
-        return Some(Err(RpcError::internal("task execution is not available yet")));
-    }
     let progress_token = req.params.get("_meta").and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
     let arguments = req.params.get("arguments").cloned();
+    if path == Path::Task {
+        return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
+    }
     if req.era.is_modern() {
         return run_mrtr(conn, &tool, &req, arguments, progress_token, cancel).await;
     }
@@ -349,7 +355,8 @@ async fn run_mrtr(
     cancel: CancellationToken,
 ) -> Outcome {
     let name = tool.info.name;
-    let call = state::call_digest(name, arguments.as_ref(), OWNER_STDIO);
+    let owner = conn.owner_for(&req.era);
+    let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
     let key = &conn.server.state_key;
     let mut gathered = match req.params.get("requestState") {
         None | Some(Value::Null) => state::Gathered { call, ..Default::default() },
@@ -392,9 +399,6 @@ async fn run_mrtr(
     })
 }
 
-/// The owner of calls on a stdio connection (one client per process).
-const OWNER_STDIO: &str = "stdio";
-
 fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
     let what = panic
         .downcast_ref::<&str>()
@@ -403,4 +407,183 @@ fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
         .unwrap_or_else(|| "no message".into());
     tracing::error!(tool, panic = %what, "a tool panicked");
     RpcError::internal(format!("tool `{tool}` panicked: {what}"))
+}
+
+/// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.
+async fn launch_task(
+    conn: &Arc<Connection>,
+    tool: Arc<crate::tool::RegisteredTool>,
+    req: &Incoming,
+    arguments: Option<Value>,
+    progress_token: Option<Value>,
+) -> Result<Value, RpcError> {
+    let (origin, requested_ttl, channel) = match &req.era {
+        Era::Modern { .. } => (TaskOrigin::Modern, None, None),
+        Era::Legacy { .. } => {
+            let ttl = match req.params.get("task").and_then(|t| t.get("ttl")) {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_u64() {
+                    Some(ms) => Some(std::time::Duration::from_millis(ms)),
+                    None => return Err(RpcError::invalid_params("`task.ttl` must be a non-negative integer (milliseconds)")),
+                },
+            };
+            (TaskOrigin::Legacy, ttl, Some(conn.channel()))
+        }
+    };
+    let launch = Launch {
+        tool,
+        arguments,
+        owner: conn.owner_for(&req.era),
+        origin,
+        requested_ttl,
+        capabilities: req.client.capabilities.clone(),
+        channel,
+        progress_token,
+    };
+    let record = conn.server.engine().launch(launch).await?;
+    Ok(match origin {
+        TaskOrigin::Modern => record.modern_create_result(),
+        TaskOrigin::Legacy => record.legacy_create_result(),
+    })
+}
+
+fn missing_tasks_capability() -> RpcError {
+    RpcError::new(
+        codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("Missing required client capability: declare the `{TASKS_EXTENSION}` extension in this request's clientCapabilities"),
+    )
+    .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
+}
+
+fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
+    match params.get("taskId") {
+        Some(Value::String(id)) => Ok(TaskId::new(id.clone())),
+        Some(_) => Err(RpcError::invalid_params("`taskId` must be a string")),
+        None => Err(RpcError::invalid_params("missing required parameter `taskId`")),
+    }
+}
+
+fn task_not_found() -> RpcError {
+    RpcError::invalid_params("Failed to retrieve task: Task not found")
+}
+
+/// `tasks/get`, `tasks/update`, `tasks/cancel` of the tasks extension (2026-07-28).
+async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Value, RpcError> {
+    // The capability gate comes before the lookup: a non-declaring client learns nothing about ids.
+    if !req.client.capabilities.has_extension(TASKS_EXTENSION) {
+        return Err(missing_tasks_capability());
+    }
+    let id = task_id_param(&req.params)?;
+    let owner = conn.owner_for(&req.era);
+    let store = conn.server.engine().store().clone();
+    match req.method.as_str() {
+        "tasks/get" => match store.get(&id, &owner).await? {
+            Some(record) => Ok(record.modern_get_result()),
+            None => Err(task_not_found()),
+        },
+        "tasks/update" => {
+            let responses = match req.params.get("inputResponses") {
+                Some(Value::Object(map)) => map.clone(),
+                Some(_) => return Err(RpcError::invalid_params("`inputResponses` must be an object")),
+                None => return Err(RpcError::invalid_params("missing required parameter `inputResponses`")),
+            };
+            match store.deliver_responses(&id, &owner, responses).await {
+                Ok(report) => {
+                    if !report.ignored.is_empty() {
+                        tracing::debug!(task = %id, ignored = ?report.ignored, "tasks/update ignored keys that are not outstanding");
+                    }
+                    Ok(json!({}))
+                }
+                Err(StoreError::NotFound) => Err(task_not_found()),
+                Err(e) => Err(e.to_rpc_error()),
+            }
+        }
+        _ => match store.cancel(&id, &owner).await {
+            // Cancelling an ended task is acknowledged like any other (the extension's rule).
+            Ok(_) => Ok(json!({})),
+            Err(StoreError::NotFound) => Err(task_not_found()),
+            Err(e) => Err(e.to_rpc_error()),
+        },
+    }
+}
+
+/// `tasks/get`, `tasks/list`, `tasks/cancel` of the 2025-11-25 experimental tasks.
+async fn legacy_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Value, RpcError> {
+    let owner = conn.owner_for(&req.era);
+    let store = conn.server.engine().store().clone();
+    match req.method.as_str() {
+        "tasks/list" => {
+            let cursor = match req.params.get("cursor") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(c)) => Some(c.as_str()),
+                Some(_) => return Err(RpcError::invalid_params("`cursor` must be a string")),
+            };
+            let page = store.list(&owner, cursor, LIST_PAGE).await?;
+            Ok(crate::protocol::task::legacy_list_result(&page.tasks, page.next_cursor.as_deref()))
+        }
+        "tasks/get" => {
+            let id = task_id_param(&req.params)?;
+            match store.get(&id, &owner).await? {
+                Some(record) => Ok(record.legacy_task()),
+                None => Err(task_not_found()),
+            }
+        }
+        _ => {
+            let id = task_id_param(&req.params)?;
+            match store.cancel(&id, &owner).await {
+                Ok(CancelResult::Cancelled(record)) => Ok(record.legacy_task()),
+                Ok(CancelResult::AlreadyTerminal(record)) => Err(RpcError::invalid_params(format!(
+                    "Cannot cancel task: already in terminal status '{}'",
+                    record.status.as_str()
+                ))),
+                Err(StoreError::NotFound) => Err(task_not_found()),
+                Err(e) => Err(e.to_rpc_error()),
+            }
+        }
+    }
+}
+
+/// How many tasks a legacy `tasks/list` page holds.
+const LIST_PAGE: usize = 50;
+
+/// Legacy `tasks/result`: blocks until the task ends, then answers exactly what the call would have
+/// (its result with `related-task` meta, or its JSON-RPC error).
+async fn legacy_task_result(conn: &Arc<Connection>, req: &Incoming, cancel: CancellationToken) -> Outcome {
+    let id = match task_id_param(&req.params) {
+        Ok(id) => id,
+        Err(e) => return Some(Err(e)),
+    };
+    let owner = conn.owner_for(&req.era);
+    let store = conn.server.engine().store().clone();
+    let mut record = match store.get(&id, &owner).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Some(Err(task_not_found())),
+        Err(e) => return Some(Err(e.to_rpc_error())),
+    };
+    while !record.status.is_terminal() {
+        let changed = tokio::select! {
+            _ = cancel.cancelled() => return None,
+            r = store.changed(&id, record.version) => r,
+        };
+        record = match changed {
+            Ok(r) => r,
+            Err(StoreError::NotFound) => return Some(Err(task_not_found())),
+            Err(e) => return Some(Err(e.to_rpc_error())),
+        };
+    }
+    let related = json!({ "taskId": id.as_str() });
+    Some(match record.outcome {
+        Some(TaskOutcome::Result(mut result)) => {
+            if let Value::Object(obj) = &mut result {
+                let m = obj.entry("_meta").or_insert_with(|| json!({}));
+                if let Value::Object(m) = m {
+                    m.insert(meta::RELATED_TASK.into(), related);
+                }
+            }
+            Ok(result)
+        }
+        Some(TaskOutcome::Error(error)) => Err(error),
+        None => Err(RpcError::internal(format!("Task was {} before producing a result", record.status.as_str()))
+            .with_data(json!({ meta::RELATED_TASK: related }))),
+    })
 }

@@ -11,7 +11,9 @@ pub use era::Era;
 
 use crate::protocol::Implementation;
 use crate::tool::{RegisteredTool, Tool, ToolRegistry};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use crate::store::{MemoryTaskStore, TaskStore};
+use crate::task::engine::{EngineConfig, TaskEngine};
 use std::time::Duration;
 
 /// Settings that apply to every tool unless the tool says otherwise.
@@ -25,6 +27,10 @@ pub struct ServerConfig {
     pub max_ttl: Duration,
     /// How long in-flight requests may take to finish after the input closes (default 10 s).
     pub shutdown_grace: Duration,
+    /// How long a cancelled task's tool may take to wind down before it is dropped (default 5 s).
+    pub cancel_grace: Duration,
+    /// How often expired tasks are swept (default 1 s).
+    pub sweep_every: Duration,
 }
 
 impl Default for ServerConfig {
@@ -34,6 +40,8 @@ impl Default for ServerConfig {
             default_poll_interval: Duration::from_secs(1),
             max_ttl: Duration::from_secs(24 * 3600),
             shutdown_grace: Duration::from_secs(10),
+            cancel_grace: Duration::from_secs(5),
+            sweep_every: Duration::from_secs(1),
         }
     }
 }
@@ -66,6 +74,27 @@ pub(crate) struct ServerInner {
     pub(crate) tools: ToolRegistry,
     pub(crate) config: ServerConfig,
     pub(crate) state_key: crate::task::state::StateKey,
+    pub(crate) store: Arc<dyn TaskStore>,
+    engine: OnceLock<Arc<TaskEngine>>,
+}
+
+impl ServerInner {
+    /// The task engine, built on first use from the configuration and the store.
+    pub(crate) fn engine(&self) -> &Arc<TaskEngine> {
+        self.engine.get_or_init(|| {
+            let c = &self.config;
+            TaskEngine::new(
+                self.store.clone(),
+                EngineConfig {
+                    default_ttl: c.default_ttl,
+                    default_poll_interval: c.default_poll_interval,
+                    max_ttl: c.max_ttl,
+                    cancel_grace: c.cancel_grace,
+                    sweep_every: c.sweep_every,
+                },
+            )
+        })
+    }
 }
 
 impl Server {
@@ -78,6 +107,8 @@ impl Server {
                 tools: ToolRegistry::default(),
                 config: ServerConfig::default(),
                 state_key: crate::task::state::StateKey::random(),
+                store: Arc::new(MemoryTaskStore::new()),
+                engine: OnceLock::new(),
             }),
         }
     }
@@ -118,6 +149,12 @@ impl Server {
     /// restart, set a shared secret here.
     pub fn request_state_key(mut self, secret: &[u8]) -> Self {
         self.inner_mut().state_key = crate::task::state::StateKey::from_secret(secret);
+        self
+    }
+
+    /// Keeps tasks in this store instead of the in-memory default (a durable or shared store).
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.inner_mut().store = store;
         self
     }
 

@@ -3,3 +3,4 @@
 
 pub(crate) mod mrtr;
 pub mod state;
+pub mod engine;

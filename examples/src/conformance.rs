@@ -1,0 +1,110 @@
+//! The fixture tools the official conformance suite calls (`@modelcontextprotocol/conformance`,
+//! tasks scenarios), written with `#[tool]` like any user's tools. Also used by this project's own
+//! stdio tests.
+
+use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::time::Duration;
+
+/// Greet someone; never a task.
+#[tool]
+pub async fn greet(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Compute slowly: sleeps `seconds`, then answers. A task when the client supports tasks.
+#[tool(task_support = "optional", poll_interval = "200ms")]
+pub async fn slow_compute(
+    ctx: ToolContext,
+    /// How long to work, in seconds.
+    seconds: u64,
+    /// A label to echo back.
+    label: Option<String>,
+) -> Result<String, ToolError> {
+    let label = label.unwrap_or_else(|| "result".into());
+    ctx.status(format!("computing for {seconds}s"));
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs(seconds)) => Ok(format!("{label}: computed after {seconds}s")),
+        _ = ctx.cancelled() => {
+            tracing::info!("slow_compute: saw cancellation");
+            Err(ToolError::new("cancelled"))
+        }
+    }
+}
+
+/// A job that fails with a tool error (`isError: true`) after a second. Only runs as a task.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("the job failed: upstream said no"))
+}
+
+/// A job that fails with a JSON-RPC error, so its task ends `failed`. Only runs as a task.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn protocol_error_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Err(ToolError::internal("the job hit an internal error"))
+}
+
+/// A yes/no answer.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Confirm {
+    /// Whether to go ahead.
+    pub confirm: bool,
+}
+
+/// Delete a file, after the user confirms. Only runs as a task.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn confirm_delete(
+    ctx: ToolContext,
+    /// The file to delete.
+    filename: String,
+) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<Confirm>(format!("Delete {filename}?")).await;
+    match answer {
+        Ok(ElicitOutcome::Accept(Confirm { confirm: true })) => Ok(format!("Deleted {filename}")),
+        Ok(_) => Ok(format!("Kept {filename}")),
+        Err(e) => {
+            tracing::info!("confirm_delete: stopped waiting for confirmation: {e}");
+            Err(e.into())
+        }
+    }
+}
+
+/// A name.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Name {
+    /// The name.
+    pub name: String,
+}
+
+/// A colour.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Colour {
+    /// The colour.
+    pub colour: String,
+}
+
+/// Ask two questions at once. Only runs as a task.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
+    let (name, colour) = tokio::join!(ctx.elicit::<Name>("Your name?"), ctx.elicit::<Colour>("Your favourite colour?"));
+    let name = name?.accepted().map_or("nobody".into(), |n| n.name);
+    let colour = colour?.accepted().map_or("none".into(), |c| c.colour);
+    Ok(format!("{name} likes {colour}"))
+}
+
+/// The conformance fixture server.
+pub fn conformance_server() -> Server {
+    Server::new("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
+        .tool::<greet>()
+        .tool::<slow_compute>()
+        .tool::<failing_job>()
+        .tool::<protocol_error_job>()
+        .tool::<confirm_delete>()
+        .tool::<multi_input>()
+}

@@ -1,0 +1,387 @@
+//! Runs tools as tasks: creates the task in the store, runs the tool in the background, routes the
+//! tool's input requests through the store (modern) or to the client (legacy), ends the task with
+//! the tool's outcome, notices cancellation and expiry, and sweeps expired tasks.
+
+use crate::protocol::jsonrpc::RpcError;
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::{ClientCapabilities, InputRequest, meta};
+use crate::store::{StoreError, TaskStore};
+use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext, ToolFuture};
+use futures_util::FutureExt;
+use serde_json::{Map, Value, json};
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The way back to a legacy client: server-to-client requests and notifications on its session.
+/// Implemented by the server's connections; the engine knows only this trait.
+pub trait ClientChannel: Send + Sync + 'static {
+    /// Sends a request and waits for the client's answer.
+    fn request(&self, method: &str, params: Value) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
+    /// Sends a notification.
+    fn notify(&self, method: &str, params: Value);
+}
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// TTL for tools that declare none.
+    pub default_ttl: Duration,
+    /// Poll interval for tools that declare none.
+    pub default_poll_interval: Duration,
+    /// The longest TTL a client may request.
+    pub max_ttl: Duration,
+    /// How long a cancelled tool may take to wind down before it is dropped.
+    pub cancel_grace: Duration,
+    /// How often expired tasks are swept.
+    pub sweep_every: Duration,
+}
+
+/// Everything needed to start one task.
+pub struct Launch {
+    /// The tool.
+    pub tool: Arc<RegisteredTool>,
+    /// Its `arguments`.
+    pub arguments: Option<Value>,
+    /// Who owns the task.
+    pub owner: Owner,
+    /// The era it is created in.
+    pub origin: TaskOrigin,
+    /// A TTL the client asked for (legacy `task.ttl`), honoured within limits.
+    pub requested_ttl: Option<Duration>,
+    /// The client's capabilities for this call.
+    pub capabilities: ClientCapabilities,
+    /// The legacy client's session, for input requests and status notifications.
+    pub channel: Option<Arc<dyn ClientChannel>>,
+    /// A progress token from the creating request (legacy: valid until the task ends).
+    pub progress_token: Option<Value>,
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Launch").field("tool", &self.tool.info.name).field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// The task engine. Holds the store; keeps nothing about a task that the store does not have.
+pub struct TaskEngine {
+    store: Arc<dyn TaskStore>,
+    config: EngineConfig,
+    sweeper: OnceLock<()>,
+}
+
+impl fmt::Debug for TaskEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskEngine").field("store", &self.store).field("config", &self.config).finish()
+    }
+}
+
+impl TaskEngine {
+    /// An engine over this store.
+    pub fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Arc<Self> {
+        Arc::new(TaskEngine { store, config, sweeper: OnceLock::new() })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+
+    /// The TTL a task of this tool gets.
+    fn ttl_for(&self, tool: &RegisteredTool, requested: Option<Duration>) -> Duration {
+        let base = tool.info.ttl.unwrap_or(self.config.default_ttl);
+        match requested {
+            Some(asked) if !asked.is_zero() => asked.min(self.config.max_ttl),
+            _ => base,
+        }
+    }
+
+    /// Creates the task and starts the tool. Arguments are decoded first, so bad arguments are a
+    /// `-32602` for the call, not a failed task. Returns once `tasks/get` would find the task.
+    pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
+        self.start_sweeper();
+        let ttl = self.ttl_for(&launch.tool, launch.requested_ttl);
+        let poll = launch.tool.info.poll_interval.unwrap_or(self.config.default_poll_interval);
+        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin).ttl(Some(ttl)).poll_interval(Some(poll));
+        let id = new.id.clone();
+        let (status_tx, status_rx) = mpsc::unbounded_channel();
+        let backend = Arc::new(TaskBackend {
+            store: self.store.clone(),
+            id: id.clone(),
+            owner: launch.owner.clone(),
+            origin: launch.origin,
+            channel: launch.channel.clone(),
+            counter: AtomicUsize::new(0),
+            status: status_tx,
+            progress_token: launch.progress_token.clone(),
+        });
+        let cancel = CancellationToken::new();
+        let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone());
+        let fut = launch.tool.call(ctx, launch.arguments).map_err(|e| e.to_rpc())?;
+        let record = self.store.create(new).await?;
+        let run = Run {
+            store: self.store.clone(),
+            id,
+            tool: launch.tool.info.name,
+            cancel,
+            grace: self.config.cancel_grace,
+            channel: launch.channel,
+        };
+        tokio::spawn(run.drive(fut, status_rx, record.clone()));
+        Ok(record)
+    }
+
+    /// Starts the background sweeper once. It holds only a weak reference: it ends with the engine.
+    fn start_sweeper(self: &Arc<Self>) {
+        self.sweeper.get_or_init(|| {
+            let weak: Weak<TaskEngine> = Arc::downgrade(self);
+            let every = self.config.sweep_every;
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(engine) = weak.upgrade() else { return };
+                    match engine.store.expire(SystemTime::now()).await {
+                        Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
+                            tracing::debug!(failed = report.failed.len(), removed = report.removed.len(), "swept expired tasks");
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
+                    }
+                }
+            });
+        });
+    }
+}
+
+/// One running task.
+struct Run {
+    store: Arc<dyn TaskStore>,
+    id: TaskId,
+    tool: &'static str,
+    cancel: CancellationToken,
+    grace: Duration,
+    channel: Option<Arc<dyn ClientChannel>>,
+}
+
+impl Run {
+    async fn drive(self, fut: ToolFuture, mut status_rx: mpsc::UnboundedReceiver<String>, created: TaskRecord) {
+        let mut run = AssertUnwindSafe(fut).catch_unwind();
+        let mut seen = created.version;
+        let mut last_status = created.status;
+        loop {
+            tokio::select! {
+                out = &mut run => {
+                    while let Ok(message) = status_rx.try_recv() {
+                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
+                    }
+                    let outcome = match out {
+                        Ok(Ok(result)) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
+                        Ok(Err(error)) => TaskOutcome::Error(error),
+                        Err(panic) => TaskOutcome::Error(panicked(self.tool, &*panic)),
+                    };
+                    if let TaskOutcome::Error(error) = &outcome {
+                        // A failed task says why in its status message too (SEP-2663 SHOULD).
+                        let message = format!("Tool execution failed: {}", error.message);
+                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
+                    }
+                    match self.store.finish(&self.id, outcome).await {
+                        Ok(record) => self.notify(&record, &mut last_status),
+                        Err(e) => tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed"),
+                    }
+                    return;
+                }
+                Some(message) = status_rx.recv() => {
+                    if let Err(e) = self.store.set_status_message(&self.id, Some(message)).await {
+                        tracing::debug!(task = %self.id, error = %e, "status message not recorded");
+                    }
+                }
+                changed = self.store.changed(&self.id, seen) => match changed {
+                    Ok(record) => {
+                        seen = record.version;
+                        self.notify(&record, &mut last_status);
+                        if record.status.is_terminal() {
+                            // Cancelled or expired elsewhere: tell the tool, give it a moment.
+                            self.cancel.cancel();
+                            let _ = tokio::time::timeout(self.grace, &mut run).await;
+                            return;
+                        }
+                    }
+                    Err(StoreError::NotFound) => {
+                        self.cancel.cancel();
+                        let _ = tokio::time::timeout(self.grace, &mut run).await;
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(task = %self.id, error = %e, "watching the task failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Legacy sessions get `notifications/tasks/status` on every status change.
+    fn notify(&self, record: &TaskRecord, last: &mut TaskStatus) {
+        if record.status == *last {
+            return;
+        }
+        *last = record.status;
+        if let Some(channel) = &self.channel {
+            channel.notify("notifications/tasks/status", record.legacy_status_notification_params());
+        }
+    }
+}
+
+fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    tracing::error!(tool, panic = %what, "a tool panicked inside a task");
+    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
+}
+
+/// The backend of a tool running as a task.
+struct TaskBackend {
+    store: Arc<dyn TaskStore>,
+    id: TaskId,
+    owner: Owner,
+    origin: TaskOrigin,
+    channel: Option<Arc<dyn ClientChannel>>,
+    counter: AtomicUsize,
+    status: mpsc::UnboundedSender<String>,
+    progress_token: Option<Value>,
+}
+
+fn store_err(e: StoreError) -> InputError {
+    match e {
+        StoreError::NotFound | StoreError::Terminal(_) => InputError::Cancelled,
+        other => InputError::InvalidResponse(format!("the task store failed: {other}")),
+    }
+}
+
+/// Withdraws an input request nobody waits for any more (the tool dropped the future).
+struct Outstanding {
+    store: Arc<dyn TaskStore>,
+    id: TaskId,
+    key: Option<String>,
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let store = self.store.clone();
+            let id = self.id.clone();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = store.withdraw_input_request(&id, &key).await;
+                });
+            }
+        }
+    }
+}
+
+impl TaskBackend {
+    fn next_key(&self, method: &str) -> String {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let kind = match method {
+            "elicitation/create" => "elicit",
+            "sampling/createMessage" => "sample",
+            "roots/list" => "roots",
+            _ => "input",
+        };
+        format!("{kind}-{n}")
+    }
+}
+
+impl ContextBackend for TaskBackend {
+    fn input(&self, request: InputRequest) -> InputFuture {
+        let key = self.next_key(&request.method);
+        let store = self.store.clone();
+        let id = self.id.clone();
+        let owner = self.owner.clone();
+        let origin = self.origin;
+        let channel = self.channel.clone();
+        Box::pin(async move {
+            let record = store.add_input_request(&id, key.clone(), request.clone()).await.map_err(store_err)?;
+            let mut guard = Outstanding { store: store.clone(), id: id.clone(), key: Some(key.clone()) };
+            let answer = match (origin, channel) {
+                (TaskOrigin::Legacy, Some(channel)) => {
+                    // 2025-11-25: an ordinary server-to-client request tagged with the task.
+                    let mut params = request.params;
+                    if !params.is_object() {
+                        params = json!({});
+                    }
+                    let meta = params.as_object_mut().expect("object").entry("_meta").or_insert_with(|| json!({}));
+                    if let Value::Object(m) = meta {
+                        m.insert(meta::RELATED_TASK.into(), json!({ "taskId": id.as_str() }));
+                    }
+                    let answer = channel
+                        .request(&request.method, params)
+                        .await
+                        .map_err(|e| InputError::Client { code: e.code, message: e.message })?;
+                    let mut responses = Map::new();
+                    responses.insert(key.clone(), answer);
+                    store.deliver_responses(&id, &owner, responses).await.map_err(store_err)?;
+                    wait_for_answer(&*store, &id, &key, record.version).await?
+                }
+                _ => wait_for_answer(&*store, &id, &key, record.version).await?,
+            };
+            guard.key = None;
+            Ok(answer)
+        })
+    }
+
+    fn status(&self, message: String) {
+        let _ = self.status.send(message);
+    }
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        // Progress notifications are not part of tasks in 2026-07-28; the status message carries it.
+        let text = match (total, &message) {
+            (Some(t), Some(m)) => format!("{progress}/{t}: {m}"),
+            (Some(t), None) => format!("{progress}/{t}"),
+            (None, Some(m)) => format!("{progress}: {m}"),
+            (None, None) => format!("{progress}"),
+        };
+        let _ = self.status.send(text);
+        if let (TaskOrigin::Legacy, Some(channel), Some(token)) = (self.origin, &self.channel, &self.progress_token) {
+            let mut params = json!({ "progressToken": token, "progress": progress });
+            if let Some(t) = total {
+                params["total"] = json!(t);
+            }
+            if let Some(m) = message {
+                params["message"] = json!(m);
+            }
+            channel.notify("notifications/progress", params);
+        }
+    }
+
+    fn task_id(&self) -> Option<&str> {
+        Some(self.id.as_str())
+    }
+}
+
+/// Waits, through the store's own wake-ups, until `key` is answered; the task ending means the
+/// tool was cancelled.
+async fn wait_for_answer(store: &dyn TaskStore, id: &TaskId, key: &str, mut seen: u64) -> Result<Value, InputError> {
+    loop {
+        if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
+            return Ok(answer);
+        }
+        let record = store.changed(id, seen).await.map_err(store_err)?;
+        if record.status.is_terminal() {
+            return Err(InputError::Cancelled);
+        }
+        seen = record.version;
+    }
+}
