@@ -8,7 +8,12 @@ fn no_caps() -> Value {
 }
 
 fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
-    tools["tools"].as_array().expect("tools array").iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no tool {name}"))
+    tools["tools"]
+        .as_array()
+        .expect("tools array")
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
 }
 
 #[tokio::test]
@@ -19,8 +24,15 @@ async fn legacy_session_lists_and_calls_tools() {
     assert_eq!(init["serverInfo"]["name"], "mcp-tasks-example");
     assert_eq!(init["serverInfo"]["version"], "0.1.0");
     assert!(init["capabilities"]["tools"].is_object());
-    assert!(init.get("resultType").is_none(), "legacy results carry no resultType: {init}");
-    assert!(init["instructions"].as_str().is_some_and(|s| s.contains("greet")));
+    assert!(
+        init.get("resultType").is_none(),
+        "legacy results carry no resultType: {init}"
+    );
+    assert!(
+        init["instructions"]
+            .as_str()
+            .is_some_and(|s| s.contains("greet"))
+    );
 
     let pong = c.result("ping", json!({})).await;
     assert_eq!(pong, json!({}));
@@ -31,26 +43,56 @@ async fn legacy_session_lists_and_calls_tools() {
     assert_eq!(greet["description"], "Say hello to someone.");
     assert_eq!(greet["inputSchema"]["type"], "object");
     assert_eq!(greet["inputSchema"]["properties"]["name"]["type"], "string");
-    assert_eq!(greet["inputSchema"]["properties"]["name"]["description"], "Who to greet.");
+    assert_eq!(
+        greet["inputSchema"]["properties"]["name"]["description"],
+        "Who to greet."
+    );
     assert_eq!(greet["inputSchema"]["required"], json!(["name"]));
-    assert_eq!(greet["execution"]["taskSupport"], "forbidden", "legacy tools/list publishes execution.taskSupport");
+    assert_eq!(
+        greet["execution"]["taskSupport"], "forbidden",
+        "legacy tools/list publishes execution.taskSupport"
+    );
     let add = tool(&tools, "add");
     assert_eq!(add["outputSchema"]["type"], "object");
     assert_eq!(add["outputSchema"]["properties"]["sum"]["type"], "number");
     assert_eq!(add["annotations"]["readOnlyHint"], true);
     for t in tools["tools"].as_array().unwrap() {
-        assert_eq!(t["inputSchema"]["type"], "object", "every input schema is an object: {t}");
+        assert_eq!(
+            t["inputSchema"]["type"], "object",
+            "every input schema is an object: {t}"
+        );
     }
 
-    let hello = c.result("tools/call", json!({ "name": "greet", "arguments": { "name": "Ada" } })).await;
-    assert_eq!(hello, json!({ "content": [{ "type": "text", "text": "Hello, Ada!" }] }));
+    let hello = c
+        .result(
+            "tools/call",
+            json!({ "name": "greet", "arguments": { "name": "Ada" } }),
+        )
+        .await;
+    assert_eq!(
+        hello,
+        json!({ "content": [{ "type": "text", "text": "Hello, Ada!" }] })
+    );
 
-    let sum = c.result("tools/call", json!({ "name": "add", "arguments": { "a": 2, "b": 3.5 } })).await;
+    let sum = c
+        .result(
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": 2, "b": 3.5 } }),
+        )
+        .await;
     assert_eq!(sum["structuredContent"], json!({ "sum": 5.5 }));
     assert_eq!(sum["content"][0]["type"], "text");
-    assert_eq!(serde_json::from_str::<Value>(sum["content"][0]["text"].as_str().unwrap()).unwrap(), json!({ "sum": 5.5 }));
+    assert_eq!(
+        serde_json::from_str::<Value>(sum["content"][0]["text"].as_str().unwrap()).unwrap(),
+        json!({ "sum": 5.5 })
+    );
 
-    let failed = c.result("tools/call", json!({ "name": "always_fails", "arguments": {} })).await;
+    let failed = c
+        .result(
+            "tools/call",
+            json!({ "name": "always_fails", "arguments": {} }),
+        )
+        .await;
     assert_eq!(failed["isError"], true);
     assert_eq!(failed["content"][0]["text"], "this tool always fails");
 
@@ -60,13 +102,32 @@ async fn legacy_session_lists_and_calls_tools() {
 #[tokio::test]
 async fn modern_requests_are_stateless_and_carry_result_type() {
     let mut c = StdioClient::example();
-    let discover = c.result("server/discover", json!({ "_meta": modern_meta(no_caps()) })).await;
+    let discover = c
+        .result(
+            "server/discover",
+            json!({ "_meta": modern_meta(no_caps()) }),
+        )
+        .await;
     assert_eq!(discover["resultType"], "complete");
-    assert!(discover["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")));
-    assert_eq!(discover["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"], json!({}));
-    assert!(discover["capabilities"].get("tasks").is_none(), "no legacy tasks capability in the modern era");
+    assert!(
+        discover["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    assert_eq!(
+        discover["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    assert!(
+        discover["capabilities"].get("tasks").is_none(),
+        "no legacy tasks capability in the modern era"
+    );
     assert!(discover["capabilities"]["tools"].is_object());
-    assert_eq!(discover["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcp-tasks-example");
+    assert_eq!(
+        discover["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-tasks-example"
+    );
     assert!(discover["ttlMs"].as_u64().is_some());
     assert!(["public", "private"].contains(&discover["cacheScope"].as_str().unwrap()));
     assert!(discover.get("serverInfo").is_none());
@@ -74,20 +135,43 @@ async fn modern_requests_are_stateless_and_carry_result_type() {
     // No initialize: every request stands on its own _meta.
     let tools = c.result("tools/list", modern(json!({}), no_caps())).await;
     assert_eq!(tools["resultType"], "complete");
-    assert_eq!(tools["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "0.1.0");
+    assert_eq!(
+        tools["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "0.1.0"
+    );
     let greet = tool(&tools, "greet");
     assert_eq!(greet["description"], "Say hello to someone.");
     assert_eq!(greet["inputSchema"]["type"], "object");
-    assert!(greet.get("execution").is_none(), "no execution.taskSupport in the modern era");
+    assert!(
+        greet.get("execution").is_none(),
+        "no execution.taskSupport in the modern era"
+    );
 
-    let hello = c.result("tools/call", modern(json!({ "name": "greet", "arguments": { "name": "Grace" } }), no_caps())).await;
+    let hello = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "Grace" } }),
+                no_caps(),
+            ),
+        )
+        .await;
     assert_eq!(hello["resultType"], "complete");
-    assert_eq!(hello["content"], json!([{ "type": "text", "text": "Hello, Grace!" }]));
+    assert_eq!(
+        hello["content"],
+        json!([{ "type": "text", "text": "Hello, Grace!" }])
+    );
     assert!(hello["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
 
     // A legacy `task` param means nothing in the modern era.
     let hello = c
-        .result("tools/call", modern(json!({ "name": "greet", "arguments": { "name": "x" }, "task": { "ttl": 60000 } }), no_caps()))
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "x" }, "task": { "ttl": 60000 } }),
+                no_caps(),
+            ),
+        )
         .await;
     assert_eq!(hello["resultType"], "complete");
     assert!(hello.get("taskId").is_none());
@@ -102,9 +186,22 @@ async fn modern_requests_are_stateless_and_carry_result_type() {
 async fn both_eras_on_one_connection() {
     let mut c = StdioClient::example();
     c.initialize(json!({})).await;
-    let legacy = c.result("tools/call", json!({ "name": "greet", "arguments": { "name": "L" } })).await;
+    let legacy = c
+        .result(
+            "tools/call",
+            json!({ "name": "greet", "arguments": { "name": "L" } }),
+        )
+        .await;
     assert!(legacy.get("resultType").is_none());
-    let modern_res = c.result("tools/call", modern(json!({ "name": "greet", "arguments": { "name": "M" } }), no_caps())).await;
+    let modern_res = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "M" } }),
+                no_caps(),
+            ),
+        )
+        .await;
     assert_eq!(modern_res["resultType"], "complete");
     assert_eq!(modern_res["content"][0]["text"], "Hello, M!");
 }
@@ -118,7 +215,8 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
     assert_eq!(r["error"]["code"], -32700, "{r}");
     assert_eq!(r["id"], Value::Null);
 
-    c.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await;
+    c.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await;
     let r = c.recv().await;
     assert_eq!(r["error"]["code"], -32600, "{r}");
     assert!(r["error"]["message"].as_str().unwrap().contains("batch"));
@@ -127,31 +225,75 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
     let r = c.recv().await;
     assert_eq!(r["error"]["code"], -32600, "{r}");
 
-    c.send_raw(r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#).await;
+    c.send_raw(r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#)
+        .await;
     let r = c.recv().await;
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(7), json!(-32600)), "{r}");
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(7), json!(-32600)),
+        "{r}"
+    );
 
-    c.send_raw(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1,2]}"#).await;
+    c.send_raw(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1,2]}"#)
+        .await;
     let r = c.recv().await;
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(8), json!(-32600)), "{r}");
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(8), json!(-32600)),
+        "{r}"
+    );
 
-    let err = c.error("no/such/method", modern(json!({}), no_caps())).await;
+    let err = c
+        .error("no/such/method", modern(json!({}), no_caps()))
+        .await;
     assert_eq!(err["code"], -32601);
 
-    let err = c.error("tools/call", modern(json!({ "name": "nope", "arguments": {} }), no_caps())).await;
+    let err = c
+        .error(
+            "tools/call",
+            modern(json!({ "name": "nope", "arguments": {} }), no_caps()),
+        )
+        .await;
     assert_eq!(err["code"], -32602);
     assert!(err["message"].as_str().unwrap().contains("nope"), "{err}");
 
-    let err = c.error("tools/call", modern(json!({ "name": "add", "arguments": { "a": "two", "b": 1 } }), no_caps())).await;
+    let err = c
+        .error(
+            "tools/call",
+            modern(
+                json!({ "name": "add", "arguments": { "a": "two", "b": 1 } }),
+                no_caps(),
+            ),
+        )
+        .await;
     assert_eq!(err["code"], -32602);
-    assert!(err["message"].as_str().unwrap().contains("`a`"), "names the argument: {err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("`a`"),
+        "names the argument: {err}"
+    );
     assert_eq!(err["data"]["argument"], "a");
 
-    let err = c.error("tools/call", modern(json!({ "name": "greet", "arguments": {} }), no_caps())).await;
+    let err = c
+        .error(
+            "tools/call",
+            modern(json!({ "name": "greet", "arguments": {} }), no_caps()),
+        )
+        .await;
     assert_eq!(err["code"], -32602);
-    assert!(err["message"].as_str().unwrap().contains("missing required argument `name`"), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing required argument `name`"),
+        "{err}"
+    );
 
-    let err = c.error("tools/call", modern(json!({ "name": "greet", "arguments": "Ada" }), no_caps())).await;
+    let err = c
+        .error(
+            "tools/call",
+            modern(json!({ "name": "greet", "arguments": "Ada" }), no_caps()),
+        )
+        .await;
     assert_eq!(err["code"], -32602);
 
     let mut meta = modern_meta(no_caps());
@@ -159,29 +301,64 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
     let err = c.error("tools/list", json!({ "_meta": meta })).await;
     assert_eq!(err["code"], -32022);
     assert_eq!(err["data"]["requested"], "1900-01-01");
-    assert!(err["data"]["supported"].as_array().unwrap().contains(&json!("2026-07-28")));
+    assert!(
+        err["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
 
     let err = c
-        .error("tools/list", json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }))
+        .error(
+            "tools/list",
+            json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }),
+        )
         .await;
     assert_eq!(err["code"], -32602);
-    assert!(err["message"].as_str().unwrap().contains("clientCapabilities"), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities"),
+        "{err}"
+    );
 
-    let err = c.error("tools/list", json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } })).await;
+    let err = c
+        .error(
+            "tools/list",
+            json!({ "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } }),
+        )
+        .await;
     assert_eq!(err["code"], -32602);
-    assert!(err["message"].as_str().unwrap().contains("protocolVersion"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("protocolVersion"),
+        "{err}"
+    );
 
     // Neither per-request _meta nor a session.
     let err = c.error("tools/list", json!({})).await;
     assert_eq!(err["code"], -32602);
 
     // A panicking tool: an error for that call, nothing else breaks.
-    let err = c.error("tools/call", modern(json!({ "name": "explode", "arguments": {} }), no_caps())).await;
+    let err = c
+        .error(
+            "tools/call",
+            modern(json!({ "name": "explode", "arguments": {} }), no_caps()),
+        )
+        .await;
     assert_eq!(err["code"], -32603);
     assert!(err["message"].as_str().unwrap().contains("kaboom"), "{err}");
 
     // Still serving.
-    let hello = c.result("tools/call", modern(json!({ "name": "greet", "arguments": { "name": "still here" } }), no_caps())).await;
+    let hello = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "still here" } }),
+                no_caps(),
+            ),
+        )
+        .await;
     assert_eq!(hello["content"][0]["text"], "Hello, still here!");
     assert!(c.close().await.success());
 }
@@ -190,13 +367,27 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
 async fn a_slow_tool_does_not_block_other_requests() {
     let mut c = StdioClient::example();
     let slow_id = c.id();
-    c.send(&json!({ "jsonrpc": "2.0", "id": slow_id, "method": "tools/call",
-        "params": modern(json!({ "name": "sleep", "arguments": { "ms": 3000 } }), no_caps()) }))
-        .await;
+    c.send(
+        &json!({ "jsonrpc": "2.0", "id": slow_id, "method": "tools/call",
+        "params": modern(json!({ "name": "sleep", "arguments": { "ms": 3000 } }), no_caps()) }),
+    )
+    .await;
     let started = std::time::Instant::now();
-    let hello = c.result("tools/call", modern(json!({ "name": "greet", "arguments": { "name": "fast" } }), no_caps())).await;
+    let hello = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "fast" } }),
+                no_caps(),
+            ),
+        )
+        .await;
     assert_eq!(hello["content"][0]["text"], "Hello, fast!");
-    assert!(started.elapsed() < std::time::Duration::from_millis(2500), "greet waited for sleep: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(2500),
+        "greet waited for sleep: {:?}",
+        started.elapsed()
+    );
     let slow = c.response(&slow_id).await;
     assert_eq!(slow["result"]["content"][0]["text"], "slept 3000 ms");
 }
@@ -210,13 +401,20 @@ async fn notifications_cancelled_cancels_an_inline_call() {
         "params": { "name": "sleep", "arguments": { "ms": 60000 } } }))
         .await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    c.notify("notifications/cancelled", json!({ "requestId": id, "reason": "test" })).await;
+    c.notify(
+        "notifications/cancelled",
+        json!({ "requestId": id, "reason": "test" }),
+    )
+    .await;
     // No response for the cancelled request; the next one is answered at once.
     let pong = c.request("ping", json!({})).await;
     assert_eq!(pong["result"], json!({}));
     let (rest, status) = c.close_and_drain().await;
     assert!(status.success());
-    assert!(rest.iter().all(|m| m["id"] != id), "a cancelled request gets no response: {rest:?}");
+    assert!(
+        rest.iter().all(|m| m["id"] != id),
+        "a cancelled request gets no response: {rest:?}"
+    );
 }
 
 #[tokio::test]
@@ -228,7 +426,10 @@ async fn eof_lets_in_flight_requests_finish() {
         .await;
     let (rest, status) = c.close_and_drain().await;
     assert!(status.success());
-    let resp = rest.iter().find(|m| m["id"] == id).expect("the in-flight call was answered before exit");
+    let resp = rest
+        .iter()
+        .find(|m| m["id"] == id)
+        .expect("the in-flight call was answered before exit");
     assert_eq!(resp["result"]["content"][0]["text"], "slept 300 ms");
 }
 
@@ -241,7 +442,10 @@ async fn sigterm_shuts_down_cleanly() {
         .await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let started = std::time::Instant::now();
-    let status = std::process::Command::new("kill").args(["-TERM", &c.pid().to_string()]).status().unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &c.pid().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     let (_, status) = c.close_and_drain().await;
     assert!(status.success(), "exit status after SIGTERM: {status:?}");

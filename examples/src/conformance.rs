@@ -92,10 +92,64 @@ pub struct Colour {
 /// Ask two questions at once. Only runs as a task.
 #[tool(task_support = "required", poll_interval = "200ms")]
 pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
-    let (name, colour) = tokio::join!(ctx.elicit::<Name>("Your name?"), ctx.elicit::<Colour>("Your favourite colour?"));
+    let (name, colour) = tokio::join!(
+        ctx.elicit::<Name>("Your name?"),
+        ctx.elicit::<Colour>("Your favourite colour?")
+    );
     let name = name?.accepted().map_or("nobody".into(), |n| n.name);
     let colour = colour?.accepted().map_or("none".into(), |c| c.colour);
     Ok(format!("{name} likes {colour}"))
+}
+
+/// Asks for a name through MRTR *before* it becomes a task, then greets as a task: the
+/// composition the `tasks-mrtr-composition` scenario checks. `defer_task` starts the call inline;
+/// `ctx.start_task()` is where it becomes a task.
+#[tool(task_support = "required", defer_task = true, poll_interval = "200ms")]
+pub async fn test_tool_with_task(ctx: ToolContext) -> Result<String, ToolError> {
+    let name = match ctx.elicit::<Name>("What is your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => name,
+        _ => return Err(ToolError::new("a name is needed to continue")),
+    };
+    ctx.start_task().await;
+    ctx.status(format!("greeting {name}"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(format!(
+        "Hello, {name}! (from task {})",
+        ctx.task_id().unwrap_or("?")
+    ))
+}
+
+// Fixtures for this project's own tests (not called by the conformance suite).
+
+/// Ask the user's name and greet them. A task when the client supports tasks; inline otherwise,
+/// where the question goes out as MRTR (`InputRequiredResult`) or, in a legacy session, as a plain
+/// `elicitation/create` request.
+#[tool(task_support = "optional", poll_interval = "200ms")]
+pub async fn ask_name(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Name>("What is your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+        ElicitOutcome::Decline => Ok("Hello, stranger!".into()),
+        ElicitOutcome::Cancel => Err(ToolError::new("no name given")),
+    }
+}
+
+/// Panics inside its task: the task fails, the server lives on.
+#[tool(task_support = "required", poll_interval = "200ms")]
+pub async fn panicking_job() -> String {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    panic!("the job exploded")
+}
+
+/// Works far longer than its one-second TTL: the task expires.
+#[tool(task_support = "required", ttl = "1s", poll_interval = "100ms")]
+pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
+    tokio::select! {
+        _ = tokio::time::sleep(Duration::from_secs(60)) => Ok("finished".into()),
+        _ = ctx.cancelled() => {
+            tracing::info!("short_lived: saw its task end");
+            Err(ToolError::new("expired"))
+        }
+    }
 }
 
 /// The conformance fixture server.
@@ -107,4 +161,8 @@ pub fn conformance_server() -> Server {
         .tool::<protocol_error_job>()
         .tool::<confirm_delete>()
         .tool::<multi_input>()
+        .tool::<test_tool_with_task>()
+        .tool::<ask_name>()
+        .tool::<panicking_job>()
+        .tool::<short_lived>()
 }

@@ -86,14 +86,25 @@ pub async fn research(
     topic: String,
 ) -> Result<Report, ToolError> {
     ctx.status("planning");
-    let plan = match ctx.elicit::<Plan>(format!("How many sources should I read about \"{topic}\"?")).await? {
+    let plan = match ctx
+        .elicit::<Plan>(format!("How many sources should I read about \"{topic}\"?"))
+        .await?
+    {
         ElicitOutcome::Accept(plan) => plan,
-        ElicitOutcome::Decline | ElicitOutcome::Cancel => return Err(ToolError::new("the user called the research off")),
+        ElicitOutcome::Decline | ElicitOutcome::Cancel => {
+            return Err(ToolError::new("the user called the research off"));
+        }
     };
     ctx.status(format!("reading {} sources", plan.sources));
     let prompt = format!("Summarise what is known about {topic} in one sentence.");
-    let summary = ctx.sample(CreateMessageParams::user_text(prompt, 200)).await?;
-    Ok(Report { topic, sources: plan.sources, summary: summary.text().unwrap_or_default().to_owned() })
+    let summary = ctx
+        .sample(CreateMessageParams::user_text(prompt, 200))
+        .await?;
+    Ok(Report {
+        topic,
+        sources: plan.sources,
+        summary: summary.text().unwrap_or_default().to_owned(),
+    })
 }
 
 /// Count down for `seconds`, reporting each second in the status. A task when the client supports

@@ -1,9 +1,23 @@
-//! Internal: the `#[tool]` attribute of mcp-tasks. Depend on `mcp-tasks-runtime`, which re-exports it.
+//! Internal: the `#[tool]` attribute of mcp-tasks. Depend on `mcp-tasks-runtime`, which
+//! re-exports it as `mcp_tasks_runtime::tool`.
+//!
+//! The work happens on `proc_macro2` in three stages, each with its own types:
+//! [`parse`] (the raw attribute and function, with spans) → [`validate`] (a [`model::ToolSpec`]
+//! that is valid by construction, every error collected) → `expand` (declarations only; it cannot
+//! fail).
+
+mod diag;
+mod duration;
+mod expand;
+mod model;
+mod parse;
+mod paths;
+mod validate;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into an MCP tool. See `mcp_tasks_runtime::tool`.
+#[doc = include_str!("tool.md")]
 #[proc_macro_attribute]
-pub fn tool(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool(args.into(), item.into()).into()
 }

@@ -79,3 +79,69 @@ pub fn elicitation_schema<T: schemars::JsonSchema + 'static>() -> Result<serde_j
 pub const fn millis(ms: u64) -> Duration {
     Duration::from_millis(ms)
 }
+
+// ---------------------------------------------------------------------------------------------
+// What `#[tool]` emits. A parameter's and the return type's bounds are checked exactly once, in a
+// `const` at the type's own span; every later use goes through the function pointers that `const`
+// holds, so a type that is not a tool parameter is one error on that type, not one per use.
+
+/// One parameter's kind, resolved and checked once: `const P: Param<T> = param::<T, _>();`.
+pub struct Param<P> {
+    /// Adds the parameter to the input schema.
+    pub describe: fn(&mut ParamsBuilder, &'static str, Option<&'static str>),
+    /// Takes the parameter's value out of the call.
+    pub extract: fn(&ToolContext, &mut Arguments, &'static str) -> Result<P, ArgumentError>,
+}
+
+impl<P> ::core::fmt::Debug for Param<P> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("Param")
+    }
+}
+
+/// Resolves `P`'s parameter kind (`M` is inferred); fails to compile, at `P`'s span, when `P` is
+/// not a tool parameter.
+#[inline]
+pub const fn param<P: ToolParam<M>, M>() -> Param<P> {
+    Param {
+        describe: P::describe,
+        extract: P::extract,
+    }
+}
+
+/// The return type's conversion, resolved and checked once: `const O: Output<T> = output::<T, _>();`.
+pub struct Output<O> {
+    /// The `outputSchema`, if any.
+    pub schema: fn() -> Option<serde_json::Value>,
+    /// The conversion into what goes on the wire.
+    pub convert: fn(O) -> Result<crate::protocol::CallToolResult, crate::protocol::RpcError>,
+}
+
+impl<O> ::core::fmt::Debug for Output<O> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("Output")
+    }
+}
+
+/// Resolves `O`'s conversion (`M` is inferred); fails to compile, at `O`'s span, when `O` cannot
+/// be returned from a tool.
+#[inline]
+pub const fn output<O: IntoToolResult<M>, M>() -> Output<O> {
+    Output {
+        schema: O::output_schema,
+        convert: O::into_tool_result,
+    }
+}
+
+/// Boxes the user's future and converts its output with `output`. Emitted at the function name's
+/// span, so a future that is not `Send` is reported on the tool's name.
+#[inline]
+pub fn run_tool<F>(tool_future: F, output: Output<F::Output>) -> ToolFuture
+where
+    // A tool's future must be `Send` (it may run on another thread, and as a background task):
+    // do not hold an `Rc`, a `RefCell` borrow or a `std::sync::MutexGuard` across an `.await`.
+    F: Future + Send + 'static,
+    F::Output: 'static,
+{
+    Box::pin(async move { (output.convert)(tool_future.await) })
+}

@@ -12,13 +12,13 @@ extern crate self as mcp_tasks_runtime;
 #[doc(hidden)]
 pub mod __private;
 pub mod protocol;
+pub mod store;
 pub mod tool;
 
 pub use mcp_tasks_macros::tool;
 pub use protocol::{CallToolResult, Content, CreateMessageParams, CreateMessageResult, Root};
 pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};
 pub mod server;
-pub mod store;
 pub mod task;
 pub mod transport;
 
@@ -29,5 +29,9 @@ pub use server::{Server, ServerConfig};
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }

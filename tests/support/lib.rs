@@ -6,7 +6,10 @@ use std::sync::OnceLock;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// Path of a binary of the `mcp-tasks-examples` package, built (once per test process) with the
@@ -24,9 +27,16 @@ pub fn example_bin(name: &str) -> PathBuf {
     });
     // target/debug/deps/<test-exe> -> target/debug/<name>
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
     let path = dir.join(name);
-    assert!(path.exists(), "{} does not exist after building", path.display());
+    assert!(
+        path.exists(),
+        "{} does not exist after building",
+        path.display()
+    );
     path
 }
 
@@ -65,6 +75,7 @@ pub struct StdioClient {
     /// Messages read while waiting for something else.
     backlog: VecDeque<Value>,
     next_id: i64,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl StdioClient {
@@ -73,13 +84,23 @@ impl StdioClient {
         let mut child = tokio::process::Command::new(bin)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .env("RUST_LOG", "warn")
+            .stderr(Stdio::piped())
+            .env("RUST_LOG", "info")
             .kill_on_drop(true)
             .spawn()
             .expect("server binary starts");
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
         let stdin = child.stdin.take();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = log.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                eprintln!("[server] {line}");
+                sink.lock().expect("log lock").push(line);
+            }
+        });
         let (tx, lines) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
@@ -89,7 +110,40 @@ impl StdioClient {
                 }
             }
         });
-        StdioClient { child, stdin, lines, backlog: VecDeque::new(), next_id: 1 }
+        StdioClient {
+            child,
+            stdin,
+            lines,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            log,
+        }
+    }
+
+    /// Waits until the server has logged a line containing `needle` (its stderr).
+    pub async fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            if let Some(line) = self
+                .log
+                .lock()
+                .expect("log lock")
+                .iter()
+                .find(|l| l.contains(needle))
+            {
+                return line.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the server never logged {needle:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts the conformance fixture server.
+    pub fn conformance() -> Self {
+        Self::spawn(&example_bin("conformance_server"))
     }
 
     /// Starts the example server.
@@ -100,7 +154,10 @@ impl StdioClient {
     /// Writes one raw line (a newline is added).
     pub async fn send_raw(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).await.expect("write to server");
+        stdin
+            .write_all(line.as_bytes())
+            .await
+            .expect("write to server");
         stdin.write_all(b"\n").await.expect("write to server");
         stdin.flush().await.expect("flush to server");
     }
@@ -123,7 +180,8 @@ impl StdioClient {
             .await
             .expect("the server answered in time")
             .expect("the server's stdout is open");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"))
     }
 
     /// Waits for the response with this id; other messages are kept in the backlog.
@@ -154,6 +212,18 @@ impl StdioClient {
         }
     }
 
+    /// Takes the first message already received (backlog or pending on the pipe) that matches,
+    /// without waiting for new ones.
+    pub fn try_take(&mut self, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        while let Ok(line) = self.lines.try_recv() {
+            if let Ok(v) = serde_json::from_str(&line) {
+                self.backlog.push_back(v);
+            }
+        }
+        let pos = self.backlog.iter().position(&pred)?;
+        self.backlog.remove(pos)
+    }
+
     /// A fresh request id.
     pub fn id(&mut self) -> Value {
         let id = self.next_id;
@@ -164,7 +234,8 @@ impl StdioClient {
     /// Sends a request and returns the whole response message.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.id();
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
         self.response(&id).await
     }
 
@@ -188,7 +259,8 @@ impl StdioClient {
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+            .await;
     }
 
     /// Performs the legacy handshake (`initialize` + `notifications/initialized`).
@@ -210,7 +282,10 @@ impl StdioClient {
     /// Closes stdin and waits for the process to exit; returns its exit status.
     pub async fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
-        tokio::time::timeout(WAIT, self.child.wait()).await.expect("server exits after EOF").expect("wait")
+        tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("server exits after EOF")
+            .expect("wait")
     }
 
     /// Closes stdin, then collects everything the server still writes, and its exit status.
@@ -220,7 +295,10 @@ impl StdioClient {
         while let Ok(Some(line)) = tokio::time::timeout(WAIT, self.lines.recv()).await {
             out.push(serde_json::from_str(&line).expect("json line"));
         }
-        let status = tokio::time::timeout(WAIT, self.child.wait()).await.expect("exit").expect("wait");
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("exit")
+            .expect("wait");
         (out, status)
     }
 
@@ -232,4 +310,50 @@ impl StdioClient {
 
 fn is_response_to(msg: &Value, id: &Value) -> bool {
     msg.get("id") == Some(id) && (msg.get("result").is_some() || msg.get("error").is_some())
+}
+
+/// Polls `tasks/get` (modern) until `done` holds for the task, failing after [`WAIT`].
+pub async fn poll_modern(
+    c: &mut StdioClient,
+    task_id: &str,
+    caps: &Value,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let task = c
+            .result(
+                "tasks/get",
+                modern(json!({ "taskId": task_id }), caps.clone()),
+            )
+            .await;
+        if done(&task) {
+            return task;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task never reached the expected state; last: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls legacy `tasks/get` until `done` holds.
+pub async fn poll_legacy(
+    c: &mut StdioClient,
+    task_id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let task = c.result("tasks/get", json!({ "taskId": task_id })).await;
+        if done(&task) {
+            return task;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task never reached the expected state; last: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

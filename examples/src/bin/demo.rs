@@ -39,8 +39,16 @@ impl Session {
                 }
             }
         });
-        println!("started the example server (pid {}), talking to it over stdio\n", child.id());
-        Session { child, stdin, lines, next_id: 1 }
+        println!(
+            "started the example server (pid {}), talking to it over stdio\n",
+            child.id()
+        );
+        Session {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        }
     }
 
     fn send(&mut self, msg: &Value) {
@@ -50,7 +58,10 @@ impl Session {
     }
 
     fn recv(&mut self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("the server answers");
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server answers");
         let msg: Value = serde_json::from_str(&line).expect("JSON");
         println!("<- {msg}");
         msg
@@ -62,7 +73,8 @@ impl Session {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         loop {
             let msg = self.recv();
-            if msg["id"] == json!(id) && (msg.get("result").is_some() || msg.get("error").is_some()) {
+            if msg["id"] == json!(id) && (msg.get("result").is_some() || msg.get("error").is_some())
+            {
                 println!();
                 return msg;
             }
@@ -91,7 +103,8 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("--serve") {
         mcp_tasks_runtime::init_logging();
         let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
-        rt.block_on(mcp_tasks_examples::example_server().serve_stdio()).expect("serve");
+        rt.block_on(mcp_tasks_examples::example_server().serve_stdio())
+            .expect("serve");
         return;
     }
     let mut s = Session::start();
@@ -99,12 +112,24 @@ fn main() {
     heading("Modern era (2026-07-28): stateless, every request carries its own _meta");
     s.request("server/discover", json!({ "_meta": meta(json!({})) }));
     s.request("tools/list", json!({ "_meta": meta(json!({})) }));
-    s.request("tools/call", json!({ "name": "greet", "arguments": { "name": "Ada" }, "_meta": meta(json!({})) }));
-    s.request("tools/call", json!({ "name": "add", "arguments": { "a": 2, "b": 40 }, "_meta": meta(json!({})) }));
+    s.request(
+        "tools/call",
+        json!({ "name": "greet", "arguments": { "name": "Ada" }, "_meta": meta(json!({})) }),
+    );
+    s.request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": 2, "b": 40 }, "_meta": meta(json!({})) }),
+    );
 
     heading("Bad input gets a precise error, and the server keeps serving");
-    s.request("tools/call", json!({ "name": "add", "arguments": { "a": "two", "b": 1 }, "_meta": meta(json!({})) }));
-    s.request("tools/call", json!({ "name": "explode", "arguments": {}, "_meta": meta(json!({})) }));
+    s.request(
+        "tools/call",
+        json!({ "name": "add", "arguments": { "a": "two", "b": 1 }, "_meta": meta(json!({})) }),
+    );
+    s.request(
+        "tools/call",
+        json!({ "name": "explode", "arguments": {}, "_meta": meta(json!({})) }),
+    );
 
     heading("Legacy era (2025-11-25) on the same connection: initialize opens a session");
     s.request(
@@ -112,7 +137,10 @@ fn main() {
         json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "demo", "version": "1" } }),
     );
     s.notify("notifications/initialized", json!({}));
-    s.request("tools/call", json!({ "name": "always_fails", "arguments": {} }));
+    s.request(
+        "tools/call",
+        json!({ "name": "always_fails", "arguments": {} }),
+    );
 
     drop(s.stdin);
     let status = s.child.wait().expect("server exits");

@@ -4,18 +4,18 @@
 use super::ServerInner;
 use super::dispatch;
 use super::era::ClientView;
+use super::era::Era;
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message};
+use crate::protocol::task::Owner;
+use crate::task::engine::ClientChannel;
 use crate::transport::Outbound;
 use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use super::era::Era;
-use crate::protocol::task::Owner;
-use crate::task::engine::ClientChannel;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -61,7 +61,10 @@ impl Connection {
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
             closing: CancellationToken::new(),
-            owner: Owner::new(format!("connection:{}", crate::protocol::task::TaskId::generate().as_str())),
+            owner: Owner::new(format!(
+                "connection:{}",
+                crate::protocol::task::TaskId::generate().as_str()
+            )),
         })
     }
 
@@ -94,14 +97,20 @@ impl Connection {
 
     /// Sends a server-to-client request and waits for the client's answer.
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let id = RequestId::String(format!("mcp-tasks-{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
+        let id = RequestId::String(format!(
+            "mcp-tasks-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        ));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), tx);
         if !self.send(jsonrpc::request_message(&id, method, params)) {
             lock(&self.pending).remove(&id);
             return Err(RpcError::internal("the client connection is closed"));
         }
-        let guard = PendingGuard { conn: self, id: id.clone() };
+        let guard = PendingGuard {
+            conn: self,
+            id: id.clone(),
+        };
         let out = tokio::select! {
             r = rx => r.unwrap_or_else(|_| Err(RpcError::internal("the client connection is closed"))),
             _ = self.closing.cancelled() => Err(RpcError::internal("the client connection is closed")),
@@ -129,7 +138,10 @@ impl Connection {
                     let mut inflight = lock(&self.inflight);
                     if inflight.contains_key(&req.id) {
                         drop(inflight);
-                        let err = RpcError::invalid_request(format!("Invalid Request: id {} is already in use by a request in flight", req.id));
+                        let err = RpcError::invalid_request(format!(
+                            "Invalid Request: id {} is already in use by a request in flight",
+                            req.id
+                        ));
                         self.send(error_message(Some(&req.id), &err));
                         return;
                     }
@@ -152,7 +164,9 @@ impl Connection {
                     Some(tx) => {
                         let _ = tx.send(resp.outcome);
                     }
-                    None => tracing::debug!(id = %resp.id, "a response to no request of ours; ignored"),
+                    None => {
+                        tracing::debug!(id = %resp.id, "a response to no request of ours; ignored")
+                    }
                 }
             }
         }
@@ -168,17 +182,23 @@ impl Connection {
             None => false,
         }
     }
-
 }
 
 /// A legacy session, seen from the task engine.
 struct SessionChannel(Weak<Connection>);
 
 impl ClientChannel for SessionChannel {
-    fn request(&self, method: &str, params: Value) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>> {
+    fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>> {
         let method = method.to_owned();
         Box::pin(async move {
-            let conn = self.0.upgrade().ok_or_else(|| RpcError::internal("the client connection is closed"))?;
+            let conn = self
+                .0
+                .upgrade()
+                .ok_or_else(|| RpcError::internal("the client connection is closed"))?;
             conn.request(&method, params).await
         })
     }
@@ -201,7 +221,11 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-pub(crate) async fn serve<R, W>(server: Arc<ServerInner>, reader: R, writer: W) -> std::io::Result<()>
+pub(crate) async fn serve<R, W>(
+    server: Arc<ServerInner>,
+    reader: R,
+    writer: W,
+) -> std::io::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -234,7 +258,11 @@ where
         }
     }
     conn.tracker.close();
-    if signalled || tokio::time::timeout(grace, conn.tracker.wait()).await.is_err() {
+    if signalled
+        || tokio::time::timeout(grace, conn.tracker.wait())
+            .await
+            .is_err()
+    {
         conn.closing.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(2), conn.tracker.wait()).await;
     }

@@ -3,14 +3,18 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
-use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
-use crate::store::{CancelResult, StoreError};
-use crate::task::engine::Launch;
-use crate::task::{mrtr, state};
-use crate::protocol::jsonrpc::{Notification, Request, RequestId, RpcError, codes, error_message, result_message};
-use crate::protocol::{
-    ClientCapabilities, Implementation, LEGACY_VERSIONS, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, meta,
+use crate::protocol::jsonrpc::{
+    Notification, Request, RequestId, RpcError, codes, error_message, result_message,
 };
+use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
+use crate::protocol::{
+    ClientCapabilities, Implementation, LEGACY_VERSIONS, MODERN_VERSION, MODERN_VERSIONS,
+    TASKS_EXTENSION, meta,
+};
+use crate::store::{CancelResult, StoreError};
+use crate::task::deferred::Deferred;
+use crate::task::engine::{CaughtFuture, Launch};
+use crate::task::{mrtr, state};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
@@ -23,18 +27,39 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
     let params = req.params.clone().unwrap_or_else(|| json!({}));
     let requested = match params.get("protocolVersion") {
         Some(Value::String(v)) => v.clone(),
-        Some(_) => return error_message(Some(&req.id), &RpcError::invalid_params("`protocolVersion` must be a string")),
-        None => return error_message(Some(&req.id), &RpcError::invalid_params("missing required parameter `protocolVersion`")),
+        Some(_) => {
+            return error_message(
+                Some(&req.id),
+                &RpcError::invalid_params("`protocolVersion` must be a string"),
+            );
+        }
+        None => {
+            return error_message(
+                Some(&req.id),
+                &RpcError::invalid_params("missing required parameter `protocolVersion`"),
+            );
+        }
     };
     let capabilities = match params.get("capabilities") {
         None => ClientCapabilities::default(),
         Some(Value::Object(map)) => ClientCapabilities(map.clone()),
-        Some(_) => return error_message(Some(&req.id), &RpcError::invalid_params("`capabilities` must be an object")),
+        Some(_) => {
+            return error_message(
+                Some(&req.id),
+                &RpcError::invalid_params("`capabilities` must be an object"),
+            );
+        }
     };
-    let info: Option<Implementation> = params.get("clientInfo").and_then(|v| serde_json::from_value(v.clone()).ok());
+    let info: Option<Implementation> = params
+        .get("clientInfo")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
     // A supported legacy version is echoed; anything else (including 2026-07-28, which has no
     // `initialize`) gets the newest legacy version, per the 2025-11-25 lifecycle.
-    let version = if LEGACY_VERSIONS.contains(&requested.as_str()) { requested } else { LEGACY_VERSIONS[0].to_owned() };
+    let version = if LEGACY_VERSIONS.contains(&requested.as_str()) {
+        requested
+    } else {
+        LEGACY_VERSIONS[0].to_owned()
+    };
     conn.set_session(LegacySession {
         version: version.clone(),
         client: ClientView { capabilities, info },
@@ -85,7 +110,9 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
                         tracing::debug!(%id, "cancellation for a request not in flight; ignored");
                     }
                 }
-                None => tracing::debug!("notifications/cancelled without a valid requestId; ignored"),
+                None => {
+                    tracing::debug!("notifications/cancelled without a valid requestId; ignored")
+                }
             }
         }
         other => tracing::debug!(method = other, "unhandled notification; ignored"),
@@ -101,7 +128,11 @@ struct Incoming {
 }
 
 /// Handles a request. `None` means no response is due (the request was cancelled).
-pub(crate) async fn request(conn: &Arc<Connection>, req: Request, cancel: CancellationToken) -> Option<Value> {
+pub(crate) async fn request(
+    conn: &Arc<Connection>,
+    req: Request,
+    cancel: CancellationToken,
+) -> Option<Value> {
     let id = req.id.clone();
     let incoming = match classify(conn, req) {
         Ok(incoming) => incoming,
@@ -131,7 +162,12 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
     if version.is_some() || caps.is_some() {
         let version = match version {
             Some(Value::String(v)) => v.clone(),
-            Some(_) => return Err(RpcError::invalid_params(format!("`_meta[\"{}\"]` must be a string", meta::PROTOCOL_VERSION))),
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "`_meta[\"{}\"]` must be a string",
+                    meta::PROTOCOL_VERSION
+                )));
+            }
             None => return Err(missing_meta(meta::PROTOCOL_VERSION)),
         };
         if !MODERN_VERSIONS.contains(&version.as_str()) {
@@ -140,7 +176,10 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
         let capabilities = match caps {
             Some(Value::Object(c)) => ClientCapabilities(c.clone()),
             Some(_) => {
-                return Err(RpcError::invalid_params(format!("`_meta[\"{}\"]` must be an object", meta::CLIENT_CAPABILITIES)));
+                return Err(RpcError::invalid_params(format!(
+                    "`_meta[\"{}\"]` must be an object",
+                    meta::CLIENT_CAPABILITIES
+                )));
             }
             None => return Err(missing_meta(meta::CLIENT_CAPABILITIES)),
         };
@@ -156,11 +195,15 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
     }
     match conn.session() {
         Some(session) => {
-            params.remove("_meta").map(|m| params.insert("_meta".into(), m));
+            params
+                .remove("_meta")
+                .map(|m| params.insert("_meta".into(), m));
             Ok(Incoming {
                 method: req.method,
                 params,
-                era: Era::Legacy { version: session.version },
+                era: Era::Legacy {
+                    version: session.version,
+                },
                 client: session.client,
             })
         }
@@ -173,22 +216,31 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
 }
 
 fn missing_meta(key: &str) -> RpcError {
-    RpcError::invalid_params(format!("missing required `_meta[\"{key}\"]`")).with_data(json!({ "missing": key }))
+    RpcError::invalid_params(format!("missing required `_meta[\"{key}\"]`"))
+        .with_data(json!({ "missing": key }))
 }
 
 fn unsupported_version(requested: &str) -> RpcError {
     let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
     supported.extend_from_slice(LEGACY_VERSIONS);
-    let hint = if LEGACY_VERSIONS.contains(&requested) { "; that version is served after `initialize`" } else { "" };
-    RpcError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, format!("Unsupported protocol version: {requested}{hint}"))
-        .with_data(json!({ "supported": supported, "requested": requested }))
+    let hint = if LEGACY_VERSIONS.contains(&requested) {
+        "; that version is served after `initialize`"
+    } else {
+        ""
+    };
+    RpcError::new(
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version: {requested}{hint}"),
+    )
+    .with_data(json!({ "supported": supported, "requested": requested }))
 }
 
 /// Adds what every modern result carries; legacy results pass unchanged.
 fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
     if era.is_modern() {
         if let Value::Object(obj) = &mut result {
-            obj.entry("resultType").or_insert_with(|| Value::String("complete".into()));
+            obj.entry("resultType")
+                .or_insert_with(|| Value::String("complete".into()));
             let meta = obj.entry("_meta").or_insert_with(|| json!({}));
             if let Value::Object(meta) = meta {
                 meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
@@ -207,10 +259,16 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
         ("ping", false) => Some(Ok(json!({}))),
         ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
         ("tools/call", _) => tools_call(conn, req, cancel).await,
-        ("tasks/get" | "tasks/update" | "tasks/cancel", true) => Some(modern_task_method(conn, &req).await),
-        ("tasks/get" | "tasks/list" | "tasks/cancel", false) => Some(legacy_task_method(conn, &req).await),
+        ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
+            Some(modern_task_method(conn, &req).await)
+        }
+        ("tasks/get" | "tasks/list" | "tasks/cancel", false) => {
+            Some(legacy_task_method(conn, &req).await)
+        }
         ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
-        ("initialize", _) => Some(Err(RpcError::invalid_request("`initialize` must not carry per-request `_meta`"))),
+        ("initialize", _) => Some(Err(RpcError::invalid_request(
+            "`initialize` must not carry per-request `_meta`",
+        ))),
         (method, _) => Some(Err(RpcError::method_not_found(method))),
     }
 }
@@ -268,7 +326,12 @@ enum Path {
 }
 
 /// The `task_support` table of DESIGN.md.
-fn decide_path(support: TaskSupport, era: &Era, client: &ClientView, legacy_task_param: bool) -> Result<Path, RpcError> {
+fn decide_path(
+    support: TaskSupport,
+    era: &Era,
+    client: &ClientView,
+    legacy_task_param: bool,
+) -> Result<Path, RpcError> {
     match era {
         Era::Modern { .. } => {
             let declared = client.capabilities.has_extension(TASKS_EXTENSION);
@@ -301,24 +364,51 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     let name = match req.params.get("name") {
         Some(Value::String(name)) => name.clone(),
         Some(_) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
-        None => return Some(Err(RpcError::invalid_params("missing required parameter `name`"))),
+        None => {
+            return Some(Err(RpcError::invalid_params(
+                "missing required parameter `name`",
+            )));
+        }
     };
     let Some(tool) = conn.server.tools.get(&name).cloned() else {
-        return Some(Err(RpcError::invalid_params(format!("Unknown tool: `{name}`")).with_data(json!({ "tool": name }))));
+        return Some(Err(RpcError::invalid_params(format!(
+            "Unknown tool: `{name}`"
+        ))
+        .with_data(json!({ "tool": name }))));
     };
     // In the modern era the legacy `task` param is an unknown field and means nothing.
-    let legacy_task_param = !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
-    let path = match decide_path(tool.info.task_support, &req.era, &req.client, legacy_task_param) {
+    let legacy_task_param =
+        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    let path = match decide_path(
+        tool.info.task_support,
+        &req.era,
+        &req.client,
+        legacy_task_param,
+    ) {
         Ok(path) => path,
         Err(err) => return Some(Err(err)),
     };
-    let progress_token = req.params.get("_meta").and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
+    let progress_token = req
+        .params
+        .get("_meta")
+        .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+        .cloned();
     let arguments = req.params.get("arguments").cloned();
-    if path == Path::Task {
+    let deferred = req.era.is_modern() && tool.info.defer_task;
+    if path == Path::Task && !deferred {
         return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
     }
     if req.era.is_modern() {
-        return run_mrtr(conn, &tool, &req, arguments, progress_token, cancel).await;
+        return run_mrtr(
+            conn,
+            tool,
+            &req,
+            arguments,
+            progress_token,
+            cancel,
+            path == Path::Task,
+        )
+        .await;
     }
     let backend = inline::backend(conn, &req.era, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
@@ -334,11 +424,14 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     Some(finish(&name, outcome))
 }
 
-type Caught = Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
+type Caught =
+    Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
 
 fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
     match outcome {
-        Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string())),
+        Ok(Ok(result)) => {
+            serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
+        }
         Ok(Err(err)) => Err(err),
         Err(panic) => Err(panicked(tool, panic)),
     }
@@ -348,53 +441,104 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
 /// `inputResponses` and the sealed `requestState`).
 async fn run_mrtr(
     conn: &Arc<Connection>,
-    tool: &crate::tool::RegisteredTool,
+    tool: Arc<crate::tool::RegisteredTool>,
     req: &Incoming,
     arguments: Option<Value>,
     progress_token: Option<Value>,
     cancel: CancellationToken,
+    may_become_task: bool,
 ) -> Outcome {
     let name = tool.info.name;
     let owner = conn.owner_for(&req.era);
     let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
     let key = &conn.server.state_key;
     let mut gathered = match req.params.get("requestState") {
-        None | Some(Value::Null) => state::Gathered { call, ..Default::default() },
+        None | Some(Value::Null) => state::Gathered {
+            call,
+            ..Default::default()
+        },
         Some(Value::String(text)) => match state::open(key, text, &call) {
             Ok(g) => g,
             Err(e) => return Some(Err(RpcError::invalid_params(e.to_string()))),
         },
-        Some(_) => return Some(Err(RpcError::invalid_params("`requestState` must be a string"))),
+        Some(_) => {
+            return Some(Err(RpcError::invalid_params(
+                "`requestState` must be a string",
+            )));
+        }
     };
     mrtr::accept_responses(&mut gathered, req.params.get("inputResponses"));
     let weak = Arc::downgrade(conn);
-    let progress: Option<mrtr::ProgressFn> = progress_token.map(|token| {
+    let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
     let replay = Arc::new(mrtr::Replay::new(&gathered, progress));
-    let ctx = ToolContext::new(replay.clone(), req.client.capabilities.clone(), cancel.clone());
-    let fut = match tool.call(ctx, arguments) {
+    // A call that may become a task gets its own cancellation: once it is a task, cancelling the
+    // `tools/call` request no longer reaches it (only `tasks/cancel` does).
+    let (backend, deferred, tool_cancel): (Arc<dyn crate::tool::ContextBackend>, _, _) =
+        if may_become_task {
+            let deferred = Arc::new(Deferred::new(replay.clone()));
+            (deferred.clone(), Some(deferred), CancellationToken::new())
+        } else {
+            (replay.clone(), None, cancel.clone())
+        };
+    let ctx = ToolContext::new(
+        backend,
+        req.client.capabilities.clone(),
+        tool_cancel.clone(),
+    );
+    let fut = match tool.call(ctx, arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
     };
+    let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+    let wants_task = || deferred.as_ref().is_some_and(|d| d.wants_task());
     let step = tokio::select! {
         biased;
-        _ = cancel.cancelled() => return None,
-        step = mrtr::drive(AssertUnwindSafe(fut).catch_unwind(), &replay) => step,
+        _ = cancel.cancelled() => {
+            tool_cancel.cancel();
+            return None;
+        }
+        step = mrtr::drive(&mut fut, &replay, wants_task) => step,
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
         mrtr::Step::Suspended(needed) => {
             mrtr::record_asked(&mut gathered, &needed);
-            let requests: Map<String, Value> =
-                needed.into_iter().map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null))).collect();
+            let requests: Map<String, Value> = needed
+                .into_iter()
+                .map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null)))
+                .collect();
             Ok(json!({
                 "resultType": "input_required",
                 "inputRequests": requests,
                 "requestState": state::seal(key, gathered),
             }))
+        }
+        mrtr::Step::Promote => {
+            let deferred = deferred.expect("only a deferred call asks to become a task");
+            let launch = Launch {
+                tool,
+                arguments,
+                owner,
+                origin: TaskOrigin::Modern,
+                requested_ttl: None,
+                capabilities: req.client.capabilities.clone(),
+                channel: None,
+                progress_token,
+            };
+            let engine = conn.server.engine();
+            let prepared = engine.prepare(&launch);
+            let task_backend = prepared.backend();
+            // The MRTR phase's keys end here; the task has its own key space.
+            engine
+                .start(prepared, fut, tool_cancel, |record| {
+                    deferred.switch_to(record.id.as_str(), task_backend)
+                })
+                .await
+                .map(|record| record.modern_create_result())
         }
     })
 }
@@ -424,7 +568,11 @@ async fn launch_task(
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_u64() {
                     Some(ms) => Some(std::time::Duration::from_millis(ms)),
-                    None => return Err(RpcError::invalid_params("`task.ttl` must be a non-negative integer (milliseconds)")),
+                    None => {
+                        return Err(RpcError::invalid_params(
+                            "`task.ttl` must be a non-negative integer (milliseconds)",
+                        ));
+                    }
                 },
             };
             (TaskOrigin::Legacy, ttl, Some(conn.channel()))
@@ -459,7 +607,9 @@ fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
     match params.get("taskId") {
         Some(Value::String(id)) => Ok(TaskId::new(id.clone())),
         Some(_) => Err(RpcError::invalid_params("`taskId` must be a string")),
-        None => Err(RpcError::invalid_params("missing required parameter `taskId`")),
+        None => Err(RpcError::invalid_params(
+            "missing required parameter `taskId`",
+        )),
     }
 }
 
@@ -484,8 +634,16 @@ async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
         "tasks/update" => {
             let responses = match req.params.get("inputResponses") {
                 Some(Value::Object(map)) => map.clone(),
-                Some(_) => return Err(RpcError::invalid_params("`inputResponses` must be an object")),
-                None => return Err(RpcError::invalid_params("missing required parameter `inputResponses`")),
+                Some(_) => {
+                    return Err(RpcError::invalid_params(
+                        "`inputResponses` must be an object",
+                    ));
+                }
+                None => {
+                    return Err(RpcError::invalid_params(
+                        "missing required parameter `inputResponses`",
+                    ));
+                }
             };
             match store.deliver_responses(&id, &owner, responses).await {
                 Ok(report) => {
@@ -519,7 +677,10 @@ async fn legacy_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
                 Some(_) => return Err(RpcError::invalid_params("`cursor` must be a string")),
             };
             let page = store.list(&owner, cursor, LIST_PAGE).await?;
-            Ok(crate::protocol::task::legacy_list_result(&page.tasks, page.next_cursor.as_deref()))
+            Ok(crate::protocol::task::legacy_list_result(
+                &page.tasks,
+                page.next_cursor.as_deref(),
+            ))
         }
         "tasks/get" => {
             let id = task_id_param(&req.params)?;
@@ -532,10 +693,12 @@ async fn legacy_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
             let id = task_id_param(&req.params)?;
             match store.cancel(&id, &owner).await {
                 Ok(CancelResult::Cancelled(record)) => Ok(record.legacy_task()),
-                Ok(CancelResult::AlreadyTerminal(record)) => Err(RpcError::invalid_params(format!(
-                    "Cannot cancel task: already in terminal status '{}'",
-                    record.status.as_str()
-                ))),
+                Ok(CancelResult::AlreadyTerminal(record)) => {
+                    Err(RpcError::invalid_params(format!(
+                        "Cannot cancel task: already in terminal status '{}'",
+                        record.status.as_str()
+                    )))
+                }
                 Err(StoreError::NotFound) => Err(task_not_found()),
                 Err(e) => Err(e.to_rpc_error()),
             }
@@ -548,7 +711,11 @@ const LIST_PAGE: usize = 50;
 
 /// Legacy `tasks/result`: blocks until the task ends, then answers exactly what the call would have
 /// (its result with `related-task` meta, or its JSON-RPC error).
-async fn legacy_task_result(conn: &Arc<Connection>, req: &Incoming, cancel: CancellationToken) -> Outcome {
+async fn legacy_task_result(
+    conn: &Arc<Connection>,
+    req: &Incoming,
+    cancel: CancellationToken,
+) -> Outcome {
     let id = match task_id_param(&req.params) {
         Ok(id) => id,
         Err(e) => return Some(Err(e)),
@@ -583,7 +750,10 @@ async fn legacy_task_result(conn: &Arc<Connection>, req: &Incoming, cancel: Canc
             Ok(result)
         }
         Some(TaskOutcome::Error(error)) => Err(error),
-        None => Err(RpcError::internal(format!("Task was {} before producing a result", record.status.as_str()))
-            .with_data(json!({ meta::RELATED_TASK: related }))),
+        None => Err(RpcError::internal(format!(
+            "Task was {} before producing a result",
+            record.status.as_str()
+        ))
+        .with_data(json!({ meta::RELATED_TASK: related }))),
     })
 }

@@ -7,15 +7,30 @@ use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
 
-pub(crate) fn backend(conn: &Arc<Connection>, era: &Era, progress_token: Option<Value>) -> Arc<dyn ContextBackend> {
+pub(crate) fn backend(
+    conn: &Arc<Connection>,
+    era: &Era,
+    progress_token: Option<Value>,
+) -> Arc<dyn ContextBackend> {
     match era {
-        Era::Legacy { .. } => Arc::new(LegacyInline { conn: Arc::downgrade(conn), progress_token }),
+        Era::Legacy { .. } => Arc::new(LegacyInline {
+            conn: Arc::downgrade(conn),
+            progress_token,
+        }),
         Era::Modern { .. } => unreachable!("modern inline calls use MRTR"),
     }
 }
 
-pub(crate) fn send_progress(conn: &Weak<Connection>, token: &Option<Value>, progress: f64, total: Option<f64>, message: Option<String>) {
-    let (Some(conn), Some(token)) = (conn.upgrade(), token) else { return };
+pub(crate) fn send_progress(
+    conn: &Weak<Connection>,
+    token: &Option<Value>,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
+) {
+    let (Some(conn), Some(token)) = (conn.upgrade(), token) else {
+        return;
+    };
     let mut params = json!({ "progressToken": token, "progress": progress });
     if let Some(total) = total {
         params["total"] = json!(total);
@@ -23,7 +38,10 @@ pub(crate) fn send_progress(conn: &Weak<Connection>, token: &Option<Value>, prog
     if let Some(message) = message {
         params["message"] = json!(message);
     }
-    conn.send(crate::protocol::jsonrpc::notification_message("notifications/progress", params));
+    conn.send(crate::protocol::jsonrpc::notification_message(
+        "notifications/progress",
+        params,
+    ));
 }
 
 /// Inline in a legacy session: input requests are plain server-to-client requests.
@@ -39,7 +57,10 @@ impl ContextBackend for LegacyInline {
             let conn = conn.upgrade().ok_or(InputError::Disconnected)?;
             conn.request(&request.method, request.params)
                 .await
-                .map_err(|e| InputError::Client { code: e.code, message: e.message })
+                .map_err(|e| InputError::Client {
+                    code: e.code,
+                    message: e.message,
+                })
         })
     }
 
@@ -47,4 +68,3 @@ impl ContextBackend for LegacyInline {
         send_progress(&self.conn, &self.progress_token, progress, total, message);
     }
 }
-

@@ -10,10 +10,10 @@ pub use connection::Connection;
 pub use era::Era;
 
 use crate::protocol::Implementation;
-use crate::tool::{RegisteredTool, Tool, ToolRegistry};
-use std::sync::{Arc, OnceLock};
 use crate::store::{MemoryTaskStore, TaskStore};
 use crate::task::engine::{EngineConfig, TaskEngine};
+use crate::tool::{RegisteredTool, Tool, ToolRegistry};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Settings that apply to every tool unless the tool says otherwise.
@@ -102,7 +102,11 @@ impl Server {
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Server {
             inner: Arc::new(ServerInner {
-                info: Implementation { name: name.into(), version: version.into(), title: None },
+                info: Implementation {
+                    name: name.into(),
+                    version: version.into(),
+                    title: None,
+                },
                 instructions: None,
                 tools: ToolRegistry::default(),
                 config: ServerConfig::default(),

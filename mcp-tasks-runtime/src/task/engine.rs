@@ -2,11 +2,12 @@
 //! tool's input requests through the store (modern) or to the client (legacy), ends the task with
 //! the tool's outcome, notices cancellation and expiry, and sweeps expired tasks.
 
+use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
-use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext, ToolFuture};
+use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -23,7 +24,11 @@ use tokio_util::sync::CancellationToken;
 /// Implemented by the server's connections; the engine knows only this trait.
 pub trait ClientChannel: Send + Sync + 'static {
     /// Sends a request and waits for the client's answer.
-    fn request(&self, method: &str, params: Value) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
+    fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
     /// Sends a notification.
     fn notify(&self, method: &str, params: Value);
 }
@@ -65,7 +70,34 @@ pub struct Launch {
 
 impl fmt::Debug for Launch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Launch").field("tool", &self.tool.info.name).field("origin", &self.origin).finish_non_exhaustive()
+        f.debug_struct("Launch")
+            .field("tool", &self.tool.info.name)
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool's future with panics caught: what a running task drives.
+pub(crate) type CaughtFuture = Pin<
+    Box<
+        dyn Future<Output = Result<Result<CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>>
+            + Send,
+    >,
+>;
+
+/// A task about to start: created in the store once [`TaskEngine::start`] runs.
+pub(crate) struct Prepared {
+    new: crate::store::NewTask,
+    backend: Arc<TaskBackend>,
+    status_rx: mpsc::UnboundedReceiver<String>,
+    tool: &'static str,
+    channel: Option<Arc<dyn ClientChannel>>,
+}
+
+impl Prepared {
+    /// The backend the tool's context must use once it runs as this task.
+    pub(crate) fn backend(&self) -> Arc<dyn ContextBackend> {
+        self.backend.clone()
     }
 }
 
@@ -78,14 +110,21 @@ pub struct TaskEngine {
 
 impl fmt::Debug for TaskEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskEngine").field("store", &self.store).field("config", &self.config).finish()
+        f.debug_struct("TaskEngine")
+            .field("store", &self.store)
+            .field("config", &self.config)
+            .finish()
     }
 }
 
 impl TaskEngine {
     /// An engine over this store.
     pub fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Arc<Self> {
-        Arc::new(TaskEngine { store, config, sweeper: OnceLock::new() })
+        Arc::new(TaskEngine {
+            store,
+            config,
+            sweeper: OnceLock::new(),
+        })
     }
 
     /// The store.
@@ -105,15 +144,37 @@ impl TaskEngine {
     /// Creates the task and starts the tool. Arguments are decoded first, so bad arguments are a
     /// `-32602` for the call, not a failed task. Returns once `tasks/get` would find the task.
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
-        self.start_sweeper();
+        let prepared = self.prepare(&launch);
+        let cancel = CancellationToken::new();
+        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone());
+        let fut = launch
+            .tool
+            .call(ctx, launch.arguments)
+            .map_err(|e| e.to_rpc())?;
+        self.start(
+            prepared,
+            Box::pin(AssertUnwindSafe(fut).catch_unwind()),
+            cancel,
+            |_| {},
+        )
+        .await
+    }
+
+    /// Everything about a task but the store record and the running tool.
+    pub(crate) fn prepare(&self, launch: &Launch) -> Prepared {
         let ttl = self.ttl_for(&launch.tool, launch.requested_ttl);
-        let poll = launch.tool.info.poll_interval.unwrap_or(self.config.default_poll_interval);
-        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin).ttl(Some(ttl)).poll_interval(Some(poll));
-        let id = new.id.clone();
+        let poll = launch
+            .tool
+            .info
+            .poll_interval
+            .unwrap_or(self.config.default_poll_interval);
+        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
+            .ttl(Some(ttl))
+            .poll_interval(Some(poll));
         let (status_tx, status_rx) = mpsc::unbounded_channel();
         let backend = Arc::new(TaskBackend {
             store: self.store.clone(),
-            id: id.clone(),
+            id: new.id.clone(),
             owner: launch.owner.clone(),
             origin: launch.origin,
             channel: launch.channel.clone(),
@@ -121,17 +182,42 @@ impl TaskEngine {
             status: status_tx,
             progress_token: launch.progress_token.clone(),
         });
-        let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone());
-        let fut = launch.tool.call(ctx, launch.arguments).map_err(|e| e.to_rpc())?;
+        Prepared {
+            new,
+            backend,
+            status_rx,
+            tool: launch.tool.info.name,
+            channel: launch.channel.clone(),
+        }
+    }
+
+    /// Creates the task in the store, calls `before_run` (once `tasks/get` finds the task, before the
+    /// tool goes on), and drives the tool in the background.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        prepared: Prepared,
+        fut: CaughtFuture,
+        cancel: CancellationToken,
+        before_run: impl FnOnce(&TaskRecord),
+    ) -> Result<TaskRecord, RpcError> {
+        self.start_sweeper();
+        let Prepared {
+            new,
+            status_rx,
+            tool,
+            channel,
+            ..
+        } = prepared;
+        let id = new.id.clone();
         let record = self.store.create(new).await?;
+        before_run(&record);
         let run = Run {
             store: self.store.clone(),
             id,
-            tool: launch.tool.info.name,
+            tool,
             cancel,
             grace: self.config.cancel_grace,
-            channel: launch.channel,
+            channel,
         };
         tokio::spawn(run.drive(fut, status_rx, record.clone()));
         Ok(record)
@@ -150,7 +236,11 @@ impl TaskEngine {
                     let Some(engine) = weak.upgrade() else { return };
                     match engine.store.expire(SystemTime::now()).await {
                         Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
-                            tracing::debug!(failed = report.failed.len(), removed = report.removed.len(), "swept expired tasks");
+                            tracing::debug!(
+                                failed = report.failed.len(),
+                                removed = report.removed.len(),
+                                "swept expired tasks"
+                            );
                         }
                         Ok(_) => {}
                         Err(e) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
@@ -172,8 +262,12 @@ struct Run {
 }
 
 impl Run {
-    async fn drive(self, fut: ToolFuture, mut status_rx: mpsc::UnboundedReceiver<String>, created: TaskRecord) {
-        let mut run = AssertUnwindSafe(fut).catch_unwind();
+    async fn drive(
+        self,
+        mut run: CaughtFuture,
+        mut status_rx: mpsc::UnboundedReceiver<String>,
+        created: TaskRecord,
+    ) {
         let mut seen = created.version;
         let mut last_status = created.status;
         loop {
@@ -235,7 +329,10 @@ impl Run {
         }
         *last = record.status;
         if let Some(channel) = &self.channel {
-            channel.notify("notifications/tasks/status", record.legacy_status_notification_params());
+            channel.notify(
+                "notifications/tasks/status",
+                record.legacy_status_notification_params(),
+            );
         }
     }
 }
@@ -251,7 +348,7 @@ fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
 }
 
 /// The backend of a tool running as a task.
-struct TaskBackend {
+pub(crate) struct TaskBackend {
     store: Arc<dyn TaskStore>,
     id: TaskId,
     owner: Owner,
@@ -312,8 +409,15 @@ impl ContextBackend for TaskBackend {
         let origin = self.origin;
         let channel = self.channel.clone();
         Box::pin(async move {
-            let record = store.add_input_request(&id, key.clone(), request.clone()).await.map_err(store_err)?;
-            let mut guard = Outstanding { store: store.clone(), id: id.clone(), key: Some(key.clone()) };
+            let record = store
+                .add_input_request(&id, key.clone(), request.clone())
+                .await
+                .map_err(store_err)?;
+            let mut guard = Outstanding {
+                store: store.clone(),
+                id: id.clone(),
+                key: Some(key.clone()),
+            };
             let answer = match (origin, channel) {
                 (TaskOrigin::Legacy, Some(channel)) => {
                     // 2025-11-25: an ordinary server-to-client request tagged with the task.
@@ -321,17 +425,27 @@ impl ContextBackend for TaskBackend {
                     if !params.is_object() {
                         params = json!({});
                     }
-                    let meta = params.as_object_mut().expect("object").entry("_meta").or_insert_with(|| json!({}));
+                    let meta = params
+                        .as_object_mut()
+                        .expect("object")
+                        .entry("_meta")
+                        .or_insert_with(|| json!({}));
                     if let Value::Object(m) = meta {
                         m.insert(meta::RELATED_TASK.into(), json!({ "taskId": id.as_str() }));
                     }
                     let answer = channel
                         .request(&request.method, params)
                         .await
-                        .map_err(|e| InputError::Client { code: e.code, message: e.message })?;
+                        .map_err(|e| InputError::Client {
+                            code: e.code,
+                            message: e.message,
+                        })?;
                     let mut responses = Map::new();
                     responses.insert(key.clone(), answer);
-                    store.deliver_responses(&id, &owner, responses).await.map_err(store_err)?;
+                    store
+                        .deliver_responses(&id, &owner, responses)
+                        .await
+                        .map_err(store_err)?;
                     wait_for_answer(&*store, &id, &key, record.version).await?
                 }
                 _ => wait_for_answer(&*store, &id, &key, record.version).await?,
@@ -354,7 +468,9 @@ impl ContextBackend for TaskBackend {
             (None, None) => format!("{progress}"),
         };
         let _ = self.status.send(text);
-        if let (TaskOrigin::Legacy, Some(channel), Some(token)) = (self.origin, &self.channel, &self.progress_token) {
+        if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
+            (self.origin, &self.channel, &self.progress_token)
+        {
             let mut params = json!({ "progressToken": token, "progress": progress });
             if let Some(t) = total {
                 params["total"] = json!(t);
@@ -373,7 +489,12 @@ impl ContextBackend for TaskBackend {
 
 /// Waits, through the store's own wake-ups, until `key` is answered; the task ending means the
 /// tool was cancelled.
-async fn wait_for_answer(store: &dyn TaskStore, id: &TaskId, key: &str, mut seen: u64) -> Result<Value, InputError> {
+async fn wait_for_answer(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    key: &str,
+    mut seen: u64,
+) -> Result<Value, InputError> {
     loop {
         if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
             return Ok(answer);

@@ -8,7 +8,7 @@ use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
@@ -41,7 +41,11 @@ impl Replay {
     }
 
     fn has_needed(&self) -> bool {
-        !self.needed.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !self
+            .needed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 }
 
@@ -74,7 +78,10 @@ impl ContextBackend for Replay {
             let answer = answer.clone();
             return Box::pin(async move { Ok(answer) });
         }
-        self.needed.lock().unwrap_or_else(|e| e.into_inner()).push((key, request));
+        self.needed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((key, request));
         Box::pin(std::future::pending())
     }
 
@@ -85,20 +92,27 @@ impl ContextBackend for Replay {
     }
 }
 
-/// How an inline modern call ended.
+/// How an inline modern call stopped.
 pub(crate) enum Step<T> {
     /// The tool finished.
     Done(T),
     /// The tool needs these answers first.
     Suspended(Vec<(String, InputRequest)>),
+    /// The tool asked to become a task (`ctx.start_task()`); its future is still there to drive.
+    Promote,
 }
 
-/// Drives the tool until it finishes or waits on input nobody has given yet.
-pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output> {
-    let mut fut = pin!(fut);
-    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+/// Drives the tool until it finishes, waits on input nobody has given yet, or asks to become a
+/// task. The future stays with the caller, so a promoted call goes on where it stopped.
+pub(crate) async fn drive<F: Future + Unpin>(
+    fut: &mut F,
+    replay: &Replay,
+    wants_task: impl Fn() -> bool,
+) -> Step<F::Output> {
+    std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
         Poll::Ready(out) => Poll::Ready(Step::Done(out)),
         Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
+        Poll::Pending if wants_task() => Poll::Ready(Step::Promote),
         Poll::Pending => Poll::Pending,
     })
     .await
@@ -107,7 +121,9 @@ pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output>
 /// Folds this round's `inputResponses` into what was gathered: only keys asked last time and not
 /// yet answered count; anything else is ignored (as MRTR asks).
 pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value>) {
-    let Some(Value::Object(responses)) = responses else { return };
+    let Some(Value::Object(responses)) = responses else {
+        return;
+    };
     for (key, value) in responses {
         if gathered.asked.contains_key(key) && !gathered.answers.contains_key(key) {
             gathered.answers.insert(key.clone(), value.clone());
@@ -118,6 +134,8 @@ pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value
 /// Records what was asked in this round, for the next `requestState`.
 pub(crate) fn record_asked(gathered: &mut Gathered, needed: &[(String, InputRequest)]) {
     for (key, request) in needed {
-        gathered.asked.insert(key.clone(), Value::String(request_digest(request)));
+        gathered
+            .asked
+            .insert(key.clone(), Value::String(request_digest(request)));
     }
 }

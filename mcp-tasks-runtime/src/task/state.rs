@@ -81,7 +81,11 @@ fn canonical(v: &Value) -> String {
             Value::Object(m) => {
                 let mut keys: Vec<_> = m.keys().collect();
                 keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
             }
             Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
             other => other.clone(),
@@ -91,7 +95,10 @@ fn canonical(v: &Value) -> String {
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Why a state was refused.
@@ -108,9 +115,15 @@ pub enum StateError {
 impl std::fmt::Display for StateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            StateError::Tampered => "invalid requestState: it was not issued by this server or has been modified",
-            StateError::Expired => "invalid requestState: it has expired; call the tool again without it",
-            StateError::OtherCall => "invalid requestState: it belongs to a different call (tool, arguments or caller)",
+            StateError::Tampered => {
+                "invalid requestState: it was not issued by this server or has been modified"
+            }
+            StateError::Expired => {
+                "invalid requestState: it has expired; call the tool again without it"
+            }
+            StateError::OtherCall => {
+                "invalid requestState: it belongs to a different call (tool, arguments or caller)"
+            }
         })
     }
 }
@@ -130,11 +143,15 @@ pub fn seal(key: &StateKey, mut gathered: Gathered) -> String {
 /// Opens a `requestState`, checking its seal, age and call.
 pub fn open(key: &StateKey, text: &str, call: &str) -> Result<Gathered, StateError> {
     let (body, tag) = text.split_once('.').ok_or(StateError::Tampered)?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
+    let tag = URL_SAFE_NO_PAD
+        .decode(tag)
+        .map_err(|_| StateError::Tampered)?;
     let mut mac = key.mac();
     mac.update(body.as_bytes());
     mac.verify_slice(&tag).map_err(|_| StateError::Tampered)?;
-    let bytes = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Tampered)?;
+    let bytes = URL_SAFE_NO_PAD
+        .decode(body)
+        .map_err(|_| StateError::Tampered)?;
     let gathered: Gathered = serde_json::from_slice(&bytes).map_err(|_| StateError::Tampered)?;
     if gathered.exp < now_secs() {
         return Err(StateError::Expired);
@@ -151,8 +168,14 @@ mod tests {
     use serde_json::json;
 
     fn sample() -> Gathered {
-        let mut g = Gathered { call: "c1".into(), ..Default::default() };
-        g.answers.insert("input-0".into(), json!({"action": "accept", "content": {"name": "Alice"}}));
+        let mut g = Gathered {
+            call: "c1".into(),
+            ..Default::default()
+        };
+        g.answers.insert(
+            "input-0".into(),
+            json!({"action": "accept", "content": {"name": "Alice"}}),
+        );
         g
     }
 
@@ -171,9 +194,16 @@ mod tests {
         // Flip one character of the body.
         let mut bytes = sealed.clone().into_bytes();
         bytes[3] = if bytes[3] == b'A' { b'B' } else { b'A' };
-        assert_eq!(open(&key, std::str::from_utf8(&bytes).unwrap(), "c1"), Err(StateError::Tampered));
+        assert_eq!(
+            open(&key, std::str::from_utf8(&bytes).unwrap(), "c1"),
+            Err(StateError::Tampered)
+        );
         assert_eq!(open(&key, "not a state", "c1"), Err(StateError::Tampered));
-        assert_eq!(open(&StateKey::random(), &sealed, "c1"), Err(StateError::Tampered), "another key");
+        assert_eq!(
+            open(&StateKey::random(), &sealed, "c1"),
+            Err(StateError::Tampered),
+            "another key"
+        );
         assert_eq!(open(&key, &sealed, "c2"), Err(StateError::OtherCall));
     }
 
@@ -197,6 +227,9 @@ mod tests {
         let y = call_digest("t", Some(&json!({"b": 2, "a": 1})), "o");
         assert_eq!(x, y);
         assert_ne!(x, call_digest("t", Some(&json!({"a": 1, "b": 3})), "o"));
-        assert_ne!(x, call_digest("t", Some(&json!({"a": 1, "b": 2})), "other owner"));
+        assert_ne!(
+            x,
+            call_digest("t", Some(&json!({"a": 1, "b": 2})), "other owner")
+        );
     }
 }

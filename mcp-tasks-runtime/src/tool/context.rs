@@ -29,6 +29,12 @@ pub trait ContextBackend: Send + Sync + 'static {
     fn task_id(&self) -> Option<&str> {
         None
     }
+
+    /// Turns a call that started inline into a task (see [`ToolContext::start_task`]). `None`
+    /// means there is nothing to do: the call already is a task, or must stay inline.
+    fn start_task(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
+        None
+    }
 }
 
 /// Why an input request got no answer.
@@ -160,6 +166,17 @@ impl ToolContext {
     /// The cancellation token itself, to hand to other code.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.inner.cancel.clone()
+    }
+
+    /// For a tool declared `defer_task = true`: from here on, run as a task. The client gets its
+    /// `CreateTaskResult` now and polls for the rest; input asked before this point went through
+    /// MRTR, input asked after it becomes the task's stored input requests. Where the call is
+    /// already a task, or must stay inline (the client did not declare the tasks extension), this
+    /// returns at once and changes nothing.
+    pub async fn start_task(&self) {
+        if let Some(started) = self.inner.backend.start_task() {
+            started.await;
+        }
     }
 
     /// Sends a raw input request (checked against the client's capabilities first) and waits for the

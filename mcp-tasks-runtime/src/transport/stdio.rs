@@ -28,7 +28,10 @@ pub struct LineReader<R> {
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Wraps a reader.
     pub fn new(reader: R) -> Self {
-        LineReader { reader: BufReader::with_capacity(64 * 1024, reader), buf: Vec::new() }
+        LineReader {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            buf: Vec::new(),
+        }
     }
 
     /// The next non-empty line, or `None` at end of input (or on a read error, which is logged).
@@ -69,7 +72,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
             }
             if too_long {
-                return Some(Incoming::Unreadable(format!("message longer than {MAX_LINE} bytes")));
+                return Some(Incoming::Unreadable(format!(
+                    "message longer than {MAX_LINE} bytes"
+                )));
             }
             while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
                 self.buf.pop();
@@ -87,7 +92,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 /// Starts the writing half: one task that owns the writer and writes each queued message as one
 /// line, flushing after each. Ends when every [`Outbound`] is dropped or the writer fails.
-pub fn spawn_writer<W: AsyncWrite + Unpin + Send + 'static>(writer: W) -> (Outbound, JoinHandle<()>) {
+pub fn spawn_writer<W: AsyncWrite + Unpin + Send + 'static>(
+    writer: W,
+) -> (Outbound, JoinHandle<()>) {
     let (outbound, rx) = Outbound::channel();
     (outbound, tokio::spawn(write_loop(writer, rx)))
 }

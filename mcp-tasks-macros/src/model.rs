@@ -1,0 +1,104 @@
+//! The validated tool: defaults filled in, every value checked. Nothing here can be wrong, so
+//! `expand` only reads it and cannot fail.
+
+use darling::FromMeta;
+
+/// Whether the tool may, must, or must not run as a task. The attribute values are the MCP wire
+/// strings of `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, FromMeta)]
+#[darling(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never a task (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client supports tasks, inline otherwise.
+    Optional,
+    /// Always a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// Every value, as written in the attribute.
+    pub const VALUES: [&'static str; 3] = ["forbidden", "optional", "required"];
+
+    /// The variant's name in the runtime's `TaskSupport`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "Forbidden",
+            TaskSupport::Optional => "Optional",
+            TaskSupport::Required => "Required",
+        }
+    }
+}
+
+/// Behaviour hints (`ToolAnnotations`); `None` leaves a hint unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Annotations {
+    /// `readOnlyHint`.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    pub open_world: Option<bool>,
+}
+
+/// One parameter of the tool function, in order.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The argument name (the binding's name without `r#`, or `argN` for a pattern).
+    pub name: String,
+    /// From the parameter's doc comment.
+    pub doc: Option<String>,
+    /// The parameter type as written (its span is where a bad type is reported).
+    pub ty: syn::Type,
+}
+
+/// A `#[tool]` function, ready to expand.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The user's function, re-emitted as written except for the parameter doc comments.
+    pub item: syn::ItemFn,
+    /// Path of the runtime crate (`::mcp_tasks_runtime` unless `crate = "..."`).
+    pub runtime: syn::Path,
+    /// The MCP tool name, already checked against the naming rules.
+    pub name: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Description, from `description = "..."` or the doc comment.
+    pub description: Option<String>,
+    /// Declared task support.
+    pub task_support: TaskSupport,
+    /// Task time-to-live in milliseconds.
+    pub ttl_ms: Option<u64>,
+    /// Suggested poll interval in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// Behaviour hints.
+    pub annotations: Annotations,
+    /// Start inline; become a task at `ctx.start_task()`.
+    pub defer_task: bool,
+    /// Parameters, in order.
+    pub params: Vec<Param>,
+    /// The `async fn`'s output type (`()` at the function name when omitted).
+    pub output: syn::Type,
+}
+
+impl ToolSpec {
+    /// The function's name: also the descriptor type's name.
+    pub fn ident(&self) -> &syn::Ident {
+        &self.item.sig.ident
+    }
+}
+
+/// What the fallback needs when validation failed: enough to declare the descriptor type, so the
+/// user's `.tool::<name>()` does not add an error of its own.
+#[derive(Debug, Clone)]
+pub struct Fallback {
+    /// The user's function (parameter docs stripped).
+    pub item: syn::ItemFn,
+    /// The runtime path, if it was valid.
+    pub runtime: Option<syn::Path>,
+    /// Whether a descriptor type can be declared next to the item at all (not in an `impl`).
+    pub declare: bool,
+}

@@ -1,0 +1,799 @@
+//! Tasks on the wire, for both eras: status, ids, the stored record, and pure renderers that turn
+//! a [`TaskRecord`] into each JSON shape a client sees.
+//!
+//! | shape | era | renderer |
+//! |---|---|---|
+//! | `CreateTaskResult` (flat, `resultType: "task"`) | 2026-07-28 | [`TaskRecord::modern_create_result`] |
+//! | `tasks/get` result (`DetailedTask`, `resultType: "complete"`) | 2026-07-28 | [`TaskRecord::modern_get_result`] |
+//! | `notifications/tasks` params (`DetailedTask`) | 2026-07-28 | [`TaskRecord::modern_notification_params`] |
+//! | `Task` (`tasks/get`, `tasks/cancel` results) | 2025-11-25 | [`TaskRecord::legacy_task`] |
+//! | `CreateTaskResult` (nested `{"task": …}`) | 2025-11-25 | [`TaskRecord::legacy_create_result`] |
+//! | `notifications/tasks/status` params | 2025-11-25 | [`TaskRecord::legacy_status_notification_params`] |
+//! | `tasks/list` result | 2025-11-25 | [`legacy_list_result`] |
+//!
+//! The two eras name durations differently (`ttlMs`/`pollIntervalMs` against `ttl`/`pollInterval`)
+//! and only the modern era carries the payload (`inputRequests`, `result`, `error`) in the task
+//! itself; the renderers are the one place that knows this.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{InputRequest, RpcError};
+
+/// Where a task is in its life. Wire values are the snake_case names.
+///
+/// `working ⇄ input_required`, and from either to one of the terminal states `completed`,
+/// `failed`, `cancelled`, which never change again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Being processed.
+    Working,
+    /// Waiting for the client to answer one or more input requests.
+    InputRequired,
+    /// Finished with a result (in the modern era also a tool result with `isError: true`).
+    Completed,
+    /// Finished with a JSON-RPC error (in the legacy era also a tool result with `isError: true`).
+    Failed,
+    /// Cancelled before it finished.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire value, e.g. `"input_required"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the status is final: `completed`, `failed` or `cancelled`.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task id. Ids are capabilities: [`TaskId::generate`] draws 128 bits from a cryptographically
+/// secure generator and writes them as 22 URL-safe base64 characters (no padding), so they can be
+/// used in URLs and headers (`Mcp-Name`) as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TaskId(String);
+
+impl TaskId {
+    /// A fresh, unguessable id (128 random bits).
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 16];
+        rand::fill(&mut bytes[..]);
+        TaskId(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// An id as a client sent it (`params.taskId`), or as a custom id source made it. Any string
+    /// is accepted: an id that names no task is simply not found.
+    pub fn new(id: impl Into<String>) -> Self {
+        TaskId(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for TaskId {
+    fn from(id: String) -> Self {
+        TaskId(id)
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(id: &str) -> Self {
+        TaskId(id.to_owned())
+    }
+}
+
+/// Who a task belongs to: an opaque principal, either an authenticated identity or (legacy era,
+/// no authentication) the session id. Only the owner may read, list, answer or cancel a task;
+/// to anyone else the task does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Owner(String);
+
+impl Owner {
+    /// An owner named by this principal string.
+    pub fn new(principal: impl Into<String>) -> Self {
+        Owner(principal.into())
+    }
+
+    /// The principal string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The protocol era a task was created in; it decides how the task is rendered and how a tool
+/// error (`isError: true`) ends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOrigin {
+    /// 2026-07-28 with the tasks extension.
+    Modern,
+    /// 2025-11-25 experimental tasks.
+    Legacy,
+}
+
+/// How a task's underlying request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOutcome {
+    /// The request's result, verbatim (for `tools/call`, the `CallToolResult` JSON, which may have
+    /// `isError: true`).
+    Result(Value),
+    /// The JSON-RPC error the request ended with.
+    Error(RpcError),
+}
+
+impl TaskOutcome {
+    /// The terminal status this outcome gives a task of this origin.
+    ///
+    /// An error is always `failed`. A result is `completed`, except that a legacy (2025-11-25)
+    /// task whose `CallToolResult` has `isError: true` is `failed`; the 2026-07-28 extension keeps
+    /// such a task `completed` and reserves `failed` for JSON-RPC errors.
+    pub fn terminal_status(&self, origin: TaskOrigin) -> TaskStatus {
+        match (self, origin) {
+            (TaskOutcome::Error(_), _) => TaskStatus::Failed,
+            (TaskOutcome::Result(result), TaskOrigin::Legacy)
+                if result.get("isError").and_then(Value::as_bool) == Some(true) =>
+            {
+                TaskStatus::Failed
+            }
+            (TaskOutcome::Result(_), _) => TaskStatus::Completed,
+        }
+    }
+}
+
+/// Everything stored about one task: plain data, read and written only through a task store
+/// (`crate::store`), rendered to the wire by the methods below.
+///
+/// The serde encoding is a *storage* format for durable stores, not a wire shape; the wire shapes
+/// are the renderers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The id.
+    pub id: TaskId,
+    /// Who may see and act on the task.
+    pub owner: Owner,
+    /// The era it was created in.
+    pub origin: TaskOrigin,
+    /// Current status.
+    pub status: TaskStatus,
+    /// A message for people about the current status.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When anything a client can see last changed.
+    pub last_updated_at: SystemTime,
+    /// How long the task lives: a non-terminal task fails once `created_at + ttl` has passed, and
+    /// a terminal one is kept for `ttl` after it ended. `None` = unlimited.
+    pub ttl: Option<Duration>,
+    /// The polling interval suggested to clients.
+    pub poll_interval: Option<Duration>,
+    /// Input requests waiting for an answer, by key.
+    pub input_requests: BTreeMap<String, InputRequest>,
+    /// Answers delivered by the client that the waiting tool has not taken yet, by key.
+    pub input_responses: BTreeMap<String, Value>,
+    /// Keys that were answered or withdrawn. A key is used for the task's whole life: it may not
+    /// name a second request.
+    pub retired_keys: BTreeSet<String>,
+    /// How it ended; set when the task turned `completed` or `failed` (never for `cancelled`).
+    pub outcome: Option<TaskOutcome>,
+    /// Bumped by every change; starts at 1. Waiters and optimistic writers compare it.
+    pub version: u64,
+    /// When it turned terminal.
+    pub terminal_at: Option<SystemTime>,
+}
+
+impl TaskRecord {
+    /// Whether `key` has named an input request of this task (outstanding, answered or withdrawn).
+    pub fn key_used(&self, key: &str) -> bool {
+        self.input_requests.contains_key(key) || self.retired_keys.contains(key)
+    }
+
+    /// The 2026-07-28 `CreateTaskResult`: the flat task with `resultType: "task"`, never a payload.
+    pub fn modern_create_result(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("resultType".into(), "task".into());
+        self.modern_task_fields(&mut out);
+        Value::Object(out)
+    }
+
+    /// The 2026-07-28 `tasks/get` result: the `DetailedTask` with `resultType: "complete"`.
+    pub fn modern_get_result(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("resultType".into(), "complete".into());
+        self.modern_task_fields(&mut out);
+        self.modern_payload(&mut out);
+        Value::Object(out)
+    }
+
+    /// The 2026-07-28 `notifications/tasks` params: the same `DetailedTask` as
+    /// [`modern_get_result`](Self::modern_get_result), without `resultType`.
+    pub fn modern_notification_params(&self) -> Value {
+        let mut out = Map::new();
+        self.modern_task_fields(&mut out);
+        self.modern_payload(&mut out);
+        Value::Object(out)
+    }
+
+    /// The 2025-11-25 `Task`: the result of legacy `tasks/get` and `tasks/cancel`. It never carries
+    /// the payload (that is what `tasks/result` is for).
+    pub fn legacy_task(&self) -> Value {
+        let mut out = Map::new();
+        self.common_fields(&mut out);
+        out.insert("ttl".into(), ttl_json(self.ttl));
+        if let Some(interval) = self.poll_interval {
+            out.insert("pollInterval".into(), millis(interval).into());
+        }
+        Value::Object(out)
+    }
+
+    /// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
+    pub fn legacy_create_result(&self) -> Value {
+        json!({ "task": self.legacy_task() })
+    }
+
+    /// The 2025-11-25 `notifications/tasks/status` params: the `Task`.
+    pub fn legacy_status_notification_params(&self) -> Value {
+        self.legacy_task()
+    }
+
+    fn common_fields(&self, out: &mut Map<String, Value>) {
+        out.insert("taskId".into(), self.id.as_str().into());
+        out.insert("status".into(), self.status.as_str().into());
+        if let Some(message) = &self.status_message {
+            out.insert("statusMessage".into(), message.as_str().into());
+        }
+        out.insert("createdAt".into(), timestamp(self.created_at).into());
+        out.insert(
+            "lastUpdatedAt".into(),
+            timestamp(self.last_updated_at).into(),
+        );
+    }
+
+    fn modern_task_fields(&self, out: &mut Map<String, Value>) {
+        self.common_fields(out);
+        out.insert("ttlMs".into(), ttl_json(self.ttl));
+        if let Some(interval) = self.poll_interval {
+            out.insert("pollIntervalMs".into(), millis(interval).into());
+        }
+    }
+
+    /// `inputRequests` (all outstanding) while `input_required`; `result` or `error` once
+    /// `completed`/`failed`; nothing while `working` or once `cancelled`.
+    fn modern_payload(&self, out: &mut Map<String, Value>) {
+        match self.status {
+            TaskStatus::InputRequired => {
+                let requests = self
+                    .input_requests
+                    .iter()
+                    .map(|(key, request)| (key.clone(), request_json(request)))
+                    .collect();
+                out.insert("inputRequests".into(), Value::Object(requests));
+            }
+            TaskStatus::Completed | TaskStatus::Failed => match &self.outcome {
+                Some(TaskOutcome::Result(result)) => {
+                    out.insert("result".into(), result.clone());
+                }
+                Some(TaskOutcome::Error(error)) => {
+                    out.insert("error".into(), error_json(error));
+                }
+                None => {}
+            },
+            TaskStatus::Working | TaskStatus::Cancelled => {}
+        }
+    }
+}
+
+/// The 2025-11-25 `tasks/list` result: `{"tasks": [<Task>…], "nextCursor"?}`.
+pub fn legacy_list_result<'a>(
+    tasks: impl IntoIterator<Item = &'a TaskRecord>,
+    next_cursor: Option<&str>,
+) -> Value {
+    let mut out = Map::new();
+    let tasks = tasks.into_iter().map(TaskRecord::legacy_task).collect();
+    out.insert("tasks".into(), Value::Array(tasks));
+    if let Some(cursor) = next_cursor {
+        out.insert("nextCursor".into(), cursor.into());
+    }
+    Value::Object(out)
+}
+
+/// A time as ISO 8601 / RFC 3339 in UTC with millisecond precision: `2025-11-25T10:30:00.000Z`.
+pub fn timestamp(at: SystemTime) -> String {
+    let t = time::OffsetDateTime::from(at);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+/// A duration in whole milliseconds, at least 1: both eras want a positive integer (conformance
+/// rejects `ttlMs: 0`), so a sub-millisecond duration rounds up rather than to zero.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+fn ttl_json(ttl: Option<Duration>) -> Value {
+    ttl.map_or(Value::Null, |ttl| millis(ttl).into())
+}
+
+fn request_json(request: &InputRequest) -> Value {
+    json!({ "method": request.method, "params": request.params })
+}
+
+fn error_json(error: &RpcError) -> Value {
+    let mut out = Map::new();
+    out.insert("code".into(), error.code.into());
+    out.insert("message".into(), error.message.as_str().into());
+    if let Some(data) = &error.data {
+        out.insert("data".into(), data.clone());
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codes;
+
+    /// 2025-11-25T10:30:00Z.
+    fn t0() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_066_600)
+    }
+
+    fn record(status: TaskStatus) -> TaskRecord {
+        TaskRecord {
+            id: TaskId::new("786512e2"),
+            owner: Owner::new("alice"),
+            origin: TaskOrigin::Modern,
+            status,
+            status_message: None,
+            created_at: t0(),
+            last_updated_at: t0() + Duration::from_millis(600_250),
+            ttl: Some(Duration::from_secs(60)),
+            poll_interval: Some(Duration::from_secs(5)),
+            input_requests: BTreeMap::new(),
+            input_responses: BTreeMap::new(),
+            retired_keys: BTreeSet::new(),
+            outcome: None,
+            version: 1,
+            terminal_at: None,
+        }
+    }
+
+    fn elicit() -> InputRequest {
+        InputRequest::new(
+            "elicitation/create",
+            json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}),
+        )
+    }
+
+    #[test]
+    fn status_wire_values_and_terminality() {
+        let all = [
+            (TaskStatus::Working, "working", false),
+            (TaskStatus::InputRequired, "input_required", false),
+            (TaskStatus::Completed, "completed", true),
+            (TaskStatus::Failed, "failed", true),
+            (TaskStatus::Cancelled, "cancelled", true),
+        ];
+        for (status, wire, terminal) in all {
+            assert_eq!(status.as_str(), wire);
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<TaskStatus>(json!(wire)).unwrap(),
+                status
+            );
+            assert_eq!(status.is_terminal(), terminal, "{wire}");
+        }
+    }
+
+    #[test]
+    fn generated_ids_are_url_safe_128_bit_and_distinct() {
+        let ids: BTreeSet<_> = (0..1000).map(|_| TaskId::generate()).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in &ids {
+            let s = id.as_str();
+            assert_eq!(s.len(), 22, "{s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                "{s}"
+            );
+            let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(s)
+                .unwrap();
+            assert_eq!(bytes.len(), 16);
+        }
+    }
+
+    #[test]
+    fn timestamps_are_utc_with_z_and_milliseconds() {
+        assert_eq!(timestamp(t0()), "2025-11-25T10:30:00.000Z");
+        assert_eq!(
+            timestamp(t0() + Duration::from_micros(1_234_567)),
+            "2025-11-25T10:30:01.234Z"
+        );
+    }
+
+    #[test]
+    fn modern_create_result_is_flat_with_task_result_type() {
+        let mut r = record(TaskStatus::Working);
+        r.status_message = Some("The operation is now in progress.".into());
+        assert_eq!(
+            r.modern_create_result(),
+            json!({
+                "resultType": "task",
+                "taskId": "786512e2",
+                "status": "working",
+                "statusMessage": "The operation is now in progress.",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000
+            })
+        );
+    }
+
+    #[test]
+    fn modern_create_result_never_carries_a_payload() {
+        let mut r = record(TaskStatus::InputRequired);
+        r.input_requests.insert("name".into(), elicit());
+        let v = r.modern_create_result();
+        for key in ["inputRequests", "result", "error", "requestState", "task"] {
+            assert!(v.get(key).is_none(), "{key} in {v}");
+        }
+    }
+
+    #[test]
+    fn unlimited_ttl_is_null_and_tiny_durations_are_never_zero() {
+        let mut r = record(TaskStatus::Working);
+        r.ttl = None;
+        r.poll_interval = None;
+        assert_eq!(
+            r.modern_create_result(),
+            json!({
+                "resultType": "task",
+                "taskId": "786512e2",
+                "status": "working",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": null
+            })
+        );
+        r.ttl = Some(Duration::ZERO);
+        r.poll_interval = Some(Duration::from_micros(10));
+        let v = r.modern_create_result();
+        assert_eq!(v["ttlMs"], json!(1));
+        assert_eq!(v["pollIntervalMs"], json!(1));
+        let v = r.legacy_task();
+        assert_eq!(v["ttl"], json!(1));
+        assert_eq!(v["pollInterval"], json!(1));
+    }
+
+    #[test]
+    fn modern_get_working() {
+        assert_eq!(
+            record(TaskStatus::Working).modern_get_result(),
+            json!({
+                "resultType": "complete",
+                "taskId": "786512e2",
+                "status": "working",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000
+            })
+        );
+    }
+
+    #[test]
+    fn modern_get_input_required_lists_every_outstanding_request() {
+        let mut r = record(TaskStatus::InputRequired);
+        r.input_requests.insert("name".into(), elicit());
+        r.input_requests
+            .insert("roots".into(), InputRequest::new("roots/list", json!({})));
+        r.retired_keys.insert("earlier".into());
+        r.input_responses.insert("earlier".into(), json!({"x": 1}));
+        assert_eq!(
+            r.modern_get_result(),
+            json!({
+                "resultType": "complete",
+                "taskId": "786512e2",
+                "status": "input_required",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000,
+                "inputRequests": {
+                    "name": {
+                        "method": "elicitation/create",
+                        "params": {"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}
+                    },
+                    "roots": {"method": "roots/list", "params": {}}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn modern_get_completed_carries_the_result_verbatim() {
+        let mut r = record(TaskStatus::Completed);
+        let result = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true});
+        r.outcome = Some(TaskOutcome::Result(result.clone()));
+        assert_eq!(
+            r.modern_get_result(),
+            json!({
+                "resultType": "complete",
+                "taskId": "786512e2",
+                "status": "completed",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000,
+                "result": result
+            })
+        );
+    }
+
+    #[test]
+    fn modern_get_failed_carries_the_error() {
+        let mut r = record(TaskStatus::Failed);
+        r.poll_interval = None;
+        r.status_message = Some("Tool execution failed: API rate limit exceeded".into());
+        r.outcome = Some(TaskOutcome::Error(
+            RpcError::internal("API rate limit exceeded").with_data(json!({"retryAfter": 3})),
+        ));
+        assert_eq!(
+            r.modern_get_result(),
+            json!({
+                "resultType": "complete",
+                "taskId": "786512e2",
+                "status": "failed",
+                "statusMessage": "Tool execution failed: API rate limit exceeded",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "error": {"code": -32603, "message": "API rate limit exceeded", "data": {"retryAfter": 3}}
+            })
+        );
+    }
+
+    #[test]
+    fn modern_get_cancelled_has_no_payload() {
+        let mut r = record(TaskStatus::Cancelled);
+        r.status_message = Some("The task was cancelled by request.".into());
+        assert_eq!(
+            r.modern_get_result(),
+            json!({
+                "resultType": "complete",
+                "taskId": "786512e2",
+                "status": "cancelled",
+                "statusMessage": "The task was cancelled by request.",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000
+            })
+        );
+    }
+
+    #[test]
+    fn modern_shapes_never_use_legacy_names() {
+        let mut r = record(TaskStatus::Completed);
+        r.outcome = Some(TaskOutcome::Result(json!({"content": []})));
+        for v in [
+            r.modern_create_result(),
+            r.modern_get_result(),
+            r.modern_notification_params(),
+        ] {
+            for key in ["ttl", "pollInterval", "requestState", "task"] {
+                assert!(v.get(key).is_none(), "{key} in {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn modern_notification_params_are_the_detailed_task_without_result_type() {
+        let mut r = record(TaskStatus::Completed);
+        r.last_updated_at = t0() + Duration::from_secs(1200);
+        r.outcome = Some(TaskOutcome::Result(
+            json!({"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false}),
+        ));
+        assert_eq!(
+            r.modern_notification_params(),
+            json!({
+                "taskId": "786512e2",
+                "status": "completed",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:50:00.000Z",
+                "ttlMs": 60000,
+                "pollIntervalMs": 5000,
+                "result": {"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false}
+            })
+        );
+        let mut r = record(TaskStatus::InputRequired);
+        r.input_requests.insert("name".into(), elicit());
+        let mut expected = r.modern_get_result();
+        expected.as_object_mut().unwrap().remove("resultType");
+        assert_eq!(r.modern_notification_params(), expected);
+    }
+
+    #[test]
+    fn legacy_task_uses_legacy_names_and_no_payload() {
+        let mut r = record(TaskStatus::Failed);
+        r.origin = TaskOrigin::Legacy;
+        r.ttl = Some(Duration::from_secs(30));
+        r.status_message = Some("Tool execution failed: API rate limit exceeded".into());
+        r.outcome = Some(TaskOutcome::Error(RpcError::internal("rate limit")));
+        assert_eq!(
+            r.legacy_task(),
+            json!({
+                "taskId": "786512e2",
+                "status": "failed",
+                "statusMessage": "Tool execution failed: API rate limit exceeded",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttl": 30000,
+                "pollInterval": 5000
+            })
+        );
+        let mut r = record(TaskStatus::InputRequired);
+        r.input_requests.insert("name".into(), elicit());
+        r.ttl = None;
+        r.poll_interval = None;
+        assert_eq!(
+            r.legacy_task(),
+            json!({
+                "taskId": "786512e2",
+                "status": "input_required",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttl": null
+            })
+        );
+    }
+
+    #[test]
+    fn legacy_create_result_nests_the_task() {
+        let r = record(TaskStatus::Working);
+        assert_eq!(
+            r.legacy_create_result(),
+            json!({
+                "task": {
+                    "taskId": "786512e2",
+                    "status": "working",
+                    "createdAt": "2025-11-25T10:30:00.000Z",
+                    "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                    "ttl": 60000,
+                    "pollInterval": 5000
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn legacy_status_notification_params_are_the_task() {
+        let r = record(TaskStatus::Completed);
+        assert_eq!(
+            r.legacy_status_notification_params(),
+            json!({
+                "taskId": "786512e2",
+                "status": "completed",
+                "createdAt": "2025-11-25T10:30:00.000Z",
+                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                "ttl": 60000,
+                "pollInterval": 5000
+            })
+        );
+    }
+
+    #[test]
+    fn legacy_list_result_with_and_without_cursor() {
+        let a = record(TaskStatus::Working);
+        let mut b = record(TaskStatus::Completed);
+        b.id = TaskId::new("abc123");
+        b.poll_interval = None;
+        assert_eq!(
+            legacy_list_result([&a, &b], Some("next-page")),
+            json!({
+                "tasks": [
+                    {
+                        "taskId": "786512e2",
+                        "status": "working",
+                        "createdAt": "2025-11-25T10:30:00.000Z",
+                        "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                        "ttl": 60000,
+                        "pollInterval": 5000
+                    },
+                    {
+                        "taskId": "abc123",
+                        "status": "completed",
+                        "createdAt": "2025-11-25T10:30:00.000Z",
+                        "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
+                        "ttl": 60000
+                    }
+                ],
+                "nextCursor": "next-page"
+            })
+        );
+        assert_eq!(legacy_list_result([], None), json!({"tasks": []}));
+    }
+
+    #[test]
+    fn outcome_status_depends_on_era_for_tool_errors() {
+        let tool_error = TaskOutcome::Result(json!({"content": [], "isError": true}));
+        let ok = TaskOutcome::Result(json!({"content": [], "isError": false}));
+        let rpc = TaskOutcome::Error(RpcError::new(codes::INTERNAL_ERROR, "boom"));
+        assert_eq!(
+            tool_error.terminal_status(TaskOrigin::Modern),
+            TaskStatus::Completed
+        );
+        assert_eq!(
+            tool_error.terminal_status(TaskOrigin::Legacy),
+            TaskStatus::Failed
+        );
+        for origin in [TaskOrigin::Modern, TaskOrigin::Legacy] {
+            assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
+            assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);
+        }
+    }
+
+    #[test]
+    fn record_storage_encoding_round_trips() {
+        let mut r = record(TaskStatus::Failed);
+        r.input_responses
+            .insert("k".into(), json!({"action": "accept"}));
+        r.retired_keys.insert("k".into());
+        r.outcome = Some(TaskOutcome::Error(RpcError::internal("x")));
+        r.terminal_at = Some(t0());
+        let encoded = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<TaskRecord>(&encoded).unwrap(), r);
+    }
+}

@@ -1,0 +1,568 @@
+//! The in-memory task store, the default.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
+
+use super::machine::{self, Expiry};
+use super::{
+    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
+    SystemClock, TaskEvent, TaskPage, TaskStore,
+};
+use crate::protocol::InputRequest;
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+
+/// Lock stripes. Operations on tasks in different stripes never contend.
+const SHARDS: usize = 64;
+/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+const EVENT_CAPACITY: usize = 1024;
+
+/// Tasks in this process's memory; they are gone when it exits. The default store.
+///
+/// Built for many tasks and many waiters: tasks are spread over 64 independently locked stripes,
+/// locks are plain mutexes held for a few map operations and never across an `await`, and each
+/// task has its own wake-up channel (created only while someone waits on it), so a change wakes
+/// the waiters of that task and nobody else. Each owner's tasks are indexed by creation order,
+/// so `list` reads only the page it returns. `expire` scans every task (a few milliseconds per
+/// 100,000 tasks).
+pub struct MemoryTaskStore {
+    clock: Arc<dyn Clock>,
+    hasher: RandomState,
+    tasks: Box<[Mutex<HashMap<TaskId, Entry>>]>,
+    owners: Box<[Mutex<HashMap<Owner, OwnerIndex>>]>,
+    next_seq: AtomicU64,
+    events: broadcast::Sender<TaskEvent>,
+}
+
+/// One owner's tasks: creation sequence number → task id.
+type OwnerIndex = BTreeMap<u64, TaskId>;
+
+struct Entry {
+    record: TaskRecord,
+    /// Position in the owner's index.
+    seq: u64,
+    /// Carries the record's version to [`TaskStore::changed`] waiters; `None` while nobody waits.
+    /// Dropping it (when the task is deleted) wakes every waiter with an error.
+    waiters: Option<watch::Sender<u64>>,
+}
+
+impl MemoryTaskStore {
+    /// An empty store on the system clock.
+    pub fn new() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+
+    /// An empty store on this clock.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        MemoryTaskStore {
+            clock,
+            hasher: RandomState::new(),
+            tasks: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            owners: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            next_seq: AtomicU64::new(0),
+            events: broadcast::channel(EVENT_CAPACITY).0,
+        }
+    }
+
+    /// How many tasks are stored.
+    pub fn len(&self) -> usize {
+        self.tasks.iter().map(|shard| lock(shard).len()).sum()
+    }
+
+    /// Whether no task is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn stripe<'a, K: Hash, T>(&self, stripes: &'a [Mutex<T>], key: &K) -> MutexGuard<'a, T> {
+        let index = self.hasher.hash_one(key) as usize % stripes.len();
+        lock(&stripes[index])
+    }
+
+    /// Applies `change` to the task under its stripe lock, wakes its waiters if the version moved,
+    /// and returns what `change` returned with the record afterwards. `owner: None` is the
+    /// engine acting; `visible: false` marks a change clients cannot see (no event).
+    fn update<T>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
+    ) -> Result<(T, TaskRecord), StoreError> {
+        let now = self.clock.now();
+        let mut tasks = self.stripe(&self.tasks, id);
+        let entry = tasks
+            .get_mut(id)
+            .filter(|entry| owner.is_none_or(|owner| entry.record.owner == *owner))
+            .ok_or(StoreError::NotFound)?;
+        let before = entry.record.version;
+        let out = change(&mut entry.record, now)?;
+        if entry.record.version != before {
+            self.announce(entry, visible);
+        }
+        Ok((out, entry.record.clone()))
+    }
+
+    /// Tells waiters and subscribers about a change; called under the stripe lock, so that
+    /// they learn of a task's versions in order.
+    fn announce(&self, entry: &mut Entry, visible: bool) {
+        if let Some(waiters) = &entry.waiters {
+            if waiters.receiver_count() == 0 {
+                entry.waiters = None;
+            } else {
+                waiters.send_replace(entry.record.version);
+            }
+        }
+        if visible && self.events.receiver_count() > 0 {
+            let _ = self
+                .events
+                .send(TaskEvent::Updated(Arc::new(entry.record.clone())));
+        }
+    }
+
+    fn page(
+        &self,
+        owner: &Owner,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => decode_cursor(cursor)
+                .and_then(|seq| seq.checked_add(1))
+                .ok_or(StoreError::InvalidCursor)?,
+        };
+        let limit = limit.max(1);
+        let mut ids: Vec<(u64, TaskId)> = self
+            .stripe(&self.owners, owner)
+            .get(owner)
+            .map(|index| {
+                let page = index.range(start..).take(limit.saturating_add(1));
+                page.map(|(seq, id)| (*seq, id.clone())).collect()
+            })
+            .unwrap_or_default();
+        let more = ids.len() > limit;
+        ids.truncate(limit);
+        let next_cursor = more.then(|| encode_cursor(ids[ids.len() - 1].0));
+        let tasks = ids
+            .iter()
+            .filter_map(|(_, id)| {
+                let tasks = self.stripe(&self.tasks, id);
+                let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner)?;
+                Some(entry.record.clone())
+            })
+            .collect();
+        Ok(TaskPage { tasks, next_cursor })
+    }
+
+    fn sweep(&self, now: SystemTime) -> ExpiryReport {
+        let mut report = ExpiryReport::default();
+        let mut removed = Vec::new();
+        for stripe in self.tasks.iter() {
+            let mut tasks = lock(stripe);
+            let mut doomed = Vec::new();
+            for (id, entry) in tasks.iter_mut() {
+                match machine::expiry(&entry.record, now) {
+                    Expiry::Keep => {}
+                    Expiry::Fail => {
+                        machine::fail_expired(&mut entry.record, now);
+                        self.announce(entry, true);
+                        report.failed.push(entry.record.clone());
+                    }
+                    Expiry::Remove => doomed.push(id.clone()),
+                }
+            }
+            for id in doomed {
+                // Dropping the entry drops its watch sender, which wakes its waiters.
+                if let Some(entry) = tasks.remove(&id) {
+                    removed.push((entry.record.owner, entry.seq, id));
+                }
+            }
+        }
+        for (owner, seq, id) in removed {
+            {
+                let mut owners = self.stripe(&self.owners, &owner);
+                if let Some(index) = owners.get_mut(&owner) {
+                    index.remove(&seq);
+                    if index.is_empty() {
+                        owners.remove(&owner);
+                    }
+                }
+            }
+            if self.events.receiver_count() > 0 {
+                let _ = self.events.send(TaskEvent::Removed {
+                    id: id.clone(),
+                    owner,
+                });
+            }
+            report.removed.push(id);
+        }
+        report
+    }
+
+    /// Subscribes to the task's versions, or returns the record if it is already newer.
+    fn watch(
+        &self,
+        id: &TaskId,
+        seen: u64,
+    ) -> Result<Result<TaskRecord, watch::Receiver<u64>>, StoreError> {
+        let mut tasks = self.stripe(&self.tasks, id);
+        let entry = tasks.get_mut(id).ok_or(StoreError::NotFound)?;
+        if entry.record.version > seen {
+            return Ok(Ok(entry.record.clone()));
+        }
+        let version = entry.record.version;
+        let sender = entry
+            .waiters
+            .get_or_insert_with(|| watch::channel(version).0);
+        Ok(Err(sender.subscribe()))
+    }
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for MemoryTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryTaskStore")
+            .field("clock", &self.clock)
+            .field("tasks", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Box::pin(async move {
+            let record = machine::new_record(task, self.clock.now());
+            let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+            let mut tasks = self.stripe(&self.tasks, &record.id);
+            if tasks.contains_key(&record.id) {
+                return Err(StoreError::DuplicateId(record.id));
+            }
+            // Index under the task's stripe lock, so a sweep cannot delete the task before it is
+            // indexed (which would leave a stale index entry behind).
+            self.stripe(&self.owners, &record.owner)
+                .entry(record.owner.clone())
+                .or_default()
+                .insert(seq, record.id.clone());
+            let entry = tasks.entry(record.id.clone()).or_insert(Entry {
+                record,
+                seq,
+                waiters: None,
+            });
+            self.announce(entry, true);
+            Ok(entry.record.clone())
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let tasks = self.stripe(&self.tasks, id);
+            let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.map(|entry| entry.record.clone()))
+        })
+    }
+
+    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let tasks = self.stripe(&self.tasks, id);
+            Ok(tasks.get(id).map(|entry| entry.record.clone()))
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a Owner,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, TaskPage> {
+        Box::pin(async move { self.page(owner, cursor, limit) })
+    }
+
+    fn set_status_message<'a>(
+        &'a self,
+        id: &'a TaskId,
+        message: Option<String>,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::set_status_message(record, message, now);
+                Ok(())
+            };
+            Ok(self.update(id, None, true, change)?.1)
+        })
+    }
+
+    fn add_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: String,
+        request: InputRequest,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::add_input_request(record, key, request, now)
+            };
+            Ok(self.update(id, None, true, change)?.1)
+        })
+    }
+
+    fn withdraw_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: &'a str,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::withdraw_input_request(record, key, now);
+                Ok(())
+            };
+            Ok(self.update(id, None, true, change)?.1)
+        })
+    }
+
+    fn deliver_responses<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        responses: Map<String, Value>,
+    ) -> StoreFuture<'a, DeliveryReport> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                Ok(machine::deliver_responses(record, responses, now))
+            };
+            let (delivery, record) = self.update(id, Some(owner), true, change)?;
+            Ok(DeliveryReport {
+                accepted: delivery.accepted,
+                ignored: delivery.ignored,
+                record,
+            })
+        })
+    }
+
+    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, _| Ok(machine::take_response(record, key));
+            Ok(self.update(id, None, false, change)?.0)
+        })
+    }
+
+    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::finish(record, outcome, now);
+                Ok(())
+            };
+            Ok(self.update(id, None, true, change)?.1)
+        })
+    }
+
+    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
+            let (cancelled, record) = self.update(id, Some(owner), true, change)?;
+            Ok(if cancelled {
+                CancelResult::Cancelled(record)
+            } else {
+                CancelResult::AlreadyTerminal(record)
+            })
+        })
+    }
+
+    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+        Box::pin(async move { Ok(self.sweep(now)) })
+    }
+
+    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let mut versions = match self.watch(id, seen_version)? {
+                Ok(record) => return Ok(record),
+                Err(versions) => versions,
+            };
+            loop {
+                // Err: the sender was dropped, i.e. the task was deleted. The borrow `wait_for`
+                // returns must end here, before the stripe lock is taken again.
+                let woke = versions
+                    .wait_for(|version| *version > seen_version)
+                    .await
+                    .is_ok();
+                if !woke {
+                    return Err(StoreError::NotFound);
+                }
+                let tasks = self.stripe(&self.tasks, id);
+                match tasks.get(id) {
+                    Some(entry) if entry.record.version > seen_version => {
+                        return Ok(entry.record.clone());
+                    }
+                    Some(_) => continue,
+                    None => return Err(StoreError::NotFound),
+                }
+            }
+        })
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.events.subscribe()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The maps stay consistent even if a panic unwound through a holder: every change to them is
+    // a single insert or remove.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode_cursor(seq: u64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
+}
+
+fn decode_cursor(cursor: &str) -> Option<u64> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::task::TaskOrigin;
+    use crate::store::ManualClock;
+    use std::time::{Duration, Instant};
+
+    crate::task_store_contract_tests!(MemoryTaskStore::with_clock);
+
+    #[tokio::test]
+    async fn run_all_passes_on_the_memory_store() {
+        crate::store::contract::run_all(MemoryTaskStore::with_clock).await;
+    }
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_rejected() {
+        for seq in [0, 1, 255, u64::MAX] {
+            assert_eq!(decode_cursor(&encode_cursor(seq)), Some(seq));
+        }
+        for bad in ["", "!!", "AAAA", "AAAAAAAAAAAAAAAA"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_listed_task_removed_before_its_record_is_read_is_skipped() {
+        let clock = ManualClock::new();
+        let store = MemoryTaskStore::with_clock(Arc::new(clock.clone()));
+        let alice = Owner::new("alice");
+        let new =
+            || NewTask::new(alice.clone(), TaskOrigin::Modern).ttl(Some(Duration::from_secs(1)));
+        let first = store.create(new()).await.unwrap();
+        store.create(new()).await.unwrap();
+        // Simulate the race: the record disappears while the index still names it.
+        store.stripe(&store.tasks, &first.id).remove(&first.id);
+        let page = store.list(&alice, None, 10).await.unwrap();
+        assert_eq!(page.tasks.len(), 1);
+        assert_ne!(page.tasks[0].id, first.id);
+    }
+
+    #[tokio::test]
+    async fn the_wake_up_channel_exists_only_while_someone_waits() {
+        let store = Arc::new(MemoryTaskStore::new());
+        let alice = Owner::new("alice");
+        let task = store
+            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let has_channel = |store: &MemoryTaskStore| {
+            store.stripe(&store.tasks, &task.id)[&task.id]
+                .waiters
+                .is_some()
+        };
+        assert!(!has_channel(&store));
+        let waiter = {
+            let (store, id) = (store.clone(), task.id.clone());
+            tokio::spawn(async move { store.changed(&id, 1).await })
+        };
+        while !has_channel(&store) {
+            tokio::task::yield_now().await;
+        }
+        store
+            .set_status_message(&task.id, Some("a".into()))
+            .await
+            .unwrap();
+        assert_eq!(waiter.await.unwrap().unwrap().version, 2);
+        // The next change finds no receiver and drops the channel.
+        store
+            .set_status_message(&task.id, Some("b".into()))
+            .await
+            .unwrap();
+        assert!(!has_channel(&store));
+    }
+
+    /// 100,000 tasks, then 1,000 tasks each with a waiter; every waiter is woken by its own task.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn holds_many_tasks_and_many_waiters() {
+        let store = Arc::new(MemoryTaskStore::new());
+        let started = Instant::now();
+        for i in 0..100_000 {
+            let owner = Owner::new(format!("owner-{}", i % 100));
+            store
+                .create(
+                    NewTask::new(owner, TaskOrigin::Modern).ttl(Some(Duration::from_secs(3600))),
+                )
+                .await
+                .unwrap();
+        }
+        let created = started.elapsed();
+        assert_eq!(store.len(), 100_000);
+
+        let started = Instant::now();
+        let report = store.expire(SystemTime::now()).await.unwrap();
+        assert_eq!(report, ExpiryReport::default());
+        let swept = started.elapsed();
+
+        let owner = Owner::new("waiting");
+        let mut tasks = Vec::new();
+        for _ in 0..1000 {
+            tasks.push(
+                store
+                    .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
+                    .await
+                    .unwrap(),
+            );
+        }
+        let started = Instant::now();
+        let waiters: Vec<_> = tasks
+            .iter()
+            .map(|task| {
+                let (store, id) = (store.clone(), task.id.clone());
+                tokio::spawn(async move { store.changed(&id, 1).await })
+            })
+            .collect();
+        for task in &tasks {
+            store
+                .set_status_message(&task.id, Some("go".into()))
+                .await
+                .unwrap();
+        }
+        for (task, waiter) in tasks.iter().zip(waiters) {
+            let record = waiter.await.unwrap().unwrap();
+            assert_eq!(record.id, task.id);
+            assert_eq!(record.version, 2);
+        }
+        let woken = started.elapsed();
+        eprintln!(
+            "100k creates: {created:?}; sweep of 101k: {swept:?}; 1000 waiters woken: {woken:?}"
+        );
+    }
+}

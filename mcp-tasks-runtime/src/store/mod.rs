@@ -1,0 +1,335 @@
+//! The persistence boundary: [`TaskStore`], the in-memory default [`MemoryTaskStore`], and the
+//! [`contract`] every store must pass.
+//!
+//! **The store is the truth.** Every state change of a task goes through its store, and the
+//! engine keeps nothing about a task that the store does not have, so a durable or shared store
+//! (SQLite, Redis) can replace the in-memory one and several server processes can share tasks.
+//! In particular the engine learns about changes made elsewhere (an answer delivered by
+//! `tasks/update`, a `tasks/cancel`) through [`TaskStore::changed`], never through a side channel.
+//!
+//! # Ownership
+//!
+//! Operations a client triggers (`get`, `list`, `deliver_responses`, `cancel`) take the caller's
+//! [`Owner`]; a task that belongs to someone else behaves exactly like one that does not exist
+//! (`None` or [`StoreError::NotFound`]). Operations only the engine performs on behalf of the
+//! running tool take just the id.
+//!
+//! # Semantics in brief
+//!
+//! The state machine is written once, as pure functions in [`machine`]; see there for the rules.
+//! - A task starts `working` at version 1 and is visible to `get` once `create` resolves.
+//! - `add_input_request` → `input_required`; `deliver_responses` accepts answers to outstanding
+//!   keys, ignores all others, and returns the task to `working` only when nothing is left
+//!   outstanding; the tool then takes its answer with `take_response`. Keys are never reused.
+//! - `finish` ends a task with its outcome; it does nothing to a task that has already ended, so
+//!   a cancelled task stays cancelled. `cancel` makes a running task `cancelled` at once and
+//!   reports [`CancelResult::AlreadyTerminal`] for one that has ended (the modern era acks that,
+//!   the legacy era answers `-32602`).
+//! - TTL: `expire` fails tasks still running at `created_at + ttl` (`-32603`, "task expired: TTL
+//!   elapsed before completion") and deletes ended tasks at `terminal_at + ttl`, so a result stays
+//!   readable for a whole TTL after the task ended. `ttl: None` is unlimited.
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::{InputRequest, RpcError};
+
+mod clock;
+pub mod contract;
+pub mod machine;
+mod memory;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use memory::MemoryTaskStore;
+
+/// What every [`TaskStore`] operation returns: a boxed, `Send` future borrowing its arguments.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Where tasks live. The engine holds an `Arc<dyn TaskStore>` and never knows which store it has.
+///
+/// Every operation is complete when its future resolves: a later operation, from this process or
+/// another one sharing the store, sees its effect (strong consistency). Implementations should
+/// apply the rules of [`machine`] (ideally by calling it) and must pass [`contract`].
+pub trait TaskStore: Send + Sync + fmt::Debug {
+    /// Stores a new task (`working`, version 1, stamped with the store's clock) and returns it.
+    /// Once this resolves, `get` finds it. [`StoreError::DuplicateId`] if the id is taken.
+    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord>;
+
+    /// The task, if it exists and belongs to `owner`.
+    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// The task, whoever owns it. For the engine only, never on behalf of a client.
+    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// One page of `owner`'s tasks, oldest first (stable creation order), at most `limit` (at
+    /// least 1) long. `cursor` is a `next_cursor` from an earlier page; a cursor the store did not
+    /// make is [`StoreError::InvalidCursor`]. Tasks created after a page was read appear on later
+    /// pages; deleted ones vanish.
+    fn list<'a>(
+        &'a self,
+        owner: &'a Owner,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, TaskPage>;
+
+    /// Sets or clears the status message ([`machine::set_status_message`]).
+    fn set_status_message<'a>(
+        &'a self,
+        id: &'a TaskId,
+        message: Option<String>,
+    ) -> StoreFuture<'a, TaskRecord>;
+
+    /// Adds an outstanding input request under `key` and makes the task `input_required`
+    /// ([`machine::add_input_request`]). [`StoreError::InputKeyReused`] if `key` was ever used by
+    /// this task; [`StoreError::Terminal`] if the task has ended.
+    fn add_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: String,
+        request: InputRequest,
+    ) -> StoreFuture<'a, TaskRecord>;
+
+    /// Withdraws an outstanding input request nobody waits for any more
+    /// ([`machine::withdraw_input_request`]).
+    fn withdraw_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: &'a str,
+    ) -> StoreFuture<'a, TaskRecord>;
+
+    /// Delivers a client's answers (`tasks/update`, or a legacy response), applied before the
+    /// future resolves ([`machine::deliver_responses`]). Unknown and already answered keys are
+    /// ignored, and reported so; a task that has ended ignores every key.
+    fn deliver_responses<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        responses: Map<String, Value>,
+    ) -> StoreFuture<'a, DeliveryReport>;
+
+    /// Takes the delivered answer for `key`, once ([`machine::take_response`]).
+    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>>;
+
+    /// Ends the task with this outcome; a no-op, returning the record as it is, if the task has
+    /// already ended ([`machine::finish`]).
+    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord>;
+
+    /// A client cancels its task ([`machine::cancel`]).
+    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult>;
+
+    /// Applies TTLs as of `now` (normally the store's clock): fails running tasks whose TTL ran
+    /// out and deletes ended tasks whose retention ran out ([`machine::expiry`]). Waiters on a
+    /// deleted task get [`StoreError::NotFound`].
+    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport>;
+
+    /// Resolves with the task as soon as its version exceeds `seen_version` — at once if it
+    /// already does. This is how a tool waiting for input, and the engine waiting for
+    /// cancellation, are woken, whichever process made the change. Only changes to this task
+    /// wake its waiters. [`StoreError::NotFound`] if the task does not exist or is deleted while
+    /// waiting.
+    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord>;
+
+    /// A feed of client-visible changes to every task (creation, and every change that updates
+    /// `lastUpdatedAt`), for status notifications. Best effort: events of one task arrive in
+    /// version order, but a receiver that falls behind gets
+    /// [`RecvError::Lagged`](broadcast::error::RecvError::Lagged) and should re-read the tasks it
+    /// cares about. Not a substitute for [`changed`](Self::changed).
+    fn subscribe(&self) -> broadcast::Receiver<TaskEvent>;
+}
+
+/// What the engine asks a store to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    /// The id; [`NewTask::new`] generates one ([`TaskId::generate`]).
+    pub id: TaskId,
+    /// Who may see and act on it.
+    pub owner: Owner,
+    /// The era of the request that created it.
+    pub origin: TaskOrigin,
+    /// Time to live (`None` = unlimited); see [`TaskRecord::ttl`].
+    pub ttl: Option<Duration>,
+    /// Suggested polling interval.
+    pub poll_interval: Option<Duration>,
+    /// A first status message.
+    pub status_message: Option<String>,
+}
+
+impl NewTask {
+    /// A task with a fresh id, unlimited TTL and no poll interval.
+    pub fn new(owner: Owner, origin: TaskOrigin) -> Self {
+        NewTask {
+            id: TaskId::generate(),
+            owner,
+            origin,
+            ttl: None,
+            poll_interval: None,
+            status_message: None,
+        }
+    }
+
+    /// With this id instead (a custom id source).
+    pub fn id(mut self, id: TaskId) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// With this TTL.
+    pub fn ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// With this poll interval.
+    pub fn poll_interval(mut self, poll_interval: Option<Duration>) -> Self {
+        self.poll_interval = poll_interval;
+        self
+    }
+
+    /// With this status message.
+    pub fn status_message(mut self, message: impl Into<String>) -> Self {
+        self.status_message = Some(message.into());
+        self
+    }
+}
+
+/// One page of [`TaskStore::list`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// Where the next page starts; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// What [`TaskStore::deliver_responses`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliveryReport {
+    /// Keys that answered an outstanding request.
+    pub accepted: Vec<String>,
+    /// Keys that were ignored.
+    pub ignored: Vec<String>,
+    /// The task afterwards.
+    pub record: TaskRecord,
+}
+
+/// What [`TaskStore::cancel`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CancelResult {
+    /// The task was running and is now `cancelled`.
+    Cancelled(TaskRecord),
+    /// The task had already ended, with the record's (terminal) status; nothing changed. The
+    /// modern era acknowledges this like a cancel; the legacy era answers `-32602`.
+    AlreadyTerminal(TaskRecord),
+}
+
+impl CancelResult {
+    /// The task after the call.
+    pub fn record(&self) -> &TaskRecord {
+        match self {
+            CancelResult::Cancelled(record) | CancelResult::AlreadyTerminal(record) => record,
+        }
+    }
+
+    /// The task after the call.
+    pub fn into_record(self) -> TaskRecord {
+        match self {
+            CancelResult::Cancelled(record) | CancelResult::AlreadyTerminal(record) => record,
+        }
+    }
+}
+
+/// What [`TaskStore::expire`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExpiryReport {
+    /// Tasks that ran out of time and are now `failed`.
+    pub failed: Vec<TaskRecord>,
+    /// Tasks deleted after their retention ran out.
+    pub removed: Vec<TaskId>,
+}
+
+/// A change on [`TaskStore::subscribe`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskEvent {
+    /// The task was created or changed visibly; this is the record right after the change.
+    Updated(Arc<TaskRecord>),
+    /// The task was deleted.
+    Removed {
+        /// Its id.
+        id: TaskId,
+        /// Its owner.
+        owner: Owner,
+    },
+}
+
+/// Why a store operation failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No such task for this caller: unknown, someone else's, or deleted. `-32602` on the wire.
+    NotFound,
+    /// A `list` cursor this store did not make. `-32602` on the wire.
+    InvalidCursor,
+    /// `create` with an id that is taken.
+    DuplicateId(TaskId),
+    /// `add_input_request` with a key this task has used before.
+    InputKeyReused(String),
+    /// The task has ended (with this status), so it can no longer ask for input.
+    Terminal(TaskStatus),
+    /// The storage itself failed (I/O, connection, encoding).
+    Backend(Box<dyn Error + Send + Sync>),
+}
+
+impl StoreError {
+    /// A storage failure.
+    pub fn backend(error: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
+        StoreError::Backend(error.into())
+    }
+
+    /// The JSON-RPC error a client gets for this: `-32602` for an unknown task or a bad cursor,
+    /// `-32603` for anything else (which is the server's fault, not the client's).
+    pub fn to_rpc_error(&self) -> RpcError {
+        match self {
+            StoreError::NotFound => RpcError::invalid_params("Task not found"),
+            StoreError::InvalidCursor => RpcError::invalid_params("Invalid cursor"),
+            other => RpcError::internal(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::NotFound => f.write_str("task not found"),
+            StoreError::InvalidCursor => f.write_str("invalid cursor"),
+            StoreError::DuplicateId(id) => write!(f, "a task with id {id} already exists"),
+            StoreError::InputKeyReused(key) => {
+                write!(f, "input request key {key:?} was already used by this task")
+            }
+            StoreError::Terminal(status) => write!(f, "the task has already ended ({status})"),
+            StoreError::Backend(error) => write!(f, "task store failure: {error}"),
+        }
+    }
+}
+
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            StoreError::Backend(error) => Some(&**error),
+            _ => None,
+        }
+    }
+}
+
+impl From<StoreError> for RpcError {
+    fn from(error: StoreError) -> Self {
+        error.to_rpc_error()
+    }
+}
