@@ -216,11 +216,17 @@ fn run_node_script(script: &str) {
         .env("MCP_SERVER_BIN", &server);
     let label = script.trim_end_matches(".mjs");
     let run = run(label, cmd, SCRIPT_TIMEOUT);
+    let verdict: Vec<&str> = run
+        .output
+        .lines()
+        .filter(|l| l.starts_with("FAIL "))
+        .collect();
     assert!(
         run.success(),
-        "`node tests/peers/{script} {}` {}; last lines:\n{}",
+        "`node tests/peers/{script} {}` {}\n{}\nlast lines:\n{}",
         server.display(),
         run.describe(),
+        verdict.join("\n"),
         last_lines(&run.output, 25)
     );
     assert!(

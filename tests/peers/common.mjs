@@ -93,8 +93,12 @@ export async function main(name, body, { timeoutMs = 50_000 } = {}) {
         if (error instanceof CheckFailed) {
             console.error(`FAIL ${name}: ${error.message}`);
         } else {
-            console.error(`FAIL ${name}: unexpected error: ${error?.stack ?? show(error)}`);
+            // One line first (zod errors are multi-line JSON), then where it came from.
+            const message = String(error?.message ?? show(error)).replace(/\s*\n\s*/g, ' ');
+            console.error(`FAIL ${name}: ${error?.name ?? 'error'} from the client: ${message}`);
             if (error?.code !== undefined) console.error(`    code: ${show(error.code)}  data: ${show(error.data)}`);
+            const frames = String(error?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l));
+            if (frames.length > 0) console.error(frames.slice(0, 8).join('\n'));
         }
         process.exit(1);
     }
