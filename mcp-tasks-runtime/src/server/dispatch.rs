@@ -237,14 +237,14 @@ fn unsupported_version(requested: &str) -> RpcError {
 
 /// Adds what every modern result carries; legacy results pass unchanged.
 fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
-    if era.is_modern() {
-        if let Value::Object(obj) = &mut result {
-            obj.entry("resultType")
-                .or_insert_with(|| Value::String("complete".into()));
-            let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-            if let Value::Object(meta) = meta {
-                meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
-            }
+    if era.is_modern()
+        && let Value::Object(obj) = &mut result
+    {
+        obj.entry("resultType")
+            .or_insert_with(|| Value::String("complete".into()));
+        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
         }
     }
     result
@@ -315,7 +315,13 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             tool
         })
         .collect();
-    json!({ "tools": tools })
+    if era.is_modern() {
+        // 2026-07-28: ListToolsResult is a CacheableResult. The list never changes while the server
+        // runs, but it differs by era, so it must not be shared across clients.
+        json!({ "tools": tools, "ttlMs": 0, "cacheScope": "private" })
+    } else {
+        json!({ "tools": tools })
+    }
 }
 
 /// How a `tools/call` runs.

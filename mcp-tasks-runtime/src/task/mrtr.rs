@@ -65,14 +65,14 @@ impl ContextBackend for Replay {
     fn input(&self, request: InputRequest) -> InputFuture {
         let key = key_for(&request.method, self.counter.fetch_add(1, Ordering::SeqCst));
         let digest = request_digest(&request);
-        if let Some(before) = self.asked_before.get(&key) {
-            if before.as_str() != Some(digest.as_str()) {
-                return Box::pin(async move {
-                    Err(InputError::InvalidResponse(format!(
-                        "input `{key}` was asked differently on this retry than before; a tool must ask for input in the same order each time it runs"
-                    )))
-                });
-            }
+        if let Some(before) = self.asked_before.get(&key)
+            && before.as_str() != Some(digest.as_str())
+        {
+            return Box::pin(async move {
+                Err(InputError::InvalidResponse(format!(
+                    "input `{key}` was asked differently on this retry than before; a tool must ask for input in the same order each time it runs"
+                )))
+            });
         }
         if let Some(answer) = self.answers.get(&key) {
             let answer = answer.clone();

@@ -183,10 +183,10 @@ impl ToolContext {
     /// bare result. The typed [`elicit`](Self::elicit), [`sample`](Self::sample) and
     /// [`roots`](Self::roots) are built on this.
     pub async fn request(&self, request: InputRequest) -> Result<Value, InputError> {
-        if let Some(capability) = request.required_capability() {
-            if !self.inner.capabilities.has(capability) {
-                return Err(InputError::NotSupported { capability });
-            }
+        if let Some(capability) = request.required_capability()
+            && !self.inner.capabilities.has(capability)
+        {
+            return Err(InputError::NotSupported { capability });
         }
         let fut = self.inner.backend.input(request);
         tokio::select! {
