@@ -439,7 +439,7 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
             serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
         }
         Ok(Err(err)) => Err(err),
-        Err(panic) => Err(panicked(tool, panic)),
+        Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
     }
 }
 
@@ -547,16 +547,6 @@ async fn run_mrtr(
                 .map(|record| record.modern_create_result())
         }
     })
-}
-
-fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
 }
 
 /// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.

@@ -279,7 +279,7 @@ impl Run {
                     let outcome = match out {
                         Ok(Ok(result)) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
                         Ok(Err(error)) => TaskOutcome::Error(error),
-                        Err(panic) => TaskOutcome::Error(panicked(self.tool, &*panic)),
+                        Err(panic) => TaskOutcome::Error(super::panic_error(self.tool, &*panic)),
                     };
                     if let TaskOutcome::Error(error) = &outcome {
                         // A failed task says why in its status message too (SEP-2663 SHOULD).
@@ -337,16 +337,6 @@ impl Run {
     }
 }
 
-fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked inside a task");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
-}
-
 /// The backend of a tool running as a task.
 pub(crate) struct TaskBackend {
     store: Arc<dyn TaskStore>,
@@ -389,14 +379,7 @@ impl Drop for Outstanding {
 
 impl TaskBackend {
     fn next_key(&self, method: &str) -> String {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let kind = match method {
-            "elicitation/create" => "elicit",
-            "sampling/createMessage" => "sample",
-            "roots/list" => "roots",
-            _ => "input",
-        };
-        format!("{kind}-{n}")
+        super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
     }
 }
 
