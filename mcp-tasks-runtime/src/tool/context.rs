@@ -60,6 +60,9 @@ pub enum InputError {
     InvalidResponse(String),
     /// The request could not be delivered (the connection is gone).
     Disconnected,
+    /// The type asked for cannot be an elicitation form (elicitation allows only a flat object of
+    /// strings, numbers, integers, booleans and enums); nothing was sent.
+    InvalidForm(String),
     /// Inline in the modern era: the call is suspended until the client retries with the answer.
     /// The runtime handles this; a tool only sees it if it swallows the error and goes on.
     Suspended,
@@ -82,6 +85,7 @@ impl fmt::Display for InputError {
                 write!(f, "the client's answer was not valid: {why}")
             }
             InputError::Disconnected => f.write_str("the client is no longer connected"),
+            InputError::InvalidForm(why) => write!(f, "cannot ask for this form: {why}"),
             InputError::Suspended => f.write_str("waiting for the client to retry with input"),
         }
     }

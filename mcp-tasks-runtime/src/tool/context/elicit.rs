@@ -53,8 +53,8 @@ impl<'a, T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for Elici
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let schema = crate::tool::schema::elicitation_schema::<T>()
-                .map_err(InputError::InvalidResponse)?;
+            let schema =
+                crate::tool::schema::elicitation_schema::<T>().map_err(InputError::InvalidForm)?;
             let params =
                 json!({ "mode": "form", "message": self.message, "requestedSchema": schema });
             let answer = self
