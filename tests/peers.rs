@@ -1,14 +1,15 @@
-//! Real third-party MCP clients against the example server over stdio.
+//! Real third-party MCP clients against the example and conformance fixture servers over stdio:
+//! plain tools, and tasks in both eras through each client's own task API.
 //!
 //! The clients are installed at exact versions by `tests/peers/install.sh` (npm ci from the
 //! committed lockfile into `target/peers/node`, a pip-frozen venv into `target/peers/py`);
-//! the first test that needs one runs the installer once per test process. Each node script
-//! spawns the server itself through the client's own stdio transport, prints one line per
-//! step plus the raw JSON-RPC trace, and exits non-zero on the first failed check.
+//! the first test that needs one runs the installer once per test process. Each script (node,
+//! or the venv's python) spawns the servers itself through the client's own stdio transport,
+//! prints one line per step plus the raw JSON-RPC trace, and exits non-zero on a failed check.
 //!
 //! A missing `node`, `npm` or `python3` fails these tests with a message: they never skip.
 //! Set `NODE`, `NPM`, `PYTHON` or `PEERS_DIR` to override what `install.sh` uses, and
-//! `MCP_PEERS_SERVER_BIN` to test another server binary.
+//! `MCP_PEERS_SERVER_BIN` / `MCP_PEERS_CONFORMANCE_BIN` to test other server binaries.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -227,11 +228,15 @@ fn run_script(interpreter: &Path, script: &str) {
         .env("MCP_CONFORMANCE_BIN", &fixtures);
     let label = script.trim_end_matches(".mjs");
     let run = run(label, cmd, SCRIPT_TIMEOUT);
-    let verdict: Vec<&str> = run
-        .output
-        .lines()
-        .filter(|l| l.starts_with("FAIL "))
-        .collect();
+    // `FAIL <name>: <why>`, and the `    - <item>` lines a verdict may list under it.
+    let mut verdict: Vec<&str> = Vec::new();
+    let mut in_verdict = false;
+    for line in run.output.lines() {
+        in_verdict = line.starts_with("FAIL ") || (in_verdict && line.starts_with("    - "));
+        if in_verdict {
+            verdict.push(line);
+        }
+    }
     assert!(
         run.success(),
         "`{} tests/peers/{script} {} {}` {}\n{}\nlast lines:\n{}",

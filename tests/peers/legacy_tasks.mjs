@@ -107,7 +107,13 @@ await main('legacy tasks (@modelcontextprotocol/sdk 1.32.2 experimental tasks)',
         slowEvents.push(message);
         if (message.type === 'taskCreated') {
             slowId = message.task.taskId;
+            // Cancel once the tool runs (its status says so), so that it can see the cancel.
             // The stream keeps polling tasks/get and ends once it sees the cancelled status.
+            const deadline = Date.now() + 5_000;
+            while ((await client.experimental.tasks.getTask(slowId, opts)).statusMessage !== 'computing for 60s') {
+                if (Date.now() > deadline) fail('slow_compute never reported "computing for 60s"');
+                await new Promise((resolve) => setTimeout(resolve, 50));
+            }
             cancelled = await client.experimental.tasks.cancelTask(slowId, opts);
         }
     }

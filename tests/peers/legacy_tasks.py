@@ -243,7 +243,11 @@ async def run(example_bin: str, conformance_bin: str) -> None:
         slow = await session.experimental.call_tool_as_task("slow_compute", {"seconds": 60})
         slow_id = slow.task.taskId
         check_eq(slow.task.ttl, 60_000, "CreateTaskResult task.ttl (the SDK's default ttl)")
-        check_eq((await session.experimental.get_task(slow_id)).status, "working", "get_task before the cancel")
+        # Cancel once the tool runs (its status says so), so that it can see the cancel.
+        with anyio.fail_after(5):
+            while (before := await session.experimental.get_task(slow_id)).statusMessage != "computing for 60s":
+                await anyio.sleep(0.05)
+        check_eq(before.status, "working", "get_task before the cancel")
         cancelled = await session.experimental.cancel_task(slow_id)
         check_eq((cancelled.taskId, cancelled.status), (slow_id, "cancelled"), "cancel_task result (taskId, status)")
         await wait_for_log(log, "slow_compute: saw cancellation")

@@ -125,6 +125,17 @@ async function connect(bin, onInputRequest) {
     return { client, session, log };
 }
 
+/** Calls `read` every 50 ms until `done(value)` (up to 5 s); returns that value. */
+async function until(read, done) {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+        const value = await read();
+        if (done(value)) return value;
+        if (Date.now() > deadline) fail(`gave up waiting; last value ${show(value)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+}
+
 /** Waits (up to 5 s) for `text` in a server's log. */
 async function waitForLog(log, text) {
     const deadline = Date.now() + 5_000;
@@ -264,9 +275,9 @@ await main('modern tasks (@modelcontextprotocol/client 2.4.0 + @modelcontextprot
     const slow = await fixture.session.callTool('slow_compute', { seconds: 60 }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
     assertEq(slow.kind, 'task', 'slow_compute execution kind');
     const slowId = slow.handle.taskId;
-    const before = await fixture.session.task(slowId).snapshot();
-    assertEq(before.status, 'working', 'slow_compute status before the cancel');
-    assertEq(before.statusMessage, 'computing for 60s', 'slow_compute statusMessage');
+    // Cancel only once the tool is running (its status says so), so that it can see the cancel.
+    const before = await until(() => fixture.session.task(slowId).snapshot(), (t) => t.statusMessage === 'computing for 60s' || t.status !== 'working');
+    assertEq([before.status, before.statusMessage], ['working', 'computing for 60s'], 'slow_compute [status, statusMessage] before the cancel');
     const cancelStarted = Date.now();
     await slow.cancel();
     const cancelled = await slow.result();
