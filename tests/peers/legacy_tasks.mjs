@@ -14,6 +14,9 @@
 //     tagged with `_meta["io.modelcontextprotocol/related-task"]`, answered by the handler
 //     registered with `setRequestHandler(ElicitRequestSchema, ...)`.
 //   - `listTasks`, `cancelTask`, `getTask` are plain requests.
+//   - Quirk: inside callToolStream the SDK hands its request options, `task` included, to the
+//     `tasks/get` and `tasks/result` it sends, so those carry `params.task: {}` too. The spec
+//     gives `task` no meaning there; the server ignores it, and the script lets it pass.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
