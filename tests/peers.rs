@@ -1,14 +1,15 @@
-//! Real third-party MCP clients against the example server over stdio.
+//! Real third-party MCP clients against the example and conformance fixture servers over stdio:
+//! plain tools, and tasks in both eras through each client's own task API.
 //!
 //! The clients are installed at exact versions by `tests/peers/install.sh` (npm ci from the
 //! committed lockfile into `target/peers/node`, a pip-frozen venv into `target/peers/py`);
-//! the first test that needs one runs the installer once per test process. Each node script
-//! spawns the server itself through the client's own stdio transport, prints one line per
-//! step plus the raw JSON-RPC trace, and exits non-zero on the first failed check.
+//! the first test that needs one runs the installer once per test process. Each script (node,
+//! or the venv's python) spawns the servers itself through the client's own stdio transport,
+//! prints one line per step plus the raw JSON-RPC trace, and exits non-zero on a failed check.
 //!
 //! A missing `node`, `npm` or `python3` fails these tests with a message: they never skip.
 //! Set `NODE`, `NPM`, `PYTHON` or `PEERS_DIR` to override what `install.sh` uses, and
-//! `MCP_PEERS_SERVER_BIN` to test another server binary.
+//! `MCP_PEERS_SERVER_BIN` / `MCP_PEERS_CONFORMANCE_BIN` to test other server binaries.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -201,38 +202,73 @@ fn server_bin() -> PathBuf {
     }
 }
 
-/// Installs the node clients, builds the server and runs `tests/peers/<script>` against it.
-fn run_node_script(script: &str) {
-    require_node();
-    install("node");
+/// The fixture server (`confirm_delete`, `slow_compute`, ...): `conformance_server`, built now,
+/// unless `MCP_PEERS_CONFORMANCE_BIN` names another binary.
+fn conformance_bin() -> PathBuf {
+    match std::env::var_os("MCP_PEERS_CONFORMANCE_BIN") {
+        Some(bin) => PathBuf::from(bin),
+        None => example_bin("conformance_server"),
+    }
+}
+
+/// Runs `<interpreter> tests/peers/<script> <example_server> <conformance_server>` and asserts
+/// that it exited 0 after printing its `PASS` verdict; a failure leads with its `FAIL` lines.
+fn run_script(interpreter: &Path, script: &str) {
     let server = server_bin();
+    let fixtures = conformance_bin();
     let path = scripts_dir().join(script);
     assert!(path.exists(), "{} is missing", path.display());
 
-    let mut cmd = Command::new(node());
+    let mut cmd = Command::new(interpreter);
     cmd.current_dir(scripts_dir())
         .arg(&path)
         .arg(&server)
-        .env("MCP_SERVER_BIN", &server);
+        .arg(&fixtures)
+        .env("MCP_SERVER_BIN", &server)
+        .env("MCP_CONFORMANCE_BIN", &fixtures);
     let label = script.trim_end_matches(".mjs");
     let run = run(label, cmd, SCRIPT_TIMEOUT);
-    let verdict: Vec<&str> = run
-        .output
-        .lines()
-        .filter(|l| l.starts_with("FAIL "))
-        .collect();
+    // `FAIL <name>: <why>`, and the `    - <item>` lines a verdict may list under it.
+    let mut verdict: Vec<&str> = Vec::new();
+    let mut in_verdict = false;
+    for line in run.output.lines() {
+        in_verdict = line.starts_with("FAIL ") || (in_verdict && line.starts_with("    - "));
+        if in_verdict {
+            verdict.push(line);
+        }
+    }
     assert!(
         run.success(),
-        "`node tests/peers/{script} {}` {}\n{}\nlast lines:\n{}",
+        "`{} tests/peers/{script} {} {}` {}\n{}\nlast lines:\n{}",
+        interpreter.display(),
         server.display(),
+        fixtures.display(),
         run.describe(),
         verdict.join("\n"),
         last_lines(&run.output, 25)
     );
     assert!(
         run.output.lines().any(|l| l.starts_with("PASS ")),
-        "`node tests/peers/{script}` exited 0 without printing its PASS verdict"
+        "`tests/peers/{script}` exited 0 without printing its PASS verdict"
     );
+}
+
+/// Installs the node clients, builds the servers and runs `tests/peers/<script>` against them.
+fn run_node_script(script: &str) {
+    require_node();
+    install("node");
+    run_script(Path::new(&node()), script);
+}
+
+/// Installs the Python client venv, builds the servers and runs `tests/peers/<script>` with the
+/// venv's python.
+fn run_python_script(script: &str) {
+    install("python");
+    run_script(&venv_python(), script);
+}
+
+fn venv_python() -> PathBuf {
+    peers_dir().join("py").join("bin").join("python")
 }
 
 /// @modelcontextprotocol/client 2.4.0: server/discover probe, then the 2026-07-28 wire.
@@ -247,12 +283,37 @@ fn legacy_typescript_sdk_1_32() {
     run_node_script("legacy.mjs");
 }
 
+/// @modelcontextprotocol/client 2.4.0 + @modelcontextprotocol/ext-tasks 0.2.2, modern era: a
+/// task that elicits and samples (`research`) and one that elicits (`confirm_delete`) run to
+/// completion, their input answered through `tasks/update` by the library's input handler; a
+/// `slow_compute {seconds: 60}` task is cancelled with `tasks/cancel` and ends `cancelled`.
+#[test]
+fn modern_typescript_ext_tasks_0_2() {
+    run_node_script("modern_tasks.mjs");
+}
+
+/// @modelcontextprotocol/sdk 1.32.2 experimental tasks, legacy era: `callToolStream` on the
+/// required `confirm_delete` to completion, its elicitation answered by the client's handler;
+/// `cancelTask` on a running `slow_compute`; `listTasks`; `getTask`.
+#[test]
+fn legacy_typescript_sdk_1_32_tasks() {
+    run_node_script("legacy_tasks.mjs");
+}
+
+/// Python `mcp` 1.30.0 `session.experimental`, legacy era: `call_tool_as_task`, `poll_task`,
+/// `get_task_result` with an elicitation (and, for `research`, a sampling request) answered by
+/// the session's callbacks; `list_tasks`; `cancel_task`.
+#[test]
+fn legacy_python_mcp_1_30_tasks() {
+    run_python_script("legacy_tasks.py");
+}
+
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in
 /// this venv.
 #[test]
 fn python_client_venv_installs() {
     install("python");
-    let python = peers_dir().join("py").join("bin").join("python");
+    let python = venv_python();
     assert!(
         Path::new(&python).exists(),
         "{} missing after install.sh python",
