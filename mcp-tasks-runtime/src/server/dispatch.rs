@@ -314,7 +314,12 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             tool
         })
         .collect();
-    json!({ "tools": tools })
+    if era.is_modern() {
+        // 2026-07-28: ListToolsResult is a CacheableResult (`ttlMs`, `cacheScope` required).
+        json!({ "tools": tools, "ttlMs": 0, "cacheScope": "private" })
+    } else {
+        json!({ "tools": tools })
+    }
 }
 
 /// How a `tools/call` runs.

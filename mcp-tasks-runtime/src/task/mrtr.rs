@@ -63,7 +63,11 @@ fn key_for(method: &str, n: usize) -> String {
 
 impl ContextBackend for Replay {
     fn input(&self, request: InputRequest) -> InputFuture {
-        let key = key_for(&request.method, self.counter.fetch_add(1, Ordering::SeqCst));
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let key = request
+            .key
+            .clone()
+            .unwrap_or_else(|| key_for(&request.method, n));
         let digest = request_digest(&request);
         if let Some(before) = self.asked_before.get(&key) {
             if before.as_str() != Some(digest.as_str()) {
