@@ -140,7 +140,8 @@ pub fn example_server() -> Server {
 
 /// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP
 /// with `--http HOST:PORT` (port 0 picks a free one). With HTTP, `--token TOKEN=PRINCIPAL`
-/// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL. The HTTP
+/// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
+/// `--session-idle-ms N` sets how long an idle legacy session lives. The HTTP
 /// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
 /// connections.
 pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
@@ -148,6 +149,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let mut http = None;
     let mut tokens = Vec::new();
+    let mut session_idle = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
@@ -160,6 +162,13 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
             }
+            "--session-idle-ms" => {
+                let ms = args
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| usage("--session-idle-ms needs a number of milliseconds"))?;
+                session_idle = Some(std::time::Duration::from_millis(ms));
+            }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
     }
@@ -171,6 +180,9 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     };
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     let mut config = HttpConfig::default();
+    if let Some(idle) = session_idle {
+        config = config.session_idle(idle);
+    }
     if !tokens.is_empty() {
         let auth = tokens
             .into_iter()
@@ -190,6 +202,8 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
 fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
-        format!("{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]...]"),
+        format!(
+            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N]]"
+        ),
     )
 }
