@@ -412,7 +412,11 @@ fn strip_port(host: &str) -> &str {
 /// A header's value with surrounding whitespace removed and a `=?base64?…?=` sentinel decoded.
 /// `Err` when it is not text or its base64 is broken.
 fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, String>> {
-    let raw = headers.get(name)?;
+    let mut values = headers.get_all(name).iter();
+    let raw = values.next()?;
+    if values.next().is_some() {
+        return Some(Err(format!("the `{name}` header is sent more than once")));
+    }
     Some(decode_header(raw).map_err(|why| format!("the `{name}` header {why}")))
 }
 
