@@ -451,3 +451,21 @@ async fn sigterm_shuts_down_cleanly() {
     assert!(status.success(), "exit status after SIGTERM: {status:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn the_readme_quick_start_is_the_compiled_example() {
+    let root = mcp_tasks_tests::workspace_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("```rust\n")
+        .expect("a rust block in the README")
+        + "```rust\n".len();
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let example = std::fs::read_to_string(root.join("examples/src/bin/quickstart.rs")).unwrap();
+    let body = example.split_once("\n\n").expect("doc line, then code").1;
+    assert_eq!(
+        block.trim(),
+        body.trim(),
+        "README quick start and examples/src/bin/quickstart.rs differ"
+    );
+}

@@ -222,3 +222,71 @@ async fn another_session_cannot_see_read_or_cancel_a_task() {
     let list = c.result("tasks/list", json!({})).await;
     assert_eq!(list["tasks"], json!([]));
 }
+
+#[tokio::test]
+async fn inline_calls_in_a_legacy_session_send_plain_requests() {
+    let mut c = session().await;
+    let id = c.id();
+    c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "ask_name", "arguments": {} } })).await;
+    let request = c.wait_for(|m| m["method"] == "elicitation/create").await;
+    assert!(
+        request["params"].get("_meta").is_none(),
+        "not tagged with a task: {request}"
+    );
+    c.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": { "action": "accept", "content": { "name": "Grace" } } })).await;
+    let result = c.response(&id).await;
+    assert_eq!(result["result"]["content"][0]["text"], "Hello, Grace!");
+
+    // A client error answer reaches the tool as a clear error.
+    let id = c.id();
+    c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "ask_name", "arguments": {} } })).await;
+    let request = c.wait_for(|m| m["method"] == "elicitation/create").await;
+    c.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "error": { "code": -1, "message": "user closed the dialog" } })).await;
+    let result = c.response(&id).await;
+    assert_eq!(result["result"]["isError"], true);
+    assert!(
+        result["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("user closed the dialog")
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_research_task_elicits_and_samples_through_the_session() {
+    let mut c = StdioClient::example();
+    c.initialize(json!({ "elicitation": {}, "sampling": {} }))
+        .await;
+    let task = c
+        .result(
+            "tools/call",
+            json!({ "name": "research", "arguments": { "topic": "tides" }, "task": {} }),
+        )
+        .await["task"]
+        .clone();
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let result_id = c.id();
+    c.send(&json!({ "jsonrpc": "2.0", "id": result_id, "method": "tasks/result", "params": { "taskId": id } })).await;
+    let ask = c.wait_for(|m| m["method"] == "elicitation/create").await;
+    assert_eq!(
+        ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str()
+    );
+    c.send(&json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "sources": 2 } } })).await;
+    let sample = c
+        .wait_for(|m| m["method"] == "sampling/createMessage")
+        .await;
+    assert_eq!(
+        sample["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str()
+    );
+    c.send(&json!({ "jsonrpc": "2.0", "id": sample["id"], "result": {
+        "role": "assistant", "content": { "type": "text", "text": "Moon." }, "model": "m" } }))
+        .await;
+    let result = c.response(&result_id).await;
+    assert_eq!(
+        result["result"]["structuredContent"]["summary"], "Moon.",
+        "{result}"
+    );
+    assert_eq!(result["result"]["structuredContent"]["sources"], 2);
+}

@@ -474,3 +474,103 @@ async fn mrtr_inline_elicitation_with_sealed_request_state() {
         "{r}"
     );
 }
+
+#[tokio::test]
+async fn input_through_mrtr_before_the_task_then_a_task() {
+    let caps = tasks_caps();
+    let mut c = StdioClient::conformance();
+    let round1 = call(&mut c, "test_tool_with_task", json!({}), &caps).await;
+    assert_eq!(round1["resultType"], "input_required", "{round1}");
+    assert!(round1.get("taskId").is_none());
+    let key = round1["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let state = round1["requestState"].as_str().unwrap().to_owned();
+    let round2 = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "test_tool_with_task", "arguments": {}, "requestState": state,
+                        "inputResponses": { key: { "action": "accept", "content": { "name": "Alice" } } } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    assert_eq!(round2["resultType"], "task", "{round2}");
+    assert!(round2.get("requestState").is_none() && round2.get("inputRequests").is_none());
+    let id = round2["taskId"].as_str().unwrap().to_owned();
+    let done = poll_modern(&mut c, &id, &caps, |t| t["status"] == "completed").await;
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Alice") && text.contains(&id),
+        "the tool runs on as the task: {text}"
+    );
+
+    // Without the extension a `required` deferred tool is still refused up front.
+    let err = c
+        .error(
+            "tools/call",
+            modern(
+                json!({ "name": "test_tool_with_task", "arguments": {} }),
+                json!({ "elicitation": {} }),
+            ),
+        )
+        .await;
+    assert_eq!(err["code"], -32021);
+}
+
+#[tokio::test]
+async fn the_example_research_task_elicits_and_samples() {
+    let caps = tasks_caps();
+    let mut c = StdioClient::example();
+    let id = call(&mut c, "research", json!({ "topic": "tides" }), &caps).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ask = poll_modern(&mut c, &id, &caps, |t| t["status"] == "input_required").await;
+    assert_eq!(ask["statusMessage"], "planning");
+    let (key, req) = ask["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .unwrap();
+    assert_eq!(req["method"], "elicitation/create");
+    assert_eq!(
+        req["params"]["requestedSchema"]["properties"]["sources"]["type"],
+        "integer"
+    );
+    c.result("tasks/update", modern(json!({ "taskId": id, "inputResponses": { &key: { "action": "accept", "content": { "sources": 3 } } } }), caps.clone())).await;
+    let sample = poll_modern(&mut c, &id, &caps, |t| {
+        t["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+    })
+    .await;
+    assert_eq!(sample["statusMessage"], "reading 3 sources");
+    let (skey, sreq) = sample["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .unwrap();
+    assert_ne!(skey, key, "keys are unique over the task's life");
+    assert_eq!(sreq["params"]["maxTokens"], 200);
+    c.result(
+        "tasks/update",
+        modern(json!({ "taskId": id, "inputResponses": { &skey: {
+            "role": "assistant", "content": { "type": "text", "text": "Tides follow the moon." }, "model": "test-model" } } }), caps.clone()),
+    )
+    .await;
+    let done = poll_modern(&mut c, &id, &caps, |t| t["status"] == "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"],
+        json!({ "topic": "tides", "sources": 3, "summary": "Tides follow the moon." })
+    );
+}

@@ -1,1 +1,11 @@
-fn main() {}
+//! Compile-time behaviour of `#[tool]`: `ui/pass` must compile (and run), `ui/fail` must fail with
+//! exactly the committed `.stderr`. Refresh with `TRYBUILD=overwrite cargo test -p mcp-tasks-tests
+//! --test ui`, then read every changed `.stderr`: each error must sit on the offending token and
+//! name the fix, with no follow-on errors.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.pass("ui/pass/*.rs");
+    t.compile_fail("ui/fail/*.rs");
+}

@@ -256,6 +256,24 @@ pub async fn test_input_required_result_capabilities(
     Ok(format!("{greeting} {name}"))
 }
 
+/// Asks for a name through MRTR *before* it becomes a task, then greets as a task: the
+/// composition the `tasks-mrtr-composition` scenario checks. `defer_task` starts the call inline;
+/// `ctx.start_task()` is where it becomes a task.
+#[tool(task_support = "required", defer_task = true, poll_interval = "200ms")]
+pub async fn test_tool_with_task(ctx: ToolContext) -> Result<String, ToolError> {
+    let name = match ctx.elicit::<Name>("What is your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => name,
+        _ => return Err(ToolError::new("a name is needed to continue")),
+    };
+    ctx.start_task().await;
+    ctx.status(format!("greeting {name}"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(format!(
+        "Hello, {name}! (from task {})",
+        ctx.task_id().unwrap_or("?")
+    ))
+}
+
 // Fixtures for this project's own tests (not called by the conformance suite).
 
 /// Ask the user's name and greet them. A task when the client supports tasks; inline otherwise,
@@ -306,6 +324,7 @@ pub fn conformance_server() -> Server {
         .tool::<test_input_required_result_multi_round>()
         .tool::<test_input_required_result_tampered_state>()
         .tool::<test_input_required_result_capabilities>()
+        .tool::<test_tool_with_task>()
         .tool::<ask_name>()
         .tool::<panicking_job>()
         .tool::<short_lived>()

@@ -167,7 +167,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
                     .next()
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| usage("--session-idle-ms needs a number of milliseconds"))?;
-                session_idle = Some(std::time::Duration::from_millis(ms));
+                session_idle = Some(Duration::from_millis(ms));
             }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }

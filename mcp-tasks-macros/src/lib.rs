@@ -2,7 +2,7 @@
 //! re-exports it as `mcp_tasks_runtime::tool`.
 //!
 //! The work happens on `proc_macro2` in three stages, each with its own types:
-//! [`parse`] (the raw attribute and function, with spans) → [`validate`] (a [`model::ToolSpec`]
+//! `parse` (the raw attribute and function, with spans) → `validate` (a `model::ToolSpec`
 //! that is valid by construction, every error collected) → `expand` (declarations only; it cannot
 //! fail).
 

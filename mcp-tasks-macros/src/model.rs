@@ -76,6 +76,8 @@ pub struct ToolSpec {
     pub poll_interval_ms: Option<u64>,
     /// Behaviour hints.
     pub annotations: Annotations,
+    /// Start inline; become a task at `ctx.start_task()`.
+    pub defer_task: bool,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The `async fn`'s output type (`()` at the function name when omitted).

@@ -4,7 +4,7 @@
 
 use crate::diag::Diagnostics;
 use crate::duration;
-use crate::model::{Annotations, Param, TaskSupport, ToolSpec};
+use crate::model::{Annotations, Fallback, Param, TaskSupport, ToolSpec};
 use crate::parse::{AnnotationsAttr, Kv, ToolAttr, ToolFn};
 use crate::paths;
 use proc_macro2::Span;
@@ -42,8 +42,10 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         MAX_POLL_MS,
         diag,
     );
-    if let (Some(ttl), Some(poll), Some(kv)) = (ttl_ms, poll_interval_ms, &attr.poll_interval) {
-        if poll > ttl {
+    if let (Some(ttl), Some(poll), Some(kv)) = (ttl_ms, poll_interval_ms, &attr.poll_interval)
+        && poll > ttl
+    {
+        {
             diag.error(
                 kv.span,
                 format!(
@@ -55,6 +57,18 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
             );
         }
     }
+    let defer_task = match &attr.defer_task {
+        Some(kv) if kv.value && task_support == TaskSupport::Forbidden => {
+            diag.error(
+                kv.span,
+                "`defer_task` turns a call into a task part-way, so it needs a task tool: \
+                 add `task_support = \"required\"` (or \"optional\")",
+            );
+            false
+        }
+        Some(kv) => kv.value,
+        None => false,
+    };
     let params = params(f, diag);
     let output = match &f.item.sig.output {
         ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
@@ -82,6 +96,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         ttl_ms,
         poll_interval_ms,
         annotations: annotations(attr.annotations.map(|kv| kv.value)),
+        defer_task,
         params,
         output,
     })
@@ -134,7 +149,7 @@ fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
     }
     if let Some(variadic) = &sig.variadic {
         diag.error(
-            variadic.dots.spans[0],
+            variadic.dots.span(),
             "a tool cannot be variadic: remove `...`",
         );
     }
@@ -260,7 +275,11 @@ fn params(f: &ToolFn, diag: &mut Diagnostics) -> Vec<Param> {
             Pat::Ident(pat) => pat.ident.unraw().to_string(),
             _ => synthetic_name(index, &f.item.sig),
         };
-        if seen.insert(name.clone(), typed.pat.span()).is_some() {
+        // Two plain bindings of one name are already rustc's E0415 on the same token; only a
+        // name this macro made up could collide unseen (none can today: `synthetic_name` avoids
+        // the taken ones), so report only that case rather than a second error.
+        let rustc_reports = matches!(&*typed.pat, Pat::Ident(_)) && seen_idents(&seen, &name, f);
+        if seen.insert(name.clone(), typed.pat.span()).is_some() && !rustc_reports {
             diag.error(
                 typed.pat.span(),
                 format!("two parameters are named `{name}`: each argument needs its own name; rename one"),
@@ -273,6 +292,32 @@ fn params(f: &ToolFn, diag: &mut Diagnostics) -> Vec<Param> {
         });
     }
     params
+}
+
+/// Whether `name` is already bound by a plain identifier parameter.
+fn seen_idents(seen: &HashMap<String, Span>, name: &str, f: &ToolFn) -> bool {
+    seen.contains_key(name)
+        && f.item.sig.inputs.iter().any(|arg| {
+            matches!(arg, FnArg::Typed(t) if matches!(&*t.pat, Pat::Ident(p) if p.ident.unraw() == name))
+        })
+}
+
+/// What the user's function becomes when `#[tool]` reported errors: as written, minus what rustc
+/// would reject a second time for a mistake already reported (`const` on an `async fn`, `...`),
+/// so each mistake is one error.
+pub fn fallback(f: ToolFn, runtime: Option<syn::Path>) -> Fallback {
+    let mut item = f.item;
+    if item.sig.asyncness.is_some() {
+        item.sig.constness = None;
+    }
+    if item.sig.variadic.take().is_some() && item.sig.inputs.trailing_punct() {
+        item.sig.inputs.pop_punct();
+    }
+    Fallback {
+        declare: item.sig.receiver().is_none(),
+        item,
+        runtime,
+    }
 }
 
 /// `argN` for a parameter bound by a pattern, made unique against the other parameters' names.
@@ -320,20 +365,42 @@ fn annotations(attr: Option<AnnotationsAttr>) -> Annotations {
 }
 
 /// A doc comment as a description: the `///` lines joined with newlines, the common indentation
-/// and the one space after `///` removed, blank lines at either end dropped. `None` when empty.
+/// (and so the space after `///`) removed, blank lines at either end dropped. `None` when empty.
 pub fn join_docs(docs: &[String]) -> Option<String> {
-    let lines: Vec<&str> = docs.iter().flat_map(|d| d.split('\n')).collect();
+    let mut lines: Vec<String> = Vec::new();
+    for doc in docs {
+        // A `/** ... */` block is one attribute of several lines: its first line follows `/**`
+        // directly, so only the others share an indentation.
+        if !doc.contains('\n') {
+            lines.push(doc.clone());
+            continue;
+        }
+        let mut block = doc.split('\n');
+        lines.extend(block.next().map(|first| format!(" {}", first.trim_start())));
+        lines.extend(
+            dedent(&block.collect::<Vec<_>>())
+                .into_iter()
+                .map(|l| format!(" {l}")),
+        );
+    }
+    let text = dedent(&lines.iter().map(String::as_str).collect::<Vec<_>>()).join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// Removes the indentation common to the non-blank lines, and trailing whitespace.
+fn dedent<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let indent = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    let text = lines
+    lines
         .iter()
         .map(|l| l.get(indent..).unwrap_or_else(|| l.trim_start()).trim_end())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
+        .collect()
 }
+
+#[cfg(test)]
+mod tests;

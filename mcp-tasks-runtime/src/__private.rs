@@ -99,10 +99,25 @@ impl<P> ::core::fmt::Debug for Param<P> {
     }
 }
 
+/// [`ToolParam`] as the expansion checks it. The blanket impl is `do_not_recommend`, so a type
+/// that is not a parameter gets one error, with this message, instead of one per serde or schemars
+/// trait it lacks (each followed by a list of unrelated types that do implement it).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as an MCP tool parameter",
+    label = "this parameter's type is neither an argument nor injected by mcp-tasks",
+    note = "an argument type must implement `serde::Deserialize` and `schemars::JsonSchema` \
+            (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
+            the whole argument object is `Args<T>`"
+)]
+pub trait IsToolParam<M>: ToolParam<M> {}
+
+#[diagnostic::do_not_recommend]
+impl<P: ToolParam<M>, M> IsToolParam<M> for P {}
+
 /// Resolves `P`'s parameter kind (`M` is inferred); fails to compile, at `P`'s span, when `P` is
 /// not a tool parameter.
 #[inline]
-pub const fn param<P: ToolParam<M>, M>() -> Param<P> {
+pub const fn param<P: IsToolParam<M>, M>() -> Param<P> {
     Param {
         describe: P::describe,
         extract: P::extract,
@@ -123,10 +138,25 @@ impl<O> ::core::fmt::Debug for Output<O> {
     }
 }
 
+/// [`IntoToolResult`] as the expansion checks it: one error per bad return type (see
+/// [`IsToolParam`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP tool",
+    label = "this is what the tool returns",
+    note = "return a type that implements `serde::Serialize` and `schemars::JsonSchema` \
+            (add `#[derive(Serialize, JsonSchema)]`), a `String`, a `CallToolResult`, or a \
+            `Result<T, E>` of those whose error converts into `ToolError` (any \
+            `std::error::Error + Send + Sync + 'static` does)"
+)]
+pub trait IsToolOutput<M>: IntoToolResult<M> {}
+
+#[diagnostic::do_not_recommend]
+impl<O: IntoToolResult<M>, M> IsToolOutput<M> for O {}
+
 /// Resolves `O`'s conversion (`M` is inferred); fails to compile, at `O`'s span, when `O` cannot
 /// be returned from a tool.
 #[inline]
-pub const fn output<O: IntoToolResult<M>, M>() -> Output<O> {
+pub const fn output<O: IsToolOutput<M>, M>() -> Output<O> {
     Output {
         schema: O::output_schema,
         convert: O::into_tool_result,

@@ -27,6 +27,7 @@ impl Session {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .env("RUST_LOG", "warn")
+            .env("RUST_BACKTRACE", "0")
             .spawn()
             .expect("start the example server");
         let stdin = child.stdin.take().expect("piped");
@@ -81,6 +82,37 @@ impl Session {
         }
     }
 
+    /// Polls `tasks/get` quietly until `done` holds, then prints that exchange.
+    fn poll_until(&mut self, task_id: &str, caps: &Value, done: impl Fn(&Value) -> bool) -> Value {
+        let mut polls = 0;
+        loop {
+            polls += 1;
+            let id = self.next_id;
+            self.next_id += 1;
+            let req = json!({ "jsonrpc": "2.0", "id": id, "method": "tasks/get",
+                "params": { "taskId": task_id, "_meta": meta(caps.clone()) } });
+            writeln!(self.stdin, "{req}").expect("write");
+            self.stdin.flush().expect("flush");
+            let resp: Value = loop {
+                let line = self
+                    .lines
+                    .recv_timeout(Duration::from_secs(30))
+                    .expect("the server answers");
+                let msg: Value = serde_json::from_str(&line).expect("JSON");
+                if msg["id"] == json!(id) {
+                    break msg;
+                }
+            };
+            if done(&resp["result"]) || polls > 200 {
+                println!("-> {req}");
+                println!("<- {resp}");
+                println!("   (polled tasks/get {polls} times)\n");
+                return resp["result"].clone();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
         println!();
@@ -130,6 +162,36 @@ fn main() {
         "tools/call",
         json!({ "name": "explode", "arguments": {}, "_meta": meta(json!({})) }),
     );
+
+    heading(
+        "A task (the client declares the tasks extension): research asks the user, then the client's model",
+    );
+    let caps = json!({ "elicitation": {}, "sampling": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let created = s.request("tools/call", json!({ "name": "research", "arguments": { "topic": "tides" }, "_meta": meta(caps.clone()) }));
+    let task_id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let asking = s.poll_until(&task_id, &caps, |t| t["status"] == "input_required");
+    let key = asking["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next().cloned())
+        .expect("an input request");
+    println!("   (the user answers the form: 3 sources)\n");
+    s.request("tasks/update", json!({ "taskId": task_id, "inputResponses": { &key: { "action": "accept", "content": { "sources": 3 } } }, "_meta": meta(caps.clone()) }));
+    let sampling = s.poll_until(&task_id, &caps, |t| {
+        t["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+    });
+    let key = sampling["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next().cloned())
+        .expect("a sampling request");
+    println!("   (the client's model answers)\n");
+    s.request("tasks/update", json!({ "taskId": task_id, "inputResponses": { &key: {
+        "role": "assistant", "content": { "type": "text", "text": "Tides are driven mostly by the moon." }, "model": "demo-model" } }, "_meta": meta(caps.clone()) }));
+    s.poll_until(&task_id, &caps, |t| t["status"] == "completed");
 
     heading("Legacy era (2025-11-25) on the same connection: initialize opens a session");
     s.request(

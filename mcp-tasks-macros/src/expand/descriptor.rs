@@ -49,7 +49,10 @@ impl ToTokens for Struct<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let vis = &self.item.vis;
         let ident = &self.item.sig.ident;
-        let doc = format!("MCP tool descriptor for [`{}`](fn@{ident}).", ident.unraw());
+        let doc = format!(
+            " MCP tool descriptor for [`{}`](fn@{ident}).",
+            ident.unraw()
+        );
         tokens.extend(quote! {
             #[doc = #doc]
             #[allow(non_camel_case_types)]
@@ -107,6 +110,7 @@ impl ToTokens for ImplTool<'_> {
             ttl_ms: spec.ttl_ms,
             poll_interval_ms: spec.poll_interval_ms,
             annotations: spec.annotations,
+            defer_task: spec.defer_task,
         };
         let describe = Describe(&spec.params);
         let call = Call(spec);

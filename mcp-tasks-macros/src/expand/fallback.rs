@@ -38,6 +38,7 @@ impl ToTokens for Stub<'_> {
             ttl_ms: None,
             poll_interval_ms: None,
             annotations: Annotations::default(),
+            defer_task: false,
         };
         tokens.extend(quote! {
             const _: () = {

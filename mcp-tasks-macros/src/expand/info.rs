@@ -15,6 +15,7 @@ pub struct Info<'a> {
     pub ttl_ms: Option<u64>,
     pub poll_interval_ms: Option<u64>,
     pub annotations: Annotations,
+    pub defer_task: bool,
 }
 
 impl ToTokens for Info<'_> {
@@ -25,6 +26,7 @@ impl ToTokens for Info<'_> {
         let task_support = format_ident!("{}", self.task_support.variant());
         let ttl = Opt(self.ttl_ms.map(Millis));
         let poll_interval = Opt(self.poll_interval_ms.map(Millis));
+        let defer_task = self.defer_task;
         let a = &self.annotations;
         let (read_only, destructive) = (Opt(a.read_only), Opt(a.destructive));
         let (idempotent, open_world) = (Opt(a.idempotent), Opt(a.open_world));
@@ -36,6 +38,7 @@ impl ToTokens for Info<'_> {
                 task_support: #Rt::TaskSupport::#task_support,
                 ttl: #ttl,
                 poll_interval: #poll_interval,
+                defer_task: #defer_task,
                 annotations: #Rt::ToolAnnotations {
                     title: #title,
                     read_only_hint: #read_only,

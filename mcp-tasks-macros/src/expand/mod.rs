@@ -7,7 +7,7 @@ mod fallback;
 mod info;
 
 use crate::diag::Diagnostics;
-use crate::model::{Fallback, ToolSpec};
+use crate::model::ToolSpec;
 use crate::{parse, validate};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -34,11 +34,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match (diag.finish(), spec) {
         (Ok(()), Some(spec)) => emit(&spec),
         (result, _) => {
-            let fallback = Fallback {
-                declare: f.item.sig.receiver().is_none(),
-                item: f.item,
-                runtime: runtime_hint,
-            };
+            let fallback = validate::fallback(f, runtime_hint);
             let mut out = fallback::Stub(&fallback).into_token_stream();
             if let Err(error) = result {
                 out.extend(error.into_compile_error());
@@ -49,8 +45,18 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The user's function, then its descriptor.
+///
+/// The one addition to the function is `#[allow(clippy::unused_async)]`: `#[tool]` requires
+/// `async`, so a tool whose body does not await would otherwise trip that pedantic lint for
+/// something the user cannot change.
 pub fn emit(spec: &ToolSpec) -> TokenStream {
-    let mut out = spec.item.to_token_stream();
+    let mut item = spec.item.clone();
+    item.attrs
+        .push(syn::parse_quote!(#[allow(clippy::unused_async)]));
+    let mut out = item.to_token_stream();
     descriptor::Descriptor(spec).to_tokens(&mut out);
     out
 }
+
+#[cfg(test)]
+mod snapshots;

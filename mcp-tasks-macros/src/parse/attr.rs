@@ -27,6 +27,8 @@ pub struct ToolAttr {
     pub poll_interval: Option<Kv<syn::LitStr>>,
     /// `annotations(read_only, destructive = false, ...)`.
     pub annotations: Option<Kv<AnnotationsAttr>>,
+    /// `defer_task = true`: start inline, become a task at `ctx.start_task()`.
+    pub defer_task: Option<Kv<bool>>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Kv<syn::Path>>,
@@ -178,6 +180,7 @@ pub fn example(key: &str) -> &'static str {
         "ttl" => "#[tool(ttl = \"10m\")]",
         "poll_interval" => "#[tool(poll_interval = \"2s\")]",
         "annotations" => "#[tool(annotations(read_only = true))]",
+        "defer_task" => "#[tool(task_support = \"required\", defer_task = true)]",
         "crate" => "#[tool(crate = \"::mcp_tasks_runtime\")]",
         "read_only" => "annotations(read_only = true)",
         "destructive" => "annotations(destructive = false)",
@@ -208,10 +211,10 @@ pub fn runtime_hint(args: &TokenStream) -> Option<syn::Path> {
     let items = NestedMeta::parse_meta_list(args.clone()).ok()?;
     let mut runtime = crate::paths::default_runtime();
     for item in &items {
-        if let NestedMeta::Meta(meta) = item {
-            if meta.path().is_ident("crate") {
-                runtime = syn::Path::from_meta(meta).ok()?;
-            }
+        if let NestedMeta::Meta(meta) = item
+            && meta.path().is_ident("crate")
+        {
+            runtime = syn::Path::from_meta(meta).ok()?;
         }
     }
     Some(runtime)

@@ -209,10 +209,10 @@ impl Message {
         match obj.remove("method") {
             Some(Value::String(method)) => {
                 let params = obj.remove("params");
-                if let Some(p) = &params {
-                    if !p.is_object() {
-                        return Err(reject(&id, "Invalid Request: `params` must be an object"));
-                    }
+                if let Some(p) = &params
+                    && !p.is_object()
+                {
+                    return Err(reject(&id, "Invalid Request: `params` must be an object"));
                 }
                 Ok(match id {
                     Some(id) => Message::Request(Request { id, method, params }),

@@ -12,7 +12,8 @@ use crate::protocol::{
     TASKS_EXTENSION, meta,
 };
 use crate::store::{CancelResult, StoreError};
-use crate::task::engine::Launch;
+use crate::task::deferred::Deferred;
+use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
@@ -236,14 +237,14 @@ fn unsupported_version(requested: &str) -> RpcError {
 
 /// Adds what every modern result carries; legacy results pass unchanged.
 fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
-    if era.is_modern() {
-        if let Value::Object(obj) = &mut result {
-            obj.entry("resultType")
-                .or_insert_with(|| Value::String("complete".into()));
-            let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-            if let Value::Object(meta) = meta {
-                meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
-            }
+    if era.is_modern()
+        && let Value::Object(obj) = &mut result
+    {
+        obj.entry("resultType")
+            .or_insert_with(|| Value::String("complete".into()));
+        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
         }
     }
     result
@@ -315,7 +316,8 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
         })
         .collect();
     if era.is_modern() {
-        // 2026-07-28: ListToolsResult is a CacheableResult (`ttlMs`, `cacheScope` required).
+        // 2026-07-28: ListToolsResult is a CacheableResult. The list never changes while the server
+        // runs, but it differs by era, so it must not be shared across clients.
         json!({ "tools": tools, "ttlMs": 0, "cacheScope": "private" })
     } else {
         json!({ "tools": tools })
@@ -398,11 +400,21 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         .and_then(|m| m.get(meta::PROGRESS_TOKEN))
         .cloned();
     let arguments = req.params.get("arguments").cloned();
-    if path == Path::Task {
+    let deferred = req.era.is_modern() && tool.info.defer_task;
+    if path == Path::Task && !deferred {
         return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
     }
     if req.era.is_modern() {
-        return run_mrtr(conn, &tool, &req, arguments, progress_token, cancel).await;
+        return run_mrtr(
+            conn,
+            tool,
+            &req,
+            arguments,
+            progress_token,
+            cancel,
+            path == Path::Task,
+        )
+        .await;
     }
     let backend = inline::backend(conn, &req.era, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
@@ -427,7 +439,7 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
             serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
         }
         Ok(Err(err)) => Err(err),
-        Err(panic) => Err(panicked(tool, panic)),
+        Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
     }
 }
 
@@ -435,11 +447,12 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
 /// `inputResponses` and the sealed `requestState`).
 async fn run_mrtr(
     conn: &Arc<Connection>,
-    tool: &crate::tool::RegisteredTool,
+    tool: Arc<crate::tool::RegisteredTool>,
     req: &Incoming,
     arguments: Option<Value>,
     progress_token: Option<Value>,
     cancel: CancellationToken,
+    may_become_task: bool,
 ) -> Outcome {
     let name = tool.info.name;
     let owner = conn.owner_for(&req.era);
@@ -462,25 +475,39 @@ async fn run_mrtr(
     };
     mrtr::accept_responses(&mut gathered, req.params.get("inputResponses"));
     let weak = Arc::downgrade(conn);
-    let progress: Option<mrtr::ProgressFn> = progress_token.map(|token| {
+    let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
     let replay = Arc::new(mrtr::Replay::new(&gathered, progress));
+    // A call that may become a task gets its own cancellation: once it is a task, cancelling the
+    // `tools/call` request no longer reaches it (only `tasks/cancel` does).
+    let (backend, deferred, tool_cancel): (Arc<dyn crate::tool::ContextBackend>, _, _) =
+        if may_become_task {
+            let deferred = Arc::new(Deferred::new(replay.clone()));
+            (deferred.clone(), Some(deferred), CancellationToken::new())
+        } else {
+            (replay.clone(), None, cancel.clone())
+        };
     let ctx = ToolContext::new(
-        replay.clone(),
+        backend,
         req.client.capabilities.clone(),
-        cancel.clone(),
+        tool_cancel.clone(),
     );
-    let fut = match tool.call(ctx, arguments) {
+    let fut = match tool.call(ctx, arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
     };
+    let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+    let wants_task = || deferred.as_ref().is_some_and(|d| d.wants_task());
     let step = tokio::select! {
         biased;
-        _ = cancel.cancelled() => return None,
-        step = mrtr::drive(AssertUnwindSafe(fut).catch_unwind(), &replay) => step,
+        _ = cancel.cancelled() => {
+            tool_cancel.cancel();
+            return None;
+        }
+        step = mrtr::drive(&mut fut, &replay, wants_task) => step,
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
@@ -496,17 +523,30 @@ async fn run_mrtr(
                 "requestState": state::seal(key, gathered),
             }))
         }
+        mrtr::Step::Promote => {
+            let deferred = deferred.expect("only a deferred call asks to become a task");
+            let launch = Launch {
+                tool,
+                arguments,
+                owner,
+                origin: TaskOrigin::Modern,
+                requested_ttl: None,
+                capabilities: req.client.capabilities.clone(),
+                channel: None,
+                progress_token,
+            };
+            let engine = conn.server.engine();
+            let prepared = engine.prepare(&launch);
+            let task_backend = prepared.backend();
+            // The MRTR phase's keys end here; the task has its own key space.
+            engine
+                .start(prepared, fut, tool_cancel, |record| {
+                    deferred.switch_to(record.id.as_str(), task_backend)
+                })
+                .await
+                .map(|record| record.modern_create_result())
+        }
     })
-}
-
-fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
 }
 
 /// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.

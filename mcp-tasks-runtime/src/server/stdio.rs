@@ -48,11 +48,19 @@ where
         }
     }
     conn.tracker.close();
-    if signalled
-        || tokio::time::timeout(grace, conn.tracker.wait())
-            .await
-            .is_err()
-    {
+    if !signalled {
+        // In-flight requests may finish, within the grace period, unless a signal says stop now
+        // (a signal that comes while we wait counts too: input often closes at the same moment).
+        signalled = tokio::select! {
+            _ = conn.tracker.wait() => false,
+            _ = tokio::time::sleep(grace) => true,
+            _ = &mut shutdown => {
+                tracing::info!("shutdown signal; cancelling in-flight requests");
+                true
+            }
+        };
+    }
+    if signalled {
         conn.closing.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(2), conn.tracker.wait()).await;
     }

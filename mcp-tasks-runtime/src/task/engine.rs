@@ -2,13 +2,12 @@
 //! tool's input requests through the store (modern) or to the client (legacy), ends the task with
 //! the tool's outcome, notices cancellation and expiry, and sweeps expired tasks.
 
+use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
-use crate::tool::{
-    ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext, ToolFuture,
-};
+use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -78,6 +77,30 @@ impl fmt::Debug for Launch {
     }
 }
 
+/// A tool's future with panics caught: what a running task drives.
+pub(crate) type CaughtFuture = Pin<
+    Box<
+        dyn Future<Output = Result<Result<CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>>
+            + Send,
+    >,
+>;
+
+/// A task about to start: created in the store once [`TaskEngine::start`] runs.
+pub(crate) struct Prepared {
+    new: crate::store::NewTask,
+    backend: Arc<TaskBackend>,
+    status_rx: mpsc::UnboundedReceiver<String>,
+    tool: &'static str,
+    channel: Option<Arc<dyn ClientChannel>>,
+}
+
+impl Prepared {
+    /// The backend the tool's context must use once it runs as this task.
+    pub(crate) fn backend(&self) -> Arc<dyn ContextBackend> {
+        self.backend.clone()
+    }
+}
+
 /// The task engine. Holds the store; keeps nothing about a task that the store does not have.
 pub struct TaskEngine {
     store: Arc<dyn TaskStore>,
@@ -121,7 +144,24 @@ impl TaskEngine {
     /// Creates the task and starts the tool. Arguments are decoded first, so bad arguments are a
     /// `-32602` for the call, not a failed task. Returns once `tasks/get` would find the task.
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
-        self.start_sweeper();
+        let prepared = self.prepare(&launch);
+        let cancel = CancellationToken::new();
+        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone());
+        let fut = launch
+            .tool
+            .call(ctx, launch.arguments)
+            .map_err(|e| e.to_rpc())?;
+        self.start(
+            prepared,
+            Box::pin(AssertUnwindSafe(fut).catch_unwind()),
+            cancel,
+            |_| {},
+        )
+        .await
+    }
+
+    /// Everything about a task but the store record and the running tool.
+    pub(crate) fn prepare(&self, launch: &Launch) -> Prepared {
         let ttl = self.ttl_for(&launch.tool, launch.requested_ttl);
         let poll = launch
             .tool
@@ -131,11 +171,10 @@ impl TaskEngine {
         let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
             .ttl(Some(ttl))
             .poll_interval(Some(poll));
-        let id = new.id.clone();
         let (status_tx, status_rx) = mpsc::unbounded_channel();
         let backend = Arc::new(TaskBackend {
             store: self.store.clone(),
-            id: id.clone(),
+            id: new.id.clone(),
             owner: launch.owner.clone(),
             origin: launch.origin,
             channel: launch.channel.clone(),
@@ -143,20 +182,42 @@ impl TaskEngine {
             status: status_tx,
             progress_token: launch.progress_token.clone(),
         });
-        let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone());
-        let fut = launch
-            .tool
-            .call(ctx, launch.arguments)
-            .map_err(|e| e.to_rpc())?;
+        Prepared {
+            new,
+            backend,
+            status_rx,
+            tool: launch.tool.info.name,
+            channel: launch.channel.clone(),
+        }
+    }
+
+    /// Creates the task in the store, calls `before_run` (once `tasks/get` finds the task, before the
+    /// tool goes on), and drives the tool in the background.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        prepared: Prepared,
+        fut: CaughtFuture,
+        cancel: CancellationToken,
+        before_run: impl FnOnce(&TaskRecord),
+    ) -> Result<TaskRecord, RpcError> {
+        self.start_sweeper();
+        let Prepared {
+            new,
+            status_rx,
+            tool,
+            channel,
+            ..
+        } = prepared;
+        let id = new.id.clone();
         let record = self.store.create(new).await?;
+        before_run(&record);
         let run = Run {
             store: self.store.clone(),
             id,
-            tool: launch.tool.info.name,
+            tool,
             cancel,
             grace: self.config.cancel_grace,
-            channel: launch.channel,
+            channel,
         };
         tokio::spawn(run.drive(fut, status_rx, record.clone()));
         Ok(record)
@@ -203,11 +264,10 @@ struct Run {
 impl Run {
     async fn drive(
         self,
-        fut: ToolFuture,
+        mut run: CaughtFuture,
         mut status_rx: mpsc::UnboundedReceiver<String>,
         created: TaskRecord,
     ) {
-        let mut run = AssertUnwindSafe(fut).catch_unwind();
         let mut seen = created.version;
         let mut last_status = created.status;
         loop {
@@ -219,7 +279,7 @@ impl Run {
                     let outcome = match out {
                         Ok(Ok(result)) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
                         Ok(Err(error)) => TaskOutcome::Error(error),
-                        Err(panic) => TaskOutcome::Error(panicked(self.tool, &*panic)),
+                        Err(panic) => TaskOutcome::Error(super::panic_error(self.tool, &*panic)),
                     };
                     if let TaskOutcome::Error(error) = &outcome {
                         // A failed task says why in its status message too (SEP-2663 SHOULD).
@@ -277,18 +337,8 @@ impl Run {
     }
 }
 
-fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked inside a task");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
-}
-
 /// The backend of a tool running as a task.
-struct TaskBackend {
+pub(crate) struct TaskBackend {
     store: Arc<dyn TaskStore>,
     id: TaskId,
     owner: Owner,
@@ -329,14 +379,7 @@ impl Drop for Outstanding {
 
 impl TaskBackend {
     fn next_key(&self, method: &str) -> String {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let kind = match method {
-            "elicitation/create" => "elicit",
-            "sampling/createMessage" => "sample",
-            "roots/list" => "roots",
-            _ => "input",
-        };
-        format!("{kind}-{n}")
+        super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
     }
 }
 

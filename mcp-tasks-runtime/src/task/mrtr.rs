@@ -8,7 +8,7 @@ use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Map, Value};
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
@@ -49,34 +49,22 @@ impl Replay {
     }
 }
 
-/// The key of the n-th input request of a call: stable across replays as long as the tool asks in
-/// the same order.
-fn key_for(method: &str, n: usize) -> String {
-    let kind = match method {
-        "elicitation/create" => "elicit",
-        "sampling/createMessage" => "sample",
-        "roots/list" => "roots",
-        _ => "input",
-    };
-    format!("{kind}-{n}")
-}
-
 impl ContextBackend for Replay {
     fn input(&self, request: InputRequest) -> InputFuture {
         let n = self.counter.fetch_add(1, Ordering::SeqCst);
         let key = request
             .key
             .clone()
-            .unwrap_or_else(|| key_for(&request.method, n));
+            .unwrap_or_else(|| super::input_key(&request.method, n));
         let digest = request_digest(&request);
-        if let Some(before) = self.asked_before.get(&key) {
-            if before.as_str() != Some(digest.as_str()) {
-                return Box::pin(async move {
-                    Err(InputError::InvalidResponse(format!(
-                        "input `{key}` was asked differently on this retry than before; a tool must ask for input in the same order each time it runs"
-                    )))
-                });
-            }
+        if let Some(before) = self.asked_before.get(&key)
+            && before.as_str() != Some(digest.as_str())
+        {
+            return Box::pin(async move {
+                Err(InputError::InvalidResponse(format!(
+                    "input `{key}` was asked differently on this retry than before; a tool must ask for input in the same order each time it runs"
+                )))
+            });
         }
         if let Some(answer) = self.answers.get(&key) {
             let answer = answer.clone();
@@ -96,20 +84,27 @@ impl ContextBackend for Replay {
     }
 }
 
-/// How an inline modern call ended.
+/// How an inline modern call stopped.
 pub(crate) enum Step<T> {
     /// The tool finished.
     Done(T),
     /// The tool needs these answers first.
     Suspended(Vec<(String, InputRequest)>),
+    /// The tool asked to become a task (`ctx.start_task()`); its future is still there to drive.
+    Promote,
 }
 
-/// Drives the tool until it finishes or waits on input nobody has given yet.
-pub(crate) async fn drive<F: Future>(fut: F, replay: &Replay) -> Step<F::Output> {
-    let mut fut = pin!(fut);
-    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+/// Drives the tool until it finishes, waits on input nobody has given yet, or asks to become a
+/// task. The future stays with the caller, so a promoted call goes on where it stopped.
+pub(crate) async fn drive<F: Future + Unpin>(
+    fut: &mut F,
+    replay: &Replay,
+    wants_task: impl Fn() -> bool,
+) -> Step<F::Output> {
+    std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
         Poll::Ready(out) => Poll::Ready(Step::Done(out)),
         Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
+        Poll::Pending if wants_task() => Poll::Ready(Step::Promote),
         Poll::Pending => Poll::Pending,
     })
     .await

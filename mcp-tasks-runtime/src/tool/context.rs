@@ -29,6 +29,12 @@ pub trait ContextBackend: Send + Sync + 'static {
     fn task_id(&self) -> Option<&str> {
         None
     }
+
+    /// Turns a call that started inline into a task (see [`ToolContext::start_task`]). `None`
+    /// means there is nothing to do: the call already is a task, or must stay inline.
+    fn start_task(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
+        None
+    }
 }
 
 /// Why an input request got no answer.
@@ -162,14 +168,25 @@ impl ToolContext {
         self.inner.cancel.clone()
     }
 
+    /// For a tool declared `defer_task = true`: from here on, run as a task. The client gets its
+    /// `CreateTaskResult` now and polls for the rest; input asked before this point went through
+    /// MRTR, input asked after it becomes the task's stored input requests. Where the call is
+    /// already a task, or must stay inline (the client did not declare the tasks extension), this
+    /// returns at once and changes nothing.
+    pub async fn start_task(&self) {
+        if let Some(started) = self.inner.backend.start_task() {
+            started.await;
+        }
+    }
+
     /// Sends a raw input request (checked against the client's capabilities first) and waits for the
     /// bare result. The typed [`elicit`](Self::elicit), [`sample`](Self::sample) and
     /// [`roots`](Self::roots) are built on this.
     pub async fn request(&self, request: InputRequest) -> Result<Value, InputError> {
-        if let Some(capability) = request.required_capability() {
-            if !self.inner.capabilities.has(capability) {
-                return Err(InputError::NotSupported { capability });
-            }
+        if let Some(capability) = request.required_capability()
+            && !self.inner.capabilities.has(capability)
+        {
+            return Err(InputError::NotSupported { capability });
         }
         let fut = self.inner.backend.input(request);
         tokio::select! {

@@ -65,6 +65,10 @@ pub struct ToolInfo {
     pub ttl: Option<Duration>,
     /// Suggested poll interval; `None` takes the server default.
     pub poll_interval: Option<Duration>,
+    /// In the modern era, start inline and become a task only when the tool calls
+    /// [`ToolContext::start_task`]: input asked before that goes through MRTR
+    /// (`InputRequiredResult`), so a tool can gather what it needs before the task exists.
+    pub defer_task: bool,
     /// Behaviour hints published in `tools/list`.
     pub annotations: ToolAnnotations,
 }

@@ -1,0 +1,41 @@
+async fn search(query: String) -> String {
+    query
+}
+/// MCP tool descriptor for [`search`](fn@search).
+#[allow(non_camel_case_types)]
+struct search {}
+const _: () = {
+    use ::mcp_tasks_runtime::__private as __mcp_tasks;
+    #[automatically_derived]
+    impl __mcp_tasks::Tool for search {
+        const INFO: __mcp_tasks::ToolInfo = __mcp_tasks::ToolInfo {
+            name: "search",
+            title: __mcp_tasks::None,
+            description: __mcp_tasks::None,
+            task_support: __mcp_tasks::TaskSupport::Forbidden,
+            ttl: __mcp_tasks::None,
+            poll_interval: __mcp_tasks::None,
+            defer_task: false,
+            annotations: __mcp_tasks::ToolAnnotations {
+                title: __mcp_tasks::None,
+                read_only_hint: __mcp_tasks::None,
+                destructive_hint: __mcp_tasks::None,
+                idempotent_hint: __mcp_tasks::None,
+                open_world_hint: __mcp_tasks::None,
+            },
+        };
+        fn describe(_: &mut __mcp_tasks::ParamsBuilder) {}
+        fn output_schema() -> __mcp_tasks::Option<__mcp_tasks::serde_json::Value> {
+            __mcp_tasks::None
+        }
+        fn call(
+            _: __mcp_tasks::ToolContext,
+            _: __mcp_tasks::Arguments,
+        ) -> __mcp_tasks::Result<__mcp_tasks::ToolFuture, __mcp_tasks::ArgumentError> {
+            ::core::unreachable!("`#[tool]` reported a compile error for this function")
+        }
+    }
+};
+::core::compile_error! {
+    "unknown `task_support` value `optinal`: did you mean `optional`? Expected one of `forbidden`, `optional`, `required`; write `#[tool(task_support = \"optional\")]`"
+}
