@@ -141,7 +141,8 @@ pub fn example_server() -> Server {
 /// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP
 /// with `--http HOST:PORT` (port 0 picks a free one). With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
-/// `--session-idle-ms N` sets how long an idle legacy session lives. The HTTP
+/// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
+/// request body. The HTTP
 /// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
 /// connections.
 pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
@@ -150,6 +151,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut http = None;
     let mut tokens = Vec::new();
     let mut session_idle = None;
+    let mut max_body = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
@@ -161,6 +163,13 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
                     .split_once('=')
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
+            }
+            "--max-body" => {
+                let bytes = args
+                    .next()
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .ok_or_else(|| usage("--max-body needs a number of bytes"))?;
+                max_body = Some(bytes);
             }
             "--session-idle-ms" => {
                 let ms = args
@@ -180,6 +189,9 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     };
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     let mut config = HttpConfig::default();
+    if let Some(bytes) = max_body {
+        config = config.max_body(bytes);
+    }
     if let Some(idle) = session_idle {
         config = config.session_idle(idle);
     }
@@ -203,7 +215,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N]]"
+            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }
