@@ -73,22 +73,18 @@ impl Routes {
         let origin = ORIGIN.try_with(Clone::clone).ok();
         let mut r = lock(&self.inner);
         let mut candidates: Vec<RequestId> = Vec::new();
-        if let Some(task) = &related {
-            if let Some(ids) = r.task_results.get(task) {
-                candidates.extend(ids.iter().rev().cloned());
-            }
+        if let Some(ids) = related.as_ref().and_then(|t| r.task_results.get(t)) {
+            candidates.extend(ids.iter().rev().cloned());
         }
-        if let Some(token) = &progress {
-            if let Some(id) = r.progress.get(token) {
-                candidates.push(id.clone());
-            }
+        if let Some(id) = progress.as_ref().and_then(|t| r.progress.get(t)) {
+            candidates.push(id.clone());
         }
         candidates.extend(origin);
         for id in candidates {
-            if let Some(tx) = r.posts.get(&id) {
-                if tx.send(msg.clone()).is_ok() {
-                    return true;
-                }
+            if let Some(tx) = r.posts.get(&id)
+                && tx.send(msg.clone()).is_ok()
+            {
+                return true;
             }
         }
         if let Some(tx) = &r.get {
@@ -148,18 +144,18 @@ impl Routes {
         let Some(id) = &route.id else { return };
         let mut r = lock(&self.inner);
         r.posts.remove(id);
-        if let Some(task) = &route.task {
-            if let Some(ids) = r.task_results.get_mut(task) {
-                ids.retain(|i| i != id);
-                if ids.is_empty() {
-                    r.task_results.remove(task);
-                }
+        if let Some(task) = &route.task
+            && let Some(ids) = r.task_results.get_mut(task)
+        {
+            ids.retain(|i| i != id);
+            if ids.is_empty() {
+                r.task_results.remove(task);
             }
         }
-        if let Some(token) = &route.progress {
-            if r.progress.get(token) == Some(id) {
-                r.progress.remove(token);
-            }
+        if let Some(token) = &route.progress
+            && r.progress.get(token) == Some(id)
+        {
+            r.progress.remove(token);
         }
     }
 
