@@ -265,6 +265,23 @@ async fn statuses_unknown_method_404_bad_meta_400_get_delete_405_large_body_413_
         (StatusCode::BAD_REQUEST, -32602),
         "{body}"
     );
+    // `_meta` without its required protocol version.
+    let (status, body) = send(
+        c.post(&s.url)
+            .header("content-type", "application/json")
+            .header("mcp-method", "tools/list")
+            .body(
+                json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/list",
+                    "params": { "_meta": { "io.modelcontextprotocol/clientCapabilities": {} } } })
+                .to_string(),
+            ),
+    )
+    .await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::BAD_REQUEST, -32602),
+        "{body}"
+    );
     // Not JSON.
     let (status, body) = send(
         c.post(&s.url)

@@ -361,8 +361,13 @@ fn status_of(reply: &Value, stateless_without_meta: bool) -> StatusCode {
         | codes::UNSUPPORTED_PROTOCOL_VERSION
         | codes::PARSE_ERROR
         | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-        // A request with neither per-request `_meta` nor a session is malformed.
-        codes::INVALID_PARAMS if stateless_without_meta => StatusCode::BAD_REQUEST,
+        // A request with neither per-request `_meta` nor a session, or whose `_meta` lacks a
+        // required key (the error names it in `data.missing`), is malformed.
+        codes::INVALID_PARAMS
+            if stateless_without_meta || reply["error"]["data"].get("missing").is_some() =>
+        {
+            StatusCode::BAD_REQUEST
+        }
         _ => StatusCode::OK,
     }
 }
