@@ -385,7 +385,10 @@ impl TaskBackend {
 
 impl ContextBackend for TaskBackend {
     fn input(&self, request: InputRequest) -> InputFuture {
-        let key = self.next_key(&request.method);
+        let key = match &request.key {
+            Some(key) => key.clone(),
+            None => self.next_key(&request.method),
+        };
         let store = self.store.clone();
         let id = self.id.clone();
         let owner = self.owner.clone();

@@ -51,7 +51,11 @@ impl Replay {
 
 impl ContextBackend for Replay {
     fn input(&self, request: InputRequest) -> InputFuture {
-        let key = super::input_key(&request.method, self.counter.fetch_add(1, Ordering::SeqCst));
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let key = request
+            .key
+            .clone()
+            .unwrap_or_else(|| super::input_key(&request.method, n));
         let digest = request_digest(&request);
         if let Some(before) = self.asked_before.get(&key)
             && before.as_str() != Some(digest.as_str())
