@@ -416,7 +416,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         )
         .await;
     }
-    let backend = inline::backend(conn, &req.era, progress_token);
+    let backend = inline::legacy_backend(conn, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
     let fut = match tool.call(ctx, arguments) {
         Ok(fut) => fut,
