@@ -495,6 +495,16 @@ fn run_http_script(script: &str) {
     }
 }
 
+/// @modelcontextprotocol/client 2.4.0 `StreamableHTTPClientTransport` + ext-tasks 0.2.2, modern
+/// era over HTTP: `research` (elicits, then samples) and `confirm_delete` run to completion with
+/// their input answered through `tasks/update`; `slow_compute {seconds: 60}` is cancelled. Every
+/// exchange is a stateless POST (no session, no GET) answered on its own response, with the
+/// routing headers; no server-to-client request on any stream.
+#[test]
+fn http_modern_typescript_ext_tasks_0_2() {
+    run_http_script("http/modern_tasks.mjs");
+}
+
 /// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a session's
 /// in-task elicitation reaches the client's handler on the GET stream, and, for a client without a
 /// GET stream, on the SSE response of its `tasks/result` POST; `cancelTask`, `listTasks`,
