@@ -51,6 +51,8 @@ pub struct Connection {
     pub(crate) session: Mutex<Option<LegacySession>>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+    /// Work waiting until the reply to a request has gone out (see [`Connection::after_reply`]).
+    reply_gates: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
     next_id: AtomicU64,
     pub(crate) tracker: TaskTracker,
     pub(crate) closing: CancellationToken,
@@ -78,11 +80,28 @@ impl Connection {
             session: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
+            reply_gates: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
             closing,
             owner,
         })
+    }
+
+    /// Resolves once the reply to request `id` has been handed to the transport (or the request
+    /// ended without one). A legacy task waits on this before its tool runs, so that the client
+    /// sees the `CreateTaskResult` before any request that names the task.
+    pub(crate) fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.reply_gates).insert(id.clone(), tx);
+        rx
+    }
+
+    /// The transport has sent the reply to `id` (or there is none): releases what waits on it.
+    pub(crate) fn replied(&self, id: &RequestId) {
+        if let Some(gate) = lock(&self.reply_gates).remove(id) {
+            let _ = gate.send(());
+        }
     }
 
     /// Ends the connection: requests in flight and server-to-client requests waiting for an
@@ -158,14 +177,17 @@ impl Connection {
                 self.send(reply);
             }
             Ok(Message::Request(req)) => {
+                let req_id = req.id.clone();
                 let Some(run) = self.start_request(req) else {
                     return;
                 };
                 let conn = self.clone();
+                let id = req_id;
                 self.tracker.spawn(async move {
                     if let Some(reply) = run.await {
                         conn.send(reply);
                     }
+                    conn.replied(&id);
                 });
             }
             Ok(Message::Notification(n)) => dispatch::notification(self, n),

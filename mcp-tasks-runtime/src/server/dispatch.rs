@@ -121,6 +121,7 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
 
 /// What one request is, once its era is known.
 struct Incoming {
+    id: RequestId,
     method: String,
     params: Map<String, Value>,
     era: Era,
@@ -187,6 +188,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
             .and_then(|m| m.get(meta::CLIENT_INFO))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
         return Ok(Incoming {
+            id: req.id,
             method: req.method,
             params,
             era: Era::Modern { version },
@@ -199,6 +201,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
                 .remove("_meta")
                 .map(|m| params.insert("_meta".into(), m));
             Ok(Incoming {
+                id: req.id,
                 method: req.method,
                 params,
                 era: Era::Legacy {
@@ -534,6 +537,7 @@ async fn run_mrtr(
                 capabilities: req.client.capabilities.clone(),
                 channel: None,
                 progress_token,
+                start_after: None,
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
@@ -581,6 +585,9 @@ async fn launch_task(
         origin,
         requested_ttl,
         capabilities: req.client.capabilities.clone(),
+        // A legacy task's tool may send requests naming the task on the session at once: it starts
+        // only after the client has its `CreateTaskResult`.
+        start_after: channel.as_ref().map(|_| conn.after_reply(&req.id)),
         channel,
         progress_token,
     };

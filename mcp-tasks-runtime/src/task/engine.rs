@@ -66,6 +66,9 @@ pub struct Launch {
     pub channel: Option<Arc<dyn ClientChannel>>,
     /// A progress token from the creating request (legacy: valid until the task ends).
     pub progress_token: Option<Value>,
+    /// The tool runs only once this resolves (or its sender is dropped): for a transport to say
+    /// the `CreateTaskResult` has gone out.
+    pub start_after: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl fmt::Debug for Launch {
@@ -151,13 +154,15 @@ impl TaskEngine {
             .tool
             .call(ctx, launch.arguments)
             .map_err(|e| e.to_rpc())?;
-        self.start(
-            prepared,
-            Box::pin(AssertUnwindSafe(fut).catch_unwind()),
-            cancel,
-            |_| {},
-        )
-        .await
+        let caught: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+        let fut: CaughtFuture = match launch.start_after {
+            Some(gate) => Box::pin(async move {
+                let _ = gate.await;
+                caught.await
+            }),
+            None => caught,
+        };
+        self.start(prepared, fut, cancel, |_| {}).await
     }
 
     /// Everything about a task but the store record and the running tool.

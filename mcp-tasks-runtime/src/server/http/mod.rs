@@ -873,8 +873,10 @@ async fn run_request(
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
     };
     let (reply_tx, mut reply_rx) = oneshot::channel();
+    let replied = (conn.clone(), id.clone());
     state.requests.spawn(ORIGIN.scope(id.clone(), async move {
         let _ = reply_tx.send(run.await);
+        replied.0.replied(&replied.1);
     }));
     let cancel = CancelOnDrop {
         conn: conn.clone(),
