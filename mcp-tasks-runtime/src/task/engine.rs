@@ -66,6 +66,9 @@ pub struct Launch {
     pub channel: Option<Arc<dyn ClientChannel>>,
     /// A progress token from the creating request (legacy: valid until the task ends).
     pub progress_token: Option<Value>,
+    /// The least severe level the client wants log messages for (legacy tasks send them on the
+    /// session, tagged with the task; a modern task has no stream to send them on).
+    pub log_level: Option<crate::protocol::LogLevel>,
 }
 
 impl fmt::Debug for Launch {
@@ -146,7 +149,8 @@ impl TaskEngine {
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
         let prepared = self.prepare(&launch);
         let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone());
+        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
+            .with_log_level(launch.log_level);
         let fut = launch
             .tool
             .call(ctx, launch.arguments)
@@ -465,6 +469,15 @@ impl ContextBackend for TaskBackend {
                 params["message"] = json!(m);
             }
             channel.notify("notifications/progress", params);
+        }
+    }
+
+    fn log(&self, mut params: Value) {
+        // 2025-11-25: on the session, tagged with the task. The modern tasks extension has no
+        // stream for a task's log messages; they are dropped.
+        if let (TaskOrigin::Legacy, Some(channel)) = (self.origin, &self.channel) {
+            params["_meta"] = json!({ meta::RELATED_TASK: { "taskId": self.id.as_str() } });
+            channel.notify("notifications/message", params);
         }
     }
 
