@@ -283,8 +283,15 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
             Some(legacy_task_method(conn, &req).await)
         }
         ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
-        ("initialize", _) => Some(Err(RpcError::invalid_request(
-            "`initialize` must not carry per-request `_meta`",
+        // A request with per-request `_meta` is a 2026-07-28 request, and `initialize` is not a
+        // 2026-07-28 method (SEP-2575: -32601, HTTP 404). A 2025-11-25 client sends it without
+        // `_meta`, and the transport opens a legacy session before it gets here.
+        ("initialize", _) => Some(Err(RpcError::new(
+            codes::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `initialize` is not a {MODERN_VERSION} method (use `server/discover`); a {} client sends `initialize` without per-request `_meta`",
+                LEGACY_VERSIONS[0]
+            ),
         ))),
         (method, _) => Some(Err(RpcError::method_not_found(method))),
     }
