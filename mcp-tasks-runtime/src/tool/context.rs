@@ -164,7 +164,7 @@ impl ToolContext {
 
     /// [`log`](Self::log), naming the logger the message comes from.
     pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl serde::Serialize) {
-        if !self.log_level.is_some_and(|min| level >= min) {
+        if self.log_level.is_none_or(|min| level < min) {
             return;
         }
         let data = match serde_json::to_value(data) {
