@@ -632,3 +632,117 @@ async fn shutdown_finishes_the_response_in_flight() {
         .expect("the server exits after SIGTERM");
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn x_mcp_header_arguments_must_agree_with_their_mcp_param_headers() {
+    let s = HttpServer::start(&[]);
+    let c = client();
+    let (_, tools) = send(modern_post(
+        &c,
+        &s.url,
+        "tools/list",
+        None,
+        json!({}),
+        json!({}),
+    ))
+    .await;
+    let lookup = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "regional_lookup")
+        .expect("regional_lookup is listed");
+    assert_eq!(
+        lookup["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        "Region"
+    );
+    let call = |region: Option<&str>, header: Option<&str>| {
+        let mut args = json!({ "query": "cafés" });
+        if let Some(r) = region {
+            args["region"] = json!(r);
+        }
+        let b = modern_post(
+            &c,
+            &s.url,
+            "tools/call",
+            Some("regional_lookup"),
+            json!({ "name": "regional_lookup", "arguments": args }),
+            json!({}),
+        );
+        match header {
+            Some(h) => b.header("Mcp-Param-Region", h),
+            None => b,
+        }
+    };
+    let mismatch = |(status, body): (StatusCode, Value), needle: &str| {
+        assert_eq!(
+            (status, error_code(&body)),
+            (StatusCode::BAD_REQUEST, -32020),
+            "{body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{needle:?} not in {message}");
+    };
+
+    // Agreeing, plainly or base64-encoded (the sentinel a client uses for non-ASCII values).
+    let (status, body) = send(call(Some("eu-west"), Some("eu-west"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"],
+        "cafés in eu-west: nothing found"
+    );
+    let (status, body) = send(call(Some("Zürich"), Some("=?base64?WsO8cmljaA==?="))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Disagreeing, missing, stray, or broken: 400 / -32020, saying which.
+    mismatch(
+        send(call(Some("eu-west"), Some("us-east"))).await,
+        "`us-east`",
+    );
+    mismatch(
+        send(call(Some("eu-west"), None)).await,
+        "Mcp-Param-Region header is required",
+    );
+    mismatch(
+        send(call(None, Some("eu-west"))).await,
+        "do not set `region`",
+    );
+    mismatch(
+        send(call(Some("Hello"), Some("=?base64?SGVsbG8?="))).await,
+        "invalid base64",
+    );
+    // Without the argument and the header, the tool's own argument check answers.
+    let (status, body) = send(call(None, None)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(error_code(&body), -32602, "{body}");
+}
+
+#[tokio::test]
+async fn a_2026_initialize_is_404_32601_while_a_2025_initialize_opens_a_session() {
+    let s = HttpServer::start(&[]);
+    let c = client();
+    let (status, body) = send(modern_post(
+        &c,
+        &s.url,
+        "initialize",
+        None,
+        json!({ "protocolVersion": "2026-07-28", "capabilities": {} }),
+        json!({}),
+    ))
+    .await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::NOT_FOUND, -32601),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server/discover"),
+        "{body}"
+    );
+    assert_eq!(body["id"], 1);
+    let session = initialize(&c, &s.url).await;
+    assert!(!session.is_empty());
+}

@@ -469,3 +469,72 @@ fn the_readme_quick_start_is_the_compiled_example() {
         "README quick start and examples/src/bin/quickstart.rs differ"
     );
 }
+
+/// The levels of the log messages received so far (taken out of the backlog).
+fn logged_levels(c: &mut StdioClient) -> Vec<String> {
+    let mut levels = Vec::new();
+    while let Some(m) = c.try_take(|m| m["method"] == "notifications/message") {
+        assert_eq!(m["params"]["logger"], "test_logging_tool", "{m}");
+        levels.push(m["params"]["level"].as_str().unwrap().to_owned());
+    }
+    levels
+}
+
+#[tokio::test]
+async fn log_messages_follow_the_level_the_client_asked_for_in_each_era() {
+    let call = json!({ "name": "test_logging_tool", "arguments": {} });
+
+    // 2025-11-25: every level until logging/setLevel, then that level and above.
+    let mut c = StdioClient::conformance();
+    let init = c.initialize(json!({})).await;
+    assert_eq!(init["capabilities"]["logging"], json!({}));
+    c.result("tools/call", call.clone()).await;
+    assert_eq!(logged_levels(&mut c).len(), 8);
+    let set = c
+        .result("logging/setLevel", json!({ "level": "error" }))
+        .await;
+    assert_eq!(set, json!({}));
+    c.result("tools/call", call.clone()).await;
+    assert_eq!(
+        logged_levels(&mut c),
+        ["error", "critical", "alert", "emergency"]
+    );
+    let err = c
+        .error("logging/setLevel", json!({ "level": "loud" }))
+        .await;
+    assert_eq!(err["code"], -32602);
+    assert!(err["message"].as_str().unwrap().contains("`loud`"), "{err}");
+    c.close().await;
+
+    // 2026-07-28: nothing unless the request's _meta names a level; no logging/setLevel.
+    let mut c = StdioClient::conformance();
+    c.result("tools/call", modern(call.clone(), no_caps()))
+        .await;
+    assert_eq!(logged_levels(&mut c), Vec::<String>::new());
+    let mut params = modern(call.clone(), no_caps());
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("critical");
+    c.result("tools/call", params.clone()).await;
+    assert_eq!(logged_levels(&mut c), ["critical", "alert", "emergency"]);
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!(5);
+    let err = c.error("tools/call", params).await;
+    assert_eq!(err["code"], -32602);
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("io.modelcontextprotocol/logLevel"),
+        "{err}"
+    );
+    let err = c
+        .error(
+            "logging/setLevel",
+            modern(json!({ "level": "info" }), no_caps()),
+        )
+        .await;
+    assert_eq!(err["code"], -32601);
+    let discover = c
+        .result("server/discover", modern(json!({}), no_caps()))
+        .await;
+    assert_eq!(discover["capabilities"]["logging"], json!({}));
+    c.close().await;
+}

@@ -463,15 +463,22 @@ async fn mrtr_inline_elicitation_with_sealed_request_state() {
         .await;
     assert_eq!(err["code"], -32602);
 
-    // Without the elicitation capability the tool gets a clear error instead of a request.
-    let r = call(&mut c, "ask_name", json!({}), &json!({})).await;
-    assert_eq!(r["isError"], true, "{r}");
+    // Without the elicitation capability nothing is asked: the tool's `?` turns that into
+    // -32021 naming the capability (SEP-2575), not a tool error.
+    let err = c
+        .error(
+            "tools/call",
+            modern(json!({ "name": "ask_name", "arguments": {} }), json!({})),
+        )
+        .await;
+    assert_eq!(err["code"], -32021, "{err}");
+    assert_eq!(
+        err["data"]["requiredCapabilities"],
+        json!({ "elicitation": {} })
+    );
     assert!(
-        r["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("elicitation"),
-        "{r}"
+        err["message"].as_str().unwrap().contains("`elicitation`"),
+        "{err}"
     );
 }
 

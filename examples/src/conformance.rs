@@ -1,5 +1,5 @@
 //! The fixture tools the official conformance suite calls (`@modelcontextprotocol/conformance`,
-//! tasks scenarios), written with `#[tool]` like any user's tools. Also used by this project's own
+//! tasks and input-required-result scenarios; the rest are in [`crate::everything`]), written with `#[tool]` like any user's tools. Also used by this project's own
 //! stdio tests.
 
 use mcp_tasks_runtime::{
@@ -307,9 +307,13 @@ pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
     }
 }
 
-/// The conformance fixture server.
+/// The conformance fixture server: the tools above, and the everything-server tools of
+/// [`crate::everything`]. A tool without arguments comes first: `http-header-validation` calls the
+/// first listed tool with `{}` and expects it to succeed.
 pub fn conformance_server() -> Server {
+    use crate::everything::*;
     Server::new("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
+        .tool::<test_simple_text>()
         .tool::<greet>()
         .tool::<slow_compute>()
         .tool::<failing_job>()
@@ -328,4 +332,20 @@ pub fn conformance_server() -> Server {
         .tool::<ask_name>()
         .tool::<panicking_job>()
         .tool::<short_lived>()
+        .tool::<test_image_content>()
+        .tool::<test_audio_content>()
+        .tool::<test_embedded_resource>()
+        .tool::<test_multiple_content_types>()
+        .tool::<test_tool_with_logging>()
+        .tool::<test_error_handling>()
+        .tool::<test_tool_with_progress>()
+        .tool::<test_sampling>()
+        .tool::<test_elicitation>()
+        .tool::<test_elicitation_sep1034_defaults>()
+        .tool::<test_elicitation_sep1330_enums>()
+        .tool::<json_schema_2020_12_tool>()
+        .tool::<test_missing_capability>()
+        .tool::<test_streaming_elicitation>()
+        .tool::<test_logging_tool>()
+        .tool::<regional_lookup>()
 }

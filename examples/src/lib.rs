@@ -1,6 +1,7 @@
 //! The tools of the example server, shared by its binaries.
 
 pub mod conformance;
+pub mod everything;
 
 use mcp_tasks_runtime::{CreateMessageParams, ElicitOutcome, Server, ToolContext, ToolError, tool};
 use schemars::JsonSchema;

@@ -16,7 +16,10 @@ pub mod store;
 pub mod tool;
 
 pub use mcp_tasks_macros::tool;
-pub use protocol::{CallToolResult, Content, CreateMessageParams, CreateMessageResult, Root};
+pub use protocol::{
+    CallToolResult, Content, CreateMessageParams, CreateMessageResult, LogLevel, ResourceContents,
+    Root,
+};
 pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};
 pub mod server;
 pub mod task;

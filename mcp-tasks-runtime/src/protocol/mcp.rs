@@ -47,12 +47,170 @@ pub enum Content {
         /// Name.
         name: String,
     },
+    /// A resource's contents, embedded in the result.
+    Resource {
+        /// The contents.
+        resource: ResourceContents,
+    },
 }
 
 impl Content {
     /// Text content.
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text { text: text.into() }
+    }
+
+    /// An image from its bytes (sent base64-encoded), with its MIME type (`image/png`, ...).
+    pub fn image(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: base64_of(bytes.as_ref()),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// Audio from its bytes (sent base64-encoded), with its MIME type (`audio/wav`, ...).
+    pub fn audio(bytes: impl AsRef<[u8]>, mime_type: impl Into<String>) -> Self {
+        Content::Audio {
+            data: base64_of(bytes.as_ref()),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded resource: these contents, as the resource at their URI holds them.
+    pub fn resource(contents: ResourceContents) -> Self {
+        Content::Resource { resource: contents }
+    }
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The contents of a resource: text, or bytes (base64 on the wire).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text {
+        /// The resource's URI.
+        uri: String,
+        /// MIME type.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The text.
+        text: String,
+    },
+    /// Binary contents.
+    Blob {
+        /// The resource's URI.
+        uri: String,
+        /// MIME type.
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Base64 data.
+        blob: String,
+    },
+}
+
+impl ResourceContents {
+    /// Text contents of the resource at `uri`.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+        }
+    }
+
+    /// Binary contents of the resource at `uri`, from its bytes (sent base64-encoded).
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: impl AsRef<[u8]>,
+    ) -> Self {
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: base64_of(bytes.as_ref()),
+        }
+    }
+}
+
+/// The severity of a log message (`notifications/message`), least severe first: the syslog levels
+/// of RFC 5424, as MCP names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// General information.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The wire name (`debug`, `info`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Reads a level from the wire; the error names the value and the levels there are.
+    pub fn from_wire(value: &Value) -> Result<Self, String> {
+        let names = || {
+            LogLevel::ALL
+                .iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match value {
+            Value::String(s) => LogLevel::ALL
+                .into_iter()
+                .find(|l| l.as_str() == s)
+                .ok_or_else(|| format!("unknown log level `{s}`; the levels are {}", names())),
+            other => Err(format!(
+                "a log level must be a string (one of {}), found {}",
+                names(),
+                crate::protocol::jsonrpc::json_kind(other)
+            )),
+        }
     }
 }
 
@@ -291,4 +449,59 @@ pub struct Root {
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binary_content_is_base64_and_embedded_resources_nest_their_contents() {
+        let image = serde_json::to_value(Content::image([0xff, 0x00, 0x10], "image/png")).unwrap();
+        assert_eq!(
+            image,
+            json!({ "type": "image", "data": "/wAQ", "mimeType": "image/png" })
+        );
+        let audio = serde_json::to_value(Content::audio(b"RIFF", "audio/wav")).unwrap();
+        assert_eq!(
+            audio,
+            json!({ "type": "audio", "data": "UklGRg==", "mimeType": "audio/wav" })
+        );
+        let text = Content::resource(ResourceContents::text("test://a", "text/plain", "hi"));
+        let wire = serde_json::to_value(&text).unwrap();
+        assert_eq!(
+            wire,
+            json!({ "type": "resource", "resource": { "uri": "test://a", "mimeType": "text/plain", "text": "hi" } })
+        );
+        assert_eq!(serde_json::from_value::<Content>(wire).unwrap(), text);
+        let blob = Content::resource(ResourceContents::blob(
+            "test://b",
+            "application/octet-stream",
+            [1, 2],
+        ));
+        let wire = serde_json::to_value(&blob).unwrap();
+        assert_eq!(wire["resource"]["blob"], "AQI=");
+        assert!(wire["resource"].get("text").is_none());
+        assert_eq!(serde_json::from_value::<Content>(wire).unwrap(), blob);
+    }
+
+    #[test]
+    fn log_levels_order_by_severity_and_bad_ones_are_named() {
+        assert!(LogLevel::Debug < LogLevel::Info && LogLevel::Alert < LogLevel::Emergency);
+        for level in LogLevel::ALL {
+            assert_eq!(LogLevel::from_wire(&json!(level.as_str())), Ok(level));
+            assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
+        }
+        let err = LogLevel::from_wire(&json!("verbose")).unwrap_err();
+        assert!(
+            err.contains("`verbose`") && err.contains("emergency"),
+            "{err}"
+        );
+        let err = LogLevel::from_wire(&json!(3)).unwrap_err();
+        assert!(
+            err.contains("must be a string") && err.contains("number"),
+            "{err}"
+        );
+    }
 }

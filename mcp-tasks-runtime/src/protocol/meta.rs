@@ -4,6 +4,9 @@
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// Request: the client capabilities for this request (2026-07-28).
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// Request: the least severe log level the client wants `notifications/message` for, on this
+/// request only (2026-07-28; absent: no log messages).
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Request: client name and version (2026-07-28).
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// Result: server name and version (2026-07-28).

@@ -7,6 +7,7 @@ use super::ServerInner;
 use super::dispatch;
 use super::era::ClientView;
 use super::era::Era;
+use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message};
 use crate::protocol::task::Owner;
 use crate::task::engine::ClientChannel;
@@ -28,6 +29,9 @@ pub(crate) struct LegacySession {
     pub(crate) client: ClientView,
     /// Random id: the owner of this session's tasks.
     pub(crate) id: String,
+    /// The least severe level the client wants log messages for (`logging/setLevel`); every
+    /// level until it says otherwise.
+    pub(crate) log_level: LogLevel,
 }
 
 /// Where a connection sends what the server says on its own: notifications and server-to-client
@@ -117,6 +121,17 @@ impl Connection {
 
     pub(crate) fn set_session(&self, session: LegacySession) {
         *lock(&self.session) = Some(session);
+    }
+
+    /// `logging/setLevel`: `false` when there is no session to set it on.
+    pub(crate) fn set_log_level(&self, level: LogLevel) -> bool {
+        match lock(&self.session).as_mut() {
+            Some(session) => {
+                session.log_level = level;
+                true
+            }
+            None => false,
+        }
     }
 
     /// The owner of tasks a request in this era creates or touches: the legacy session for

@@ -8,7 +8,7 @@ use crate::protocol::jsonrpc::{
 };
 use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
 use crate::protocol::{
-    ClientCapabilities, Implementation, LEGACY_VERSIONS, MODERN_VERSION, MODERN_VERSIONS,
+    ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS,
     TASKS_EXTENSION, meta,
 };
 use crate::store::{CancelResult, StoreError};
@@ -64,6 +64,7 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
         version: version.clone(),
         client: ClientView { capabilities, info },
         id: random_id(),
+        log_level: LogLevel::Debug,
     });
     let server = &conn.server;
     let mut result = json!({
@@ -80,12 +81,17 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
 fn legacy_capabilities() -> Value {
     json!({
         "tools": { "listChanged": false },
+        "logging": {},
         "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
     })
 }
 
 fn modern_capabilities() -> Value {
-    json!({ "tools": { "listChanged": false }, "extensions": { TASKS_EXTENSION: {} } })
+    json!({
+        "tools": { "listChanged": false },
+        "logging": {},
+        "extensions": { TASKS_EXTENSION: {} },
+    })
 }
 
 fn random_id() -> String {
@@ -126,6 +132,8 @@ struct Incoming {
     params: Map<String, Value>,
     era: Era,
     client: ClientView,
+    /// The least severe level the client wants log messages for on this request, if any.
+    log_level: Option<LogLevel>,
 }
 
 /// Handles a request. `None` means no response is due (the request was cancelled).
@@ -187,12 +195,19 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
         let info = meta_obj
             .and_then(|m| m.get(meta::CLIENT_INFO))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
+            None => None,
+            Some(v) => Some(LogLevel::from_wire(v).map_err(|why| {
+                RpcError::invalid_params(format!("`_meta[\"{}\"]`: {why}", meta::LOG_LEVEL))
+            })?),
+        };
         return Ok(Incoming {
             id: req.id,
             method: req.method,
             params,
             era: Era::Modern { version },
             client: ClientView { capabilities, info },
+            log_level,
         });
     }
     match conn.session() {
@@ -208,6 +223,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
                     version: session.version,
                 },
                 client: session.client,
+                log_level: Some(session.log_level),
             })
         }
         None => Err(RpcError::invalid_params(format!(
@@ -260,6 +276,7 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
     match (req.method.as_str(), modern) {
         ("server/discover", true) => Some(Ok(discover(conn))),
         ("ping", false) => Some(Ok(json!({}))),
+        ("logging/setLevel", false) => Some(set_log_level(conn, &req)),
         ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
         ("tools/call", _) => tools_call(conn, req, cancel).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
@@ -269,11 +286,35 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
             Some(legacy_task_method(conn, &req).await)
         }
         ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
-        ("initialize", _) => Some(Err(RpcError::invalid_request(
-            "`initialize` must not carry per-request `_meta`",
+        // A request with per-request `_meta` is a 2026-07-28 request, and `initialize` is not a
+        // 2026-07-28 method (SEP-2575: -32601, HTTP 404). A 2025-11-25 client sends it without
+        // `_meta`, and the transport opens a legacy session before it gets here.
+        ("initialize", _) => Some(Err(RpcError::new(
+            codes::METHOD_NOT_FOUND,
+            format!(
+                "Method not found: `initialize` is not a {MODERN_VERSION} method (use `server/discover`); a {} client sends `initialize` without per-request `_meta`",
+                LEGACY_VERSIONS[0]
+            ),
         ))),
         (method, _) => Some(Err(RpcError::method_not_found(method))),
     }
+}
+
+/// `logging/setLevel` (2025-11-25; the modern era sets a level per request in `_meta`).
+fn set_log_level(conn: &Connection, req: &Incoming) -> Result<Value, RpcError> {
+    let level = match req.params.get("level") {
+        Some(v) => LogLevel::from_wire(v)
+            .map_err(|why| RpcError::invalid_params(format!("`level`: {why}")))?,
+        None => {
+            return Err(RpcError::invalid_params(
+                "missing required parameter `level`",
+            ));
+        }
+    };
+    if !conn.set_log_level(level) {
+        return Err(RpcError::internal("the session ended"));
+    }
+    Ok(json!({}))
 }
 
 fn discover(conn: &Connection) -> Value {
@@ -420,7 +461,8 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         .await;
     }
     let backend = inline::legacy_backend(conn, progress_token);
-    let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
+    let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
+        .with_log_level(req.log_level);
     let fut = match tool.call(ctx, arguments) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -483,7 +525,11 @@ async fn run_mrtr(
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
-    let replay = Arc::new(mrtr::Replay::new(&gathered, progress));
+    let log: Option<mrtr::LogFn> = req.log_level.map(|_| {
+        let weak = Arc::downgrade(conn);
+        Box::new(move |params: Value| inline::send_log(&weak, params)) as mrtr::LogFn
+    });
+    let replay = Arc::new(mrtr::Replay::new(&gathered, progress, log));
     // A call that may become a task gets its own cancellation: once it is a task, cancelling the
     // `tools/call` request no longer reaches it (only `tasks/cancel` does).
     let (backend, deferred, tool_cancel): (Arc<dyn crate::tool::ContextBackend>, _, _) =
@@ -497,7 +543,8 @@ async fn run_mrtr(
         backend,
         req.client.capabilities.clone(),
         tool_cancel.clone(),
-    );
+    )
+    .with_log_level(req.log_level);
     let fut = match tool.call(ctx, arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -538,6 +585,7 @@ async fn run_mrtr(
                 channel: None,
                 progress_token,
                 start_after: None,
+                log_level: req.log_level,
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
@@ -590,6 +638,7 @@ async fn launch_task(
         start_after: channel.as_ref().map(|_| conn.after_reply(&req.id)),
         channel,
         progress_token,
+        log_level: req.log_level,
     };
     let record = conn.server.engine().launch(launch).await?;
     Ok(match origin {

@@ -64,4 +64,19 @@ impl ContextBackend for LegacyInline {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         send_progress(&self.conn, &self.progress_token, progress, total, message);
     }
+
+    fn log(&self, params: Value) {
+        send_log(&self.conn, params);
+    }
+}
+
+/// Sends a `notifications/message` on the connection (on HTTP, on the stream of the request it
+/// comes from).
+pub(crate) fn send_log(conn: &Weak<Connection>, params: Value) {
+    if let Some(conn) = conn.upgrade() {
+        conn.send(crate::protocol::jsonrpc::notification_message(
+            "notifications/message",
+            params,
+        ));
+    }
 }

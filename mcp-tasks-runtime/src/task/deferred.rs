@@ -4,6 +4,7 @@
 
 use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputFuture};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +62,10 @@ impl ContextBackend for Deferred {
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         self.current().progress(progress, total, message);
+    }
+
+    fn log(&self, params: Value) {
+        self.current().log(params);
     }
 
     fn task_id(&self) -> Option<&str> {

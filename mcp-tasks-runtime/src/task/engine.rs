@@ -69,6 +69,9 @@ pub struct Launch {
     /// The tool runs only once this resolves (or its sender is dropped): for a transport to say
     /// the `CreateTaskResult` has gone out.
     pub start_after: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The least severe level the client wants log messages for (legacy tasks send them on the
+    /// session, tagged with the task; a modern task has no stream to send them on).
+    pub log_level: Option<crate::protocol::LogLevel>,
 }
 
 impl fmt::Debug for Launch {
@@ -149,7 +152,8 @@ impl TaskEngine {
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
         let prepared = self.prepare(&launch);
         let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone());
+        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
+            .with_log_level(launch.log_level);
         let fut = launch
             .tool
             .call(ctx, launch.arguments)
@@ -470,6 +474,15 @@ impl ContextBackend for TaskBackend {
                 params["message"] = json!(m);
             }
             channel.notify("notifications/progress", params);
+        }
+    }
+
+    fn log(&self, mut params: Value) {
+        // 2025-11-25: on the session, tagged with the task. The modern tasks extension has no
+        // stream for a task's log messages; they are dropped.
+        if let (TaskOrigin::Legacy, Some(channel)) = (self.origin, &self.channel) {
+            params["_meta"] = json!({ meta::RELATED_TASK: { "taskId": self.id.as_str() } });
+            channel.notify("notifications/message", params);
         }
     }
 

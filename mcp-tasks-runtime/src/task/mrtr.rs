@@ -15,6 +15,8 @@ use std::task::Poll;
 
 /// A progress sink for inline calls.
 pub(crate) type ProgressFn = Box<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+/// A log sink for inline calls: the params of `notifications/message`.
+pub(crate) type LogFn = Box<dyn Fn(Value) + Send + Sync>;
 
 /// The backend of an inline modern call: replays known answers, records what is still needed.
 pub(crate) struct Replay {
@@ -23,16 +25,22 @@ pub(crate) struct Replay {
     counter: AtomicUsize,
     needed: Mutex<Vec<(String, InputRequest)>>,
     progress: Option<ProgressFn>,
+    log: Option<LogFn>,
 }
 
 impl Replay {
-    pub(crate) fn new(gathered: &Gathered, progress: Option<ProgressFn>) -> Self {
+    pub(crate) fn new(
+        gathered: &Gathered,
+        progress: Option<ProgressFn>,
+        log: Option<LogFn>,
+    ) -> Self {
         Replay {
             answers: gathered.answers.clone(),
             asked_before: gathered.asked.clone(),
             counter: AtomicUsize::new(0),
             needed: Mutex::new(Vec::new()),
             progress,
+            log,
         }
     }
 
@@ -80,6 +88,12 @@ impl ContextBackend for Replay {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(f) = &self.progress {
             f(progress, total, message);
+        }
+    }
+
+    fn log(&self, params: Value) {
+        if let Some(f) = &self.log {
+            f(params);
         }
     }
 }

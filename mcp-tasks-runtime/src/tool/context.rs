@@ -1,4 +1,4 @@
-use crate::protocol::{ClientCapabilities, InputRequest};
+use crate::protocol::{ClientCapabilities, InputRequest, LogLevel};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -24,6 +24,10 @@ pub trait ContextBackend: Send + Sync + 'static {
 
     /// Progress, for clients that asked for it.
     fn progress(&self, _progress: f64, _total: Option<f64>, _message: Option<String>) {}
+
+    /// A log message (the params of `notifications/message`), already checked against the level
+    /// the client asked for. Where the call has no way to the client (a modern task), it is dropped.
+    fn log(&self, _params: Value) {}
 
     /// The id of the task this call runs as, if it is one.
     fn task_id(&self) -> Option<&str> {
@@ -102,6 +106,8 @@ impl std::error::Error for InputError {}
 #[derive(Clone)]
 pub struct ToolContext {
     inner: Arc<Inner>,
+    /// The least severe level the client wants log messages for; `None`: none at all.
+    log_level: Option<LogLevel>,
 }
 
 struct Inner {
@@ -132,7 +138,47 @@ impl ToolContext {
                 capabilities,
                 cancel,
             }),
+            log_level: None,
         }
+    }
+
+    /// Sets the least severe level the client wants log messages for (`None`, the default of
+    /// [`new`](Self::new): it wants none). The runtime sets it from `logging/setLevel` (2025-11-25)
+    /// or the request's `io.modelcontextprotocol/logLevel` (2026-07-28).
+    pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// The least severe level the client wants log messages for, if it wants any.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
+    }
+
+    /// Sends a log message to the client (`notifications/message`): `data` is any serializable
+    /// value (a string, an object of details). Sent only when the client asked for this level or
+    /// a less severe one; otherwise (and where the call cannot reach the client) it is dropped.
+    pub fn log(&self, level: LogLevel, data: impl serde::Serialize) {
+        self.log_as(level, None, data);
+    }
+
+    /// [`log`](Self::log), naming the logger the message comes from.
+    pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl serde::Serialize) {
+        if self.log_level.is_none_or(|min| level < min) {
+            return;
+        }
+        let data = match serde_json::to_value(data) {
+            Ok(data) => data,
+            Err(e) => {
+                tracing::warn!("a log message could not be serialized and was dropped: {e}");
+                return;
+            }
+        };
+        let mut params = serde_json::json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = Value::String(logger.to_owned());
+        }
+        self.inner.backend.log(params);
     }
 
     /// The capabilities the client declared for this call.
@@ -262,5 +308,50 @@ impl ToolContext {
         let list: crate::protocol::ListRootsResult = serde_json::from_value(answer)
             .map_err(|e| InputError::InvalidResponse(e.to_string()))?;
         Ok(list.roots)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Logs(Mutex<Vec<Value>>);
+
+    impl ContextBackend for Logs {
+        fn input(&self, _: InputRequest) -> InputFuture {
+            Box::pin(async { Err(InputError::Disconnected) })
+        }
+        fn log(&self, params: Value) {
+            self.0.lock().unwrap().push(params);
+        }
+    }
+
+    fn ctx(level: Option<LogLevel>) -> (ToolContext, Arc<Logs>) {
+        let logs = Arc::new(Logs::default());
+        let ctx = ToolContext::new(logs.clone(), Default::default(), Default::default())
+            .with_log_level(level);
+        (ctx, logs)
+    }
+
+    #[test]
+    fn log_messages_go_out_only_at_or_above_the_level_the_client_asked_for() {
+        let (quiet, logs) = ctx(None);
+        quiet.log(LogLevel::Emergency, "nobody asked");
+        assert!(logs.0.lock().unwrap().is_empty());
+
+        let (ctx, logs) = ctx(Some(LogLevel::Warning));
+        ctx.log(LogLevel::Info, "dropped");
+        ctx.log(LogLevel::Warning, "kept");
+        ctx.log_as(LogLevel::Error, Some("db"), json!({ "code": 7 }));
+        assert_eq!(
+            *logs.0.lock().unwrap(),
+            vec![
+                json!({ "level": "warning", "data": "kept" }),
+                json!({ "level": "error", "data": { "code": 7 }, "logger": "db" }),
+            ]
+        );
     }
 }

@@ -60,6 +60,19 @@ impl ToolError {
             Kind::Rpc(err) => Err(err),
         }
     }
+
+    /// `-32021` Missing required client capability: the call needs `capability` (`sampling`,
+    /// `elicitation`, `roots`, ...), which the client did not declare. `data.requiredCapabilities`
+    /// names it, as the protocol asks (`{"sampling": {}}`).
+    pub fn missing_capability(capability: &str) -> Self {
+        Self::rpc_with_data(
+            crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            format!(
+                "Missing required client capability: this call needs `{capability}`, which the client did not declare"
+            ),
+            serde_json::json!({ "requiredCapabilities": { capability: {} } }),
+        )
+    }
 }
 
 impl fmt::Display for ToolError {
@@ -80,9 +93,19 @@ impl fmt::Debug for ToolError {
     }
 }
 
-/// Any error type becomes a tool error carrying its `Display` text (and its sources).
+/// Any error type becomes a tool error carrying its `Display` text (and its sources), except an
+/// input request the client could not take ([`InputError::NotSupported`]): a server must not rely
+/// on a capability the client did not declare, so that call answers
+/// [`missing_capability`](ToolError::missing_capability) (`-32021`).
+///
+/// [`InputError::NotSupported`]: super::InputError::NotSupported
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(err: E) -> Self {
+        if let Some(super::InputError::NotSupported { capability }) =
+            (&err as &dyn std::any::Any).downcast_ref::<super::InputError>()
+        {
+            return ToolError::missing_capability(capability);
+        }
         let mut text = err.to_string();
         let mut source = err.source();
         while let Some(s) = source {
@@ -145,3 +168,32 @@ impl fmt::Display for ArgumentError {
 }
 
 impl std::error::Error for ArgumentError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::InputError;
+
+    #[test]
+    fn a_capability_the_client_lacks_is_a_32021_naming_it_and_other_input_errors_are_tool_errors() {
+        let err: ToolError = InputError::NotSupported {
+            capability: "sampling",
+        }
+        .into();
+        let rpc = err.into_outcome().unwrap_err();
+        assert_eq!(
+            rpc.code,
+            crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+        );
+        assert!(rpc.message.contains("`sampling`"), "{}", rpc.message);
+        assert_eq!(
+            rpc.data,
+            Some(serde_json::json!({ "requiredCapabilities": { "sampling": {} } }))
+        );
+        let err: ToolError = InputError::Cancelled.into();
+        assert_eq!(
+            err.into_outcome().unwrap(),
+            "cancelled while waiting for the client's input"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 
 mod context;
 mod error;
+mod headers;
 mod output;
 mod param;
 mod registry;
@@ -13,6 +14,7 @@ pub(crate) mod schema;
 
 pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
 pub use error::{ArgumentError, ToolError};
+pub use headers::{HeaderParam, header_matches};
 pub use output::{IntoToolResult, Json};
 pub use param::{Args, Arguments, ParamsBuilder, ToolParam};
 pub use registry::{RegisteredTool, ToolRegistry};

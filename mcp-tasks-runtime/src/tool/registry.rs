@@ -15,6 +15,7 @@ pub struct RegisteredTool {
     pub input_schema: Arc<Value>,
     /// `outputSchema`, for tools with structured output.
     pub output_schema: Option<Arc<Value>>,
+    headers: Arc<[super::HeaderParam]>,
     call: CallFn,
 }
 
@@ -28,15 +29,32 @@ impl fmt::Debug for RegisteredTool {
 
 impl RegisteredTool {
     /// Registers `T`, computing its schemas.
+    ///
+    /// # Panics
+    /// When an `x-mcp-header` in its input schema breaks SEP-2243's rules (see
+    /// [`header_params`](Self::header_params)): clients would drop the tool, so it is found at
+    /// start-up instead.
     pub fn of<T: Tool>() -> Self {
         let mut params = ParamsBuilder::default();
         T::describe(&mut params);
+        let input_schema = params.finish();
+        let headers = super::headers::header_params(&input_schema)
+            .unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name));
         RegisteredTool {
             info: T::INFO,
-            input_schema: Arc::new(params.finish()),
+            input_schema: Arc::new(input_schema),
             output_schema: T::output_schema().map(Arc::new),
+            headers: headers.into(),
             call: T::call,
         }
+    }
+
+    /// The arguments this tool's input schema marks `x-mcp-header` (SEP-2243): over Streamable
+    /// HTTP in the 2026-07-28 era each travels in an `Mcp-Param-{name}` header too, which must
+    /// agree with the body. Declare one with `#[schemars(extend("x-mcp-header" = "Name"))]` on a
+    /// string, integer or boolean field; the name must be an HTTP token, unique ignoring case.
+    pub fn header_params(&self) -> &[super::HeaderParam] {
+        &self.headers
     }
 
     /// Decodes `arguments` and starts the call.

@@ -76,18 +76,31 @@ fn check_primitive(name: &str, prop: &mut Value) -> Result<(), String> {
             prop["type"] = rest[0].clone();
         }
     }
+    // A Rust enum whose variants have titles (or doc comments) comes out of schemars as `oneOf`
+    // consts; elicitation calls that a titled single-select enum (SEP-1330).
+    if let Some(options) = titled_options(prop.get("oneOf")) {
+        prop["type"] = Value::String("string".into());
+        prop["oneOf"] = options;
+        return Ok(());
+    }
     let ty = prop.get("type").and_then(Value::as_str);
     match ty {
         Some("string" | "number" | "integer" | "boolean") => Ok(()),
         Some("array") => {
-            // multi-select: an array of string enums
-            let items_ok = prop.get("items").is_some_and(|i| {
-                i.get("type").and_then(Value::as_str) == Some("string")
-                    && (i.get("enum").is_some()
-                        || i.get("anyOf").is_some()
-                        || i.get("oneOf").is_some())
+            // multi-select: an array of string enums, untitled (`items.enum`) or titled
+            // (`items.anyOf` of `{const, title}`, SEP-1330)
+            let items = prop.get_mut("items");
+            let titled = items
+                .as_deref()
+                .and_then(|i| titled_options(i.get("oneOf").or_else(|| i.get("anyOf"))));
+            if let Some(options) = titled {
+                prop["items"] = serde_json::json!({ "anyOf": options });
+                return Ok(());
+            }
+            let untitled = prop.get("items").is_some_and(|i| {
+                i.get("type").and_then(Value::as_str) == Some("string") && i.get("enum").is_some()
             });
-            if items_ok {
+            if untitled {
                 Ok(())
             } else {
                 Err(format!(
@@ -95,11 +108,34 @@ fn check_primitive(name: &str, prop: &mut Value) -> Result<(), String> {
                 ))
             }
         }
-        _ if prop.get("enum").is_some() || prop.get("oneOf").is_some() => Ok(()),
+        _ if prop.get("enum").is_some() => Ok(()),
         _ => Err(format!(
             "elicitation property `{name}` must be a string, number, integer, boolean or enum; nested objects and arrays are not allowed"
         )),
     }
+}
+
+/// The options of a titled enum as elicitation has them (`[{const, title}]`), when `options` is a
+/// list of string consts (schemars' rendering of an enum with titled or documented variants). A
+/// variant without a title is titled by its doc comment, else by its value.
+fn titled_options(options: Option<&Value>) -> Option<Value> {
+    let options = options?.as_array()?;
+    if options.is_empty() {
+        return None;
+    }
+    options
+        .iter()
+        .map(|o| {
+            let value = o.get("const")?.as_str()?;
+            let title = o
+                .get("title")
+                .or_else(|| o.get("description"))
+                .and_then(Value::as_str)
+                .unwrap_or(value);
+            Some(serde_json::json!({ "const": value, "title": title }))
+        })
+        .collect::<Option<Vec<_>>>()
+        .map(Value::Array)
 }
 
 #[cfg(test)]
@@ -108,7 +144,7 @@ mod tests {
     use schemars::JsonSchema;
 
     #[allow(dead_code)]
-    #[derive(JsonSchema)]
+    #[derive(JsonSchema, serde::Serialize)]
     enum Colour {
         Red,
         Green,
@@ -146,6 +182,52 @@ mod tests {
             schema["required"],
             serde_json::json!(["name", "ok", "colour"])
         );
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Serialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Size {
+        #[schemars(title = "Small cup")]
+        Small,
+        /// A large cup.
+        Large,
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Serialize)]
+    struct Order {
+        size: Size,
+        extras: Vec<Size>,
+        colours: Vec<Colour>,
+        #[serde(default = "two")]
+        cups: u32,
+    }
+
+    fn two() -> u32 {
+        2
+    }
+
+    #[test]
+    fn titled_enums_become_the_titled_enums_of_elicitation_and_defaults_are_kept() {
+        let schema = elicitation_schema::<Order>().unwrap();
+        let titled = serde_json::json!([
+            { "const": "small", "title": "Small cup" },
+            { "const": "large", "title": "A large cup." },
+        ]);
+        assert_eq!(
+            schema["properties"]["size"],
+            serde_json::json!({ "type": "string", "oneOf": titled })
+        );
+        assert_eq!(
+            schema["properties"]["extras"],
+            serde_json::json!({ "type": "array", "items": { "anyOf": titled } })
+        );
+        assert_eq!(
+            schema["properties"]["colours"]["items"],
+            serde_json::json!({ "type": "string", "enum": ["Red", "Green"] })
+        );
+        assert_eq!(schema["properties"]["cups"]["default"], 2);
     }
 
     #[test]

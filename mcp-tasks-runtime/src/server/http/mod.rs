@@ -529,6 +529,51 @@ fn check_routing_headers(
     Ok(())
 }
 
+/// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call` must agree with the arguments the
+/// tool's schema marks `x-mcp-header` (SEP-2243): present exactly when the argument is, with the
+/// same value (after `=?base64?…?=` decoding). An unknown tool is left to dispatch.
+fn check_param_headers(
+    server: &ServerInner,
+    headers: &HeaderMap,
+    params: &Map<String, Value>,
+) -> Result<(), RpcError> {
+    let Some(tool) = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|name| server.tools.get(name))
+    else {
+        return Ok(());
+    };
+    let arguments = params.get("arguments");
+    for param in tool.header_params() {
+        let header = param.header();
+        let argument = param.path.join(".");
+        let sent = header_value(headers, &header.to_ascii_lowercase())
+            .transpose()
+            .map_err(header_mismatch)?;
+        match (param.value_in(arguments), sent) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(header_mismatch(format!(
+                    "the {header} header is required: the arguments set `{argument}`"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(header_mismatch(format!(
+                    "{header} is sent but the arguments do not set `{argument}`"
+                )));
+            }
+            (Some(value), Some(sent)) if !crate::tool::header_matches(&sent, value) => {
+                return Err(header_mismatch(format!(
+                    "{header} is `{sent}` but the arguments' `{argument}` is {value}"
+                )));
+            }
+            (Some(_), Some(_)) => {}
+        }
+    }
+    Ok(())
+}
+
 /// The body's `_meta` protocol version (the modern era), if any.
 fn modern_version(params: Option<&Value>) -> Option<&str> {
     params?.get("_meta")?.get(meta::PROTOCOL_VERSION)?.as_str()
@@ -698,12 +743,14 @@ async fn post(
                 .as_ref()
                 .and_then(Value::as_object)
                 .unwrap_or(&empty);
-            if let Err(e) = check_routing_headers(
-                &headers,
-                &req.method,
-                params,
-                modern_version(req.params.as_ref()),
-            ) {
+            let version = modern_version(req.params.as_ref());
+            let checked = check_routing_headers(&headers, &req.method, params, version).and_then(
+                |()| match (version, req.method.as_str()) {
+                    (Some(_), "tools/call") => check_param_headers(&state.server, &headers, params),
+                    _ => Ok(()),
+                },
+            );
+            if let Err(e) = checked {
                 return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
             }
             // Modern requests are stateless: a session id they carry means nothing.
