@@ -103,7 +103,9 @@ impl Client {
         self.out
             .send(line.into_bytes())
             .map_err(|_| "the connection is closed")?;
-        Ok(rx.await.map_err(|_| "the connection closed before the answer")?)
+        Ok(rx
+            .await
+            .map_err(|_| "the connection closed before the answer")?)
     }
 
     /// Sends a request and decodes its `result`; a JSON-RPC error is an error.
@@ -186,7 +188,9 @@ impl Seen {
 
     /// The text of a completed task's result.
     pub fn task_text(&self) -> Option<&str> {
-        self.result.as_ref().and_then(|r| Self::first_text(&r.content))
+        self.result
+            .as_ref()
+            .and_then(|r| Self::first_text(&r.content))
     }
 }
 

@@ -8,6 +8,10 @@
 //!   --transport LIST        stdio,pipes,inproc (default all; tasks skip `pipes`; `store` is stdio)
 //!   --servers LIST          mcp-tasks,rmcp (the floor always runs where a floor is needed)
 //!   --stored N              tasks stored for the `store` scenario (default 100000)
+//!   --tasks N               tasks per round for `lifecycle` and `elicit` at 64 callers
+//!   --rounds N              rounds per figure (default 5 inline, 3 for tasks; servers alternate)
+//!   --budget SECS           end the run by then (default 540): the `store` scenario creates
+//!                           fewer tasks if it must, and says so
 //!   --wrap CMD              run the stdio mcp-tasks server under CMD (e.g. valgrind; see bench/profile.sh)
 //!   --out PATH              where the JSON goes (default target/bench/results.json)
 
@@ -47,13 +51,18 @@ impl Transport {
 
 #[derive(Debug, Clone)]
 struct Opts {
+    /// Rounds of the inline figures (the servers alternate within a round; the median counts).
     rounds: usize,
+    /// Rounds of the task figures (a fresh server each round).
+    task_rounds: usize,
     round: Duration,
     warmup: Duration,
     lifecycle_tasks: u64,
     elicit_tasks: u64,
     stored: u64,
-    populate_limit: Duration,
+    /// The whole run should end by then: the `store` scenario stops creating tasks early if it
+    /// must (rmcp's `TaskManager` gets slower with every stored task).
+    budget: Duration,
     get_for: Duration,
     scenarios: Vec<String>,
     transports: Vec<Transport>,
@@ -64,21 +73,30 @@ struct Opts {
 }
 
 fn list(s: &str) -> Vec<String> {
-    s.split(',').map(|x| x.trim().to_owned()).filter(|x| !x.is_empty()).collect()
+    s.split(',')
+        .map(|x| x.trim().to_owned())
+        .filter(|x| !x.is_empty())
+        .collect()
 }
 
 fn parse_opts() -> Result<Opts, Error> {
     let exe = std::env::current_exe()?;
-    let bin_dir = exe.parent().ok_or("no directory for the executable")?.to_path_buf();
-    let target = bin_dir.parent().map_or_else(|| bin_dir.clone(), |p| p.to_path_buf());
+    let bin_dir = exe
+        .parent()
+        .ok_or("no directory for the executable")?
+        .to_path_buf();
+    let target = bin_dir
+        .parent()
+        .map_or_else(|| bin_dir.clone(), |p| p.to_path_buf());
     let mut o = Opts {
-        rounds: 3,
-        round: Duration::from_millis(1000),
+        rounds: 5,
+        task_rounds: 3,
+        round: Duration::from_millis(600),
         warmup: Duration::from_millis(300),
         lifecycle_tasks: 5_000,
         elicit_tasks: 2_000,
         stored: 100_000,
-        populate_limit: Duration::from_secs(300),
+        budget: Duration::from_secs(540),
         get_for: Duration::from_secs(3),
         scenarios: list("inline,lifecycle,elicit,store"),
         transports: vec![Transport::Stdio, Transport::Pipes, Transport::InProcess],
@@ -93,6 +111,7 @@ fn parse_opts() -> Result<Opts, Error> {
         match a.as_str() {
             "--quick" => {
                 o.rounds = 1;
+                o.task_rounds = 1;
                 o.round = Duration::from_millis(300);
                 o.warmup = Duration::from_millis(100);
                 o.lifecycle_tasks = 500;
@@ -119,11 +138,27 @@ fn parse_opts() -> Result<Opts, Error> {
                     .collect::<Result<_, _>>()?
             }
             "--stored" => o.stored = value()?.parse()?,
-            "--rounds" => o.rounds = value()?.parse()?,
+            "--tasks" => {
+                o.lifecycle_tasks = value()?.parse()?;
+                o.elicit_tasks = o.lifecycle_tasks;
+            }
+            "--rounds" => {
+                o.rounds = value()?.parse()?;
+                o.task_rounds = o.rounds;
+            }
             "--wrap" => o.wrap = Some(value()?),
+            "--budget" => o.budget = Duration::from_secs(value()?.parse()?),
             "--out" => o.out = PathBuf::from(value()?),
             "-h" | "--help" => {
-                println!("{}", include_str!("main.rs").lines().take(13).map(|l| l.trim_start_matches("//!").trim_start_matches(' ')).collect::<Vec<_>>().join("\n"));
+                println!(
+                    "{}",
+                    include_str!("main.rs")
+                        .lines()
+                        .take(17)
+                        .map(|l| l.trim_start_matches("//!").trim_start_matches(' '))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown option {other} (try --help)").into()),
@@ -147,7 +182,8 @@ impl Conn {
                 let mut cmd = match (&o.wrap, kind) {
                     (Some(wrap), Kind::McpTasks) => {
                         let mut parts = wrap.split_whitespace();
-                        let mut cmd = tokio::process::Command::new(parts.next().ok_or("empty --wrap")?);
+                        let mut cmd =
+                            tokio::process::Command::new(parts.next().ok_or("empty --wrap")?);
                         cmd.args(parts).arg(&bin);
                         cmd
                     }
@@ -187,7 +223,10 @@ impl Conn {
             // The first request also picks rmcp's lifecycle (2026-07-28, inline `_meta`).
             let tools: Value = conn
                 .client
-                .call("tools/list", &format!(r#"{{"_meta":{}}}"#, mcp_tasks_bench::driver::META))
+                .call(
+                    "tools/list",
+                    &format!(r#"{{"_meta":{}}}"#, mcp_tasks_bench::driver::META),
+                )
                 .await?;
             let n = tools["tools"].as_array().map_or(0, Vec::len);
             if n != 3 {
@@ -203,10 +242,17 @@ impl Conn {
 
     /// Closes the server's input and waits for it to end (a profiler writes its output then).
     async fn close(self) {
-        let Conn { client, child, server } = self;
+        let Conn {
+            client,
+            child,
+            server,
+        } = self;
         drop(client);
         if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_secs(60), child.wait()).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(60), child.wait())
+                .await
+                .is_err()
+            {
                 let _ = child.kill().await;
             }
         }
@@ -218,7 +264,11 @@ impl Conn {
 
 /// One inline `echo` call; the real servers' answers are checked now and then (the floor answers
 /// `{}` to everything).
-fn echo_op(client: &Client, kind: Kind) -> impl Fn(u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync + 'static {
+fn echo_op(
+    client: &Client,
+    kind: Kind,
+) -> impl Fn(u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync + 'static
+{
     let client = client.clone();
     let params: Arc<str> = call_params("echo", r#"{"text":"hello"}"#).into();
     let check = kind != Kind::Floor;
@@ -284,7 +334,11 @@ struct Report {
 }
 
 fn say(msg: impl AsRef<str>) {
-    eprintln!("[bench {:>6.1}s] {}", started().elapsed().as_secs_f64(), msg.as_ref());
+    eprintln!(
+        "[bench {:>6.1}s] {}",
+        started().elapsed().as_secs_f64(),
+        msg.as_ref()
+    );
 }
 
 fn started() -> &'static Instant {
@@ -309,17 +363,32 @@ async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
             // Rotate the order so no server always runs first (or right after another).
             for j in 0..kinds.len() {
                 let idx = (j + round) % kinds.len();
-                let s = closed_loop(c, Stop::After(o.round), echo_op(&conns[idx].1.client, kinds[idx])).await?;
+                let s = closed_loop(
+                    c,
+                    Stop::After(o.round),
+                    echo_op(&conns[idx].1.client, kinds[idx]),
+                )
+                .await?;
                 samples[idx].push(s);
             }
         }
         for (_, conn) in conns {
             conn.close().await;
         }
-        let figs: Vec<(Kind, Figures)> = kinds.iter().copied().zip(samples.iter().map(|s| figures(s))).collect();
+        let figs: Vec<(Kind, Figures)> = kinds
+            .iter()
+            .copied()
+            .zip(samples.iter().map(|s| figures(s)))
+            .collect();
         let floor = figs[0].1.clone();
-        r.floor.insert((t.name(), c), (floor.per_sec, floor.p50_us, floor.p99_us));
-        let pick = |f: fn(&Figures) -> f64| figs[1..].iter().map(|(k, fi)| (*k, f(fi))).collect::<Vec<_>>();
+        r.floor
+            .insert((t.name(), c), (floor.per_sec, floor.p50_us, floor.p99_us));
+        let pick = |f: fn(&Figures) -> f64| {
+            figs[1..]
+                .iter()
+                .map(|(k, fi)| (*k, f(fi)))
+                .collect::<Vec<_>>()
+        };
         r.rows.push(Row {
             metric: format!("inline tools/call, {}, c={c}", t.name()),
             unit: "calls/s",
@@ -352,12 +421,20 @@ async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     Ok(())
 }
 
-type OpFn = Arc<dyn Fn(Client, u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync>;
+type OpFn = Arc<
+    dyn Fn(Client, u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync,
+>;
 
 /// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers.
-async fn fresh_rounds(o: &Opts, t: Transport, c: usize, stop: Stop, op: OpFn) -> Result<Vec<(Kind, Vec<Sample>)>, Error> {
+async fn fresh_rounds(
+    o: &Opts,
+    t: Transport,
+    c: usize,
+    stop: Stop,
+    op: OpFn,
+) -> Result<Vec<(Kind, Vec<Sample>)>, Error> {
     let mut out: Vec<(Kind, Vec<Sample>)> = o.servers.iter().map(|k| (*k, Vec::new())).collect();
-    for round in 0..o.rounds {
+    for round in 0..o.task_rounds {
         for j in 0..out.len() {
             let idx = (j + round) % out.len();
             let k = out[idx].0;
@@ -374,7 +451,11 @@ async fn fresh_rounds(o: &Opts, t: Transport, c: usize, stop: Stop, op: OpFn) ->
 
 /// Task lifecycle (create → poll → completed) at 64 callers.
 async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
-    say(format!("task lifecycle, {}, 64 callers, {} tasks per round", t.name(), o.lifecycle_tasks));
+    say(format!(
+        "task lifecycle, {}, 64 callers, {} tasks per round",
+        t.name(),
+        o.lifecycle_tasks
+    ));
     let create: Arc<str> = call_params("work", &format!(r#"{{"size":{RESULT_SIZE}}}"#)).into();
     let op: OpFn = Arc::new(move |c, _| {
         let create = create.clone();
@@ -383,7 +464,11 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
     let res = fresh_rounds(o, t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
     let figs: Vec<(Kind, Figures)> = res.iter().map(|(k, s)| (*k, figures(s))).collect();
     let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
-    let trips = figs.iter().map(|(k, f)| format!("{} {:.2}", k.name(), f.trips_per_op)).collect::<Vec<_>>().join(", ");
+    let trips = figs
+        .iter()
+        .map(|(k, f)| format!("{} {:.2}", k.name(), f.trips_per_op))
+        .collect::<Vec<_>>()
+        .join(", ");
     r.rows.push(Row {
         metric: format!("task lifecycle, {}, c=64", t.name()),
         unit: "tasks/s",
@@ -413,11 +498,19 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     });
     say(format!("elicitation round trip, {}, 1 caller", t.name()));
     let one = fresh_rounds(o, t, 1, Stop::After(o.round), op.clone()).await?;
-    say(format!("elicitation round trip, {}, 64 callers, {} per round", t.name(), o.elicit_tasks));
+    say(format!(
+        "elicitation round trip, {}, 64 callers, {} per round",
+        t.name(),
+        o.elicit_tasks
+    ));
     let many = fresh_rounds(o, t, 64, Stop::Count(o.elicit_tasks), op).await?;
     let f1: Vec<(Kind, Figures)> = one.iter().map(|(k, s)| (*k, figures(s))).collect();
     let f64_: Vec<(Kind, Figures)> = many.iter().map(|(k, s)| (*k, figures(s))).collect();
-    let trips = f1.iter().map(|(k, f)| format!("{} {:.2}", k.name(), f.trips_per_op)).collect::<Vec<_>>().join(", ");
+    let trips = f1
+        .iter()
+        .map(|(k, f)| format!("{} {:.2}", k.name(), f.trips_per_op))
+        .collect::<Vec<_>>()
+        .join(", ");
     r.rows.push(Row {
         metric: format!("elicitation in a task, {}, c=1", t.name()),
         unit: "µs p50",
@@ -451,10 +544,38 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
 /// throughput over random stored ids. Always over stdio (the server's memory is its process's).
 async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     let t = Transport::Stdio;
-    let mut mem_row = Row { metric: format!("resident memory per stored task (N={})", o.stored), unit: "bytes", floor: None, values: vec![], rate: None, note: String::new() };
-    let mut get_row = Row { metric: format!("tasks/get, {} stored, {}, c=64", o.stored, t.name()), unit: "gets/s", floor: r.floor.get(&(t.name(), 64)).map(|f| f.0), values: vec![], rate: Some(true), note: String::new() };
-    let mut p99_row = Row { metric: "  latency p99".into(), unit: "µs", floor: r.floor.get(&(t.name(), 64)).map(|f| f.2), values: vec![], rate: Some(false), note: String::new() };
-    let mut fill_row = Row { metric: format!("creating those tasks, {}, c=64", t.name()), unit: "tasks/s", floor: r.floor.get(&(t.name(), 64)).map(|f| f.0), values: vec![], rate: Some(true), note: String::new() };
+    let mut mem_row = Row {
+        metric: format!("resident memory per stored task (N={})", o.stored),
+        unit: "bytes",
+        floor: None,
+        values: vec![],
+        rate: None,
+        note: String::new(),
+    };
+    let mut get_row = Row {
+        metric: format!("tasks/get, {} stored, {}, c=64", o.stored, t.name()),
+        unit: "gets/s",
+        floor: r.floor.get(&(t.name(), 64)).map(|f| f.0),
+        values: vec![],
+        rate: Some(true),
+        note: String::new(),
+    };
+    let mut p99_row = Row {
+        metric: "  latency p99".into(),
+        unit: "µs",
+        floor: r.floor.get(&(t.name(), 64)).map(|f| f.2),
+        values: vec![],
+        rate: Some(false),
+        note: String::new(),
+    };
+    let mut fill_row = Row {
+        metric: format!("creating those tasks, {}, c=64", t.name()),
+        unit: "tasks/s",
+        floor: r.floor.get(&(t.name(), 64)).map(|f| f.0),
+        values: vec![],
+        rate: Some(true),
+        note: String::new(),
+    };
     let mut notes = Vec::new();
     for &k in &o.servers {
         say(format!("{}: storing {} tasks", k.name(), o.stored));
@@ -477,20 +598,32 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         let ids = Arc::new(std::sync::Mutex::new(Vec::with_capacity(o.stored as usize)));
         let fill = {
             let (c2, cr, ids) = (client.clone(), create.clone(), ids.clone());
-            closed_loop(64, Stop::CountWithin(o.stored, o.populate_limit), move |_| {
-                let (c, cr, ids) = (c2.clone(), cr.clone(), ids.clone());
-                async move {
-                    let id = mcp_tasks_bench::driver::create_task(&c, &cr).await?;
-                    ids.lock().expect("ids").push(id);
-                    Ok(1)
-                }
-            })
+            // Leave 40 s of the budget for what follows (reading, then the next server).
+            let left = o
+                .budget
+                .saturating_sub(started().elapsed())
+                .saturating_sub(Duration::from_secs(40));
+            closed_loop(
+                64,
+                Stop::CountWithin(o.stored, left.max(Duration::from_secs(30))),
+                move |_| {
+                    let (c, cr, ids) = (c2.clone(), cr.clone(), ids.clone());
+                    async move {
+                        let id = mcp_tasks_bench::driver::create_task(&c, &cr).await?;
+                        ids.lock().expect("ids").push(id);
+                        Ok(1)
+                    }
+                },
+            )
             .await?
         };
         let ids: Arc<Vec<String>> = Arc::new(std::mem::take(&mut *ids.lock().expect("ids")));
         let n = ids.len();
         if (n as u64) < o.stored {
-            notes.push(format!("{}: only {n} tasks stored within {:?}", k.name(), o.populate_limit));
+            notes.push(format!(
+                "{} measured with {n} stored: creating more would overrun the run's time budget",
+                k.name()
+            ));
         }
         // Every task completes at once; make sure the last ones have.
         for id in ids.iter().rev().take(64) {
@@ -499,14 +632,20 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (rss1, hwm) = memory_kib(pid).ok_or("no /proc status")?;
         let per_task = (rss1.saturating_sub(rss0)) as f64 * 1024.0 / n as f64;
-        say(format!("{}: {n} tasks in {:.1}s; RSS {rss0} → {rss1} KiB (peak {hwm}); {per_task:.0} B/task", k.name(), fill.elapsed.as_secs_f64()));
+        say(format!(
+            "{}: {n} tasks in {:.1}s; RSS {rss0} → {rss1} KiB (peak {hwm}); {per_task:.0} B/task",
+            k.name(),
+            fill.elapsed.as_secs_f64()
+        ));
         let gets = {
             let (c2, ids) = (client.clone(), ids.clone());
             closed_loop(64, Stop::After(o.get_for), move |i| {
                 let (c, ids) = (c2.clone(), ids.clone());
                 async move {
-                    let id = &ids[Rng::new(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 7).below(ids.len())];
-                    let seen: mcp_tasks_bench::driver::Seen = c.call("tasks/get", &get_params(id)).await?;
+                    let id =
+                        &ids[Rng::new(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 7).below(ids.len())];
+                    let seen: mcp_tasks_bench::driver::Seen =
+                        c.call("tasks/get", &get_params(id)).await?;
                     match (seen.status.as_deref(), seen.task_text().map(str::len)) {
                         (Some("completed"), Some(RESULT_SIZE)) => Ok(1),
                         other => Err(format!("tasks/get saw {other:?}").into()),
@@ -525,6 +664,7 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         r.raw.insert(format!("store/{}", k.name()), json!({"stored": n, "rss_before_kib": rss0, "rss_after_kib": rss1, "peak_kib": hwm, "bytes_per_task": per_task, "fill_secs": fill.elapsed.as_secs_f64(), "fill_per_sec": fill.per_sec(), "gets_per_sec": gets.per_sec(), "get_p50_us": gets.quantile_us(0.5), "get_p99_us": gets.quantile_us(0.99)}));
     }
     get_row.note = notes.join("; ");
+    mem_row.note = get_row.note.clone();
     r.rows.extend([get_row, p99_row, fill_row, mem_row]);
     Ok(())
 }
@@ -550,7 +690,17 @@ fn print_table(o: &Opts, r: &Report) {
         head.push_str(&format!(" {:>9}", "mcp/rmcp"));
     }
     for k in kinds {
-        head.push_str(&format!(" {:>12}", format!("{}×floor", if *k == Kind::McpTasks { "mcp" } else { k.name() })));
+        head.push_str(&format!(
+            " {:>12}",
+            format!(
+                "{}×floor",
+                if *k == Kind::McpTasks {
+                    "mcp"
+                } else {
+                    k.name()
+                }
+            )
+        ));
     }
     println!("{head}");
     println!("{}", "-".repeat(head.chars().count()));
@@ -575,9 +725,15 @@ fn print_table(o: &Opts, r: &Report) {
         }
     }
     println!();
-    println!("mcp/rmcp: the two figures divided (for /s higher is better; for µs and bytes lower is better).");
-    println!("×floor: time per operation ÷ time per bare JSON-RPC round trip of the echo server on the same");
-    println!("transport at the same concurrency (latency rows: the same percentile). 1.0 = the transport's own cost.");
+    println!(
+        "mcp/rmcp: the two figures divided (for /s higher is better; for µs and bytes lower is better)."
+    );
+    println!(
+        "×floor: time per operation ÷ time per bare JSON-RPC round trip of the echo server on the same"
+    );
+    println!(
+        "transport at the same concurrency (latency rows: the same percentile). 1.0 = the transport's own cost."
+    );
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -608,7 +764,12 @@ async fn main() -> Result<(), Error> {
     }
     // The task scenarios run over stdio and in-process; `pipes` only changes the transport, which
     // the inline rows already show.
-    let task_transports: Vec<Transport> = o.transports.iter().copied().filter(|t| *t != Transport::Pipes || o.transports.len() == 1).collect();
+    let task_transports: Vec<Transport> = o
+        .transports
+        .iter()
+        .copied()
+        .filter(|t| *t != Transport::Pipes || o.transports.len() == 1)
+        .collect();
     for &t in &task_transports {
         if has("lifecycle") {
             lifecycle(&o, t, &mut r).await?;
@@ -630,7 +791,8 @@ async fn main() -> Result<(), Error> {
         .rows
         .iter()
         .map(|row| {
-            let mut v = json!({ "metric": row.metric.trim(), "unit": row.unit, "floor": row.floor });
+            let mut v =
+                json!({ "metric": row.metric.trim(), "unit": row.unit, "floor": row.floor });
             for (k, x) in &row.values {
                 v[k.name()] = json!(x);
                 v[format!("{}_x_floor", k.name())] = json!(row.x_floor(*k));

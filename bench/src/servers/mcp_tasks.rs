@@ -14,7 +14,7 @@ pub async fn echo(
 }
 
 /// Produce `size` bytes of text at once. Runs only as a task.
-#[tool(task_support = "required")]
+#[tool(task_support = "required", ttl = "1h")]
 pub async fn work(
     /// How many bytes of text the result carries.
     size: usize,
@@ -30,7 +30,7 @@ pub struct Name {
 }
 
 /// Ask for a name, then greet. Runs only as a task.
-#[tool(task_support = "required")]
+#[tool(task_support = "required", ttl = "1h")]
 pub async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
     match ctx.elicit::<Name>(super::ASK_MESSAGE).await? {
         ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),

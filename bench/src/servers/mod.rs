@@ -8,6 +8,9 @@ pub mod rmcp_server;
 /// The question `ask` puts to the client.
 pub const ASK_MESSAGE: &str = "What is your name?";
 
+/// How long both servers keep a task (one hour; see `rmcp_server::options`).
+pub const TTL_MS: u64 = 3_600_000;
+
 /// `size` bytes of text: the result of the `work` tool.
 pub fn payload(size: usize) -> String {
     "x".repeat(size)

@@ -84,6 +84,12 @@ impl BenchServer {
     }
 }
 
+/// Both servers keep tasks for an hour (rmcp's default is 5 minutes, mcp-tasks's 10), so no task
+/// expires during a run: with 100,000 stored tasks rmcp creates fewer than 5 minutes' worth.
+fn options() -> TaskOptions {
+    TaskOptions::new().with_ttl_ms(super::TTL_MS)
+}
+
 fn decode<T: serde::de::DeserializeOwned>(request: &CallToolRequestParams) -> Result<T, McpError> {
     serde_json::from_value(serde_json::Value::Object(
         request.arguments.clone().unwrap_or_default(),
@@ -124,19 +130,25 @@ impl ServerHandler for BenchServer {
         match (request.name.as_ref(), supports_tasks) {
             ("work", true) => {
                 let WorkArgs { size } = decode(&request)?;
-                let task = self.tasks.spawn(TaskOptions::new(), move |_ctx| {
+                let task = self.tasks.spawn(options(), move |_ctx| {
                     Box::pin(async move { Ok(text(super::payload(size))) })
                 });
                 Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
             }
             ("ask", true) => {
                 let AskArgs {} = decode(&request)?;
-                let task = self.tasks.spawn(TaskOptions::new(), move |ctx| {
+                let task = self.tasks.spawn(options(), move |ctx| {
                     Box::pin(async move {
                         let answer = ctx.request_input("elicit-0", ask_request()?).await?;
-                        match (answer.get("action").and_then(|a| a.as_str()), answer.pointer("/content/name").and_then(|n| n.as_str())) {
+                        match (
+                            answer.get("action").and_then(|a| a.as_str()),
+                            answer.pointer("/content/name").and_then(|n| n.as_str()),
+                        ) {
                             (Some("accept"), Some(name)) => Ok(text(format!("Hello, {name}!"))),
-                            _ => Err(TaskExit::Error(McpError::invalid_params("no name given", None))),
+                            _ => Err(TaskExit::Error(McpError::invalid_params(
+                                "no name given",
+                                None,
+                            ))),
                         }
                     })
                 });
