@@ -248,13 +248,12 @@ impl Conn {
             server,
         } = self;
         drop(client);
-        if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_secs(60), child.wait())
+        if let Some(mut child) = child
+            && tokio::time::timeout(Duration::from_secs(60), child.wait())
                 .await
                 .is_err()
-            {
-                let _ = child.kill().await;
-            }
+        {
+            let _ = child.kill().await;
         }
         if let Some(server) = server {
             let _ = tokio::time::timeout(Duration::from_secs(15), server).await;
