@@ -29,6 +29,39 @@ async fn burst(c: &mut StdioClient, requests: Vec<(String, Value)>) -> Vec<Value
     out
 }
 
+/// Polls `tasks/get` for every task not yet done (in bursts) until `done` yields a value for each.
+async fn poll_all<T>(
+    c: &mut StdioClient,
+    ids: &[String],
+    deadline: Instant,
+    done: impl Fn(&Value) -> Option<T>,
+) -> HashMap<String, T> {
+    let mut out = HashMap::new();
+    while out.len() < ids.len() {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {} tasks got there in time",
+            out.len(),
+            ids.len()
+        );
+        let pending: Vec<&String> = ids.iter().filter(|id| !out.contains_key(*id)).collect();
+        let polled = burst(
+            c,
+            pending
+                .iter()
+                .map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps())))
+                .collect(),
+        )
+        .await;
+        for (id, r) in pending.into_iter().zip(polled) {
+            if let Some(v) = done(&r["result"]) {
+                out.insert(id.clone(), v);
+            }
+        }
+    }
+    out
+}
+
 fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -63,36 +96,19 @@ async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
     let created_in = start.elapsed();
 
     // Wait until every task shows its input request; remember each one's key.
-    let mut keys: HashMap<String, String> = HashMap::new();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while keys.len() < TASKS {
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {TASKS} tasks reached input_required",
-            keys.len()
-        );
-        let pending: Vec<&String> = ids.iter().filter(|id| !keys.contains_key(*id)).collect();
-        let polled = burst(
-            &mut c,
-            pending
-                .iter()
-                .map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps())))
-                .collect(),
-        )
-        .await;
-        for (id, r) in pending.into_iter().zip(polled) {
-            if r["result"]["status"] == "input_required" {
-                let key = r["result"]["inputRequests"]
-                    .as_object()
-                    .unwrap()
-                    .keys()
-                    .next()
-                    .unwrap()
-                    .clone();
-                keys.insert(id.clone(), key);
-            }
-        }
-    }
+    let keys = poll_all(&mut c, &ids, deadline, |task| {
+        (task["status"] == "input_required").then(|| {
+            task["inputRequests"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .next()
+                .unwrap()
+                .clone()
+        })
+    })
+    .await;
     let waiting_in = start.elapsed();
 
     // Answer all at once, each with its own name.
@@ -112,36 +128,16 @@ async fn a_thousand_tasks_waiting_for_input_all_get_their_own_answer() {
         "every update acknowledged"
     );
 
-    let mut done: HashMap<String, String> = HashMap::new();
-    while done.len() < TASKS {
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {TASKS} tasks completed",
-            done.len()
-        );
-        let pending: Vec<&String> = ids.iter().filter(|id| !done.contains_key(*id)).collect();
-        let polled = burst(
-            &mut c,
-            pending
-                .iter()
-                .map(|id| ("tasks/get".into(), modern(json!({ "taskId": id }), caps())))
-                .collect(),
-        )
-        .await;
-        for (id, r) in pending.into_iter().zip(polled) {
-            if r["result"]["status"] == "completed" {
-                done.insert(
-                    id.clone(),
-                    r["result"]["result"]["content"][0]["text"]
-                        .as_str()
-                        .unwrap()
-                        .to_owned(),
-                );
-            } else {
-                assert_ne!(r["result"]["status"], "failed", "{r}");
-            }
-        }
-    }
+    let done = poll_all(&mut c, &ids, deadline, |task| {
+        assert_ne!(task["status"], "failed", "{task}");
+        (task["status"] == "completed").then(|| {
+            task["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+    })
+    .await;
     let total = start.elapsed();
     for (i, id) in ids.iter().enumerate() {
         assert_eq!(

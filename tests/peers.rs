@@ -1,14 +1,18 @@
-//! Real third-party MCP clients against the example server over stdio.
+//! Real third-party MCP clients against the example and conformance fixture servers, over stdio
+//! and over Streamable HTTP: plain tools, and tasks in both eras through each client's own task
+//! API.
 //!
 //! The clients are installed at exact versions by `tests/peers/install.sh` (npm ci from the
 //! committed lockfile into `target/peers/node`, a pip-frozen venv into `target/peers/py`);
-//! the first test that needs one runs the installer once per test process. Each node script
-//! spawns the server itself through the client's own stdio transport, prints one line per
-//! step plus the raw JSON-RPC trace, and exits non-zero on the first failed check.
+//! the first test that needs one runs the installer once per test process. Each stdio script
+//! (node, or the venv's python) spawns the servers itself through the client's own stdio
+//! transport; for the `http_*` tests the harness starts the servers with `--http 127.0.0.1:0` and
+//! hands the script their URLs. Every script prints one line per step plus the raw JSON-RPC (and,
+//! over HTTP, the HTTP exchange) trace, and exits non-zero on a failed check.
 //!
 //! A missing `node`, `npm` or `python3` fails these tests with a message: they never skip.
 //! Set `NODE`, `NPM`, `PYTHON` or `PEERS_DIR` to override what `install.sh` uses, and
-//! `MCP_PEERS_SERVER_BIN` to test another server binary.
+//! `MCP_PEERS_SERVER_BIN` / `MCP_PEERS_CONFORMANCE_BIN` to test other server binaries.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -201,38 +205,97 @@ fn server_bin() -> PathBuf {
     }
 }
 
-/// Installs the node clients, builds the server and runs `tests/peers/<script>` against it.
-fn run_node_script(script: &str) {
-    require_node();
-    install("node");
+/// The fixture server (`confirm_delete`, `slow_compute`, ...): `conformance_server`, built now,
+/// unless `MCP_PEERS_CONFORMANCE_BIN` names another binary.
+fn conformance_bin() -> PathBuf {
+    match std::env::var_os("MCP_PEERS_CONFORMANCE_BIN") {
+        Some(bin) => PathBuf::from(bin),
+        None => example_bin("conformance_server"),
+    }
+}
+
+/// Runs `<interpreter> tests/peers/<script> <example_server> <conformance_server>` and asserts
+/// that it exited 0 after printing its `PASS` verdict; a failure leads with its `FAIL` lines.
+fn run_script(interpreter: &Path, script: &str) {
     let server = server_bin();
+    let fixtures = conformance_bin();
+    run_script_with(
+        interpreter,
+        script,
+        &[server.as_os_str(), fixtures.as_os_str()],
+        &[
+            ("MCP_SERVER_BIN", server.as_os_str()),
+            ("MCP_CONFORMANCE_BIN", fixtures.as_os_str()),
+        ],
+        &String::new,
+    );
+}
+
+/// Runs `<interpreter> tests/peers/<script> <args>` (cwd `tests/peers`, with `env` added) and
+/// asserts that it exited 0 after printing its `PASS` verdict; a failure leads with its `FAIL`
+/// lines, then the script's last lines, then what `context()` says (server logs, for instance).
+fn run_script_with(
+    interpreter: &Path,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+    context: &dyn Fn() -> String,
+) {
     let path = scripts_dir().join(script);
     assert!(path.exists(), "{} is missing", path.display());
 
-    let mut cmd = Command::new(node());
-    cmd.current_dir(scripts_dir())
-        .arg(&path)
-        .arg(&server)
-        .env("MCP_SERVER_BIN", &server);
+    let mut cmd = Command::new(interpreter);
+    cmd.current_dir(scripts_dir()).arg(&path).args(args);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
     let label = script.trim_end_matches(".mjs");
     let run = run(label, cmd, SCRIPT_TIMEOUT);
-    let verdict: Vec<&str> = run
-        .output
-        .lines()
-        .filter(|l| l.starts_with("FAIL "))
+    // `FAIL <name>: <why>`, and the `    - <item>` lines a verdict may list under it.
+    let mut verdict: Vec<&str> = Vec::new();
+    let mut in_verdict = false;
+    for line in run.output.lines() {
+        in_verdict = line.starts_with("FAIL ") || (in_verdict && line.starts_with("    - "));
+        if in_verdict {
+            verdict.push(line);
+        }
+    }
+    let shown_args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
         .collect();
     assert!(
         run.success(),
-        "`node tests/peers/{script} {}` {}\n{}\nlast lines:\n{}",
-        server.display(),
+        "`{} tests/peers/{script} {}` {}\n{}\nlast lines:\n{}{}",
+        interpreter.display(),
+        shown_args.join(" "),
         run.describe(),
         verdict.join("\n"),
-        last_lines(&run.output, 25)
+        last_lines(&run.output, 25),
+        context()
     );
     assert!(
         run.output.lines().any(|l| l.starts_with("PASS ")),
-        "`node tests/peers/{script}` exited 0 without printing its PASS verdict"
+        "`tests/peers/{script}` exited 0 without printing its PASS verdict"
     );
+}
+
+/// Installs the node clients, builds the servers and runs `tests/peers/<script>` against them.
+fn run_node_script(script: &str) {
+    require_node();
+    install("node");
+    run_script(Path::new(&node()), script);
+}
+
+/// Installs the Python client venv, builds the servers and runs `tests/peers/<script>` with the
+/// venv's python.
+fn run_python_script(script: &str) {
+    install("python");
+    run_script(&venv_python(), script);
+}
+
+fn venv_python() -> PathBuf {
+    peers_dir().join("py").join("bin").join("python")
 }
 
 /// @modelcontextprotocol/client 2.4.0: server/discover probe, then the 2026-07-28 wire.
@@ -247,12 +310,37 @@ fn legacy_typescript_sdk_1_32() {
     run_node_script("legacy.mjs");
 }
 
+/// @modelcontextprotocol/client 2.4.0 + @modelcontextprotocol/ext-tasks 0.2.2, modern era: a
+/// task that elicits and samples (`research`) and one that elicits (`confirm_delete`) run to
+/// completion, their input answered through `tasks/update` by the library's input handler; a
+/// `slow_compute {seconds: 60}` task is cancelled with `tasks/cancel` and ends `cancelled`.
+#[test]
+fn modern_typescript_ext_tasks_0_2() {
+    run_node_script("modern_tasks.mjs");
+}
+
+/// @modelcontextprotocol/sdk 1.32.2 experimental tasks, legacy era: `callToolStream` on the
+/// required `confirm_delete` to completion, its elicitation answered by the client's handler;
+/// `cancelTask` on a running `slow_compute`; `listTasks`; `getTask`.
+#[test]
+fn legacy_typescript_sdk_1_32_tasks() {
+    run_node_script("legacy_tasks.mjs");
+}
+
+/// Python `mcp` 1.30.0 `session.experimental`, legacy era: `call_tool_as_task`, `poll_task`,
+/// `get_task_result` with an elicitation (and, for `research`, a sampling request) answered by
+/// the session's callbacks; `list_tasks`; `cancel_task`.
+#[test]
+fn legacy_python_mcp_1_30_tasks() {
+    run_python_script("legacy_tasks.py");
+}
+
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in
 /// this venv.
 #[test]
 fn python_client_venv_installs() {
     install("python");
-    let python = peers_dir().join("py").join("bin").join("python");
+    let python = venv_python();
     assert!(
         Path::new(&python).exists(),
         "{} missing after install.sh python",
@@ -276,4 +364,152 @@ fn python_client_venv_installs() {
         "1.30.0",
         "mcp version in the venv"
     );
+}
+
+// ---- Streamable HTTP ---------------------------------------------------------------------------
+//
+// The same clients over their own Streamable HTTP transports (tests/peers/http/). Here the
+// harness starts the servers (`--http 127.0.0.1:0`, each prints `listening on <URL>`), hands the
+// scripts the URLs, captures each server's log into a file the script may read, and kills the
+// servers when the test ends, passed or not.
+
+/// How long a server may take to print its URL.
+const HTTP_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A server binary serving Streamable HTTP on a free loopback port; killed on drop.
+struct HttpPeerServer {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl HttpPeerServer {
+    /// Starts `bin --http 127.0.0.1:0` with its stderr in `target/peers/logs/<name>-<pid>-<n>.log` (tool
+    /// logs at info, so a script can check what a tool saw) and waits for its URL.
+    fn start(bin: &Path, name: &str) -> HttpPeerServer {
+        let logs = peers_dir().join("logs");
+        std::fs::create_dir_all(&logs).unwrap_or_else(|e| panic!("create {}: {e}", logs.display()));
+        // Unique per server: tests of one process run in parallel.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = logs.join(format!("{name}-{}-{n}.log", std::process::id()));
+        let stderr =
+            std::fs::File::create(&log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
+        let filter = match std::env::var("RUST_LOG") {
+            Ok(f) if !f.is_empty() => format!("{f},mcp_tasks_examples=info"),
+            _ => "warn,mcp_tasks_examples=info".to_owned(),
+        };
+        let mut child = Command::new(bin)
+            .args(["--http", "127.0.0.1:0"])
+            .env("RUST_LOG", filter)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start {}: {e}", bin.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            // Keep draining, so the server never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let mut server = HttpPeerServer {
+            child,
+            url: String::new(),
+            log,
+        };
+        let line = match rx.recv_timeout(HTTP_START_TIMEOUT) {
+            Ok(line) => line,
+            Err(_) => panic!(
+                "{} --http 127.0.0.1:0 printed no `listening on` line within {HTTP_START_TIMEOUT:?}; its log:\n{}",
+                bin.display(),
+                server.log_tail(20)
+            ),
+        };
+        server.url = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from {}: {line:?}", bin.display()))
+            .to_owned();
+        server
+    }
+
+    fn log_tail(&self, n: usize) -> String {
+        last_lines(&std::fs::read_to_string(&self.log).unwrap_or_default(), n)
+    }
+}
+
+impl Drop for HttpPeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Installs the node clients, starts both servers over HTTP and runs `tests/peers/<script>`
+/// with their URLs (`<example URL> <conformance URL>`) and log files.
+fn run_http_script(script: &str) {
+    require_node();
+    install("node");
+    let example = HttpPeerServer::start(&server_bin(), "example_server");
+    let fixtures = HttpPeerServer::start(&conformance_bin(), "conformance_server");
+    // Shown only when the script fails: what the servers logged meanwhile.
+    let context = || {
+        [
+            (&example, "example_server"),
+            (&fixtures, "conformance_server"),
+        ]
+        .iter()
+        .map(|(s, name)| {
+            format!(
+                "\n{name} ({}) log {}:\n{}",
+                s.url,
+                s.log.display(),
+                s.log_tail(15)
+            )
+        })
+        .collect::<String>()
+    };
+    let started = Instant::now();
+    run_script_with(
+        Path::new(&node()),
+        script,
+        &[example.url.as_ref(), fixtures.url.as_ref()],
+        &[
+            ("MCP_SERVER_URL", example.url.as_ref()),
+            ("MCP_CONFORMANCE_URL", fixtures.url.as_ref()),
+            ("MCP_SERVER_LOG", example.log.as_os_str()),
+            ("MCP_CONFORMANCE_LOG", fixtures.log.as_os_str()),
+        ],
+        &context,
+    );
+    println!("{script}: passed in {:?}", started.elapsed());
+    // Passed: the logs are of no further use (a failure keeps them, and names them above).
+    for server in [example, fixtures] {
+        let log = server.log.clone();
+        drop(server);
+        let _ = std::fs::remove_file(log);
+    }
+}
+
+/// @modelcontextprotocol/client 2.4.0 `StreamableHTTPClientTransport` + ext-tasks 0.2.2, modern
+/// era over HTTP: `research` (elicits, then samples) and `confirm_delete` run to completion with
+/// their input answered through `tasks/update`; `slow_compute {seconds: 60}` is cancelled. Every
+/// exchange is a stateless POST (no session, no GET) answered on its own response, with the
+/// routing headers; no server-to-client request on any stream.
+#[test]
+fn http_modern_typescript_ext_tasks_0_2() {
+    run_http_script("http/modern_tasks.mjs");
+}
+
+/// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a session's
+/// in-task elicitation reaches the client's handler on the GET stream, and, for a client without a
+/// GET stream, on the SSE response of its `tasks/result` POST; `cancelTask`, `listTasks`,
+/// `getTask`, DELETE of the session.
+#[test]
+fn http_legacy_typescript_sdk_1_32_tasks() {
+    run_http_script("http/legacy_tasks.mjs");
 }

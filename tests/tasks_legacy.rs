@@ -290,3 +290,35 @@ async fn a_legacy_research_task_elicits_and_samples_through_the_session() {
     );
     assert_eq!(result["result"]["structuredContent"]["sources"], 2);
 }
+
+#[tokio::test]
+async fn the_create_task_result_comes_before_any_request_naming_the_task() {
+    // Over stdio the race this guards against is narrow (it showed over HTTP, where the reply and
+    // the elicitation travel on different streams); this checks the order a client sees, repeatedly.
+    let mut c = session().await;
+    for _ in 0..20 {
+        let id = c.id();
+        c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "confirm_delete", "arguments": { "filename": "x" }, "task": {} } }))
+            .await;
+        let first = c.recv().await;
+        assert_eq!(
+            first["id"], id,
+            "the tools/call reply comes first, then the elicitation: {first}"
+        );
+        let task_id = first["result"]["task"]["taskId"].clone();
+        let ask = c.wait_for(|m| m["method"] == "elicitation/create").await;
+        assert_eq!(
+            ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            task_id
+        );
+        c.send(&json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "decline" } }))
+            .await;
+        let result = c.result("tasks/result", json!({ "taskId": task_id })).await;
+        assert_eq!(result["content"][0]["text"], "Kept x");
+        while c
+            .try_take(|m| m["method"] == "notifications/tasks/status")
+            .is_some()
+        {}
+    }
+}

@@ -2,7 +2,9 @@
 //! tasks scenarios), written with `#[tool]` like any user's tools. Also used by this project's own
 //! stdio tests.
 
-use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{
+    CreateMessageParams, ElicitOutcome, InputError, Server, ToolContext, ToolError, tool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::time::Duration;
@@ -101,6 +103,159 @@ pub async fn multi_input(ctx: ToolContext) -> Result<String, ToolError> {
     Ok(format!("{name} likes {colour}"))
 }
 
+// Fixtures of the `input-required-result-*` scenarios (MRTR, SEP-2322): inline calls in the
+// modern era whose input goes out as `InputRequiredResult`. The suite looks requests up by the
+// keys it names, hence `.key(...)`.
+
+/// A name, as `input-required-result-*` asks it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UserName {
+    /// The name.
+    pub name: String,
+}
+
+/// A yes/no confirmation, as `input-required-result-*` asks it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Confirmation {
+    /// Whether it is ok.
+    pub ok: bool,
+}
+
+/// A colour, as `input-required-result-multi-round` asks it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Color {
+    /// The colour.
+    pub color: String,
+}
+
+fn text_of(answer: &mcp_tasks_runtime::CreateMessageResult) -> String {
+    answer.text().unwrap_or("(not text)").to_owned()
+}
+
+/// Asks the user's name (key `user_name`) and greets them.
+#[tool]
+pub async fn test_input_required_result_elicitation(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx
+        .elicit::<UserName>("What is your name?")
+        .key("user_name")
+        .await?
+    {
+        ElicitOutcome::Accept(UserName { name }) => Ok(format!("Hello, {name}!")),
+        _ => Ok("Hello, stranger!".into()),
+    }
+}
+
+/// Asks the client's model (key `capital_question`) and answers with what it said.
+#[tool]
+pub async fn test_input_required_result_sampling(ctx: ToolContext) -> Result<String, ToolError> {
+    let question = CreateMessageParams::user_text("What is the capital of France?", 100);
+    let answer = ctx.sample_keyed("capital_question", question).await?;
+    Ok(format!("The model said: {}", text_of(&answer)))
+}
+
+/// Asks the client's roots (key `client_roots`) and lists them.
+#[tool]
+pub async fn test_input_required_result_list_roots(ctx: ToolContext) -> Result<String, ToolError> {
+    let roots = ctx.roots_keyed("client_roots").await?;
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(format!("Roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation (key `confirm`); the answer comes back with the sealed
+/// `requestState`, which the runtime verifies before the tool runs again.
+#[tool]
+pub async fn test_input_required_result_request_state(
+    ctx: ToolContext,
+) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit::<Confirmation>("Please confirm")
+        .key("confirm")
+        .await?;
+    let ok = answer.accepted().is_some_and(|a| a.ok);
+    Ok(format!("state-ok: confirmed={ok}"))
+}
+
+/// Asks three things at once: the user's name, the model, and the roots.
+#[tool]
+pub async fn test_input_required_result_multiple_inputs(
+    ctx: ToolContext,
+) -> Result<String, ToolError> {
+    let (name, greeting, roots) = tokio::join!(
+        ctx.elicit::<UserName>("What is your name?")
+            .key("user_name"),
+        ctx.sample_keyed(
+            "greeting",
+            CreateMessageParams::user_text("Generate a greeting", 50)
+        ),
+        ctx.roots_keyed("client_roots"),
+    );
+    let name = name?.accepted().map_or("stranger".into(), |n| n.name);
+    let greeting = text_of(&greeting?);
+    let roots = roots?.len();
+    Ok(format!("{greeting} {name} ({roots} roots)"))
+}
+
+/// Asks in two rounds: a name (`step1`), then a colour (`step2`).
+#[tool]
+pub async fn test_input_required_result_multi_round(ctx: ToolContext) -> Result<String, ToolError> {
+    let name = ctx
+        .elicit::<UserName>("Step 1: What is your name?")
+        .key("step1")
+        .await?
+        .accepted()
+        .map_or("stranger".into(), |n| n.name);
+    let color = ctx
+        .elicit::<Color>("Step 2: What is your favorite color?")
+        .key("step2")
+        .await?
+        .accepted()
+        .map_or("none".into(), |c| c.color);
+    Ok(format!("{name} likes {color}"))
+}
+
+/// Asks for a confirmation; a tampered `requestState` on the retry is refused with `-32602`
+/// by the runtime before this tool runs again.
+#[tool]
+pub async fn test_input_required_result_tampered_state(
+    ctx: ToolContext,
+) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit::<Confirmation>("Please confirm")
+        .key("confirm")
+        .await?;
+    Ok(format!(
+        "confirmed={}",
+        answer.accepted().is_some_and(|a| a.ok)
+    ))
+}
+
+/// Asks the user and the model at once, but only what the client declared it can answer: a
+/// request the client cannot take is never sent (`InputError::NotSupported`).
+#[tool]
+pub async fn test_input_required_result_capabilities(
+    ctx: ToolContext,
+) -> Result<String, ToolError> {
+    let (name, greeting) = tokio::join!(
+        ctx.elicit::<UserName>("What is your name?")
+            .key("user_name"),
+        ctx.sample_keyed(
+            "greeting",
+            CreateMessageParams::user_text("Generate a greeting", 50)
+        ),
+    );
+    let name = match name {
+        Ok(outcome) => outcome.accepted().map_or("stranger".into(), |n| n.name),
+        Err(InputError::NotSupported { .. }) => "(not asked)".into(),
+        Err(e) => return Err(e.into()),
+    };
+    let greeting = match greeting {
+        Ok(answer) => text_of(&answer),
+        Err(InputError::NotSupported { .. }) => "(not asked)".into(),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(format!("{greeting} {name}"))
+}
+
 /// Asks for a name through MRTR *before* it becomes a task, then greets as a task: the
 /// composition the `tasks-mrtr-composition` scenario checks. `defer_task` starts the call inline;
 /// `ctx.start_task()` is where it becomes a task.
@@ -161,6 +316,14 @@ pub fn conformance_server() -> Server {
         .tool::<protocol_error_job>()
         .tool::<confirm_delete>()
         .tool::<multi_input>()
+        .tool::<test_input_required_result_elicitation>()
+        .tool::<test_input_required_result_sampling>()
+        .tool::<test_input_required_result_list_roots>()
+        .tool::<test_input_required_result_request_state>()
+        .tool::<test_input_required_result_multiple_inputs>()
+        .tool::<test_input_required_result_multi_round>()
+        .tool::<test_input_required_result_tampered_state>()
+        .tool::<test_input_required_result_capabilities>()
         .tool::<test_tool_with_task>()
         .tool::<ask_name>()
         .tool::<panicking_job>()

@@ -137,3 +137,85 @@ pub fn example_server() -> Server {
         .tool::<research>()
         .tool::<countdown>()
 }
+
+/// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP
+/// with `--http HOST:PORT` (port 0 picks a free one). With HTTP, `--token TOKEN=PRINCIPAL`
+/// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
+/// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
+/// request body. The HTTP
+/// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
+/// connections.
+pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
+    use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
+    let mut args = std::env::args().skip(1);
+    let mut http = None;
+    let mut tokens = Vec::new();
+    let mut session_idle = None;
+    let mut max_body = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
+            "--token" => {
+                let spec = args
+                    .next()
+                    .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
+                let (token, principal) = spec
+                    .split_once('=')
+                    .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
+                tokens.push((token.to_owned(), principal.to_owned()));
+            }
+            "--max-body" => {
+                let bytes = args
+                    .next()
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .ok_or_else(|| usage("--max-body needs a number of bytes"))?;
+                max_body = Some(bytes);
+            }
+            "--session-idle-ms" => {
+                let ms = args
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| usage("--session-idle-ms needs a number of milliseconds"))?;
+                session_idle = Some(Duration::from_millis(ms));
+            }
+            other => return Err(usage(&format!("unknown argument `{other}`"))),
+        }
+    }
+    let Some(addr) = http else {
+        if !tokens.is_empty() {
+            return Err(usage("--token applies to --http only"));
+        }
+        return server.serve_stdio().await;
+    };
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    let mut config = HttpConfig::default();
+    if let Some(bytes) = max_body {
+        config = config.max_body(bytes);
+    }
+    if let Some(idle) = session_idle {
+        config = config.session_idle(idle);
+    }
+    if !tokens.is_empty() {
+        let auth = tokens
+            .into_iter()
+            .fold(BearerTokens::new(), |auth, (t, p)| auth.token(t, p));
+        config = config.authenticator(auth);
+    }
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    server
+        .serve_http_with(
+            listener,
+            config,
+            mcp_tasks_runtime::server::shutdown_signal(),
+        )
+        .await
+}
+
+fn usage(why: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+        ),
+    )
+}

@@ -28,11 +28,26 @@ export function serverBin() {
 }
 
 /**
+ * The conformance fixture server (`conformance_server`: confirm_delete, slow_compute, ...):
+ * argv[3], else $MCP_CONFORMANCE_BIN.
+ */
+export function conformanceBin() {
+    const bin = process.argv[3] ?? process.env.MCP_CONFORMANCE_BIN;
+    if (!bin) fail('usage: node <script>.mjs <example_server> <conformance_server>  (or set MCP_CONFORMANCE_BIN)');
+    if (!existsSync(bin)) fail(`server binary ${bin} does not exist (build it: cargo build -p mcp-tasks-examples)`);
+    return bin;
+}
+
+/**
  * The server's environment: all of ours (the clients' default passes only HOME, PATH and a
  * few others), so RUST_LOG, RUST_BACKTRACE and the like reach the server.
  */
-export function serverEnv() {
-    return Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string'));
+export function serverEnv({ logTools = false } = {}) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([, v]) => typeof v === 'string'));
+    // Scripts that check what a tool logged (e.g. "slow_compute: saw cancellation") need the
+    // example crate's info lines whatever RUST_LOG says.
+    if (logTools) env.RUST_LOG = env.RUST_LOG ? `${env.RUST_LOG},mcp_tasks_examples=info` : 'info';
+    return env;
 }
 
 export function fail(message) {

@@ -1,5 +1,7 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
+pub mod http;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;

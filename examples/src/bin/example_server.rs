@@ -3,6 +3,9 @@
 //! Run it with `cargo run -p mcp-tasks-examples --bin example_server` and connect an MCP client to
 //! its stdin/stdout (for example `npx @modelcontextprotocol/inspector <path-to-binary>`), or run
 //! `cargo run -p mcp-tasks-examples --bin demo` to watch a scripted session.
+//!
+//! With `--http 127.0.0.1:8080` it serves Streamable HTTP at `http://127.0.0.1:8080/mcp` instead;
+//! add `--token TOKEN=PRINCIPAL` to require a bearer token.
 
 use mcp_tasks_examples::example_server;
 use std::io::IsTerminal;
@@ -10,12 +13,13 @@ use std::io::IsTerminal;
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     mcp_tasks_runtime::init_logging();
-    if std::io::stdin().is_terminal() {
+    let http = std::env::args().any(|a| a == "--http");
+    if !http && std::io::stdin().is_terminal() {
         eprintln!(
             "mcp-tasks-example speaks MCP (JSON-RPC, one message per line) on stdin/stdout.\n\
              Connect a client to this process, or try `cargo run -p mcp-tasks-examples --bin demo`.\n\
              Waiting for input; Ctrl-D or Ctrl-C to stop."
         );
     }
-    example_server().serve_stdio().await
+    mcp_tasks_examples::serve_from_args(example_server()).await
 }

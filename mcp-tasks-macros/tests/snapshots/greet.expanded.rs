@@ -39,6 +39,7 @@ const _: () = {
             task_support: __mcp_tasks::TaskSupport::Forbidden,
             ttl: __mcp_tasks::None,
             poll_interval: __mcp_tasks::None,
+            defer_task: false,
             annotations: __mcp_tasks::ToolAnnotations {
                 title: __mcp_tasks::None,
                 read_only_hint: __mcp_tasks::None,

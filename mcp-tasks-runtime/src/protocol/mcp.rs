@@ -174,6 +174,10 @@ pub struct InputRequest {
     /// Its params.
     #[serde(default = "crate::protocol::jsonrpc::empty_object")]
     pub params: Value,
+    /// The key the tool chose for it in `inputRequests` / `inputResponses` (not on the wire
+    /// inside the request itself). `None`: the runtime numbers it (`elicit-0`, `sample-1`, ...).
+    #[serde(skip)]
+    pub key: Option<String>,
 }
 
 impl InputRequest {
@@ -182,7 +186,14 @@ impl InputRequest {
         InputRequest {
             method: method.into(),
             params,
+            key: None,
         }
+    }
+
+    /// Names the request's key in `inputRequests` (unique within one call or task).
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 
     /// The client capability this request needs.

@@ -312,7 +312,13 @@ impl TaskRecord {
             }
             TaskStatus::Completed | TaskStatus::Failed => match &self.outcome {
                 Some(TaskOutcome::Result(result)) => {
-                    out.insert("result".into(), result.clone());
+                    // Exactly what the call would have returned in this era: a 2026-07-28
+                    // `CallToolResult` carries `resultType` (the extension's own client checks it).
+                    let mut result = result.clone();
+                    if let Value::Object(obj) = &mut result {
+                        obj.entry("resultType").or_insert_with(|| "complete".into());
+                    }
+                    out.insert("result".into(), result);
                 }
                 Some(TaskOutcome::Error(error)) => {
                     out.insert("error".into(), error_json(error));
@@ -563,10 +569,12 @@ mod tests {
     }
 
     #[test]
-    fn modern_get_completed_carries_the_result_verbatim() {
+    fn modern_get_completed_carries_the_result_as_a_2026_result() {
         let mut r = record(TaskStatus::Completed);
-        let result = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true});
-        r.outcome = Some(TaskOutcome::Result(result.clone()));
+        let stored = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true});
+        r.outcome = Some(TaskOutcome::Result(stored));
+        // What the call itself would have answered in 2026-07-28, `resultType` included.
+        let result = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true, "resultType": "complete"});
         assert_eq!(
             r.modern_get_result(),
             json!({
@@ -655,7 +663,7 @@ mod tests {
                 "lastUpdatedAt": "2025-11-25T10:50:00.000Z",
                 "ttlMs": 60000,
                 "pollIntervalMs": 5000,
-                "result": {"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false}
+                "result": {"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false, "resultType": "complete"}
             })
         );
         let mut r = record(TaskStatus::InputRequired);

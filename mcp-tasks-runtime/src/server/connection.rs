@@ -1,5 +1,7 @@
-//! One client connection: its messages, its legacy session, its in-flight requests, and the
-//! requests this server sends to the client.
+//! One client connection, whatever carries it: its legacy session, its in-flight requests, the
+//! requests this server sends to the client, and who owns the tasks it creates. Transports (the
+//! stdio loop in `stdio.rs`, Streamable HTTP in `http/`) feed it messages and give it a [`Sink`]
+//! for what the server sends on its own (notifications, server-to-client requests).
 
 use super::ServerInner;
 use super::dispatch;
@@ -9,14 +11,12 @@ use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message
 use crate::protocol::task::Owner;
 use crate::task::engine::ClientChannel;
 use crate::transport::Outbound;
-use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -30,19 +30,34 @@ pub(crate) struct LegacySession {
     pub(crate) id: String,
 }
 
+/// Where a connection sends what the server says on its own: notifications and server-to-client
+/// requests (responses to the client's requests are handed back to the transport instead).
+pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
+    /// Queues one message; `false` when it cannot reach the client any more.
+    fn send(&self, message: Value) -> bool;
+}
+
+impl Sink for Outbound {
+    fn send(&self, message: Value) -> bool {
+        Outbound::send(self, message)
+    }
+}
+
 /// A client connection. Requests on it are handled concurrently.
 #[derive(Debug)]
 pub struct Connection {
     pub(crate) server: Arc<ServerInner>,
-    pub(crate) outbound: Outbound,
+    sink: Arc<dyn Sink>,
     pub(crate) session: Mutex<Option<LegacySession>>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+    /// Work waiting until the reply to a request has gone out (see [`Connection::after_reply`]).
+    reply_gates: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
     next_id: AtomicU64,
-    tracker: TaskTracker,
-    closing: CancellationToken,
-    /// Who owns modern-era tasks created on this connection (no authentication on stdio: the
-    /// connection itself).
+    pub(crate) tracker: TaskTracker,
+    pub(crate) closing: CancellationToken,
+    /// Who owns modern-era tasks created on this connection: the authenticated principal on
+    /// HTTP (or the server's anonymous principal), the connection itself on stdio.
     owner: Owner,
 }
 
@@ -51,21 +66,49 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Connection {
-    pub(crate) fn new(server: Arc<ServerInner>, outbound: Outbound) -> Arc<Self> {
+    /// A connection whose modern-era tasks belong to `owner`. Cancelling `closing` ends every
+    /// request in flight on it (and is done by [`Connection::close`]).
+    pub(crate) fn new(
+        server: Arc<ServerInner>,
+        sink: Arc<dyn Sink>,
+        owner: Owner,
+        closing: CancellationToken,
+    ) -> Arc<Self> {
         Arc::new(Connection {
             server,
-            outbound,
+            sink,
             session: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
+            reply_gates: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
-            closing: CancellationToken::new(),
-            owner: Owner::new(format!(
-                "connection:{}",
-                crate::protocol::task::TaskId::generate().as_str()
-            )),
+            closing,
+            owner,
         })
+    }
+
+    /// Resolves once the reply to request `id` has been handed to the transport (or the request
+    /// ended without one). A legacy task waits on this before its tool runs, so that the client
+    /// sees the `CreateTaskResult` before any request that names the task.
+    pub(crate) fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.reply_gates).insert(id.clone(), tx);
+        rx
+    }
+
+    /// The transport has sent the reply to `id` (or there is none): releases what waits on it.
+    pub(crate) fn replied(&self, id: &RequestId) {
+        if let Some(gate) = lock(&self.reply_gates).remove(id) {
+            let _ = gate.send(());
+        }
+    }
+
+    /// Ends the connection: requests in flight and server-to-client requests waiting for an
+    /// answer are cancelled.
+    pub(crate) fn close(&self) {
+        self.tracker.close();
+        self.closing.cancel();
     }
 
     pub(crate) fn session(&self) -> Option<LegacySession> {
@@ -92,7 +135,7 @@ impl Connection {
 
     /// Sends a message to the client.
     pub(crate) fn send(&self, message: Value) -> bool {
-        self.outbound.send(message)
+        self.sink.send(message)
     }
 
     /// Sends a server-to-client request and waits for the client's answer.
@@ -119,9 +162,10 @@ impl Connection {
         out
     }
 
-    /// Handles one line of input.
-    fn on_line(self: &Arc<Self>, line: String) {
-        match Message::parse(&line) {
+    /// Handles one message from a transport that answers on the same channel it reads (stdio):
+    /// replies go to the sink, requests run concurrently on the connection's tracker.
+    pub(crate) fn on_message(self: &Arc<Self>, message: Result<Message, jsonrpc::Rejected>) {
+        match message {
             Err(rejected) => {
                 tracing::debug!(error = %rejected.error, "rejected a message");
                 self.send(error_message(rejected.id.as_ref(), &rejected.error));
@@ -133,41 +177,72 @@ impl Connection {
                 self.send(reply);
             }
             Ok(Message::Request(req)) => {
-                let token = self.closing.child_token();
-                {
-                    let mut inflight = lock(&self.inflight);
-                    if inflight.contains_key(&req.id) {
-                        drop(inflight);
-                        let err = RpcError::invalid_request(format!(
-                            "Invalid Request: id {} is already in use by a request in flight",
-                            req.id
-                        ));
-                        self.send(error_message(Some(&req.id), &err));
-                        return;
-                    }
-                    inflight.insert(req.id.clone(), token.clone());
-                }
+                let req_id = req.id.clone();
+                let Some(run) = self.start_request(req) else {
+                    return;
+                };
                 let conn = self.clone();
+                let id = req_id;
                 self.tracker.spawn(async move {
-                    let id = req.id.clone();
-                    let reply = dispatch::request(&conn, req, token).await;
-                    lock(&conn.inflight).remove(&id);
-                    if let Some(reply) = reply {
+                    if let Some(reply) = run.await {
                         conn.send(reply);
                     }
+                    conn.replied(&id);
                 });
             }
             Ok(Message::Notification(n)) => dispatch::notification(self, n),
-            Ok(Message::Response(resp)) => {
-                let waiter = lock(&self.pending).remove(&resp.id);
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(resp.outcome);
-                    }
-                    None => {
-                        tracing::debug!(id = %resp.id, "a response to no request of ours; ignored")
-                    }
-                }
+            Ok(Message::Response(resp)) => self.on_response(resp),
+        }
+    }
+
+    /// Registers a request as in flight and returns the future that dispatches it and yields the
+    /// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is
+    /// answered at once with `-32600` through the sink, and `None` is returned.
+    pub(crate) fn start_request(
+        self: &Arc<Self>,
+        req: jsonrpc::Request,
+    ) -> Option<impl Future<Output = Option<Value>> + Send + 'static> {
+        let token = self.closing.child_token();
+        {
+            let mut inflight = lock(&self.inflight);
+            if inflight.contains_key(&req.id) {
+                drop(inflight);
+                let err = RpcError::invalid_request(format!(
+                    "Invalid Request: id {} is already in use by a request in flight",
+                    req.id
+                ));
+                self.send(error_message(Some(&req.id), &err));
+                return None;
+            }
+            inflight.insert(req.id.clone(), token.clone());
+        }
+        let conn = self.clone();
+        Some(async move {
+            let id = req.id.clone();
+            let _done = InflightGuard { conn: &conn, id };
+            dispatch::request(&conn, req, token).await
+        })
+    }
+
+    /// Whether a request with this id is in flight.
+    pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
+        lock(&self.inflight).contains_key(id)
+    }
+
+    /// How many requests are in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        lock(&self.inflight).len()
+    }
+
+    /// The client's answer to one of our server-to-client requests.
+    pub(crate) fn on_response(&self, resp: jsonrpc::Response) {
+        let waiter = lock(&self.pending).remove(&resp.id);
+        match waiter {
+            Some(tx) => {
+                let _ = tx.send(resp.outcome);
+            }
+            None => {
+                tracing::debug!(id = %resp.id, "a response to no request of ours; ignored")
             }
         }
     }
@@ -221,75 +296,15 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-pub(crate) async fn serve<R, W>(
-    server: Arc<ServerInner>,
-    reader: R,
-    writer: W,
-) -> std::io::Result<()>
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let grace = server.config.shutdown_grace;
-    let (outbound, writer_task) = spawn_writer(writer);
-    let conn = Connection::new(server, outbound);
-    let mut reader = LineReader::new(reader);
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    let mut signalled = false;
-    loop {
-        tokio::select! {
-            item = reader.next() => match item {
-                Some(Incoming::Line(line)) => conn.on_line(line),
-                Some(Incoming::Unreadable(why)) => {
-                    let err = RpcError::new(jsonrpc::codes::PARSE_ERROR, format!("Parse error: {why}"));
-                    conn.send(error_message(None, &err));
-                }
-                None => {
-                    tracing::debug!("input closed; finishing in-flight requests");
-                    break;
-                }
-            },
-            _ = &mut shutdown => {
-                tracing::info!("shutdown signal; cancelling in-flight requests");
-                signalled = true;
-                break;
-            }
-        }
-    }
-    conn.tracker.close();
-    if signalled
-        || tokio::time::timeout(grace, conn.tracker.wait())
-            .await
-            .is_err()
-    {
-        conn.closing.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(2), conn.tracker.wait()).await;
-    }
-    conn.closing.cancel();
-    drop(conn);
-    let _ = tokio::time::timeout(Duration::from_secs(2), writer_task).await;
-    Ok(())
+/// Takes a request off the in-flight table when its future ends, however it ends (a transport
+/// may drop the future when its client goes away).
+struct InflightGuard<'a> {
+    conn: &'a Connection,
+    id: RequestId,
 }
 
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+impl Drop for InflightGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.conn.inflight).remove(&self.id);
     }
 }

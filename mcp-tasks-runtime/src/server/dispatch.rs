@@ -121,6 +121,7 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
 
 /// What one request is, once its era is known.
 struct Incoming {
+    id: RequestId,
     method: String,
     params: Map<String, Value>,
     era: Era,
@@ -187,6 +188,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
             .and_then(|m| m.get(meta::CLIENT_INFO))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
         return Ok(Incoming {
+            id: req.id,
             method: req.method,
             params,
             era: Era::Modern { version },
@@ -199,6 +201,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
                 .remove("_meta")
                 .map(|m| params.insert("_meta".into(), m));
             Ok(Incoming {
+                id: req.id,
                 method: req.method,
                 params,
                 era: Era::Legacy {
@@ -416,7 +419,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         )
         .await;
     }
-    let backend = inline::backend(conn, &req.era, progress_token);
+    let backend = inline::legacy_backend(conn, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone());
     let fut = match tool.call(ctx, arguments) {
         Ok(fut) => fut,
@@ -439,7 +442,7 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
             serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
         }
         Ok(Err(err)) => Err(err),
-        Err(panic) => Err(panicked(tool, panic)),
+        Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
     }
 }
 
@@ -534,6 +537,7 @@ async fn run_mrtr(
                 capabilities: req.client.capabilities.clone(),
                 channel: None,
                 progress_token,
+                start_after: None,
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
@@ -547,16 +551,6 @@ async fn run_mrtr(
                 .map(|record| record.modern_create_result())
         }
     })
-}
-
-fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
 }
 
 /// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.
@@ -591,6 +585,9 @@ async fn launch_task(
         origin,
         requested_ttl,
         capabilities: req.client.capabilities.clone(),
+        // A legacy task's tool may send requests naming the task on the session at once: it starts
+        // only after the client has its `CreateTaskResult`.
+        start_after: channel.as_ref().map(|_| conn.after_reply(&req.id)),
         channel,
         progress_token,
     };

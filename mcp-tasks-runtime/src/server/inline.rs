@@ -1,24 +1,21 @@
 //! Backends for calls that run inline (not as tasks).
 
 use super::connection::Connection;
-use super::era::Era;
 use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
 
-pub(crate) fn backend(
+/// The backend of an inline call in a legacy session. (Inline modern calls use MRTR instead:
+/// `task::mrtr`.)
+pub(crate) fn legacy_backend(
     conn: &Arc<Connection>,
-    era: &Era,
     progress_token: Option<Value>,
 ) -> Arc<dyn ContextBackend> {
-    match era {
-        Era::Legacy { .. } => Arc::new(LegacyInline {
-            conn: Arc::downgrade(conn),
-            progress_token,
-        }),
-        Era::Modern { .. } => unreachable!("modern inline calls use MRTR"),
-    }
+    Arc::new(LegacyInline {
+        conn: Arc::downgrade(conn),
+        progress_token,
+    })
 }
 
 pub(crate) fn send_progress(

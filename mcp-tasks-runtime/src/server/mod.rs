@@ -1,18 +1,31 @@
 //! The server: era detection, dispatch by method, legacy sessions, and JSON-RPC errors. The only
 //! layer that knows both protocol eras.
 
+#[cfg(feature = "http")]
+mod auth;
 mod connection;
 mod dispatch;
 mod era;
+#[cfg(feature = "http")]
+mod http;
 mod inline;
+mod stdio;
 
+#[cfg(feature = "http")]
+pub use auth::{
+    AuthFuture, Authenticator, BearerTokens, Principal, RequestParts, Unauthorized, auth_future,
+};
 pub use connection::Connection;
 pub use era::Era;
+#[cfg(feature = "http")]
+pub use http::HttpConfig;
+pub use stdio::shutdown_signal;
 
 use crate::protocol::Implementation;
 use crate::store::{MemoryTaskStore, TaskStore};
 use crate::task::engine::{EngineConfig, TaskEngine};
 use crate::tool::{RegisteredTool, Tool, ToolRegistry};
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -179,6 +192,36 @@ impl Server {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        connection::serve(self.inner.clone(), reader, writer).await
+        stdio::serve(self.inner.clone(), reader, writer).await
+    }
+
+    /// Serves over Streamable HTTP at `addr` (endpoint `/mcp`, default [`HttpConfig`]) until the
+    /// process gets SIGTERM / Ctrl-C; then in-flight responses finish (within
+    /// [`ServerConfig::shutdown_grace`]) and this returns. Both protocol eras are served.
+    #[cfg(feature = "http")]
+    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        self.serve_http_with(listener, HttpConfig::default(), shutdown_signal())
+            .await
+    }
+
+    /// Serves over Streamable HTTP on a bound listener with these settings until `shutdown`
+    /// resolves, then finishes in-flight responses and returns.
+    #[cfg(feature = "http")]
+    pub async fn serve_http_with(
+        self,
+        listener: tokio::net::TcpListener,
+        config: HttpConfig,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        http::serve(self.inner.clone(), listener, config, shutdown).await
+    }
+
+    /// The Streamable HTTP endpoint as an [`axum::Router`], to mount in an application of your
+    /// own (`Router::merge`, `nest`, layers). `Host`/`Origin` checks apply only when set with
+    /// [`HttpConfig::allowed_hosts`]; shutting down is the application's.
+    #[cfg(feature = "http")]
+    pub fn http_router(&self, config: HttpConfig) -> axum::Router {
+        http::router(self.inner.clone(), config)
     }
 }

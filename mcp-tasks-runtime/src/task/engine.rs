@@ -66,6 +66,9 @@ pub struct Launch {
     pub channel: Option<Arc<dyn ClientChannel>>,
     /// A progress token from the creating request (legacy: valid until the task ends).
     pub progress_token: Option<Value>,
+    /// The tool runs only once this resolves (or its sender is dropped): for a transport to say
+    /// the `CreateTaskResult` has gone out.
+    pub start_after: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl fmt::Debug for Launch {
@@ -151,13 +154,15 @@ impl TaskEngine {
             .tool
             .call(ctx, launch.arguments)
             .map_err(|e| e.to_rpc())?;
-        self.start(
-            prepared,
-            Box::pin(AssertUnwindSafe(fut).catch_unwind()),
-            cancel,
-            |_| {},
-        )
-        .await
+        let caught: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+        let fut: CaughtFuture = match launch.start_after {
+            Some(gate) => Box::pin(async move {
+                let _ = gate.await;
+                caught.await
+            }),
+            None => caught,
+        };
+        self.start(prepared, fut, cancel, |_| {}).await
     }
 
     /// Everything about a task but the store record and the running tool.
@@ -279,7 +284,7 @@ impl Run {
                     let outcome = match out {
                         Ok(Ok(result)) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
                         Ok(Err(error)) => TaskOutcome::Error(error),
-                        Err(panic) => TaskOutcome::Error(panicked(self.tool, &*panic)),
+                        Err(panic) => TaskOutcome::Error(super::panic_error(self.tool, &*panic)),
                     };
                     if let TaskOutcome::Error(error) = &outcome {
                         // A failed task says why in its status message too (SEP-2663 SHOULD).
@@ -337,16 +342,6 @@ impl Run {
     }
 }
 
-fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> RpcError {
-    let what = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".into());
-    tracing::error!(tool, panic = %what, "a tool panicked inside a task");
-    RpcError::internal(format!("tool `{tool}` panicked: {what}"))
-}
-
 /// The backend of a tool running as a task.
 pub(crate) struct TaskBackend {
     store: Arc<dyn TaskStore>,
@@ -389,20 +384,16 @@ impl Drop for Outstanding {
 
 impl TaskBackend {
     fn next_key(&self, method: &str) -> String {
-        let n = self.counter.fetch_add(1, Ordering::SeqCst);
-        let kind = match method {
-            "elicitation/create" => "elicit",
-            "sampling/createMessage" => "sample",
-            "roots/list" => "roots",
-            _ => "input",
-        };
-        format!("{kind}-{n}")
+        super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
     }
 }
 
 impl ContextBackend for TaskBackend {
     fn input(&self, request: InputRequest) -> InputFuture {
-        let key = self.next_key(&request.method);
+        let key = match &request.key {
+            Some(key) => key.clone(),
+            None => self.next_key(&request.method),
+        };
         let store = self.store.clone();
         let id = self.id.clone();
         let owner = self.owner.clone();

@@ -49,21 +49,13 @@ impl Replay {
     }
 }
 
-/// The key of the n-th input request of a call: stable across replays as long as the tool asks in
-/// the same order.
-fn key_for(method: &str, n: usize) -> String {
-    let kind = match method {
-        "elicitation/create" => "elicit",
-        "sampling/createMessage" => "sample",
-        "roots/list" => "roots",
-        _ => "input",
-    };
-    format!("{kind}-{n}")
-}
-
 impl ContextBackend for Replay {
     fn input(&self, request: InputRequest) -> InputFuture {
-        let key = key_for(&request.method, self.counter.fetch_add(1, Ordering::SeqCst));
+        let n = self.counter.fetch_add(1, Ordering::SeqCst);
+        let key = request
+            .key
+            .clone()
+            .unwrap_or_else(|| super::input_key(&request.method, n));
         let digest = request_digest(&request);
         if let Some(before) = self.asked_before.get(&key)
             && before.as_str() != Some(digest.as_str())

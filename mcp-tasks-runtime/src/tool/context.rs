@@ -60,6 +60,9 @@ pub enum InputError {
     InvalidResponse(String),
     /// The request could not be delivered (the connection is gone).
     Disconnected,
+    /// The type asked for cannot be an elicitation form (elicitation allows only a flat object of
+    /// strings, numbers, integers, booleans and enums); nothing was sent.
+    InvalidForm(String),
     /// Inline in the modern era: the call is suspended until the client retries with the answer.
     /// The runtime handles this; a tool only sees it if it swallows the error and goes on.
     Suspended,
@@ -82,6 +85,7 @@ impl fmt::Display for InputError {
                 write!(f, "the client's answer was not valid: {why}")
             }
             InputError::Disconnected => f.write_str("the client is no longer connected"),
+            InputError::InvalidForm(why) => write!(f, "cannot ask for this form: {why}"),
             InputError::Suspended => f.write_str("waiting for the client to retry with input"),
         }
     }
@@ -208,19 +212,53 @@ impl ToolContext {
         &self,
         params: crate::protocol::CreateMessageParams,
     ) -> Result<crate::protocol::CreateMessageResult, InputError> {
+        self.sample_with(None, params).await
+    }
+
+    /// [`sample`](Self::sample), with the request's key in `inputRequests` named by the tool
+    /// (unique within one call or task).
+    pub async fn sample_keyed(
+        &self,
+        key: impl Into<String>,
+        params: crate::protocol::CreateMessageParams,
+    ) -> Result<crate::protocol::CreateMessageResult, InputError> {
+        self.sample_with(Some(key.into()), params).await
+    }
+
+    async fn sample_with(
+        &self,
+        key: Option<String>,
+        params: crate::protocol::CreateMessageParams,
+    ) -> Result<crate::protocol::CreateMessageResult, InputError> {
         let value = serde_json::to_value(&params)
             .map_err(|e| InputError::InvalidResponse(e.to_string()))?;
-        let answer = self
-            .request(InputRequest::new("sampling/createMessage", value))
-            .await?;
+        let mut request = InputRequest::new("sampling/createMessage", value);
+        request.key = key;
+        let answer = self.request(request).await?;
         serde_json::from_value(answer).map_err(|e| InputError::InvalidResponse(e.to_string()))
     }
 
     /// Asks the client for its roots (`roots/list`).
     pub async fn roots(&self) -> Result<Vec<crate::protocol::Root>, InputError> {
-        let answer = self
-            .request(InputRequest::new("roots/list", serde_json::json!({})))
-            .await?;
+        self.roots_with(None).await
+    }
+
+    /// [`roots`](Self::roots), with the request's key in `inputRequests` named by the tool
+    /// (unique within one call or task).
+    pub async fn roots_keyed(
+        &self,
+        key: impl Into<String>,
+    ) -> Result<Vec<crate::protocol::Root>, InputError> {
+        self.roots_with(Some(key.into())).await
+    }
+
+    async fn roots_with(
+        &self,
+        key: Option<String>,
+    ) -> Result<Vec<crate::protocol::Root>, InputError> {
+        let mut request = InputRequest::new("roots/list", serde_json::json!({}));
+        request.key = key;
+        let answer = self.request(request).await?;
         let list: crate::protocol::ListRootsResult = serde_json::from_value(answer)
             .map_err(|e| InputError::InvalidResponse(e.to_string()))?;
         Ok(list.roots)

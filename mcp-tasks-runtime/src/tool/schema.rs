@@ -101,3 +101,58 @@ fn check_primitive(name: &str, prop: &mut Value) -> Result<(), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::elicitation_schema;
+    use schemars::JsonSchema;
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    enum Colour {
+        Red,
+        Green,
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Flat {
+        name: String,
+        age: Option<u32>,
+        ok: bool,
+        colour: Colour,
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema)]
+    struct Nested {
+        inner: Flat,
+    }
+
+    #[test]
+    fn a_flat_form_is_inlined_and_optional_fields_are_plain() {
+        let schema = elicitation_schema::<Flat>().unwrap();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(
+            schema["properties"]["age"]["type"], "integer",
+            "Option<u32> is an integer, not [integer, null]"
+        );
+        assert_eq!(
+            schema["properties"]["colour"]["enum"],
+            serde_json::json!(["Red", "Green"])
+        );
+        assert!(schema.get("$defs").is_none() && schema.get("$schema").is_none());
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["name", "ok", "colour"])
+        );
+    }
+
+    #[test]
+    fn nested_objects_and_non_objects_are_refused_with_the_field_named() {
+        let err = elicitation_schema::<Nested>().unwrap_err();
+        assert!(err.contains("`inner`"), "{err}");
+        assert!(elicitation_schema::<String>().is_err());
+        assert!(elicitation_schema::<Vec<u32>>().is_err());
+    }
+}

@@ -34,6 +34,7 @@ impl<T> ElicitOutcome<T> {
 pub struct Elicit<'a, T> {
     ctx: &'a ToolContext,
     message: String,
+    key: Option<String>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -42,8 +43,16 @@ impl<'a, T> Elicit<'a, T> {
         Elicit {
             ctx,
             message,
+            key: None,
             _t: PhantomData,
         }
+    }
+
+    /// Names this request's key in `inputRequests` (default: numbered by the runtime). Keys must
+    /// be unique within one call or task.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
     }
 }
 
@@ -53,14 +62,13 @@ impl<'a, T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for Elici
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let schema = crate::tool::schema::elicitation_schema::<T>()
-                .map_err(InputError::InvalidResponse)?;
+            let schema =
+                crate::tool::schema::elicitation_schema::<T>().map_err(InputError::InvalidForm)?;
             let params =
                 json!({ "mode": "form", "message": self.message, "requestedSchema": schema });
-            let answer = self
-                .ctx
-                .request(InputRequest::new("elicitation/create", params))
-                .await?;
+            let mut request = InputRequest::new("elicitation/create", params);
+            request.key = self.key;
+            let answer = self.ctx.request(request).await?;
             parse_outcome(answer)
         })
     }

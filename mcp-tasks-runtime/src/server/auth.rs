@@ -1,0 +1,181 @@
+//! Who is calling: the pluggable [`Authenticator`] of the HTTP transport, and the principal tasks
+//! are bound to.
+
+use axum::http::request::Parts;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+/// An authenticated caller. Tasks a principal creates are visible to that principal only: any
+/// other caller gets exactly the answer an unknown task id gets (`-32602`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal(String);
+
+impl Principal {
+    /// A principal with this stable identifier (a user id, a client id, a token subject).
+    pub fn new(id: impl Into<String>) -> Self {
+        Principal(id.into())
+    }
+
+    /// Its identifier.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a request was not let in: answered with HTTP 401, a `WWW-Authenticate` challenge and a
+/// JSON-RPC error carrying `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unauthorized {
+    /// For people (and the JSON-RPC error message).
+    pub message: String,
+    /// The `WWW-Authenticate` challenge (default `Bearer`).
+    pub challenge: String,
+}
+
+impl Unauthorized {
+    /// A `Bearer` challenge with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Unauthorized {
+            message: message.into(),
+            challenge: "Bearer".into(),
+        }
+    }
+
+    /// Replaces the `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="…"`).
+    pub fn with_challenge(mut self, challenge: impl Into<String>) -> Self {
+        self.challenge = challenge.into();
+        self
+    }
+}
+
+/// The head of an HTTP request (method, URI, headers, extensions): what an [`Authenticator`] sees.
+pub type RequestParts = Parts;
+
+/// The future an [`Authenticator`] returns.
+pub type AuthFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Option<Principal>, Unauthorized>> + Send + 'a>>;
+
+/// Decides who sends an HTTP request, from its head (method, URI, headers, extensions).
+///
+/// `Ok(Some(principal))`: the request runs as that principal. `Ok(None)`: an anonymous caller,
+/// allowed (its tasks belong to the server's one anonymous principal, or to its legacy session).
+/// `Err(_)`: HTTP 401.
+///
+/// ```
+/// use mcp_tasks_runtime::server::{
+///     AuthFuture, Authenticator, Principal, RequestParts, Unauthorized, auth_future,
+/// };
+///
+/// /// Lets in whoever names themselves in `X-User` (for a trusted proxy in front).
+/// struct FromProxy;
+///
+/// impl Authenticator for FromProxy {
+///     fn authenticate<'a>(&'a self, parts: &'a RequestParts) -> AuthFuture<'a> {
+///         let user = parts.headers.get("x-user").and_then(|v| v.to_str().ok()).map(str::to_owned);
+///         auth_future(async move {
+///             user.map(|u| Some(Principal::new(u))).ok_or_else(|| Unauthorized::new("missing X-User"))
+///         })
+///     }
+/// }
+/// ```
+pub trait Authenticator: Send + Sync + 'static {
+    /// Authenticates one request.
+    fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a>;
+}
+
+/// Boxes a future into an [`AuthFuture`].
+pub fn auth_future<'a>(
+    fut: impl Future<Output = Result<Option<Principal>, Unauthorized>> + Send + 'a,
+) -> AuthFuture<'a> {
+    Box::pin(fut)
+}
+
+/// Static bearer tokens, each naming a principal: `Authorization: Bearer <token>`. A request
+/// without a known token is refused with 401.
+///
+/// ```
+/// use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
+///
+/// let config = HttpConfig::default().authenticator(
+///     BearerTokens::new().token("s3cret-alice", "alice").token("s3cret-bob", "bob"),
+/// );
+/// # let _ = config;
+/// ```
+#[derive(Clone, Default)]
+pub struct BearerTokens {
+    tokens: HashMap<String, Principal>,
+}
+
+impl fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print the tokens themselves.
+        f.debug_struct("BearerTokens")
+            .field("principals", &self.tokens.values().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl BearerTokens {
+    /// No tokens yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accepts `token` as `principal`.
+    pub fn token(mut self, token: impl Into<String>, principal: impl Into<String>) -> Self {
+        self.tokens
+            .insert(token.into(), Principal::new(principal.into()));
+        self
+    }
+
+    fn check(&self, parts: &Parts) -> Result<Option<Principal>, Unauthorized> {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(|| {
+                Unauthorized::new("Unauthorized: send `Authorization: Bearer <token>`")
+            })?;
+        let value = header
+            .to_str()
+            .map_err(|_| Unauthorized::new("Unauthorized: the Authorization header is not text"))?;
+        let token = value
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+            .ok_or_else(|| Unauthorized::new("Unauthorized: expected a Bearer token"))?;
+        // Compare every token in constant time so timing does not tell how much of one matched.
+        let found = self.tokens.iter().fold(None, |found, (known, principal)| {
+            if constant_time_eq(known.as_bytes(), token.as_bytes()) {
+                Some(principal.clone())
+            } else {
+                found
+            }
+        });
+        found.map(Some).ok_or_else(|| {
+            Unauthorized::new("Unauthorized: unknown bearer token")
+                .with_challenge("Bearer error=\"invalid_token\"")
+        })
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Authenticator for BearerTokens {
+    fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a> {
+        let result = self.check(parts);
+        Box::pin(async move { result })
+    }
+}

@@ -1,0 +1,281 @@
+//! Legacy (2025-11-25) sessions over Streamable HTTP: one [`Connection`] per `Mcp-Session-Id`,
+//! and the routing of what the server sends on its own to the stream the client is reading.
+
+use super::super::auth::Principal;
+use super::super::connection::{Connection, Sink};
+use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::meta;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+
+tokio::task_local! {
+    /// The client request whose handling is running (set around each legacy POST's dispatch):
+    /// a server-to-client request or notification sent from inside it belongs on its stream.
+    pub(super) static ORIGIN: RequestId;
+}
+
+/// How many undeliverable server-to-client requests a session keeps for a stream to come.
+const BACKLOG: usize = 256;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The streams a legacy client is reading, and where each outgoing message goes.
+#[derive(Debug, Default)]
+pub(super) struct Routes {
+    inner: Mutex<RoutesInner>,
+}
+
+#[derive(Debug, Default)]
+struct RoutesInner {
+    /// The session's standalone stream (GET).
+    get: Option<UnboundedSender<Value>>,
+    /// The SSE responses of POSTs in flight, by request id.
+    posts: HashMap<RequestId, UnboundedSender<Value>>,
+    /// Open `tasks/result` POSTs, by task id.
+    task_results: HashMap<String, Vec<RequestId>>,
+    /// Progress tokens of requests in flight.
+    progress: HashMap<String, RequestId>,
+    /// Server-to-client requests no stream could take yet (with their related task).
+    backlog: VecDeque<(Option<String>, Value)>,
+}
+
+/// What a POST registered, removed again when its response ends.
+#[derive(Debug, Default)]
+pub(super) struct PostRoute {
+    pub(super) id: Option<RequestId>,
+    pub(super) task: Option<String>,
+    pub(super) progress: Option<String>,
+}
+
+impl Routes {
+    /// Sends one message to the stream it belongs on: the open `tasks/result` of its related task,
+    /// the request that carries its progress token, the request it was sent from, or the
+    /// session's GET stream. A request no stream can take waits in the backlog; a notification
+    /// is dropped.
+    fn route(&self, msg: Value) -> bool {
+        let related = msg
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(meta::RELATED_TASK))
+            .and_then(|r| r.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let progress = (msg.get("method").and_then(Value::as_str)
+            == Some("notifications/progress"))
+        .then(|| msg.get("params").and_then(|p| p.get(meta::PROGRESS_TOKEN)))
+        .flatten()
+        .map(Value::to_string);
+        let origin = ORIGIN.try_with(Clone::clone).ok();
+        let mut r = lock(&self.inner);
+        let mut candidates: Vec<RequestId> = Vec::new();
+        if let Some(ids) = related.as_ref().and_then(|t| r.task_results.get(t)) {
+            candidates.extend(ids.iter().rev().cloned());
+        }
+        if let Some(id) = progress.as_ref().and_then(|t| r.progress.get(t)) {
+            candidates.push(id.clone());
+        }
+        candidates.extend(origin);
+        for id in candidates {
+            if let Some(tx) = r.posts.get(&id)
+                && tx.send(msg.clone()).is_ok()
+            {
+                return true;
+            }
+        }
+        if let Some(tx) = &r.get {
+            if tx.send(msg.clone()).is_ok() {
+                return true;
+            }
+            r.get = None;
+        }
+        let is_request = msg.get("id").is_some() && msg.get("method").is_some();
+        if is_request {
+            if r.backlog.len() >= BACKLOG {
+                r.backlog.pop_front();
+            }
+            r.backlog.push_back((related, msg));
+        } else {
+            tracing::debug!("no stream open for a notification; dropped");
+        }
+        true
+    }
+
+    /// Registers the SSE stream of a POST in flight.
+    pub(super) fn open_post(
+        &self,
+        id: &RequestId,
+        task: Option<String>,
+        progress: Option<String>,
+        tx: UnboundedSender<Value>,
+    ) -> PostRoute {
+        let mut r = lock(&self.inner);
+        if let Some(task) = &task {
+            // Requests of this task that found no stream wait for exactly this one.
+            let backlog = std::mem::take(&mut r.backlog);
+            for (related, msg) in backlog {
+                if related.as_deref() == Some(task.as_str()) {
+                    let _ = tx.send(msg);
+                } else {
+                    r.backlog.push_back((related, msg));
+                }
+            }
+            r.task_results
+                .entry(task.clone())
+                .or_default()
+                .push(id.clone());
+        }
+        if let Some(token) = &progress {
+            r.progress.insert(token.clone(), id.clone());
+        }
+        r.posts.insert(id.clone(), tx);
+        PostRoute {
+            id: Some(id.clone()),
+            task,
+            progress,
+        }
+    }
+
+    pub(super) fn close_post(&self, route: &PostRoute) {
+        let Some(id) = &route.id else { return };
+        let mut r = lock(&self.inner);
+        r.posts.remove(id);
+        if let Some(task) = &route.task
+            && let Some(ids) = r.task_results.get_mut(task)
+        {
+            ids.retain(|i| i != id);
+            if ids.is_empty() {
+                r.task_results.remove(task);
+            }
+        }
+        if let Some(token) = &route.progress
+            && r.progress.get(token) == Some(id)
+        {
+            r.progress.remove(token);
+        }
+    }
+
+    /// Opens the session's GET stream; `false` when one is already open.
+    pub(super) fn open_get(&self, tx: UnboundedSender<Value>) -> bool {
+        let mut r = lock(&self.inner);
+        if r.get.as_ref().is_some_and(|g| !g.is_closed()) {
+            return false;
+        }
+        for (_, msg) in std::mem::take(&mut r.backlog) {
+            let _ = tx.send(msg);
+        }
+        r.get = Some(tx);
+        true
+    }
+
+    pub(super) fn close_get(&self, tx: &UnboundedSender<Value>) {
+        let mut r = lock(&self.inner);
+        if r.get.as_ref().is_some_and(|g| g.same_channel(tx)) {
+            r.get = None;
+        }
+    }
+
+    fn has_get(&self) -> bool {
+        lock(&self.inner)
+            .get
+            .as_ref()
+            .is_some_and(|g| !g.is_closed())
+    }
+}
+
+/// The connection's sink for a legacy session.
+#[derive(Debug)]
+pub(super) struct SessionSink(pub(super) Arc<Routes>);
+
+impl Sink for SessionSink {
+    fn send(&self, message: Value) -> bool {
+        self.0.route(message)
+    }
+}
+
+/// One legacy session.
+#[derive(Debug)]
+pub(super) struct HttpSession {
+    pub(super) principal: Option<Principal>,
+    pub(super) conn: Arc<Connection>,
+    pub(super) routes: Arc<Routes>,
+    last_seen: Mutex<Instant>,
+}
+
+impl HttpSession {
+    pub(super) fn new(
+        principal: Option<Principal>,
+        conn: Arc<Connection>,
+        routes: Arc<Routes>,
+    ) -> Self {
+        HttpSession {
+            principal,
+            conn,
+            routes,
+            last_seen: Mutex::new(Instant::now()),
+        }
+    }
+
+    pub(super) fn touch(&self) {
+        *lock(&self.last_seen) = Instant::now();
+    }
+
+    /// Idle: nothing in flight, no GET stream, and no request for `idle`.
+    fn expired(&self, now: Instant, idle: Duration) -> bool {
+        self.conn.in_flight() == 0
+            && !self.routes.has_get()
+            && now.duration_since(*lock(&self.last_seen)) >= idle
+    }
+}
+
+/// The live sessions of one HTTP endpoint.
+#[derive(Debug, Default)]
+pub(super) struct Sessions {
+    map: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+impl Sessions {
+    pub(super) fn insert(&self, id: String, session: Arc<HttpSession>) {
+        lock(&self.map).insert(id, session);
+    }
+
+    /// The session with this id, if it is live and belongs to this principal (a session of
+    /// someone else is as unknown as one that never existed).
+    pub(super) fn get(&self, id: &str, principal: &Option<Principal>) -> Option<Arc<HttpSession>> {
+        let session = lock(&self.map).get(id).cloned()?;
+        (session.principal == *principal).then_some(session)
+    }
+
+    pub(super) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = lock(&self.map).remove(id);
+        if let Some(s) = &session {
+            s.conn.close();
+        }
+        session
+    }
+
+    /// Ends sessions idle for longer than `idle`; returns how many.
+    pub(super) fn sweep(&self, idle: Duration) -> usize {
+        let now = Instant::now();
+        let mut map = lock(&self.map);
+        let before = map.len();
+        map.retain(|_, s| {
+            let keep = !s.expired(now, idle);
+            if !keep {
+                s.conn.close();
+            }
+            keep
+        });
+        before - map.len()
+    }
+
+    pub(super) fn close_all(&self) {
+        for (_, s) in lock(&self.map).drain() {
+            s.conn.close();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The stdio loop: one connection over a reader and a writer, newline-delimited JSON-RPC.
+
+use super::ServerInner;
+use super::connection::Connection;
+use crate::protocol::jsonrpc::{self, Message, RpcError, error_message};
+use crate::protocol::task::{Owner, TaskId};
+use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) async fn serve<R, W>(
+    server: Arc<ServerInner>,
+    reader: R,
+    writer: W,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let grace = server.config.shutdown_grace;
+    let (outbound, writer_task) = spawn_writer(writer);
+    // No authentication on stdio: the connection itself owns its modern-era tasks.
+    let owner = Owner::new(format!("connection:{}", TaskId::generate().as_str()));
+    let conn = Connection::new(server, Arc::new(outbound), owner, CancellationToken::new());
+    let mut reader = LineReader::new(reader);
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    let mut signalled = false;
+    loop {
+        tokio::select! {
+            item = reader.next() => match item {
+                Some(Incoming::Line(line)) => conn.on_message(Message::parse(&line)),
+                Some(Incoming::Unreadable(why)) => {
+                    let err = RpcError::new(jsonrpc::codes::PARSE_ERROR, format!("Parse error: {why}"));
+                    conn.send(error_message(None, &err));
+                }
+                None => {
+                    tracing::debug!("input closed; finishing in-flight requests");
+                    break;
+                }
+            },
+            _ = &mut shutdown => {
+                tracing::info!("shutdown signal; cancelling in-flight requests");
+                signalled = true;
+                break;
+            }
+        }
+    }
+    conn.tracker.close();
+    if !signalled {
+        // In-flight requests may finish, within the grace period, unless a signal says stop now
+        // (a signal that comes while we wait counts too: input often closes at the same moment).
+        signalled = tokio::select! {
+            _ = conn.tracker.wait() => false,
+            _ = tokio::time::sleep(grace) => true,
+            _ = &mut shutdown => {
+                tracing::info!("shutdown signal; cancelling in-flight requests");
+                true
+            }
+        };
+    }
+    if signalled {
+        conn.closing.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(2), conn.tracker.wait()).await;
+    }
+    conn.close();
+    drop(conn);
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer_task).await;
+    Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

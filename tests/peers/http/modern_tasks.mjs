@@ -1,0 +1,233 @@
+// Tasks in the modern era (2026-07-28 + `io.modelcontextprotocol/tasks`) over Streamable HTTP:
+// @modelcontextprotocol/client 2.4.0's `StreamableHTTPClientTransport` + @modelcontextprotocol/
+// ext-tasks 0.2.2 against the example server and the conformance fixture server, each started by
+// the harness with `--http 127.0.0.1:0`; their URLs are argv[2] and argv[3].
+//
+// The ext-tasks wiring is the one of ../modern_tasks.mjs (read its header): a V2 session needs a
+// host-owned raw request path (`rawDispatch`), because the 2.4.0 Client rejects
+// `resultType: "task"` and era-gates `tasks/*`. Over HTTP that path is the same transport's
+// `send`: each raw request is its own POST, and the 2.4.0 transport derives the routing headers
+// from the body's `_meta` envelope (`MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` =
+// `params.name` for tools/call, `params.taskId` for tasks/get|update|cancel); the answer comes
+// back as that POST's JSON (or SSE) body, through the transport's `onmessage`, where the raw path
+// takes its own ids (`raw-N`) before the Client sees them.
+//
+// What this checks beyond the stdio script: the HTTP shape of the modern era. No
+// `Mcp-Session-Id` either way, no GET or DELETE, every POST answered on its own response, and no
+// server-to-client request on any stream (input goes through tasks/get `inputRequests` and
+// `tasks/update` only).
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createApplicationInputHandler, createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/client';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, assert, assertEq, fail, main, ok, show, step } from '../common.mjs';
+import { describe, serverLogMark, serverUrl, tracingFetch, waitForServerLog } from './trace.mjs';
+
+const CLIENT_INFO = { name: 'mcp-tasks-peer-http-modern-tasks', version: '2.4.0' };
+const CAPABILITIES = { elicitation: {}, sampling: {} };
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+
+/** A raw JSON-RPC request path on `transport`, sharing it with the Client connected to it. */
+function rawCoordinator(transport) {
+    const pending = new Map();
+    let next = 0;
+    const clientOnMessage = transport.onmessage;
+    assert(typeof clientOnMessage === 'function', 'the transport has no onmessage after connect');
+    transport.onmessage = function (message, ...rest) {
+        const isResponse = message && typeof message === 'object' && !('method' in message) && ('result' in message || 'error' in message);
+        if (isResponse && pending.has(message.id)) {
+            const settle = pending.get(message.id);
+            pending.delete(message.id);
+            settle(message);
+            return;
+        }
+        return clientOnMessage.call(this, message, ...rest);
+    };
+    return (request, options = {}) =>
+        new Promise((resolve, reject) => {
+            const id = `raw-${++next}`;
+            const { signal } = options;
+            const timeoutMs = options.context?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+            const done = () => {
+                pending.delete(id);
+                clearTimeout(timer);
+                signal?.removeEventListener('abort', onAbort);
+            };
+            const onAbort = () => {
+                done();
+                reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+            };
+            const timer = setTimeout(() => {
+                done();
+                reject(new Error(`raw ${request.method} (${id}) got no response in ${timeoutMs} ms`));
+            }, timeoutMs);
+            if (signal?.aborted) return onAbort();
+            signal?.addEventListener('abort', onAbort, { once: true });
+            pending.set(id, (message) => {
+                done();
+                resolve('error' in message ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result });
+            });
+            // Aborting closes this request's POST, which is how the modern era cancels a request.
+            transport.send({ jsonrpc: '2.0', id, ...request }, signal ? { requestSignal: signal } : undefined).catch((error) => {
+                done();
+                reject(error);
+            });
+        });
+}
+
+/** Connects a 2.4.0 client in the modern era to `url` and wraps it in an ext-tasks session. */
+async function connect(url, label, onInputRequest) {
+    const trace = tracingFetch(label);
+    const transport = new StreamableHTTPClientTransport(url, { fetch: trace.fetch });
+    const client = new Client(CLIENT_INFO, { capabilities: CAPABILITIES, versionNegotiation: { mode: 'auto' } });
+    await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
+    assertEq(client.getProtocolEra(), 'modern', `${label}: getProtocolEra()`);
+    assertEq(client.getNegotiatedProtocolVersion(), MODERN_VERSION, `${label}: negotiated protocol version`);
+    const extension = client.getServerCapabilities()?.extensions?.[TASKS_EXT];
+    assertEq(extension, {}, `${label}: server capabilities.extensions["${TASKS_EXT}"] (from server/discover)`);
+    const discover = trace.exchanges.find((e) => e.body?.method === 'server/discover');
+    assertEq([discover?.status, discover?.headers['mcp-method'], discover?.headers['mcp-protocol-version']], [200, 'server/discover', MODERN_VERSION], `${label}: server/discover [status, Mcp-Method, MCP-Protocol-Version]`);
+    const session = createTaskSessionFromClient(client, {
+        endpointId: `peers-http:${label}`,
+        rawDispatch: rawCoordinator(transport),
+        v2RequestFraming: { protocolVersion: client.getNegotiatedProtocolVersion(), clientInfo: CLIENT_INFO, clientCapabilities: CAPABILITIES },
+        onInputRequest,
+        onError: (error) => console.error(`    ext-tasks background error: ${error?.stack ?? error}`),
+    });
+    assertEq(session.capabilities.execution, true, 'session.capabilities.execution');
+    assertEq(session.capabilities.cancellation, true, 'session.capabilities.cancellation');
+    return { client, session, trace };
+}
+
+/** Calls `read` every 50 ms until `done(value)` (up to 5 s); returns that value. */
+async function until(read, done) {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+        const value = await read();
+        if (done(value)) return value;
+        if (Date.now() > deadline) fail(`gave up waiting; last value ${show(value)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+}
+
+/** The POSTs of `method` (with the exchange each went on), oldest first. */
+function posts(trace, method) {
+    return trace.exchanges.filter((e) => e.method === 'POST' && e.body?.method === method);
+}
+/** The answer to the request a POST carried: the message with its id on that POST's response. */
+function answerOn(exchange) {
+    return exchange.messages.find((m) => m.id === exchange.body.id && ('result' in m || 'error' in m));
+}
+
+/** What every modern exchange must look like: stateless POSTs, each answered on its own response. */
+function checkHttpShape(trace, label) {
+    const others = trace.exchanges.filter((e) => e.method !== 'POST');
+    assertEq(others.map(describe), [], `${label}: non-POST exchanges (the modern era has no GET stream, no DELETE)`);
+    const withSession = trace.exchanges.filter((e) => e.headers['mcp-session-id'] !== undefined || e.responseHeaders?.['mcp-session-id'] !== undefined);
+    assertEq(withSession.map(describe), [], `${label}: exchanges with an Mcp-Session-Id header`);
+    const requests = trace.exchanges.filter((e) => e.body?.method !== undefined && e.body.id !== undefined);
+    const unanswered = requests.filter((e) => !answerOn(e));
+    assertEq(unanswered.map(describe), [], `${label}: requests not answered on their own response`);
+    const serverRequests = trace.messages.filter((m) => m.dir === '<-' && m.message.method !== undefined && m.message.id !== undefined);
+    assertEq(serverRequests.map((m) => `${m.message.method} on ${describe(m.exchange)}`), [], `${label}: server-to-client requests on any stream`);
+    for (const e of requests.filter((r) => ['tasks/get', 'tasks/update', 'tasks/cancel', 'tools/call'].includes(r.body.method))) {
+        const name = e.body.method === 'tools/call' ? e.body.params.name : e.body.params.taskId;
+        const want = [MODERN_VERSION, e.body.method, name, 200];
+        const got = [e.headers['mcp-protocol-version'], e.headers['mcp-method'], e.headers['mcp-name'], e.status];
+        if (!assertQuiet(got, want)) fail(`${label}: ${describe(e)}: [MCP-Protocol-Version, Mcp-Method, Mcp-Name, status] expected ${show(want)}, got ${show(got)}`);
+    }
+    ok(`${label}: ${requests.length} requests, each its own POST with MCP-Protocol-Version/Mcp-Method (and Mcp-Name where it applies), answered 200 on its own response; no session, no GET, no server requests`);
+}
+
+function assertQuiet(actual, expected) {
+    return JSON.stringify(actual) === JSON.stringify(expected);
+}
+
+await main('modern tasks over Streamable HTTP (@modelcontextprotocol/client 2.4.0 + @modelcontextprotocol/ext-tasks 0.2.2)', async () => {
+    const exampleUrl = serverUrl('server');
+    const fixtureUrl = serverUrl('conformance');
+
+    // Every input request the library hands the application, with its context.
+    const asked = [];
+    const onInputRequest = createApplicationInputHandler({
+        elicitation: async (request, context) => {
+            asked.push({ kind: 'elicitation', params: request.params, context });
+            const props = request.params.requestedSchema?.properties ?? {};
+            if ('sources' in props) return { action: 'accept', content: { sources: 3 } };
+            if ('confirm' in props) return { action: 'accept', content: { confirm: true } };
+            return { action: 'decline' };
+        },
+        sampling: async (request, context) => {
+            asked.push({ kind: 'sampling', params: request.params, context });
+            return { role: 'assistant', content: { type: 'text', text: 'Tides follow the moon.' }, model: 'peer-test-model', stopReason: 'endTurn' };
+        },
+        roots: async () => fail('the server asked for roots, which no tool here needs'),
+    });
+
+    step(`research {topic: "tides"} on ${exampleUrl}: a required task that elicits, then samples`);
+    const example = await connect(exampleUrl, 'example', onInputRequest);
+    const research = await example.session.callTool('research', { topic: 'tides' }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    assertEq(research.kind, 'task', 'research execution kind');
+    const researchId = research.handle.taskId;
+    ok(`task ${researchId}`);
+    const call = posts(example.trace, 'tools/call').at(-1);
+    assertEq([call.headers['mcp-method'], call.headers['mcp-name']], ['tools/call', 'research'], 'tools/call [Mcp-Method, Mcp-Name] headers');
+    assertEq(call.body.params._meta?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXT], {}, 'tools/call _meta clientCapabilities.extensions[tasks]');
+    const created = answerOn(call)?.result;
+    assertEq([created?.resultType, created?.status, created?.pollIntervalMs], ['task', 'working', 500], 'CreateTaskResult [resultType, status, pollIntervalMs]');
+
+    const seen = [];
+    const { outcome } = await research.settle({
+        onEvent: (event) => {
+            if (event.type === 'task') seen.push(event.task.status);
+        },
+    });
+    ok(`statuses observed: ${seen.join(' -> ')}`);
+    if (outcome.status !== 'completed') fail(`research ended ${outcome.status}: ${show(outcome.error ?? outcome)}`);
+    assertEq(outcome.result.structuredContent, { topic: 'tides', sources: 3, summary: 'Tides follow the moon.' }, 'research structuredContent');
+    assert(seen.includes('input_required'), `never saw input_required: ${show(seen)}`);
+    const researchAsks = asked.filter((a) => a.context.taskId === researchId);
+    assertEq(researchAsks.map((a) => [a.kind, a.context.delivery]), [['elicitation', 'task-update'], ['sampling', 'task-update']], 'input requests handed to the application [kind, delivery]');
+    const updates = posts(example.trace, 'tasks/update').filter((e) => e.body.params.taskId === researchId);
+    assertEq(updates.length, 2, 'tasks/update POSTs for research (one per answer)');
+    assertEq(updates[0].body.params.inputResponses[researchAsks[0].context.inputId], { action: 'accept', content: { sources: 3 } }, 'first tasks/update inputResponses value');
+    for (const u of updates) {
+        assertEq([u.status, u.kind, answerOn(u)?.result?.resultType], [200, 'json', 'complete'], `tasks/update ${describe(u)} [status, body, ack resultType]`);
+    }
+    const final = await example.session.task(researchId).snapshot();
+    assertEq(final.status, 'completed', 'tasks/get after completion: status');
+    checkHttpShape(example.trace, 'example');
+    await example.session.close();
+    await example.client.close();
+
+    step(`confirm_delete {filename: "a.txt"} then slow_compute {seconds: 60} cancelled, on ${fixtureUrl}`);
+    const fixture = await connect(fixtureUrl, 'fixture', onInputRequest);
+    const confirm = await fixture.session.callTool('confirm_delete', { filename: 'a.txt' }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    assertEq(confirm.kind, 'task', 'confirm_delete execution kind');
+    const confirmed = await confirm.result();
+    if (confirmed.status !== 'completed') fail(`confirm_delete ended ${confirmed.status}: ${show(confirmed.error ?? confirmed)}`);
+    assertEq(confirmed.result.content?.[0]?.text, 'Deleted a.txt', 'confirm_delete result text');
+    const confirmAsk = asked.find((a) => a.context.taskId === confirm.handle.taskId);
+    assertEq(confirmAsk?.params?.requestedSchema?.properties?.confirm?.type, 'boolean', 'confirm_delete elicitation requestedSchema.properties.confirm.type');
+
+    const logMark = serverLogMark('conformance');
+    const slow = await fixture.session.callTool('slow_compute', { seconds: 60 }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    assertEq(slow.kind, 'task', 'slow_compute execution kind');
+    const slowId = slow.handle.taskId;
+    // Cancel only once the tool is running (its status says so), so that it can see the cancel.
+    const before = await until(() => fixture.session.task(slowId).snapshot(), (t) => t.statusMessage === 'computing for 60s' || t.status !== 'working');
+    assertEq([before.status, before.statusMessage], ['working', 'computing for 60s'], 'slow_compute [status, statusMessage] before the cancel');
+    const cancelStarted = Date.now();
+    await slow.cancel();
+    const cancelled = await slow.result();
+    assertEq(cancelled.status, 'cancelled', 'slow_compute outcome after execution.cancel()');
+    ok(`cancel settled in ${Date.now() - cancelStarted} ms`);
+    const cancel = posts(fixture.trace, 'tasks/cancel').at(-1);
+    assertEq([cancel?.body.params.taskId, cancel?.headers['mcp-name'], cancel?.status, answerOn(cancel)?.result?.resultType], [slowId, slowId, 200, 'complete'], 'tasks/cancel [params.taskId, Mcp-Name, status, ack resultType]');
+    await waitForServerLog('conformance', 'slow_compute: saw cancellation', ok, logMark);
+    const after = await fixture.session.task(slowId).snapshot();
+    assertEq(after.status, 'cancelled', 'tasks/get after the cancel: status');
+    assert(!('result' in after.raw) && !('error' in after.raw), `a cancelled task carries no result or error: ${show(after.raw)}`);
+    checkHttpShape(fixture.trace, 'fixture');
+    await fixture.session.close();
+    await fixture.client.close();
+});
