@@ -250,7 +250,23 @@ impl Message {
 
 /// Serialises a success response.
 pub fn result_message(id: &RequestId, result: Value) -> Value {
-    serde_json::json!({ "jsonrpc": "2.0", "id": id, "result": result })
+    envelope(Some(id), "result", result)
+}
+
+/// `{"jsonrpc": "2.0", "id"?, key: payload}`, moving `payload` in. (`json!` would serialise the
+/// payload into a second tree, deep-copying every result, as much work as writing it out.)
+fn envelope(id: Option<&RequestId>, key: &str, payload: Value) -> Value {
+    let mut message = Map::new();
+    message.insert("jsonrpc".into(), Value::from("2.0"));
+    if let Some(id) = id {
+        let id = match id {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+        };
+        message.insert("id".into(), id);
+    }
+    message.insert(key.into(), payload);
+    Value::Object(message)
 }
 
 /// Serialises an error response (`id: null` when the request's id could not be read).
@@ -260,12 +276,16 @@ pub fn error_message(id: Option<&RequestId>, error: &RpcError) -> Value {
 
 /// Serialises a notification.
 pub fn notification_message(method: &str, params: Value) -> Value {
-    serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": params })
+    let mut message = envelope(None, "params", params);
+    message["method"] = Value::from(method);
+    message
 }
 
 /// Serialises a request.
 pub fn request_message(id: &RequestId, method: &str, params: Value) -> Value {
-    serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+    let mut message = envelope(Some(id), "params", params);
+    message["method"] = Value::from(method);
+    message
 }
 
 /// An empty object.

@@ -1,0 +1,56 @@
+//! The benchmark tools written for mcp-tasks, the way a user writes them: `#[tool]` functions.
+
+use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Echo the text back. Always inline.
+#[tool]
+pub async fn echo(
+    /// The text.
+    text: String,
+) -> String {
+    text
+}
+
+/// Produce `size` bytes of text at once. Runs only as a task.
+#[tool(task_support = "required", ttl = "1h")]
+pub async fn work(
+    /// How many bytes of text the result carries.
+    size: usize,
+) -> String {
+    super::payload(size)
+}
+
+/// A name.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Name {
+    /// The name.
+    pub name: String,
+}
+
+/// Ask for a name, then greet. Runs only as a task.
+#[tool(task_support = "required", ttl = "1h")]
+pub async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Name>(super::ASK_MESSAGE).await? {
+        ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+        _ => Err(ToolError::new("no name given")),
+    }
+}
+
+/// The benchmark server.
+pub fn server() -> Server {
+    Server::new("bench-mcp-tasks", env!("CARGO_PKG_VERSION"))
+        .tool::<echo>()
+        .tool::<work>()
+        .tool::<ask>()
+}
+
+/// Serves one client over a reader and a writer until the reader closes.
+pub async fn serve<R, W>(reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    server().serve_io(reader, writer).await
+}

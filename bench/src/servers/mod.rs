@@ -1,0 +1,68 @@
+//! The three servers under test, each with its own serve function over any reader and writer:
+//! the stdio binaries in `src/bin/` and the in-process runs call the same functions.
+
+pub mod echo;
+pub mod mcp_tasks;
+pub mod rmcp_server;
+
+/// The question `ask` puts to the client.
+pub const ASK_MESSAGE: &str = "What is your name?";
+
+/// How long both servers keep a task (one hour; see `rmcp_server::options`).
+pub const TTL_MS: u64 = 3_600_000;
+
+/// `size` bytes of text: the result of the `work` tool.
+pub fn payload(size: usize) -> String {
+    "x".repeat(size)
+}
+
+/// Which server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// The bare JSON-RPC echo: the transport's own cost.
+    Floor,
+    /// mcp-tasks.
+    McpTasks,
+    /// rmcp 3.9.
+    Rmcp,
+}
+
+impl Kind {
+    /// Short name used in tables, JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Floor => "floor",
+            Kind::McpTasks => "mcp-tasks",
+            Kind::Rmcp => "rmcp",
+        }
+    }
+
+    /// The stdio server binary of this kind.
+    pub fn binary(self) -> &'static str {
+        match self {
+            Kind::Floor => "bench-echo-server",
+            Kind::McpTasks => "bench-mcp-tasks-server",
+            Kind::Rmcp => "bench-rmcp-server",
+        }
+    }
+
+    /// Parses [`Kind::name`].
+    pub fn parse(s: &str) -> Option<Kind> {
+        [Kind::Floor, Kind::McpTasks, Kind::Rmcp]
+            .into_iter()
+            .find(|k| k.name() == s)
+    }
+}
+
+/// Serves one client with this kind of server, in this process.
+pub async fn serve<R, W>(kind: Kind, reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    match kind {
+        Kind::Floor => echo::serve(reader, writer).await,
+        Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
+        Kind::Rmcp => rmcp_server::serve(reader, writer).await,
+    }
+}
