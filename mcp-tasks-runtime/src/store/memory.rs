@@ -97,6 +97,29 @@ impl MemoryTaskStore {
         visible: bool,
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
     ) -> Result<(T, TaskRecord), StoreError> {
+        self.update_with(id, owner, visible, change, |record| record.clone())
+    }
+
+    /// [`Self::update`] without the copy of the record for callers that do not return it (a
+    /// record with a stored result or an elicitation schema is costly to clone).
+    fn update_only<T>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        Ok(self.update_with(id, owner, visible, change, |_| ())?.0)
+    }
+
+    fn update_with<T, R>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
+        read: impl FnOnce(&TaskRecord) -> R,
+    ) -> Result<(T, R), StoreError> {
         let now = self.clock.now();
         let mut tasks = self.stripe(&self.tasks, id);
         let entry = tasks
@@ -108,7 +131,7 @@ impl MemoryTaskStore {
         if entry.record.version != before {
             self.announce(entry, visible);
         }
-        Ok((out, entry.record.clone()))
+        Ok((out, read(&entry.record)))
     }
 
     /// Tells waiters and subscribers about a change; called under the stripe lock, so that
@@ -355,7 +378,7 @@ impl TaskStore for MemoryTaskStore {
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, _| Ok(machine::take_response(record, key));
-            Ok(self.update(id, None, false, change)?.0)
+            self.update_only(id, None, false, change)
         })
     }
 

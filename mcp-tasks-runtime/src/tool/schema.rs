@@ -11,22 +11,31 @@ pub(crate) fn generator() -> SchemaGenerator {
 
 /// The JSON Schema (2020-12) of `T`, computed once per type and cached.
 pub fn schema_for<T: JsonSchema + 'static>() -> Arc<Value> {
-    static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
+    static CACHE: TypeCache<Arc<Value>> = OnceLock::new();
+    cached::<T, _>(&CACHE, || {
+        let mut schema = generator().into_root_schema_for::<T>().to_value();
+        if let Value::Object(obj) = &mut schema {
+            obj.remove("$schema");
+        }
+        Arc::new(schema)
+    })
+}
+
+type TypeCache<V> = OnceLock<RwLock<HashMap<TypeId, V>>>;
+
+/// The value cached for `T`, built on first use (two threads may both build it; one result wins).
+fn cached<T: 'static, V: Clone>(cache: &TypeCache<V>, build: impl FnOnce() -> V) -> V {
+    let cache = cache.get_or_init(Default::default);
     let id = TypeId::of::<T>();
     if let Some(hit) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return hit.clone();
     }
-    let mut schema = generator().into_root_schema_for::<T>().to_value();
-    if let Value::Object(obj) = &mut schema {
-        obj.remove("$schema");
-    }
-    let schema = Arc::new(schema);
+    let value = build();
     cache
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .entry(id)
-        .or_insert(schema)
+        .or_insert(value)
         .clone()
 }
 
@@ -35,10 +44,15 @@ pub(crate) fn is_object_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
-/// The `requestedSchema` of an elicitation for `T`: elicitation allows only a flat object whose
-/// properties are strings, numbers, integers, booleans or enums of strings. Anything else is refused
-/// with a message naming the offending property.
+/// The `requestedSchema` of an elicitation for `T`, computed once per type and cached: elicitation
+/// allows only a flat object whose properties are strings, numbers, integers, booleans or enums of
+/// strings. Anything else is refused with a message naming the offending property.
 pub(crate) fn elicitation_schema<T: JsonSchema + 'static>() -> Result<Value, String> {
+    static CACHE: TypeCache<Result<Value, String>> = OnceLock::new();
+    cached::<T, _>(&CACHE, build_elicitation_schema::<T>)
+}
+
+fn build_elicitation_schema<T: JsonSchema>() -> Result<Value, String> {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
     let mut schema = settings
