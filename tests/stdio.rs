@@ -538,3 +538,77 @@ async fn log_messages_follow_the_level_the_client_asked_for_in_each_era() {
     assert_eq!(discover["capabilities"]["logging"], json!({}));
     c.close().await;
 }
+
+/// The requests of [`stdin_and_stdout_may_be_files_pipes_or_sockets`], one per line, and a check
+/// of the answers the server wrote before it exited at the end of its input.
+const SCRIPTED: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"file"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#,
+    "\n",
+);
+
+fn check_scripted_answers(output: &[u8]) {
+    let answers: Vec<Value> = String::from_utf8_lossy(output)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
+        .collect();
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id} in {answers:?}"))
+    };
+    assert_eq!(by_id(1)["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(by_id(2)["result"]["content"][0]["text"], "Hello, file!");
+    // Sent just before the end of input: still answered before the server exits.
+    assert_eq!(by_id(3)["result"]["content"][0]["text"], "slept 200 ms");
+}
+
+/// `serve_stdio` drives pipes and sockets from the reactor and falls back to tokio's blocking
+/// streams for anything else: the same session works with stdin and stdout as regular files and
+/// as a socket pair (what Node's `child_process` gives a server), as the other tests show for
+/// pipes.
+#[test]
+fn stdin_and_stdout_may_be_files_pipes_or_sockets() {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let bin = mcp_tasks_tests::example_bin("example_server");
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-stdio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    // Regular files.
+    let input = dir.join("in.jsonl");
+    let output = dir.join("out.jsonl");
+    std::fs::write(&input, SCRIPTED).unwrap();
+    let status = Command::new(&bin)
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(std::fs::File::create(&output).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    check_scripted_answers(&std::fs::read(&output).unwrap());
+
+    // One socket of a pair as both stdin and stdout.
+    let (mut ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = Command::new(&bin)
+        .stdin(std::os::fd::OwnedFd::from(theirs.try_clone().unwrap()))
+        .stdout(std::os::fd::OwnedFd::from(theirs))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ours.write_all(SCRIPTED.as_bytes()).unwrap();
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    ours.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut out = Vec::new();
+    ours.read_to_end(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    check_scripted_answers(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}

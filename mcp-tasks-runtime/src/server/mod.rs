@@ -182,8 +182,12 @@ impl Server {
 
     /// Serves one client over this process's stdin and stdout until stdin closes or the process
     /// gets SIGTERM / Ctrl-C. Logging goes to stderr (see [`crate::init_logging`]).
+    ///
+    /// When stdin and stdout are pipes or sockets (as when a client spawns the server) they are
+    /// driven by tokio's reactor, without a blocking thread per read and write.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        let (reader, writer) = crate::transport::std_streams::std_streams();
+        self.serve_io(reader, writer).await
     }
 
     /// Serves one client over any reader and writer (newline-delimited JSON-RPC).

@@ -1,5 +1,6 @@
 //! Transports: bytes in, JSON-RPC messages out, and back. Nothing here knows MCP.
 
+pub mod std_streams;
 pub mod stdio;
 
 use serde_json::Value;
