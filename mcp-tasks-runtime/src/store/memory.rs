@@ -404,6 +404,10 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
+    fn now(&self) -> SystemTime {
+        self.clock.now()
+    }
+
     fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(async move { Ok(self.sweep(now)) })
     }

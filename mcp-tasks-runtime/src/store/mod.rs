@@ -125,7 +125,14 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// A client cancels its task ([`machine::cancel`]).
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult>;
 
-    /// Applies TTLs as of `now` (normally the store's clock): fails running tasks whose TTL ran
+    /// The time by this store's clock: what the engine's sweeper passes to [`Self::expire`]. The
+    /// default is the system clock; a store with its own clock (a test's [`ManualClock`], a
+    /// database's `now()`) overrides it.
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    /// Applies TTLs as of `now` (normally [`Self::now`]): fails running tasks whose TTL ran
     /// out and deletes ended tasks whose retention ran out ([`machine::expiry`]). Waiters on a
     /// deleted task get [`StoreError::NotFound`].
     fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport>;

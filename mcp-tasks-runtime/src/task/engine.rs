@@ -16,7 +16,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -243,7 +243,7 @@ impl TaskEngine {
                 loop {
                     tick.tick().await;
                     let Some(engine) = weak.upgrade() else { return };
-                    match engine.store.expire(SystemTime::now()).await {
+                    match engine.store.expire(engine.store.now()).await {
                         Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
                             tracing::debug!(
                                 failed = report.failed.len(),
@@ -508,5 +508,51 @@ async fn wait_for_answer(
             return Err(InputError::Cancelled);
         }
         seen = record.version;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{ManualClock, MemoryTaskStore, NewTask};
+
+    /// The sweeper asks the store what time it is: with a manual clock, tasks expire when the
+    /// clock says so, not when the system's does.
+    #[tokio::test]
+    async fn the_sweeper_expires_tasks_by_the_store_clock() {
+        let clock = ManualClock::new();
+        let store = Arc::new(MemoryTaskStore::with_clock(Arc::new(clock.clone())));
+        let config = EngineConfig {
+            default_ttl: Duration::from_secs(60),
+            default_poll_interval: Duration::from_secs(1),
+            max_ttl: Duration::from_secs(3600),
+            cancel_grace: Duration::from_secs(1),
+            sweep_every: Duration::from_millis(5),
+        };
+        let engine = TaskEngine::new(store.clone(), config);
+        let owner = Owner::new("a");
+        let task =
+            NewTask::new(owner.clone(), TaskOrigin::Modern).ttl(Some(Duration::from_secs(60)));
+        let record = store.create(task).await.unwrap();
+        engine.start_sweeper();
+
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = store.get(&record.id, &owner).await.unwrap().unwrap();
+        assert_eq!(
+            now.status,
+            TaskStatus::Working,
+            "the manual clock has not moved"
+        );
+
+        clock.advance(Duration::from_secs(61));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let now = store.get(&record.id, &owner).await.unwrap().unwrap();
+            if now.status == TaskStatus::Failed {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "not swept: {now:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 }
