@@ -168,12 +168,32 @@ fn official_conformance_suite() {
                 String::from_utf8_lossy(&out.stderr)
             );
             failed.push(*scenario);
+        } else if (TASKS.contains(scenario) || INPUT_REQUIRED.contains(scenario))
+            && warnings(&summary) != Some(0)
+        {
+            // The extension's own scenarios are held to their SHOULDs too.
+            eprintln!("---- {scenario}: warnings, or no summary ----\n{stdout}");
+            failed.push(*scenario);
         }
     }
     assert!(
         failed.is_empty(),
         "conformance scenarios failed: {failed:?}"
     );
+}
+
+/// The warning count of a summary line: `Passed: 2/2, 0 failed, 1 warnings`.
+fn warnings(summary: &str) -> Option<u32> {
+    let (before, _) = summary.split_once(" warning")?;
+    before.rsplit([' ', ',']).next()?.parse().ok()
+}
+
+#[test]
+fn warnings_are_read_off_the_summary() {
+    assert_eq!(warnings("Passed: 2/2, 0 failed, 0 warnings"), Some(0));
+    assert_eq!(warnings("Passed: 2/2, 0 failed, 1 warnings"), Some(1));
+    assert_eq!(warnings("Passed: 3/3, 0 failed, 12 warning(s)"), Some(12));
+    assert_eq!(warnings("(no summary)"), None);
 }
 
 fn run_with_timeout(mut cmd: Command, limit: Duration) -> std::process::Output {

@@ -483,6 +483,94 @@ async fn mrtr_inline_elicitation_with_sealed_request_state() {
 }
 
 #[tokio::test]
+async fn mrtr_answers_given_before_being_asked_count_and_unknown_keys_are_ignored() {
+    let caps = json!({ "elicitation": {} });
+    let mut c = StdioClient::conformance();
+    let accept = |content: Value| json!({ "action": "accept", "content": content });
+
+    // The first call already carries the answer, beside keys nobody asked: it completes.
+    let done = call_with(
+        &mut c,
+        "test_input_required_result_elicitation",
+        json!({
+            "user_name": accept(json!({ "name": "Alice" })),
+            "unknown_extra_key": accept(json!({ "foo": "bar" })),
+        }),
+        None,
+        &caps,
+    )
+    .await;
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["content"][0]["text"], "Hello, Alice!");
+
+    // Two rounds, the first answered up front: only the second is asked, and the sealed state
+    // carries the first answer to the retry, which need not repeat it.
+    let round = call_with(
+        &mut c,
+        "test_input_required_result_multi_round",
+        json!({ "step1": accept(json!({ "name": "Bob" })) }),
+        None,
+        &caps,
+    )
+    .await;
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let keys: Vec<&String> = round["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["step2"]);
+    let state = round["requestState"].as_str().unwrap();
+    let done = call_with(
+        &mut c,
+        "test_input_required_result_multi_round",
+        json!({ "step2": accept(json!({ "color": "blue" })), "step1": accept(json!({ "name": "Eve" })) }),
+        Some(state),
+        &caps,
+    )
+    .await;
+    assert_eq!(done["content"][0]["text"], "Bob likes blue", "{done}");
+
+    // Answers of the wrong shape are a protocol error naming what is wrong, not a tool error.
+    for (responses, names) in [
+        (json!({ "user_name": 12345 }), "`inputResponses.user_name`"),
+        (json!(null), "`inputResponses`"),
+        (json!(["x"]), "`inputResponses`"),
+    ] {
+        let err = c
+            .error(
+                "tools/call",
+                modern(
+                    json!({ "name": "test_input_required_result_elicitation", "arguments": {}, "inputResponses": responses }),
+                    caps.clone(),
+                ),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        assert!(err["message"].as_str().unwrap().contains(names), "{err}");
+    }
+    // The server goes on serving.
+    let again = call(
+        &mut c,
+        "test_input_required_result_elicitation",
+        json!({}),
+        &caps,
+    )
+    .await;
+    assert_eq!(again["resultType"], "input_required");
+}
+
+async fn call_with(
+    c: &mut StdioClient,
+    name: &str,
+    responses: Value,
+    state: Option<&str>,
+    caps: &Value,
+) -> Value {
+    let mut params = json!({ "name": name, "arguments": {}, "inputResponses": responses });
+    if let Some(state) = state {
+        params["requestState"] = json!(state);
+    }
+    c.result("tools/call", modern(params, caps.clone())).await
+}
+
+#[tokio::test]
 async fn input_through_mrtr_before_the_task_then_a_task() {
     let caps = tasks_caps();
     let mut c = StdioClient::conformance();

@@ -503,13 +503,25 @@ async fn run_mrtr(
     let owner = conn.owner_for(&req.era);
     let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
     let key = &conn.server.state_key;
-    let mut gathered = match req.params.get("requestState") {
-        None | Some(Value::Null) => state::Gathered {
-            call,
-            ..Default::default()
-        },
+    let responses = match mrtr::parse_responses(&req.params) {
+        Ok(responses) => responses,
+        Err(why) => return Some(Err(RpcError::invalid_params(why))),
+    };
+    // Answers that come before any question (no `requestState` yet) are offered to the tool under
+    // their keys; on a retry only the keys the sealed state says were asked count.
+    let (mut gathered, volunteered) = match req.params.get("requestState") {
+        None | Some(Value::Null) => (
+            state::Gathered {
+                call,
+                ..Default::default()
+            },
+            responses,
+        ),
         Some(Value::String(text)) => match state::open(key, text, &call) {
-            Ok(g) => g,
+            Ok(mut gathered) => {
+                mrtr::accept_responses(&mut gathered, responses);
+                (gathered, Map::new())
+            }
             Err(e) => return Some(Err(RpcError::invalid_params(e.to_string()))),
         },
         Some(_) => {
@@ -518,7 +530,6 @@ async fn run_mrtr(
             )));
         }
     };
-    mrtr::accept_responses(&mut gathered, req.params.get("inputResponses"));
     let weak = Arc::downgrade(conn);
     let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
@@ -529,7 +540,7 @@ async fn run_mrtr(
         let weak = Arc::downgrade(conn);
         Box::new(move |params: Value| inline::send_log(&weak, params)) as mrtr::LogFn
     });
-    let replay = Arc::new(mrtr::Replay::new(&gathered, progress, log));
+    let replay = Arc::new(mrtr::Replay::new(&gathered, volunteered, progress, log));
     // A call that may become a task gets its own cancellation: once it is a task, cancelling the
     // `tools/call` request no longer reaches it (only `tasks/cancel` does).
     let (backend, deferred, tool_cancel): (Arc<dyn crate::tool::ContextBackend>, _, _) =
@@ -562,6 +573,7 @@ async fn run_mrtr(
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
         mrtr::Step::Suspended(needed) => {
+            replay.keep_used(&mut gathered);
             mrtr::record_asked(&mut gathered, &needed);
             let requests: Map<String, Value> = needed
                 .into_iter()

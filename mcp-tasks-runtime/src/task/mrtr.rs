@@ -22,6 +22,12 @@ pub(crate) type LogFn = Box<dyn Fn(Value) + Send + Sync>;
 pub(crate) struct Replay {
     answers: Map<String, Value>,
     asked_before: Map<String, Value>,
+    /// First round only (no `requestState` yet): answers the client gave before being asked. One
+    /// counts when the tool asks under its key; the rest are ignored, as MRTR says of unknown keys.
+    volunteered: Map<String, Value>,
+    /// Volunteered answers the tool took, with the digest of what it asked (key, digest, answer),
+    /// so a suspension carries them in the next `requestState`.
+    used: Mutex<Vec<(String, String, Value)>>,
     counter: AtomicUsize,
     needed: Mutex<Vec<(String, InputRequest)>>,
     progress: Option<ProgressFn>,
@@ -31,12 +37,15 @@ pub(crate) struct Replay {
 impl Replay {
     pub(crate) fn new(
         gathered: &Gathered,
+        volunteered: Map<String, Value>,
         progress: Option<ProgressFn>,
         log: Option<LogFn>,
     ) -> Self {
         Replay {
             answers: gathered.answers.clone(),
             asked_before: gathered.asked.clone(),
+            volunteered,
+            used: Mutex::new(Vec::new()),
             counter: AtomicUsize::new(0),
             needed: Mutex::new(Vec::new()),
             progress,
@@ -46,6 +55,17 @@ impl Replay {
 
     fn take_needed(&self) -> Vec<(String, InputRequest)> {
         std::mem::take(&mut *self.needed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Moves the volunteered answers the tool took into what was gathered, as if asked and
+    /// answered in an earlier round: the replay after a suspension gets them back and checks that
+    /// the tool still asks the same thing.
+    pub(crate) fn keep_used(&self, gathered: &mut Gathered) {
+        let used = std::mem::take(&mut *self.used.lock().unwrap_or_else(|e| e.into_inner()));
+        for (key, digest, answer) in used {
+            gathered.asked.insert(key.clone(), Value::String(digest));
+            gathered.answers.insert(key, answer);
+        }
     }
 
     fn has_needed(&self) -> bool {
@@ -76,6 +96,14 @@ impl ContextBackend for Replay {
         }
         if let Some(answer) = self.answers.get(&key) {
             let answer = answer.clone();
+            return Box::pin(async move { Ok(answer) });
+        }
+        if let Some(answer) = self.volunteered.get(&key) {
+            let answer = answer.clone();
+            self.used
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((key, digest, answer.clone()));
             return Box::pin(async move { Ok(answer) });
         }
         self.needed
@@ -124,15 +152,33 @@ pub(crate) async fn drive<F: Future + Unpin>(
     .await
 }
 
-/// Folds this round's `inputResponses` into what was gathered: only keys asked last time and not
-/// yet answered count; anything else is ignored (as MRTR asks).
-pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Option<&Value>) {
-    let Some(Value::Object(responses)) = responses else {
-        return;
-    };
+/// Checks the shape of a retry's `inputResponses`: absent, or an object whose every value is the
+/// result object of the request under that key. Anything else is a protocol error (`-32602`),
+/// not an answer for the tool to trip over.
+pub(crate) fn parse_responses(params: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    match params.get("inputResponses") {
+        None => Ok(Map::new()),
+        Some(Value::Object(responses)) => {
+            if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
+                return Err(format!(
+                    "`inputResponses.{key}` must be an object: the result of the request sent under `{key}`"
+                ));
+            }
+            Ok(responses.clone())
+        }
+        Some(_) => Err(
+            "`inputResponses` must be an object mapping each key of `inputRequests` to its result"
+                .into(),
+        ),
+    }
+}
+
+/// Folds a retry's `inputResponses` into what was gathered: only keys asked last time and not yet
+/// answered count; anything else is ignored (as MRTR asks).
+pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Map<String, Value>) {
     for (key, value) in responses {
-        if gathered.asked.contains_key(key) && !gathered.answers.contains_key(key) {
-            gathered.answers.insert(key.clone(), value.clone());
+        if gathered.asked.contains_key(&key) && !gathered.answers.contains_key(&key) {
+            gathered.answers.insert(key, value);
         }
     }
 }
