@@ -17,7 +17,6 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The way back to a legacy client: server-to-client requests and notifications on its session.
@@ -95,7 +94,7 @@ pub(crate) type CaughtFuture = Pin<
 pub(crate) struct Prepared {
     new: crate::store::NewTask,
     backend: Arc<TaskBackend>,
-    status_rx: mpsc::UnboundedReceiver<String>,
+    status: Arc<StatusSlot>,
     tool: &'static str,
     channel: Option<Arc<dyn ClientChannel>>,
 }
@@ -180,7 +179,7 @@ impl TaskEngine {
         let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
             .ttl(Some(ttl))
             .poll_interval(Some(poll));
-        let (status_tx, status_rx) = mpsc::unbounded_channel();
+        let status = Arc::new(StatusSlot::default());
         let backend = Arc::new(TaskBackend {
             store: self.store.clone(),
             id: new.id.clone(),
@@ -188,13 +187,13 @@ impl TaskEngine {
             origin: launch.origin,
             channel: launch.channel.clone(),
             counter: AtomicUsize::new(0),
-            status: status_tx,
+            status: status.clone(),
             progress_token: launch.progress_token.clone(),
         });
         Prepared {
             new,
             backend,
-            status_rx,
+            status,
             tool: launch.tool.info.name,
             channel: launch.channel.clone(),
         }
@@ -212,7 +211,7 @@ impl TaskEngine {
         self.start_sweeper();
         let Prepared {
             new,
-            status_rx,
+            status,
             tool,
             channel,
             ..
@@ -228,7 +227,7 @@ impl TaskEngine {
             grace: self.config.cancel_grace,
             channel,
         };
-        tokio::spawn(run.drive(fut, status_rx, record.clone()));
+        tokio::spawn(run.drive(fut, status, record.clone()));
         Ok(record)
     }
 
@@ -271,18 +270,13 @@ struct Run {
 }
 
 impl Run {
-    async fn drive(
-        self,
-        mut run: CaughtFuture,
-        mut status_rx: mpsc::UnboundedReceiver<String>,
-        created: TaskRecord,
-    ) {
+    async fn drive(self, mut run: CaughtFuture, status: Arc<StatusSlot>, created: TaskRecord) {
         let mut seen = created.version;
         let mut last_status = created.status;
         loop {
             tokio::select! {
                 out = &mut run => {
-                    while let Ok(message) = status_rx.try_recv() {
+                    if let Some(message) = status.take() {
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
                     }
                     let outcome = match out {
@@ -301,8 +295,10 @@ impl Run {
                     }
                     return;
                 }
-                Some(message) = status_rx.recv() => {
-                    if let Err(e) = self.store.set_status_message(&self.id, Some(message)).await {
+                () = status.changed() => {
+                    if let Some(message) = status.take()
+                        && let Err(e) = self.store.set_status_message(&self.id, Some(message)).await
+                    {
                         tracing::debug!(task = %self.id, error = %e, "status message not recorded");
                     }
                 }
@@ -354,8 +350,37 @@ pub(crate) struct TaskBackend {
     origin: TaskOrigin,
     channel: Option<Arc<dyn ClientChannel>>,
     counter: AtomicUsize,
-    status: mpsc::UnboundedSender<String>,
+    status: Arc<StatusSlot>,
     progress_token: Option<Value>,
+}
+
+/// The newest status message a tool set that is not in the store yet. The task's driver writes
+/// it soon after; an input request writes it first, so a client that sees `input_required` also
+/// sees the message the tool set before asking. Newest wins: a message overtaken before it
+/// reached the store was never visible to anyone.
+#[derive(Default)]
+pub(crate) struct StatusSlot {
+    pending: std::sync::Mutex<Option<String>>,
+    notify: tokio::sync::Notify,
+}
+
+impl StatusSlot {
+    fn set(&self, message: String) {
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        self.notify.notify_one();
+    }
+
+    fn take(&self) -> Option<String> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Resolves once a message was set since the last time this resolved.
+    async fn changed(&self) {
+        self.notify.notified().await;
+    }
 }
 
 fn store_err(e: StoreError) -> InputError {
@@ -403,7 +428,14 @@ impl ContextBackend for TaskBackend {
         let owner = self.owner.clone();
         let origin = self.origin;
         let channel = self.channel.clone();
+        let status = self.status.clone();
         Box::pin(async move {
+            if let Some(message) = status.take() {
+                store
+                    .set_status_message(&id, Some(message))
+                    .await
+                    .map_err(store_err)?;
+            }
             let record = store
                 .add_input_request(&id, key.clone(), request.clone())
                 .await
@@ -451,7 +483,7 @@ impl ContextBackend for TaskBackend {
     }
 
     fn status(&self, message: String) {
-        let _ = self.status.send(message);
+        self.status.set(message);
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
@@ -462,7 +494,7 @@ impl ContextBackend for TaskBackend {
             (None, Some(m)) => format!("{progress}: {m}"),
             (None, None) => format!("{progress}"),
         };
-        let _ = self.status.send(text);
+        self.status.set(text);
         if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
             (self.origin, &self.channel, &self.progress_token)
         {
@@ -515,6 +547,45 @@ async fn wait_for_answer(
 mod tests {
     use super::*;
     use crate::store::{ManualClock, MemoryTaskStore, NewTask};
+
+    /// A status message set just before asking for input is in the store by the time the input
+    /// request is: a client that sees `input_required` sees the message with it, whether or not
+    /// the task's driver got round to writing it (here there is no driver at all).
+    #[tokio::test]
+    async fn the_status_set_before_an_input_request_lands_with_it() {
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+        let owner = Owner::new("a");
+        let record = store
+            .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let backend = TaskBackend {
+            store: store.clone(),
+            id: record.id.clone(),
+            owner: owner.clone(),
+            origin: TaskOrigin::Modern,
+            channel: None,
+            counter: AtomicUsize::new(0),
+            status: Arc::new(StatusSlot::default()),
+            progress_token: None,
+        };
+        backend.status("first".into());
+        backend.status("planning".into());
+        let asking = tokio::spawn(backend.input(InputRequest::new(
+            "elicitation/create",
+            serde_json::json!({ "message": "?" }),
+        )));
+        let mut seen = record.version;
+        let now = loop {
+            let now = store.changed(&record.id, seen).await.unwrap();
+            seen = now.version;
+            if now.status == TaskStatus::InputRequired {
+                break now;
+            }
+        };
+        assert_eq!(now.status_message.as_deref(), Some("planning"));
+        asking.abort();
+    }
 
     /// The sweeper asks the store what time it is: with a manual clock, tasks expire when the
     /// clock says so, not when the system's does.
