@@ -2,6 +2,7 @@
 
 pub mod conformance;
 pub mod everything;
+pub mod inventory;
 
 use mcp_tasks_runtime::{CreateMessageParams, ElicitOutcome, Server, ToolContext, ToolError, tool};
 use schemars::JsonSchema;

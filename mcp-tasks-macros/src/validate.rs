@@ -142,8 +142,8 @@ fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
             receiver.self_token.span,
             format!(
                 "a tool is a free function, not a method: remove `self` and declare `{name}` \
-                 outside the `impl` block; pass what it needs as parameters (shared state can be \
-                 a `static` or come through the arguments)"
+                 outside the `impl` block; take shared state as a `State<T>` parameter (registered \
+                 with `Server::state(value)`) and the caller through `ToolContext`"
             ),
         );
     }

@@ -107,7 +107,8 @@ impl<P> ::core::fmt::Debug for Param<P> {
     label = "this parameter's type is neither an argument nor injected by mcp-tasks",
     note = "an argument type must implement `serde::Deserialize` and `schemars::JsonSchema` \
             (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
-            the whole argument object is `Args<T>`"
+            the whole argument object is `Args<T>`; application state is `State<T>`, where `T` \
+            must be `Send + Sync + 'static`"
 )]
 pub trait IsToolParam<M>: ToolParam<M> {}
 

@@ -4,6 +4,87 @@
 //! client polls, that can stop to ask the user or the client's model for input, and that can be
 //! cancelled), in both protocol eras: 2025-11-25 (`initialize`, sessions) and 2026-07-28
 //! (stateless, per-request `_meta`).
+//!
+//! ```toml
+//! [dependencies]
+//! mcp-tasks-runtime = "0.1"
+//! serde = { version = "1", features = ["derive"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
+//! A tool is an `async fn` marked [`#[tool]`](macro@tool). Its parameters are the arguments (the
+//! input schema comes from their types and doc comments), plus what the runtime injects: the
+//! [`ToolContext`] (the client, the caller, status, progress, cancellation) and [`State<T>`],
+//! values the application registered on the [`Server`].
+//!
+//! ```no_run
+//! use mcp_tasks_runtime::schemars::{self, JsonSchema};
+//! use mcp_tasks_runtime::{ElicitOutcome, Server, State, ToolContext, ToolError, tool};
+//! use serde::Deserialize;
+//! use std::collections::HashMap;
+//! use std::sync::Mutex;
+//!
+//! /// The application's state: shared by every call and every task.
+//! #[derive(Default)]
+//! struct Notes(Mutex<HashMap<String, String>>);
+//!
+//! /// Read a note.
+//! #[tool(annotations(read_only))]
+//! async fn read_note(notes: State<Notes>, title: String) -> Result<String, ToolError> {
+//!     let notes = notes.0.lock().unwrap();
+//!     notes.get(&title).cloned().ok_or_else(|| ToolError::new(format!("no note `{title}`")))
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Overwrite {
+//!     /// Replace the note that is there?
+//!     overwrite: bool,
+//! }
+//!
+//! /// Write a note; asks before replacing one. Runs as a task when the client supports tasks.
+//! #[tool(task_support = "optional")]
+//! async fn write_note(
+//!     ctx: ToolContext,
+//!     notes: State<Notes>,
+//!     /// The note's title.
+//!     title: String,
+//!     /// What it says.
+//!     text: String,
+//! ) -> Result<String, ToolError> {
+//!     let exists = notes.0.lock().unwrap().contains_key(&title);
+//!     if exists {
+//!         let answer = ctx.elicit::<Overwrite>(format!("Replace `{title}`?")).await?;
+//!         if !matches!(answer, ElicitOutcome::Accept(Overwrite { overwrite: true })) {
+//!             return Ok("kept the old note".into());
+//!         }
+//!     }
+//!     // Changes come after the question: inline in the 2026-07-28 era, the tool runs again
+//!     // from the top once the answer arrives (see `ToolContext::is_replay`).
+//!     notes.0.lock().unwrap().insert(title.clone(), text);
+//!     let who = ctx.principal().map_or("someone", |p| p.as_str());
+//!     Ok(format!("{who} wrote `{title}`"))
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> std::io::Result<()> {
+//!     Server::new("notes", "1.0.0")
+//!         .state(Notes::default())
+//!         .tool::<read_note>()
+//!         .tool::<write_note>()
+//!         .serve_stdio() // or .serve_http("127.0.0.1:8080")
+//!         .await
+//! }
+//! ```
+//!
+//! Where to go next:
+//! - [`tool`](macro@tool): every key of the attribute, parameter kinds, return types, and what
+//!   runs again when an inline call asks for input;
+//! - [`ToolContext`]: asking the user ([`elicit`](ToolContext::elicit)), the client's model
+//!   ([`sample`](ToolContext::sample)), status and progress, cancellation, who is calling;
+//! - [`ToolError`]: tool errors, JSON-RPC errors, and `?` on any error;
+//! - [`Server`]: registering tools and state, serving stdio or Streamable HTTP; [`server`]:
+//!   authentication ([`server::BearerTokens`], [`server::Authenticator`]);
+//! - [`store`]: where tasks are kept (the [`store::TaskStore`] trait and its in-memory default).
 
 #![warn(missing_docs)]
 
@@ -20,12 +101,25 @@ pub use protocol::{
     CallToolResult, Content, CreateMessageParams, CreateMessageResult, LogLevel, ResourceContents,
     Root,
 };
-pub use tool::{Args, ElicitOutcome, InputError, Json, TaskSupport, Tool, ToolContext, ToolError};
+pub use tool::{
+    Args, ElicitOutcome, InputError, Json, Principal, ProtocolEra, RequestInfo, State, TaskSupport,
+    Tool, ToolContext, ToolError,
+};
+
+/// The `schemars` this crate builds schemas with: derive `JsonSchema` through it
+/// (`use mcp_tasks_runtime::schemars::{self, JsonSchema};`) and your types always match the
+/// version the runtime expects, whatever else your dependency tree holds.
+pub use ::schemars;
+/// The `serde` this crate decodes arguments with (with its derives). Derive through it with
+/// `#[serde(crate = "mcp_tasks_runtime::serde")]`, or depend on `serde` 1.x yourself.
+pub use ::serde;
+/// `serde_json`, for `Value` and `json!` in tools and tests.
+pub use ::serde_json;
 pub mod server;
 pub mod task;
 pub mod transport;
 
-pub use server::{Server, ServerConfig};
+pub use server::{Server, ServerConfig, SetupError};
 
 /// Sends `tracing` output to stderr (stdout belongs to the protocol on stdio), filtered by
 /// `RUST_LOG` (default `info`). Call once at start-up; later calls do nothing.

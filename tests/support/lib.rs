@@ -2,6 +2,11 @@
 
 pub mod http;
 
+/// Every Rust block of the README, compiled (and run unless marked `no_run`) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;

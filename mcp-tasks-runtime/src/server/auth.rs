@@ -7,28 +7,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-/// An authenticated caller. Tasks a principal creates are visible to that principal only: any
-/// other caller gets exactly the answer an unknown task id gets (`-32602`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(String);
-
-impl Principal {
-    /// A principal with this stable identifier (a user id, a client id, a token subject).
-    pub fn new(id: impl Into<String>) -> Self {
-        Principal(id.into())
-    }
-
-    /// Its identifier.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Principal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use crate::tool::Principal;
 
 /// Why a request was not let in: answered with HTTP 401, a `WWW-Authenticate` challenge and a
 /// JSON-RPC error carrying `message`.

@@ -63,6 +63,8 @@ pub struct Connection {
     /// Who owns modern-era tasks created on this connection: the authenticated principal on
     /// HTTP (or the server's anonymous principal), the connection itself on stdio.
     owner: Owner,
+    /// The authenticated caller (HTTP with an authenticator), as tools see it.
+    pub(crate) principal: Option<crate::tool::Principal>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -76,6 +78,7 @@ impl Connection {
         server: Arc<ServerInner>,
         sink: Arc<dyn Sink>,
         owner: Owner,
+        principal: Option<crate::tool::Principal>,
         closing: CancellationToken,
     ) -> Arc<Self> {
         Arc::new(Connection {
@@ -89,6 +92,7 @@ impl Connection {
             tracker: TaskTracker::new(),
             closing,
             owner,
+            principal,
         })
     }
 

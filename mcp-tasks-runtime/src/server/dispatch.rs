@@ -15,7 +15,7 @@ use crate::store::{CancelResult, StoreError};
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
-use crate::tool::{TaskSupport, ToolContext};
+use crate::tool::{ProtocolEra, RequestInfo, TaskSupport, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
@@ -462,7 +462,9 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     }
     let backend = inline::legacy_backend(conn, progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
-        .with_log_level(req.log_level);
+        .with_log_level(req.log_level)
+        .with_request(request_info(conn, &req))
+        .with_state(conn.server.state.clone());
     let fut = match tool.call(ctx, arguments) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -473,6 +475,25 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         r = AssertUnwindSafe(fut).catch_unwind() => r,
     };
     Some(finish(&name, outcome))
+}
+
+/// What a tool sees of the request: who calls, from which client, in which era, with which
+/// `_meta`. A task keeps it.
+fn request_info(conn: &Connection, req: &Incoming) -> Arc<RequestInfo> {
+    let (era, version) = match &req.era {
+        Era::Modern { version } => (ProtocolEra::Modern, version),
+        Era::Legacy { version } => (ProtocolEra::Legacy, version),
+    };
+    let meta = match req.params.get("_meta") {
+        Some(Value::Object(meta)) => meta.clone(),
+        _ => Map::new(),
+    };
+    Arc::new(
+        RequestInfo::new(era, version.clone())
+            .with_principal(conn.principal.clone())
+            .with_client(req.client.info.clone())
+            .with_meta(meta),
+    )
 }
 
 type Caught =
@@ -500,6 +521,7 @@ async fn run_mrtr(
     may_become_task: bool,
 ) -> Outcome {
     let name = tool.info.name;
+    let info = request_info(conn, req);
     let owner = conn.owner_for(&req.era);
     let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
     let key = &conn.server.state_key;
@@ -555,7 +577,9 @@ async fn run_mrtr(
         req.client.capabilities.clone(),
         tool_cancel.clone(),
     )
-    .with_log_level(req.log_level);
+    .with_log_level(req.log_level)
+    .with_request(info.clone())
+    .with_state(conn.server.state.clone());
     let fut = match tool.call(ctx, arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -598,6 +622,8 @@ async fn run_mrtr(
                 progress_token,
                 start_after: None,
                 log_level: req.log_level,
+                request: info,
+                state: conn.server.state.clone(),
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
@@ -651,6 +677,8 @@ async fn launch_task(
         channel,
         progress_token,
         log_level: req.log_level,
+        request: request_info(conn, req),
+        state: conn.server.state.clone(),
     };
     let record = conn.server.engine().launch(launch).await?;
     Ok(match origin {

@@ -26,6 +26,5 @@ impl Era {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientView {
     pub(crate) capabilities: ClientCapabilities,
-    #[allow(dead_code)]
     pub(crate) info: Option<Implementation>,
 }

@@ -88,6 +88,8 @@ pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     pub(crate) state_key: crate::task::state::StateKey,
     pub(crate) store: Arc<dyn TaskStore>,
+    /// Application state (`Server::state`), handed to every call's context.
+    pub(crate) state: Arc<crate::tool::StateMap>,
     engine: OnceLock<Arc<TaskEngine>>,
 }
 
@@ -125,6 +127,7 @@ impl Server {
                 config: ServerConfig::default(),
                 state_key: crate::task::state::StateKey::random(),
                 store: Arc::new(MemoryTaskStore::new()),
+                state: Arc::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -141,6 +144,48 @@ impl Server {
     pub fn tool<T: Tool>(mut self) -> Self {
         self.inner_mut().tools.insert(RegisteredTool::of::<T>());
         self
+    }
+
+    /// Registers application state: a value every tool can take as a [`State<T>`] parameter
+    /// (or reach with [`ToolContext::state`]). One value per type; call it once per type you
+    /// share (a pool, a client, a cache; wrap it in your own struct to tell two of a type apart).
+    /// Registering a type again replaces the earlier value.
+    ///
+    /// [`State<T>`]: crate::State
+    /// [`ToolContext::state`]: crate::ToolContext::state
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.inner_mut().state).insert(value);
+        self
+    }
+
+    /// Checks that the server can serve: every [`State<T>`] a tool takes was registered with
+    /// [`state`](Self::state). The error names each tool and type that is missing. Every
+    /// `serve_*` method runs this first and fails with it ([`std::io::ErrorKind::InvalidInput`]);
+    /// [`http_router`](Self::http_router) panics with it.
+    ///
+    /// [`State<T>`]: crate::State
+    pub fn check(&self) -> Result<(), SetupError> {
+        let missing: Vec<String> = self
+            .inner
+            .tools
+            .iter()
+            .flat_map(|tool| {
+                tool.state_needs()
+                    .iter()
+                    .filter(|need| !self.inner.state.contains(need))
+                    .map(|need| {
+                        format!(
+                            "tool `{}` takes `State<{}>`, but no `{}` is registered (add `.state(value)` to the server)",
+                            tool.info.name, need.name, need.name
+                        )
+                    })
+            })
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(SetupError(missing.join("; ")))
+        }
     }
 
     /// Instructions for the client's model (in `initialize` and `server/discover`).
@@ -186,6 +231,7 @@ impl Server {
     /// When stdin and stdout are pipes or sockets (as when a client spawns the server) they are
     /// driven by tokio's reactor, without a blocking thread per read and write.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
+        self.check()?;
         let (reader, writer) = crate::transport::std_streams::std_streams();
         self.serve_io(reader, writer).await
     }
@@ -196,6 +242,7 @@ impl Server {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        self.check()?;
         stdio::serve(self.inner.clone(), reader, writer).await
     }
 
@@ -218,6 +265,7 @@ impl Server {
         config: HttpConfig,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.check()?;
         http::serve(self.inner.clone(), listener, config, shutdown).await
     }
 
@@ -225,7 +273,31 @@ impl Server {
     /// own (`Router::merge`, `nest`, layers). `Host`/`Origin` checks apply only when set with
     /// [`HttpConfig::allowed_hosts`]; shutting down is the application's.
     #[cfg(feature = "http")]
+    ///
+    /// # Panics
+    /// When [`check`](Self::check) fails.
     pub fn http_router(&self, config: HttpConfig) -> axum::Router {
+        if let Err(e) = self.check() {
+            panic!("mcp-tasks: {e}");
+        }
         http::router(self.inner.clone(), config)
+    }
+}
+
+/// Why a server cannot serve as configured (see [`Server::check`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupError(String);
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the server cannot start: {}", self.0)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl From<SetupError> for std::io::Error {
+    fn from(e: SetupError) -> Self {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, e)
     }
 }

@@ -43,7 +43,13 @@ where
     let (outbound, writer_task) = spawn_writer(writer);
     // No authentication on stdio: the connection itself owns its modern-era tasks.
     let owner = Owner::new(format!("connection:{}", TaskId::generate().as_str()));
-    let conn = Connection::new(server, Arc::new(outbound), owner, CancellationToken::new());
+    let conn = Connection::new(
+        server,
+        Arc::new(outbound),
+        owner,
+        None,
+        CancellationToken::new(),
+    );
     let mut reader = LineReader::new(reader);
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);

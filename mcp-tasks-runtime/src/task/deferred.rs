@@ -72,6 +72,11 @@ impl ContextBackend for Deferred {
         self.task_id.get().map(String::as_str)
     }
 
+    fn is_replay(&self) -> bool {
+        // Once a task, it never replays; before, the MRTR phase may.
+        self.task_id.get().is_none() && self.current().is_replay()
+    }
+
     fn start_task(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
         if self.task_id.get().is_some() {
             return None;

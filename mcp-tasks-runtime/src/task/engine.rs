@@ -7,7 +7,9 @@ use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
-use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext};
+use crate::tool::{
+    ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo, StateMap, ToolContext,
+};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -71,6 +73,10 @@ pub struct Launch {
     /// The least severe level the client wants log messages for (legacy tasks send them on the
     /// session, tagged with the task; a modern task has no stream to send them on).
     pub log_level: Option<crate::protocol::LogLevel>,
+    /// The creating request as the tool sees it (its principal above all): the task keeps it.
+    pub request: Arc<RequestInfo>,
+    /// The application state the tool can reach.
+    pub state: Arc<StateMap>,
 }
 
 impl fmt::Debug for Launch {
@@ -152,7 +158,9 @@ impl TaskEngine {
         let prepared = self.prepare(&launch);
         let cancel = CancellationToken::new();
         let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
-            .with_log_level(launch.log_level);
+            .with_log_level(launch.log_level)
+            .with_request(launch.request)
+            .with_state(launch.state);
         let fut = launch
             .tool
             .call(ctx, launch.arguments)
@@ -189,6 +197,7 @@ impl TaskEngine {
             counter: AtomicUsize::new(0),
             status: status.clone(),
             progress_token: launch.progress_token.clone(),
+            shown: Default::default(),
         });
         Prepared {
             new,
@@ -352,6 +361,28 @@ pub(crate) struct TaskBackend {
     counter: AtomicUsize,
     status: Arc<StatusSlot>,
     progress_token: Option<Value>,
+    /// The last status and the last progress the tool reported; the status message shows both.
+    shown: std::sync::Mutex<StatusLine>,
+}
+
+/// What a task's `statusMessage` is made of. `ctx.status(..)` replaces the status, `ctx.progress(..)`
+/// replaces the progress; neither erases the other. The message is the status alone, the progress
+/// alone (`3/10: copying`), or both: `{status} ({progress})`, e.g. `importing (3/10: copying)`.
+#[derive(Debug, Default)]
+struct StatusLine {
+    status: Option<String>,
+    progress: Option<String>,
+}
+
+impl StatusLine {
+    fn message(&self) -> String {
+        match (&self.status, &self.progress) {
+            (Some(s), Some(p)) => format!("{s} ({p})"),
+            (Some(s), None) => s.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// The newest status message a tool set that is not in the store yet. The task's driver writes
@@ -483,18 +514,25 @@ impl ContextBackend for TaskBackend {
     }
 
     fn status(&self, message: String) {
-        self.status.set(message);
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        shown.status = Some(message);
+        self.status.set(shown.message());
     }
 
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        // Progress notifications are not part of tasks in 2026-07-28; the status message carries it.
+        // Progress notifications are not part of tasks in 2026-07-28; the status message carries
+        // it, next to the status the tool set (see `StatusLine`).
         let text = match (total, &message) {
             (Some(t), Some(m)) => format!("{progress}/{t}: {m}"),
             (Some(t), None) => format!("{progress}/{t}"),
             (None, Some(m)) => format!("{progress}: {m}"),
             (None, None) => format!("{progress}"),
         };
-        self.status.set(text);
+        {
+            let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+            shown.progress = Some(text);
+            self.status.set(shown.message());
+        }
         if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
             (self.origin, &self.channel, &self.progress_token)
         {
@@ -568,6 +606,7 @@ mod tests {
             counter: AtomicUsize::new(0),
             status: Arc::new(StatusSlot::default()),
             progress_token: None,
+            shown: Default::default(),
         };
         backend.status("first".into());
         backend.status("planning".into());

@@ -113,6 +113,11 @@ impl ContextBackend for Replay {
         Box::pin(std::future::pending())
     }
 
+    fn is_replay(&self) -> bool {
+        // A retry carries the questions asked before; a first run has none.
+        !self.asked_before.is_empty()
+    }
+
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(f) = &self.progress {
             f(progress, total, message);

@@ -1,4 +1,5 @@
-use crate::protocol::{ClientCapabilities, InputRequest, LogLevel};
+use super::{Principal, ProtocolEra, RequestInfo, State, StateMap};
+use crate::protocol::{ClientCapabilities, Implementation, InputRequest, LogLevel};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -38,6 +39,12 @@ pub trait ContextBackend: Send + Sync + 'static {
     /// means there is nothing to do: the call already is a task, or must stay inline.
     fn start_task(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {
         None
+    }
+
+    /// Whether this run replays a call that was suspended for input before (MRTR, see
+    /// [`ToolContext::is_replay`]).
+    fn is_replay(&self) -> bool {
+        false
     }
 }
 
@@ -108,6 +115,10 @@ pub struct ToolContext {
     inner: Arc<Inner>,
     /// The least severe level the client wants log messages for; `None`: none at all.
     log_level: Option<LogLevel>,
+    /// Who is calling, from which client, in which era.
+    request: Arc<RequestInfo>,
+    /// The application state registered on the server.
+    state: Arc<StateMap>,
 }
 
 struct Inner {
@@ -139,7 +150,77 @@ impl ToolContext {
                 cancel,
             }),
             log_level: None,
+            request: Arc::default(),
+            state: Arc::default(),
         }
+    }
+
+    /// Sets what is known about the request (principal, client, era, `_meta`); the runtime does
+    /// this for every call.
+    pub fn with_request(mut self, request: Arc<RequestInfo>) -> Self {
+        self.request = request;
+        self
+    }
+
+    /// Sets the application state the call can reach ([`state`](Self::state), [`State<T>`]
+    /// parameters); the runtime passes what was registered with [`Server::state`].
+    ///
+    /// [`Server::state`]: crate::Server::state
+    pub fn with_state(mut self, state: Arc<StateMap>) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// The application state of type `T` registered with [`Server::state`], if any (a tool that
+    /// takes a [`State<T>`] parameter instead is checked when the server starts).
+    ///
+    /// [`Server::state`]: crate::Server::state
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.state.get::<T>()
+    }
+
+    /// Everything known about the request this call came from. A task keeps the one of the
+    /// `tools/call` that created it.
+    pub fn request_info(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    /// The authenticated caller: `None` on stdio and over HTTP without an authenticator. A task
+    /// sees the principal that created it. Refuse a caller with
+    /// [`ToolError::forbidden`](super::ToolError::forbidden).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.request.principal.as_ref()
+    }
+
+    /// The client's name and version (`clientInfo`), when it sent them.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.request.client.as_ref()
+    }
+
+    /// The protocol era of the request.
+    pub fn era(&self) -> ProtocolEra {
+        self.request.era
+    }
+
+    /// The protocol version of the request (`2025-11-25`, `2026-07-28`, ...).
+    pub fn protocol_version(&self) -> &str {
+        &self.request.protocol_version
+    }
+
+    /// The request's `_meta` object, as the client sent it.
+    pub fn meta(&self) -> &serde_json::Map<String, Value> {
+        &self.request.meta
+    }
+
+    /// Whether this run of the tool is a *replay*. Inline in the 2026-07-28 era, a call that asks
+    /// for input ends with `InputRequiredResult`, and the client's retry runs the tool again
+    /// **from the top**: the answers gathered so far are handed back at once, in order, and the
+    /// first new question suspends it again. Everything before the last question runs once per
+    /// round. Keep side effects after the questions (or run the tool as a task, which never
+    /// replays); use this to skip work that must not repeat. `false` for tasks, in the
+    /// 2025-11-25 era, and on a call's first run.
+    pub fn is_replay(&self) -> bool {
+        self.inner.backend.is_replay()
     }
 
     /// Sets the least severe level the client wants log messages for (`None`, the default of

@@ -1,18 +1,44 @@
-use crate::protocol::RpcError;
+use crate::protocol::{CallToolResult, RpcError};
+use serde_json::Value;
 use std::fmt;
 
 /// How a tool fails.
 ///
-/// - [`ToolError::new`] (and `?` on any `std::error::Error`) is a *tool error*: the call completes
-///   with `isError: true` and the message as text, so the model can read it and react.
-/// - [`ToolError::rpc`] and its shorthands are *protocol errors*: the call answers a JSON-RPC error
-///   (and a task ends `failed`).
+/// - [`ToolError::new`] (and `?` on any error, see below) is a *tool error*: the call completes
+///   with `isError: true` and the message as text, so the model can read it and react. Add
+///   machine-readable details with [`with_structured`](Self::with_structured).
+/// - [`ToolError::rpc`] and its shorthands, and `?` on an [`RpcError`], are *protocol errors*:
+///   the call answers that JSON-RPC error (and a task ends `failed`).
+///
+/// `?` works on anything that converts into `Box<dyn Error + Send + Sync>`: every
+/// `std::error::Error + Send + Sync + 'static` (`io::Error`, your own error types),
+/// `Box<dyn Error + Send + Sync>` itself, `anyhow::Error`, and even a `String` or `&str`. The text
+/// is the error's `Display` followed by its sources. Two errors keep their meaning: an
+/// [`RpcError`] stays that JSON-RPC error, and an input request the client cannot take
+/// ([`InputError::NotSupported`](super::InputError::NotSupported)) answers `-32021` naming the
+/// capability.
+///
+/// ```
+/// use mcp_tasks_runtime::{ToolError, tool};
+///
+/// /// Reads a file.
+/// #[tool]
+/// async fn read(path: String) -> Result<String, ToolError> {
+///     if path.contains("..") {
+///         return Err(ToolError::invalid_params("`path` must not contain `..`"));
+///     }
+///     Ok(std::fs::read_to_string(path)?) // an io::Error becomes `isError: true` text
+/// }
+/// ```
 pub struct ToolError {
     kind: Kind,
 }
 
 enum Kind {
-    Tool(String),
+    Tool {
+        text: String,
+        structured: Option<Value>,
+    },
     Rpc(RpcError),
 }
 
@@ -20,8 +46,28 @@ impl ToolError {
     /// A tool error: the result has `isError: true` and this text.
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
-            kind: Kind::Tool(message.into()),
+            kind: Kind::Tool {
+                text: message.into(),
+                structured: None,
+            },
         }
+    }
+
+    /// Adds `structuredContent` to a tool error (details a program can read: a field name, a
+    /// retry delay, a list of what was refused). A protocol error is left as it is.
+    pub fn with_structured(mut self, value: impl serde::Serialize) -> Self {
+        if let Kind::Tool { structured, .. } = &mut self.kind {
+            *structured = Some(serde_json::to_value(value).unwrap_or(Value::Null));
+        }
+        self
+    }
+
+    /// The caller may not do this (a tool refusing a principal): a tool error whose text is
+    /// `Forbidden: {message}`, with `structuredContent` `{"error": "forbidden", "message": ...}`.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        let message = message.into();
+        ToolError::new(format!("Forbidden: {message}"))
+            .with_structured(serde_json::json!({ "error": "forbidden", "message": message }))
     }
 
     /// A JSON-RPC error with this code and message.
@@ -32,7 +78,7 @@ impl ToolError {
     }
 
     /// A JSON-RPC error with extra `data`.
-    pub fn rpc_with_data(code: i64, message: impl Into<String>, data: serde_json::Value) -> Self {
+    pub fn rpc_with_data(code: i64, message: impl Into<String>, data: Value) -> Self {
         ToolError {
             kind: Kind::Rpc(RpcError::new(code, message).with_data(data)),
         }
@@ -54,9 +100,12 @@ impl ToolError {
     }
 
     /// Converts into what the wire carries: `Ok` is an `isError` result, `Err` a JSON-RPC error.
-    pub fn into_outcome(self) -> Result<String, RpcError> {
+    pub fn into_outcome(self) -> Result<CallToolResult, RpcError> {
         match self.kind {
-            Kind::Tool(text) => Ok(text),
+            Kind::Tool { text, structured } => Ok(CallToolResult {
+                structured_content: structured,
+                ..CallToolResult::error(text)
+            }),
             Kind::Rpc(err) => Err(err),
         }
     }
@@ -78,7 +127,7 @@ impl ToolError {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            Kind::Tool(text) => f.write_str(text),
+            Kind::Tool { text, .. } => f.write_str(text),
             Kind::Rpc(err) => write!(f, "{} ({})", err.message, err.code),
         }
     }
@@ -87,22 +136,37 @@ impl fmt::Display for ToolError {
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            Kind::Tool(text) => f.debug_tuple("ToolError::Tool").field(text).finish(),
+            Kind::Tool { text, structured } => f
+                .debug_struct("ToolError::Tool")
+                .field("text", text)
+                .field("structured", structured)
+                .finish(),
             Kind::Rpc(err) => f.debug_tuple("ToolError::Rpc").field(err).finish(),
         }
     }
 }
 
-/// Any error type becomes a tool error carrying its `Display` text (and its sources), except an
-/// input request the client could not take ([`InputError::NotSupported`]): a server must not rely
-/// on a capability the client did not declare, so that call answers
-/// [`missing_capability`](ToolError::missing_capability) (`-32021`).
-///
-/// [`InputError::NotSupported`]: super::InputError::NotSupported
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+/// `?` on any error. The bound is `Into<Box<dyn Error + Send + Sync>>` rather than `Error`, the
+/// way `Box<dyn Error>` itself takes errors: it covers every `Error + Send + Sync + 'static`, and
+/// also the boxed error, `anyhow::Error` and strings, which a blanket impl over `Error` cannot
+/// (`Box<dyn Error>` does not implement `Error`, and coherence forbids a second impl for it).
+/// `ToolError` does not implement `Error`, so this does not overlap `From<ToolError>`.
+impl<E> From<E> for ToolError
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+{
     fn from(err: E) -> Self {
+        let err: Box<dyn std::error::Error + Send + Sync + 'static> = err.into();
+        let err = match err.downcast::<RpcError>() {
+            Ok(rpc) => {
+                return ToolError {
+                    kind: Kind::Rpc(*rpc),
+                };
+            }
+            Err(other) => other,
+        };
         if let Some(super::InputError::NotSupported { capability }) =
-            (&err as &dyn std::any::Any).downcast_ref::<super::InputError>()
+            err.downcast_ref::<super::InputError>()
         {
             return ToolError::missing_capability(capability);
         }
@@ -124,6 +188,8 @@ pub struct ArgumentError {
     pub argument: Option<String>,
     /// What is wrong, for a person.
     pub message: String,
+    /// The server's fault, not the caller's (`-32603`): an injected parameter it cannot supply.
+    internal: bool,
 }
 
 impl ArgumentError {
@@ -132,6 +198,7 @@ impl ArgumentError {
         ArgumentError {
             argument: Some(name.to_owned()),
             message: format!("missing required argument `{name}`"),
+            internal: false,
         }
     }
 
@@ -140,6 +207,7 @@ impl ArgumentError {
         ArgumentError {
             argument: Some(name.to_owned()),
             message: format!("invalid argument `{name}`: {err}"),
+            internal: false,
         }
     }
 
@@ -148,11 +216,24 @@ impl ArgumentError {
         ArgumentError {
             argument: None,
             message: format!("invalid arguments: {err}"),
+            internal: false,
+        }
+    }
+
+    /// The server cannot supply an injected parameter (answered `-32603`, not `-32602`).
+    pub fn internal(message: impl Into<String>) -> Self {
+        ArgumentError {
+            argument: None,
+            message: message.into(),
+            internal: true,
         }
     }
 
     /// The JSON-RPC error this becomes.
     pub fn to_rpc(&self) -> RpcError {
+        if self.internal {
+            return RpcError::internal(self.message.clone());
+        }
         let err = RpcError::new(crate::protocol::codes::INVALID_PARAMS, self.message.clone());
         match &self.argument {
             Some(arg) => err.with_data(serde_json::json!({ "argument": arg })),
@@ -193,7 +274,7 @@ mod tests {
         let err: ToolError = InputError::Cancelled.into();
         assert_eq!(
             err.into_outcome().unwrap(),
-            "cancelled while waiting for the client's input"
+            CallToolResult::error("cancelled while waiting for the client's input")
         );
     }
 }

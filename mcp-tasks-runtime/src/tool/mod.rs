@@ -4,6 +4,7 @@
 //! This layer knows `protocol` only. It reaches the task engine and the client through the
 //! [`ContextBackend`] trait, which the layers below implement.
 
+mod caller;
 mod context;
 mod error;
 mod headers;
@@ -11,7 +12,9 @@ mod output;
 mod param;
 mod registry;
 pub(crate) mod schema;
+mod state;
 
+pub use caller::{Principal, ProtocolEra, RequestInfo};
 pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
 pub use error::{ArgumentError, ToolError};
 pub use headers::{HeaderParam, header_matches};
@@ -19,6 +22,7 @@ pub use output::{IntoToolResult, Json};
 pub use param::{Args, Arguments, ParamsBuilder, ToolParam};
 pub use registry::{RegisteredTool, ToolRegistry};
 pub use schema::schema_for;
+pub use state::{State, StateMap, StateNeed, ViaState};
 
 use crate::protocol::{CallToolResult, RpcError, ToolAnnotations};
 use std::future::Future;

@@ -88,7 +88,7 @@ where
     fn into_tool_result(self) -> Result<CallToolResult, RpcError> {
         match self {
             Ok(v) => v.into_tool_result(),
-            Err(e) => e.into().into_outcome().map(CallToolResult::error),
+            Err(e) => e.into().into_outcome(),
         }
     }
 

@@ -42,6 +42,7 @@ pub struct ParamsBuilder {
     properties: Map<String, Value>,
     required: Vec<String>,
     whole: Option<Value>,
+    states: Vec<super::StateNeed>,
 }
 
 impl Default for ParamsBuilder {
@@ -51,6 +52,7 @@ impl Default for ParamsBuilder {
             properties: Map::new(),
             required: Vec::new(),
             whole: None,
+            states: Vec::new(),
         }
     }
 }
@@ -82,6 +84,19 @@ impl ParamsBuilder {
     pub fn whole<T: JsonSchema>(&mut self) {
         let schema = self.generator.root_schema_for::<T>().to_value();
         self.whole = Some(schema);
+    }
+
+    /// Records that the tool takes application state of this type (a [`State<T>`](super::State)
+    /// parameter): not part of the schema, but checked when the server starts.
+    pub fn needs_state(&mut self, need: super::StateNeed) {
+        if !self.states.contains(&need) {
+            self.states.push(need);
+        }
+    }
+
+    /// The application state types the tool's parameters take.
+    pub fn state_needs(&self) -> &[super::StateNeed] {
+        &self.states
     }
 
     /// The finished input schema: always `type: object`.
@@ -146,7 +161,8 @@ impl ParamsBuilder {
     message = "`{Self}` cannot be used as an MCP tool parameter",
     label = "this parameter's type is neither an argument nor injected by mcp-tasks",
     note = "an argument type must implement `serde::Deserialize` and `schemars::JsonSchema` \
-            (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`"
+            (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
+            application state is `State<T>` with `T: Send + Sync + 'static`"
 )]
 pub trait ToolParam<M>: Sized + Send + 'static {
     /// Adds this parameter to the input schema.

@@ -16,6 +16,7 @@ pub struct RegisteredTool {
     /// `outputSchema`, for tools with structured output.
     pub output_schema: Option<Arc<Value>>,
     headers: Arc<[super::HeaderParam]>,
+    state_needs: Arc<[super::StateNeed]>,
     call: CallFn,
 }
 
@@ -37,6 +38,7 @@ impl RegisteredTool {
     pub fn of<T: Tool>() -> Self {
         let mut params = ParamsBuilder::default();
         T::describe(&mut params);
+        let state_needs = params.state_needs().into();
         let input_schema = params.finish();
         let headers = super::headers::header_params(&input_schema)
             .unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name));
@@ -45,6 +47,7 @@ impl RegisteredTool {
             input_schema: Arc::new(input_schema),
             output_schema: T::output_schema().map(Arc::new),
             headers: headers.into(),
+            state_needs,
             call: T::call,
         }
     }
@@ -55,6 +58,11 @@ impl RegisteredTool {
     /// string, integer or boolean field; the name must be an HTTP token, unique ignoring case.
     pub fn header_params(&self) -> &[super::HeaderParam] {
         &self.headers
+    }
+
+    /// The application state types this tool takes ([`State<T>`](super::State) parameters).
+    pub fn state_needs(&self) -> &[super::StateNeed] {
+        &self.state_needs
     }
 
     /// Decodes `arguments` and starts the call.

@@ -805,6 +805,7 @@ fn initialize(
         state.server.clone(),
         Arc::new(SessionSink(routes.clone())),
         state.owner(&principal),
+        principal.clone(),
         state.closing.child_token(),
     );
     let reply = dispatch::initialize(&conn, req);
@@ -903,6 +904,7 @@ async fn run_request(
                 state.server.clone(),
                 Arc::new(PostSink(tx.clone())),
                 state.owner(&principal),
+                principal.clone(),
                 state.closing.child_token(),
             ),
             None,

@@ -1,0 +1,86 @@
+//! Who is calling: the authenticated principal, the client, the protocol era and the request's
+//! `_meta`, as a tool sees them through [`ToolContext`](super::ToolContext).
+
+use crate::protocol::Implementation;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// An authenticated caller. Tasks a principal creates are visible to that principal only: any
+/// other caller gets exactly the answer an unknown task id gets (`-32602`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal(String);
+
+impl Principal {
+    /// A principal with this stable identifier (a user id, a client id, a token subject).
+    pub fn new(id: impl Into<String>) -> Self {
+        Principal(id.into())
+    }
+
+    /// Its identifier.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The protocol era a request is served in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ProtocolEra {
+    /// 2025-11-25 and earlier: `initialize`, sessions.
+    #[default]
+    Legacy,
+    /// 2026-07-28: stateless, everything in each request's `_meta`.
+    Modern,
+}
+
+/// What is known about the request a call came from. A task keeps the one of the `tools/call`
+/// that created it, so a task tool running later sees who asked for it.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct RequestInfo {
+    /// The authenticated principal: `None` on stdio and over HTTP without an
+    /// [`Authenticator`](crate::server::Authenticator) (or when it let an anonymous caller in).
+    pub principal: Option<Principal>,
+    /// The client's `clientInfo` (from `initialize`, or the request's `_meta` in 2026-07-28).
+    pub client: Option<Implementation>,
+    /// The protocol era.
+    pub era: ProtocolEra,
+    /// The protocol version (`2025-11-25`, `2026-07-28`, ...).
+    pub protocol_version: String,
+    /// The request's `_meta`, as sent (empty when there was none).
+    pub meta: Map<String, Value>,
+}
+
+impl RequestInfo {
+    /// A request in this era and version, with nothing else known.
+    pub fn new(era: ProtocolEra, protocol_version: impl Into<String>) -> Self {
+        RequestInfo {
+            era,
+            protocol_version: protocol_version.into(),
+            ..Default::default()
+        }
+    }
+
+    /// With this principal.
+    pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// With this `clientInfo`.
+    pub fn with_client(mut self, client: Option<Implementation>) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// With this `_meta`.
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = meta;
+        self
+    }
+}
