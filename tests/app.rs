@@ -188,6 +188,11 @@ async fn poll(url: &str, token: &str, task: &str, done: impl Fn(&Value) -> bool)
         if done(&got["result"]) {
             return got["result"].clone();
         }
+        let status = got["result"]["status"].as_str().unwrap_or("");
+        assert!(
+            !["completed", "failed", "cancelled"].contains(&status),
+            "the task ended elsewhere: {got}"
+        );
         assert!(Instant::now() < deadline, "the task never got there: {got}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -272,12 +272,16 @@ impl ToolContext {
         self.inner.backend.task_id()
     }
 
-    /// Sets the human-readable status (a task's `statusMessage`).
+    /// Sets the human-readable status (a task's `statusMessage`). In a task, the message shows
+    /// this status and the latest [`progress`](Self::progress) together: `{status} ({progress})`,
+    /// e.g. `importing (3/10: copying)`; each call replaces only its own part.
     pub fn status(&self, message: impl Into<String>) {
         self.inner.backend.status(message.into());
     }
 
-    /// Reports progress (sent as `notifications/progress` when the client asked for it).
+    /// Reports progress: sent as `notifications/progress` when the client gave a progress token
+    /// (inline calls, and legacy tasks). In a task it also shows in the `statusMessage`, after the
+    /// [`status`](Self::status): `3/10: copying` alone, or `importing (3/10: copying)`.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.inner
             .backend
