@@ -1,7 +1,7 @@
 //! The README's quick start, compiled as part of the workspace so it cannot rot.
 
+use mcp_tasks_runtime::schemars::{self, JsonSchema};
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
-use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Say hello to someone.

@@ -586,6 +586,17 @@ mod tests {
     use super::*;
     use crate::store::{ManualClock, MemoryTaskStore, NewTask};
 
+    #[test]
+    fn the_status_message_shows_the_status_and_the_progress_side_by_side() {
+        let mut line = StatusLine::default();
+        line.progress = Some("3/10: copying".into());
+        assert_eq!(line.message(), "3/10: copying");
+        line.status = Some("importing".into());
+        assert_eq!(line.message(), "importing (3/10: copying)");
+        line.progress = None;
+        assert_eq!(line.message(), "importing");
+    }
+
     /// A status message set just before asking for input is in the store by the time the input
     /// request is: a client that sees `input_required` sees the message with it, whether or not
     /// the task's driver got round to writing it (here there is no driver at all).
