@@ -588,8 +588,10 @@ mod tests {
 
     #[test]
     fn the_status_message_shows_the_status_and_the_progress_side_by_side() {
-        let mut line = StatusLine::default();
-        line.progress = Some("3/10: copying".into());
+        let mut line = StatusLine {
+            status: None,
+            progress: Some("3/10: copying".into()),
+        };
         assert_eq!(line.message(), "3/10: copying");
         line.status = Some("importing".into());
         assert_eq!(line.message(), "importing (3/10: copying)");
