@@ -262,6 +262,71 @@ async fn a_task_sees_the_principal_that_created_it_and_reports_status_with_progr
     assert_eq!(shipment["left"], 1);
 }
 
+/// One 2025-11-25 request on a legacy session (`None`: `initialize`, which opens one); the
+/// response's JSON-RPC message (the body, or the message of an SSE stream) and the session id.
+async fn legacy(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (Value, Option<String>) {
+    let mut b = reqwest::Client::new()
+        .post(url)
+        .timeout(Duration::from_secs(20))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(id) = session {
+        b = b
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = b.send().await.expect("the server answers");
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.expect("a body");
+    let message = serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no response in {text}"))
+    });
+    (message, session)
+}
+
+#[tokio::test]
+async fn a_legacy_session_over_http_sees_the_principal_that_opened_it() {
+    let s = start(inventory_server(), two_tokens()).await;
+    let (_, session) = legacy(
+        &s.url,
+        "bob-token",
+        None,
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": { "name": "legacy-client", "version": "1" } } }),
+    )
+    .await;
+    let session = session.expect("a session id");
+    let (reply, _) = legacy(
+        &s.url,
+        "bob-token",
+        Some(&session),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": "restock", "arguments": { "item": "widget", "units": 1 } } }),
+    )
+    .await;
+    assert_eq!(
+        text(&reply["result"]),
+        "Forbidden: `bob` may not restock; only managers may",
+        "{reply}"
+    );
+}
+
 #[tokio::test]
 async fn a_tool_taking_unregistered_state_stops_start_up_naming_the_tool_and_the_type() {
     // `restock` takes `State<Staff>`, which nobody registered.
