@@ -8,6 +8,7 @@ use std::time::Duration;
 use mcp_tasks_runtime::server::HttpConfig;
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_tests::http::HttpServer;
 use mcp_tasks_tests::modern_meta;
 use reqwest::StatusCode;
 use schemars::JsonSchema;
@@ -71,23 +72,8 @@ impl Instance {
         Instance { url, stop, serving }
     }
 
-    async fn post(&self, method: &str, name: Option<&str>, mut params: Value) -> Value {
-        params["_meta"] = modern_meta(caps());
-        let mut b = reqwest::Client::new()
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method)
-            .body(
-                json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string(),
-            );
-        if let Some(name) = name {
-            b = b.header("mcp-name", name);
-        }
-        let response = b.send().await.expect("the instance answers");
-        assert_eq!(response.status(), StatusCode::OK);
-        response.json().await.unwrap()
+    async fn post(&self, method: &str, name: Option<&str>, params: Value) -> Value {
+        post(&self.url, method, name, params).await
     }
 
     async fn stop(self) {
@@ -98,6 +84,27 @@ impl Instance {
             .unwrap()
             .unwrap();
     }
+}
+
+/// A modern request to `url`; the JSON-RPC response.
+async fn post(url: &str, method: &str, name: Option<&str>, mut params: Value) -> Value {
+    params["_meta"] = modern_meta(caps());
+    let mut b = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string());
+    if let Some(name) = name {
+        b = b.header("mcp-name", name);
+    }
+    let response = b.send().await.expect("the server answers");
+    assert!(
+        matches!(response.status(), StatusCode::OK | StatusCode::BAD_REQUEST),
+        "{response:?}"
+    );
+    response.json().await.unwrap()
 }
 
 /// Two instances on one store and one `requestState` secret, no authenticator: a task created
@@ -161,4 +168,90 @@ async fn instances_sharing_a_store_and_secret_serve_each_others_requests() {
     a.stop().await;
     b.stop().await;
     c.stop().await;
+}
+
+/// `example_server --store sqlite:PATH` over HTTP, killed with SIGKILL while 25 of 50 tasks are
+/// done and 25 still running, then started again on the same file: every completed task is
+/// readable with its result, every running one is `failed` saying the server stopped, and ids
+/// that never existed stay unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_tasks_survive_a_kill_9_and_running_ones_fail_as_stopped() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join(format!("kill9-{}.db", std::process::id()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    let store = format!("sqlite:{}", file.display());
+    let args = ["--store", store.as_str()];
+
+    let server = HttpServer::start_bin("example_server", &args);
+    let mut quick = Vec::new();
+    let mut slow = Vec::new();
+    for i in 0..50 {
+        let seconds = if i % 2 == 0 { 0 } else { 600 };
+        let created = post(
+            &server.url,
+            "tools/call",
+            Some("countdown"),
+            json!({"name": "countdown", "arguments": {"seconds": seconds}}),
+        )
+        .await;
+        let id = created["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a task: {created}"))
+            .to_owned();
+        if seconds == 0 {
+            quick.push(id)
+        } else {
+            slow.push(id)
+        }
+    }
+    let until = tokio::time::Instant::now() + Duration::from_secs(20);
+    for id in &quick {
+        loop {
+            let got = post(&server.url, "tasks/get", None, json!({"taskId": id})).await;
+            if got["result"]["status"] == "completed" {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < until,
+                "never completed: {got}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    for id in &slow {
+        let got = post(&server.url, "tasks/get", None, json!({"taskId": id})).await;
+        assert_eq!(got["result"]["status"], "working", "{got}");
+    }
+    // Dropping the server kills it with SIGKILL (`Child::kill`): no shutdown code runs.
+    drop(server);
+
+    let server = HttpServer::start_bin("example_server", &args);
+    for id in &quick {
+        let got = post(&server.url, "tasks/get", None, json!({"taskId": id})).await;
+        assert_eq!(got["result"]["status"], "completed", "{got}");
+        assert_eq!(
+            got["result"]["result"]["content"][0]["text"], "liftoff",
+            "{got}"
+        );
+    }
+    for id in &slow {
+        let got = post(&server.url, "tasks/get", None, json!({"taskId": id})).await;
+        assert_eq!(got["result"]["status"], "failed", "{got}");
+        assert_eq!(
+            got["result"]["statusMessage"],
+            "the server running this task stopped before the task finished",
+            "{got}"
+        );
+        assert_eq!(got["result"]["error"]["code"], -32603, "{got}");
+    }
+    for unknown in ["never-created", "0123456789abcdef0123456789abcdef"] {
+        let got = post(&server.url, "tasks/get", None, json!({"taskId": unknown})).await;
+        assert_eq!(got["error"]["code"], -32602, "{got}");
+    }
+    drop(server);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
 }

@@ -162,8 +162,11 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, String> {
 }
 
 fn open_sqlite(path: &str) -> Result<Arc<dyn TaskStore>, String> {
-    let _ = path;
-    Err("the SQLite task store is not built yet".into())
+    if path.is_empty() {
+        return Err("`sqlite:` needs a file: `sqlite:PATH`".into());
+    }
+    let store = mcp_tasks_runtime::store::SqliteTaskStore::open(path).map_err(|e| e.to_string())?;
+    Ok(Arc::new(store))
 }
 
 async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {

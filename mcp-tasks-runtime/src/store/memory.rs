@@ -477,11 +477,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn encode_cursor(seq: u64) -> String {
+pub(super) fn encode_cursor(seq: u64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
 }
 
-fn decode_cursor(cursor: &str) -> Option<u64> {
+pub(super) fn decode_cursor(cursor: &str) -> Option<u64> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()?;

@@ -58,9 +58,13 @@ mod clock;
 pub mod contract;
 pub mod machine;
 mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteTaskStore;
 
 /// What every [`TaskStore`] operation returns: a boxed, `Send` future borrowing its arguments.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
