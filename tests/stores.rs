@@ -9,7 +9,7 @@ use mcp_tasks_runtime::server::HttpConfig;
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
 use mcp_tasks_tests::http::HttpServer;
-use mcp_tasks_tests::modern_meta;
+use mcp_tasks_tests::{example_bin, modern_meta};
 use reqwest::StatusCode;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -251,6 +251,42 @@ async fn sqlite_tasks_survive_a_kill_9_and_running_ones_fail_as_stopped() {
         assert_eq!(got["error"]["code"], -32602, "{got}");
     }
     drop(server);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+/// `--store` takes `memory`, `sqlite:PATH` or `redis://…`; anything else, or a SQLite file another
+/// server process holds, stops the server at once with an error that says why.
+#[test]
+fn bad_or_busy_stores_are_refused_with_a_reason() {
+    let run = |spec: &str| {
+        let out = std::process::Command::new(example_bin("example_server"))
+            .args(["--store", spec])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("example_server runs");
+        assert!(!out.status.success(), "{spec}: {out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (spec, reason) in [
+        ("nope", "unknown task store `nope`"),
+        ("sqlite:", "`sqlite:` needs a file"),
+    ] {
+        let err = run(spec);
+        assert!(
+            err.contains(reason) && err.contains("usage:"),
+            "{spec}: {err}"
+        );
+    }
+
+    let file = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("busy-{}.db", std::process::id()));
+    let spec = format!("sqlite:{}", file.display());
+    let holder = HttpServer::start_bin("example_server", &["--store", &spec]);
+    let err = run(&spec);
+    assert!(err.contains("in use by another process"), "{err}");
+    drop(holder);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }

@@ -259,3 +259,62 @@ async fn shutdown_with_tasks_running_leaves_none_working() {
         assert_eq!(task.status_message.as_deref(), Some(RUNNER_STOPPED_MESSAGE));
     }
 }
+
+/// An instance that dies without stopping (its serve loop and engine simply vanish) stops
+/// renewing its lease; another instance on the same store fails its tasks once the lease has
+/// lapsed — by the store's clock — saying the server stopped. Until then they are left alone.
+#[tokio::test]
+async fn a_dead_instances_tasks_fail_once_its_lease_lapses() {
+    let clock = ManualClock::new();
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::with_clock(Arc::new(clock.clone())));
+    let lease = Duration::from_secs(15);
+    let config = || ServerConfig {
+        lease,
+        ..defaults()
+    };
+    let mut a = Client::serve(server(store.clone(), config()));
+    let mut b = Client::serve(server(store.clone(), config()));
+    let orphan = a.call_task("forever").await;
+    // B runs a task of its own, so that B's engine sweeps.
+    let own = b.call_task("forever").await;
+
+    // A dies: its serve loop is aborted, nothing settles its task.
+    a.serving.abort();
+    let _ = a.serving.await;
+    drop(a.lines);
+    drop(a.writer);
+    let id = TaskId::new(orphan);
+    let status = || async { store.get_unchecked(&id).await.unwrap().unwrap() };
+
+    clock.advance(lease - Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        status().await.status,
+        TaskStatus::Working,
+        "the lease is still live"
+    );
+
+    clock.advance(Duration::from_secs(1));
+    let until = tokio::time::Instant::now() + Duration::from_secs(5);
+    let failed = loop {
+        let task = status().await;
+        if task.status != TaskStatus::Working {
+            break task;
+        }
+        assert!(
+            tokio::time::Instant::now() < until,
+            "never failed: {task:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(failed.status, TaskStatus::Failed);
+    assert_eq!(
+        failed.status_message.as_deref(),
+        Some(RUNNER_STOPPED_MESSAGE)
+    );
+    assert_eq!(
+        b.get(&own).await["status"],
+        "working",
+        "B renews its own lease"
+    );
+}
