@@ -48,7 +48,7 @@ pub struct ServerConfig {
     /// How long this server's lease on its running tasks lasts (default 15 s). It is renewed at
     /// least every third of that while the server runs; if the process dies, any server sharing
     /// the store fails the tasks it was running ("the server running this task stopped") within
-    /// `lease` plus one [`sweep_every`](Self::sweep_every).
+    /// `lease` plus one [`sweep_every`](Self::sweep_every). At least 100 ms.
     pub lease: Duration,
     /// Suggested poll interval when a tool declares none (default 1 second).
     pub default_poll_interval: Duration,

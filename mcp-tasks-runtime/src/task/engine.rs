@@ -40,6 +40,9 @@ pub trait ClientChannel: Send + Sync + 'static {
     fn notify(&self, method: &str, params: Value);
 }
 
+/// The shortest lease an engine takes: a lease must outlast the time between two renewals.
+const MIN_LEASE: Duration = Duration::from_millis(100);
+
 /// Engine settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -147,8 +150,9 @@ impl fmt::Debug for TaskEngine {
 }
 
 impl TaskEngine {
-    /// An engine over this store.
-    pub fn new(store: Arc<dyn TaskStore>, config: EngineConfig) -> Arc<Self> {
+    /// An engine over this store. A lease shorter than 100 ms is taken as 100 ms.
+    pub fn new(store: Arc<dyn TaskStore>, mut config: EngineConfig) -> Arc<Self> {
+        config.lease = config.lease.max(MIN_LEASE);
         Arc::new(TaskEngine {
             store,
             config,
