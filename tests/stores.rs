@@ -33,6 +33,13 @@ async fn wait_for_cancel(ctx: ToolContext) -> String {
     "cancelled".into()
 }
 
+/// Runs until cancelled, and says nothing about it.
+#[tool(task_support = "required")]
+async fn forever(ctx: ToolContext) -> String {
+    ctx.cancelled().await;
+    "cancelled".into()
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Name {
     name: String,
@@ -58,6 +65,7 @@ impl Instance {
     async fn start(store: Arc<dyn TaskStore>, secret: Option<&[u8]>) -> Instance {
         let mut server = Server::new("instance", "0")
             .tool::<wait_for_cancel>()
+            .tool::<forever>()
             .tool::<ask_name>()
             .store(store);
         if let Some(secret) = secret {
@@ -289,5 +297,42 @@ fn bad_or_busy_stores_are_refused_with_a_reason() {
     drop(holder);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+/// When an HTTP server's shutdown future resolves, the tasks running in it are settled: the store
+/// holds none `working`, each says the server stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_shutdown_settles_the_tasks_running_in_the_instance() {
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+    let instance = Instance::start(store.clone(), None).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let created = instance
+            .post(
+                "tools/call",
+                Some("forever"),
+                json!({"name": "forever", "arguments": {}}),
+            )
+            .await;
+        ids.push(
+            created["result"]["taskId"]
+                .as_str()
+                .expect("a task")
+                .to_owned(),
+        );
+    }
+    instance.stop().await;
+    for id in ids {
+        let task = store
+            .get_unchecked(&mcp_tasks_runtime::protocol::task::TaskId::new(id))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(task.status.as_str(), "failed", "{task:?}");
+        assert_eq!(
+            task.status_message.as_deref(),
+            Some(mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE)
+        );
     }
 }
