@@ -191,7 +191,8 @@ impl Server {
         self
     }
 
-    /// Keeps tasks in this store instead of the in-memory default (a durable or shared store).
+    /// Keeps tasks in this store instead of the in-memory default: a durable or shared store, such
+    /// as [`SqliteTaskStore`](crate::store) (feature `sqlite`), kept across restarts.
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.inner_mut().store = store;
         self

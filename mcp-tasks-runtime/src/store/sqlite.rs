@@ -706,7 +706,7 @@ mod tests {
                 .ttl(Some(Duration::from_secs(60)))
                 .runner("engine-1")
         };
-        let (done, running, asked, page) = {
+        let (done, running, asked, page, answered) = {
             let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
             store
                 .renew_lease("engine-1", Duration::from_secs(30))
@@ -737,7 +737,27 @@ mod tests {
                 .await
                 .unwrap();
             let page = store.list(&alice, None, 1).await.unwrap();
-            (done, running, asked, page)
+            // A task no engine runs, answered: the answer is committed with the delivery.
+            let unowned = store
+                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+                .await
+                .unwrap();
+            store
+                .add_input_request(
+                    &unowned.id,
+                    "q".into(),
+                    InputRequest::new("elicitation/create", serde_json::json!({})),
+                )
+                .await
+                .unwrap();
+            let mut answer = Map::new();
+            answer.insert("q".into(), serde_json::json!({"action": "accept"}));
+            let answered = store
+                .deliver_responses(&unowned.id, &alice, answer)
+                .await
+                .unwrap()
+                .record;
+            (done, running, asked, page, answered)
         };
         let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
         assert_eq!(store.get(&done.id, &alice).await.unwrap(), Some(done));
@@ -749,11 +769,17 @@ mod tests {
                 Some(machine::RUNNER_STOPPED_MESSAGE)
             );
         }
+        let kept = store.get(&answered.id, &alice).await.unwrap().unwrap();
+        assert_eq!(kept, answered, "the delivered answer survived");
+        assert_eq!(
+            kept.input_responses["q"],
+            serde_json::json!({"action": "accept"})
+        );
         let next = store
             .list(&alice, page.next_cursor.as_deref(), 10)
             .await
             .unwrap();
-        assert_eq!(next.tasks.len(), 2);
+        assert_eq!(next.tasks.len(), 3);
         assert_eq!(next.tasks[0].id, running.id);
         assert_eq!(
             store
