@@ -6,7 +6,8 @@
 //!   --quick                 short runs and 10,000 stored tasks (a smoke test, not figures)
 //!   --only LIST             scenarios, comma-separated: inline,lifecycle,elicit,store
 //!   --transport LIST        stdio,pipes,inproc (default all; tasks skip `pipes`; `store` is stdio)
-//!   --servers LIST          mcp-tasks,rmcp (the floor always runs where a floor is needed)
+//!   --servers LIST          mcp-tasks,mcp-sqlite,rmcp (the floor always runs where a floor is
+//!                           needed; mcp-sqlite, tasks in a SQLite file, only in lifecycle,store)
 //!   --stored N              tasks stored for the `store` scenario (default 100000)
 //!   --tasks N               tasks per round for `lifecycle` and `elicit` at 64 callers
 //!   --rounds N              rounds per figure (default 5 inline, 3 for tasks; servers alternate)
@@ -100,7 +101,7 @@ fn parse_opts() -> Result<Opts, Error> {
         get_for: Duration::from_secs(3),
         scenarios: list("inline,lifecycle,elicit,store"),
         transports: vec![Transport::Stdio, Transport::Pipes, Transport::InProcess],
-        servers: vec![Kind::McpTasks, Kind::Rmcp],
+        servers: vec![Kind::McpTasks, Kind::McpSqlite, Kind::Rmcp],
         wrap: None,
         out: target.join("bench").join("results.json"),
         bin_dir,
@@ -191,6 +192,9 @@ impl Conn {
                 };
                 if transport == Transport::Pipes {
                     cmd.arg("--pipes");
+                }
+                if kind == Kind::McpSqlite {
+                    cmd.arg("--sqlite");
                 }
                 let mut child = cmd
                     .stdin(std::process::Stdio::piped())
@@ -348,7 +352,7 @@ fn started() -> &'static Instant {
 /// Inline `tools/call` round trips at 1 and 64 callers; the floor runs alongside.
 async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     let mut kinds = vec![Kind::Floor];
-    kinds.extend(o.servers.iter().copied());
+    kinds.extend(o.servers.iter().copied().filter(|k| k.runs_in("inline")));
     for c in [1usize, 64] {
         say(format!("inline tools/call, {}, {c} caller(s)", t.name()));
         let mut conns = Vec::new();
@@ -427,12 +431,18 @@ type OpFn = Arc<
 /// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers.
 async fn fresh_rounds(
     o: &Opts,
+    scenario: &str,
     t: Transport,
     c: usize,
     stop: Stop,
     op: OpFn,
 ) -> Result<Vec<(Kind, Vec<Sample>)>, Error> {
-    let mut out: Vec<(Kind, Vec<Sample>)> = o.servers.iter().map(|k| (*k, Vec::new())).collect();
+    let mut out: Vec<(Kind, Vec<Sample>)> = o
+        .servers
+        .iter()
+        .filter(|k| k.runs_in(scenario))
+        .map(|k| (*k, Vec::new()))
+        .collect();
     for round in 0..o.task_rounds {
         for j in 0..out.len() {
             let idx = (j + round) % out.len();
@@ -460,7 +470,7 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
         let create = create.clone();
         Box::pin(async move { task_lifecycle(&c, &create, RESULT_SIZE).await })
     });
-    let res = fresh_rounds(o, t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
+    let res = fresh_rounds(o, "lifecycle", t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
     let figs: Vec<(Kind, Figures)> = res.iter().map(|(k, s)| (*k, figures(s))).collect();
     let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
     let trips = figs
@@ -496,13 +506,13 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
         Box::pin(async move { elicitation(&c, &create, &format!("user-{i}")).await })
     });
     say(format!("elicitation round trip, {}, 1 caller", t.name()));
-    let one = fresh_rounds(o, t, 1, Stop::After(o.round), op.clone()).await?;
+    let one = fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
     say(format!(
         "elicitation round trip, {}, 64 callers, {} per round",
         t.name(),
         o.elicit_tasks
     ));
-    let many = fresh_rounds(o, t, 64, Stop::Count(o.elicit_tasks), op).await?;
+    let many = fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
     let f1: Vec<(Kind, Figures)> = one.iter().map(|(k, s)| (*k, figures(s))).collect();
     let f64_: Vec<(Kind, Figures)> = many.iter().map(|(k, s)| (*k, figures(s))).collect();
     let trips = f1

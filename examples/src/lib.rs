@@ -4,9 +4,13 @@ pub mod conformance;
 pub mod everything;
 pub mod inventory;
 
-use mcp_tasks_runtime::{CreateMessageParams, ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
+use mcp_tasks_runtime::{
+    CreateMessageParams, ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Say hello to someone.
@@ -140,8 +144,42 @@ pub fn example_server() -> Server {
         .tool::<countdown>()
 }
 
+/// Opens the task store `spec` names: `memory` (the default: tasks live in this process),
+/// `sqlite:PATH` (one file, kept across restarts), or `redis://HOST:PORT[/DB]` (shared by every
+/// instance using the same Redis).
+pub async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, String> {
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryTaskStore::new()));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        return open_sqlite(path);
+    }
+    if spec.starts_with("redis://") {
+        return open_redis(spec).await;
+    }
+    Err(format!(
+        "unknown task store `{spec}`: use `memory`, `sqlite:PATH` or `redis://HOST:PORT[/DB]`"
+    ))
+}
+
+fn open_sqlite(path: &str) -> Result<Arc<dyn TaskStore>, String> {
+    if path.is_empty() {
+        return Err("`sqlite:` needs a file: `sqlite:PATH`".into());
+    }
+    let store = mcp_tasks_runtime::store::SqliteTaskStore::open(path).map_err(|e| e.to_string())?;
+    Ok(Arc::new(store))
+}
+
+async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
+    let _ = url;
+    Err("the Redis task store is not built yet".into())
+}
+
 /// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP
-/// with `--http HOST:PORT` (port 0 picks a free one). With HTTP, `--token TOKEN=PRINCIPAL`
+/// with `--http HOST:PORT` (port 0 picks a free one). `--store SPEC` keeps tasks in another store
+/// ([`open_store`]); `--state-secret SECRET` seals MRTR `requestState` with a secret shared by
+/// every instance (the one setting several instances on one store need); `--lease-ms N` sets how
+/// long this instance's lease on its running tasks lasts. With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body. The HTTP
@@ -154,8 +192,31 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut tokens = Vec::new();
     let mut session_idle = None;
     let mut max_body = None;
+    let mut store = None;
+    let mut server = server;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--store" => {
+                let spec = args.next().ok_or_else(|| usage("--store needs a store"))?;
+                store = Some(open_store(&spec).await.map_err(|e| usage(&e))?);
+            }
+            "--state-secret" => {
+                let secret = args
+                    .next()
+                    .ok_or_else(|| usage("--state-secret needs a secret"))?;
+                server = server.request_state_key(secret.as_bytes());
+            }
+            "--lease-ms" => {
+                let ms = args
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .filter(|ms| *ms > 0)
+                    .ok_or_else(|| usage("--lease-ms needs a number of milliseconds"))?;
+                server = server.config(ServerConfig {
+                    lease: Duration::from_millis(ms),
+                    ..ServerConfig::default()
+                });
+            }
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
             "--token" => {
                 let spec = args
@@ -182,6 +243,9 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
             }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
+    }
+    if let Some(store) = store {
+        server = server.store(store);
     }
     let Some(addr) = http else {
         if !tokens.is_empty() {
@@ -217,7 +281,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

@@ -17,7 +17,12 @@ impl HttpServer {
     /// Starts the conformance fixture server on a free loopback port with these extra arguments
     /// (e.g. `--token T=P`) and waits until it accepts connections.
     pub fn start(extra: &[&str]) -> HttpServer {
-        let bin = example_bin("conformance_server");
+        Self::start_bin("conformance_server", extra)
+    }
+
+    /// [`start`](Self::start) with another of the example binaries (`example_server`).
+    pub fn start_bin(name: &str, extra: &[&str]) -> HttpServer {
+        let bin = example_bin(name);
         let mut child = Command::new(&bin)
             .args(["--http", "127.0.0.1:0"])
             .args(extra)

@@ -1,5 +1,6 @@
 //! The benchmark tools written for mcp-tasks, the way a user writes them: `#[tool]` functions.
 
+use mcp_tasks_runtime::store::SqliteTaskStore;
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -44,6 +45,40 @@ pub fn server() -> Server {
         .tool::<echo>()
         .tool::<work>()
         .tool::<ask>()
+}
+
+/// Serves one client with tasks kept in a fresh SQLite file under `target/bench/sqlite/`,
+/// deleted afterwards.
+pub async fn serve_sqlite<R, W>(reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let exe = std::env::current_exe()?;
+    // target/<profile>/<binary> -> target/bench/sqlite
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .ok_or_else(|| std::io::Error::other("no target directory"))?
+        .join("bench")
+        .join("sqlite");
+    std::fs::create_dir_all(&dir)?;
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("server-{}-{n}.db", std::process::id()));
+    let remove = || {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    };
+    remove();
+    let store = SqliteTaskStore::open(&path).map_err(std::io::Error::other)?;
+    let served = server()
+        .store(std::sync::Arc::new(store))
+        .serve_io(reader, writer)
+        .await;
+    remove();
+    served
 }
 
 /// Serves one client over a reader and a writer until the reader closes.

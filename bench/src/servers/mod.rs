@@ -23,6 +23,8 @@ pub enum Kind {
     Floor,
     /// mcp-tasks.
     McpTasks,
+    /// mcp-tasks keeping its tasks in a SQLite file (`SqliteTaskStore`); task scenarios only.
+    McpSqlite,
     /// rmcp 3.9.
     Rmcp,
 }
@@ -33,22 +35,29 @@ impl Kind {
         match self {
             Kind::Floor => "floor",
             Kind::McpTasks => "mcp-tasks",
+            Kind::McpSqlite => "mcp-sqlite",
             Kind::Rmcp => "rmcp",
         }
+    }
+
+    /// Whether this kind is measured in a scenario: the SQLite store changes nothing an inline
+    /// call does, so it runs only where tasks are stored (`lifecycle`, `store`).
+    pub fn runs_in(self, scenario: &str) -> bool {
+        self != Kind::McpSqlite || matches!(scenario, "lifecycle" | "store")
     }
 
     /// The stdio server binary of this kind.
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks => "bench-mcp-tasks-server",
+            Kind::McpTasks | Kind::McpSqlite => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
         }
     }
 
     /// Parses [`Kind::name`].
     pub fn parse(s: &str) -> Option<Kind> {
-        [Kind::Floor, Kind::McpTasks, Kind::Rmcp]
+        [Kind::Floor, Kind::McpTasks, Kind::McpSqlite, Kind::Rmcp]
             .into_iter()
             .find(|k| k.name() == s)
     }
@@ -63,6 +72,7 @@ where
     match kind {
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
+        Kind::McpSqlite => mcp_tasks::serve_sqlite(reader, writer).await,
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
     }
 }

@@ -67,7 +67,8 @@ pub struct ToolInfo {
     pub description: Option<&'static str>,
     /// Declared task support.
     pub task_support: TaskSupport,
-    /// Task time-to-live; `None` takes the server default.
+    /// How long a task's record is kept after it ended (its `ttl`; not a limit on how long it
+    /// runs); `None` takes the server default.
     pub ttl: Option<Duration>,
     /// Suggested poll interval; `None` takes the server default.
     pub poll_interval: Option<Duration>,
