@@ -63,6 +63,9 @@ pub struct Connection {
     /// Who owns modern-era tasks created on this connection: the authenticated principal on
     /// HTTP (or the server's anonymous principal), the connection itself on stdio.
     owner: Owner,
+    /// Whether the server can tell this connection's requestor from others (a principal, or a
+    /// connection that is one client): decides whether `tasks.list` is advertised.
+    identified: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -71,12 +74,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Connection {
     /// A connection whose modern-era tasks belong to `owner`. Cancelling `closing` ends every
-    /// request in flight on it (and is done by [`Connection::close`]).
+    /// request in flight on it (and is done by [`Connection::close`]). `identified`: the
+    /// requestor is known (authenticated, or alone on its connection).
     pub(crate) fn new(
         server: Arc<ServerInner>,
         sink: Arc<dyn Sink>,
         owner: Owner,
         closing: CancellationToken,
+        identified: bool,
     ) -> Arc<Self> {
         Arc::new(Connection {
             server,
@@ -89,7 +94,13 @@ impl Connection {
             tracker: TaskTracker::new(),
             closing,
             owner,
+            identified,
         })
+    }
+
+    /// Whether the requestor is known (see [`Connection::new`]).
+    pub(crate) fn requestor_identified(&self) -> bool {
+        self.identified
     }
 
     /// Resolves once the reply to request `id` has been handed to the transport (or the request
@@ -183,6 +194,9 @@ impl Connection {
         match message {
             Err(rejected) => {
                 tracing::debug!(error = %rejected.error, "rejected a message");
+                if let Some(id) = &rejected.id {
+                    self.fail_pending(id, &rejected.error);
+                }
                 self.send(error_message(rejected.id.as_ref(), &rejected.error));
             }
             Ok(Message::Request(req)) if req.method == "initialize" => {
@@ -260,6 +274,20 @@ impl Connection {
                 tracing::debug!(id = %resp.id, "a response to no request of ours; ignored")
             }
         }
+    }
+
+    /// A message with the id of one of our server-to-client requests could not be read as a
+    /// response (no `result` or `error`, a malformed `error`): the request fails with that
+    /// reason rather than waiting forever. `false` when no request of ours has this id.
+    pub(crate) fn fail_pending(&self, id: &RequestId, why: &RpcError) -> bool {
+        let Some(tx) = lock(&self.pending).remove(id) else {
+            return false;
+        };
+        let _ = tx.send(Err(RpcError::new(
+            why.code,
+            format!("the client's response to request {id} is malformed: {}", why.message),
+        )));
+        true
     }
 
     /// Cancels one in-flight request (`notifications/cancelled`).

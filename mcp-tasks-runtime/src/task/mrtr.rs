@@ -173,6 +173,42 @@ pub(crate) fn parse_responses(params: &Map<String, Value>) -> Result<Map<String,
     }
 }
 
+/// Checks one answer against the request it answers, by method: an elicitation result needs an
+/// `action` of `accept`, `decline` or `cancel` (and `content`, when sent, is an object); a sampling
+/// result needs `role`, `content` and `model`; a roots result needs a `roots` list. `Err` says what
+/// is wrong, for a `-32602` naming the key. Other methods are only checked to be objects (by
+/// [`parse_responses`]).
+pub(crate) fn check_answer(method: &str, answer: &Value) -> Result<(), String> {
+    match method {
+        "elicitation/create" => {
+            match answer.get("action") {
+                Some(Value::String(a)) if matches!(a.as_str(), "accept" | "decline" | "cancel") => {
+                }
+                Some(Value::String(a)) => {
+                    return Err(format!(
+                        "`action` must be \"accept\", \"decline\" or \"cancel\", not \"{a}\""
+                    ));
+                }
+                Some(_) => return Err("`action` must be a string".into()),
+                None => return Err("an elicitation result needs `action`".into()),
+            }
+            match answer.get("content") {
+                None | Some(Value::Object(_)) => Ok(()),
+                Some(_) => Err("`content` must be an object".into()),
+            }
+        }
+        "sampling/createMessage" => {
+            serde_json::from_value::<crate::protocol::CreateMessageResult>(answer.clone())
+                .map(drop)
+                .map_err(|e| format!("not a sampling result: {e}"))
+        }
+        "roots/list" => serde_json::from_value::<crate::protocol::ListRootsResult>(answer.clone())
+            .map(drop)
+            .map_err(|e| format!("not a roots result: {e}")),
+        _ => Ok(()),
+    }
+}
+
 /// Folds a retry's `inputResponses` into what was gathered: only keys asked last time and not yet
 /// answered count; anything else is ignored (as MRTR asks).
 pub(crate) fn accept_responses(gathered: &mut Gathered, responses: Map<String, Value>) {

@@ -1,6 +1,7 @@
 //! Newline-delimited JSON-RPC over a reader and a writer (stdin/stdout for a real server).
 
 use super::Outbound;
+use crate::protocol::jsonrpc::Wire;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -103,13 +104,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Unbounde
     let mut line = Vec::with_capacity(1024);
     while let Some(msg) = rx.recv().await {
         line.clear();
-        if serde_json::to_writer(&mut line, &msg).is_err() {
+        if serde_json::to_writer(&mut line, &Wire(&msg)).is_err() {
             continue;
         }
         line.push(b'\n');
         // Write whatever else is queued before flushing: fewer syscalls under load.
         while let Ok(more) = rx.try_recv() {
-            if serde_json::to_writer(&mut line, &more).is_ok() {
+            if serde_json::to_writer(&mut line, &Wire(&more)).is_ok() {
                 line.push(b'\n');
             }
             if line.len() > 1 << 20 {

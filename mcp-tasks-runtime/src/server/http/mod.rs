@@ -301,7 +301,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
 // ---- responses -------------------------------------------------------------------------------
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
+    let mut response = (status, jsonrpc::Wire(body).to_json()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -345,8 +345,12 @@ fn session_not_found() -> Response {
     )
 }
 
-/// The HTTP status of a JSON-RPC reply.
-fn status_of(reply: &Value, stateless_without_meta: bool) -> StatusCode {
+/// The HTTP status of a JSON-RPC reply. `in_session`: the reply to a request of a legacy
+/// (2025-11-25) session, where a 404 means "your session is gone" and a compliant client drops
+/// the session and every task in it: there, only a message that could not be taken as a request
+/// at all is a 400, and every other JSON-RPC error (`-32601` for a `required` tool called
+/// without `task`, say) is HTTP 200.
+fn status_of(reply: &Value, stateless_without_meta: bool, in_session: bool) -> StatusCode {
     let Some(code) = reply
         .get("error")
         .and_then(|e| e.get("code"))
@@ -354,6 +358,12 @@ fn status_of(reply: &Value, stateless_without_meta: bool) -> StatusCode {
     else {
         return StatusCode::OK;
     };
+    if in_session {
+        return match code {
+            codes::PARSE_ERROR | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        };
+    }
     match code {
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         codes::HEADER_MISMATCH
@@ -678,6 +688,14 @@ async fn post(
     let message = match message {
         Ok(m) => m,
         Err(rejected) => {
+            // A broken answer to one of a session's server-to-client requests fails that request
+            // (its tool gets the reason) instead of leaving it waiting.
+            if let (Some(id), Some(session)) = (
+                &rejected.id,
+                session_id(&headers).and_then(|s| state.sessions.get(&s, &principal)),
+            ) {
+                session.conn.fail_pending(id, &rejected.error);
+            }
             return rpc_error_response(
                 StatusCode::BAD_REQUEST,
                 rejected.id.as_ref(),
@@ -735,6 +753,18 @@ async fn post(
         Message::Request(req) => {
             let modern = has_modern_meta(req.params.as_ref());
             if req.method == "initialize" && !modern {
+                // `initialize` opens a session; sent on a live one it is an error and the
+                // session goes on as it was.
+                if let Some(id) = &session_header {
+                    return match state.sessions.get(id, &principal) {
+                        Some(_) => rpc_error_response(
+                            StatusCode::BAD_REQUEST,
+                            Some(&req.id),
+                            &dispatch::already_initialized(),
+                        ),
+                        None => session_not_found(),
+                    };
+                }
                 return initialize(&state, principal, &req);
             }
             let empty = Map::new();
@@ -806,11 +836,12 @@ fn initialize(
         Arc::new(SessionSink(routes.clone())),
         state.owner(&principal),
         state.closing.child_token(),
+        principal.is_some(),
     );
     let reply = dispatch::initialize(&conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
         conn.close();
-        return json_response(status_of(&reply, false), &reply);
+        return json_response(status_of(&reply, false, false), &reply);
     };
     state.sessions.insert(
         session_id.clone(),
@@ -871,6 +902,7 @@ async fn run_request(
     let id = req.id.clone();
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     let stateless_without_meta = session.is_none() && !has_modern_meta(req.params.as_ref());
+    let in_session = session.is_some();
     let (conn, route_guard) = match &session {
         Some(s) => {
             s.touch();
@@ -904,6 +936,7 @@ async fn run_request(
                 Arc::new(PostSink(tx.clone())),
                 state.owner(&principal),
                 state.closing.child_token(),
+                principal.is_some(),
             ),
             None,
         ),
@@ -934,11 +967,11 @@ async fn run_request(
     let first = tokio::select! {
         biased;
         m = rx.recv(), if accept.sse => m,
-        r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta),
+        r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta, in_session),
     };
     let Some(first) = first else {
         // Nothing will be streamed (the sink is gone); wait for the reply.
-        return finish_json(reply_rx.await, cancel, stateless_without_meta);
+        return finish_json(reply_rx.await, cancel, stateless_without_meta, in_session);
     };
     let stream = SseState {
         queued: vec![first],
@@ -955,10 +988,14 @@ fn finish_json(
     reply: Result<Option<Value>, oneshot::error::RecvError>,
     mut cancel: CancelOnDrop,
     stateless_without_meta: bool,
+    in_session: bool,
 ) -> Response {
     cancel.id = None;
     match reply {
-        Ok(Some(reply)) => json_response(status_of(&reply, stateless_without_meta), &reply),
+        Ok(Some(reply)) => json_response(
+            status_of(&reply, stateless_without_meta, in_session),
+            &reply,
+        ),
         _ => rpc_error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             None,
@@ -968,7 +1005,10 @@ fn finish_json(
 }
 
 fn sse_event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+    Bytes::from(format!(
+        "event: message\ndata: {}\n\n",
+        jsonrpc::Wire(message).to_json()
+    ))
 }
 
 fn sse_response<S>(stream: S) -> Response
