@@ -81,9 +81,11 @@ impl Serialize for RequestId {
             RequestId::Number(n) => s.serialize_i64(*n),
             RequestId::String(text) => s.serialize_str(text),
             // Exact into a writer; into a `Value`, as close as a double gets (use `to_value`).
-            RequestId::BigNumber(digits) => serde_json::value::RawValue::from_string(digits.clone())
-                .map_err(serde::ser::Error::custom)?
-                .serialize(s),
+            RequestId::BigNumber(digits) => {
+                serde_json::value::RawValue::from_string(digits.clone())
+                    .map_err(serde::ser::Error::custom)?
+                    .serialize(s)
+            }
         }
     }
 }

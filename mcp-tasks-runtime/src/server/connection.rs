@@ -285,7 +285,10 @@ impl Connection {
         };
         let _ = tx.send(Err(RpcError::new(
             why.code,
-            format!("the client's response to request {id} is malformed: {}", why.message),
+            format!(
+                "the client's response to request {id} is malformed: {}",
+                why.message
+            ),
         )));
         true
     }

@@ -1,0 +1,465 @@
+//! Hostile and careless input: every answer exact, every session and question left intact, and
+//! the embedding API that stops a server from its host program. In-process servers run over an
+//! in-memory pipe ([`Pipe`]); the HTTP ones are the conformance fixture binary.
+
+use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::{StdioClient, modern, poll_modern};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::sync::oneshot;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A server in this process over an in-memory pipe, read and written as raw lines.
+struct Pipe {
+    tx: WriteHalf<DuplexStream>,
+    rx: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    stop: Option<oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Pipe {
+    fn start(server: Server) -> Pipe {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (r, w) = tokio::io::split(theirs);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(server.serve_io_with_shutdown(r, w, async move {
+            let _ = stopped.await;
+        }));
+        let (or, ow) = tokio::io::split(ours);
+        Pipe {
+            tx: ow,
+            rx: BufReader::new(or).lines(),
+            stop: Some(stop),
+            served,
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.tx.write_all(line.as_bytes()).await.expect("write");
+        self.tx.write_all(b"\n").await.expect("write");
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn line(&mut self) -> String {
+        tokio::time::timeout(WAIT, self.rx.next_line())
+            .await
+            .expect("the server wrote in time")
+            .expect("read")
+            .expect("the server's output is open")
+    }
+
+    /// The next message that is not a notification.
+    async fn next(&mut self) -> Value {
+        loop {
+            let v: Value = serde_json::from_str(&self.line().await).expect("JSON");
+            if v.get("id").is_some() {
+                return v;
+            }
+        }
+    }
+
+    async fn initialize(&mut self, capabilities: Value) -> Value {
+        self.send(
+            &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": { "name": "t", "version": "1" } } }),
+        )
+        .await;
+        self.next().await
+    }
+}
+
+/// A name.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    /// The name.
+    name: String,
+}
+
+/// Asks the client for a name (inline: a server-to-client request in a legacy session).
+#[tool]
+async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Name>("Your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+        _ => Ok("Hello!".into()),
+    }
+}
+
+/// Greets.
+#[tool]
+async fn hello() -> String {
+    "hello".into()
+}
+
+fn server() -> Server {
+    Server::new("hardening", "0").tool::<ask>().tool::<hello>()
+}
+
+// ---- ids ---------------------------------------------------------------------------------------
+
+/// The id must come back as sent, digit for digit, whatever its size; a double cannot hold
+/// 2^64+7, and 2^64-1 does not fit an i64.
+#[tokio::test]
+async fn ids_beyond_64_bits_come_back_byte_for_byte_over_stdio() {
+    let mut p = Pipe::start(server());
+    p.initialize(json!({})).await;
+    for id in [
+        "18446744073709551623",
+        "18446744073709551615",
+        "-9223372036854775809",
+        "123456789012345678901234567890",
+    ] {
+        p.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+            .await;
+        let line = p.line().await;
+        assert!(line.contains(&format!(r#""id":{id}"#)), "{id}: {line}");
+        assert!(line.contains(r#""result":{}"#), "{line}");
+        // Errors echo it too.
+        p.send_raw(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"no/such"}}"#
+        ))
+        .await;
+        let line = p.line().await;
+        assert!(line.contains(&format!(r#""id":{id}"#)), "{id}: {line}");
+        assert!(line.contains("-32601"), "{line}");
+    }
+    // A fraction is not an integer id.
+    p.send_raw(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#)
+        .await;
+    let v: Value = serde_json::from_str(&p.line().await).unwrap();
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert_eq!(v["id"], Value::Null);
+}
+
+#[tokio::test]
+async fn ids_beyond_64_bits_come_back_byte_for_byte_over_http() {
+    let s = HttpServer::start(&[]);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":18446744073709551623,"method":"server/discover","params":{{"_meta":{}}}}}"#,
+        mcp_tasks_tests::modern_meta(json!({}))
+    );
+    let r = reqwest::Client::new()
+        .post(&s.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .body(body)
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(r.status(), StatusCode::OK);
+    let text = r.text().await.unwrap();
+    assert!(text.contains(r#""id":18446744073709551623"#), "{text}");
+    assert!(text.contains("supportedVersions"), "{text}");
+}
+
+// ---- legacy sessions over HTTP -----------------------------------------------------------------
+
+fn legacy_post(
+    c: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: Value,
+) -> reqwest::RequestBuilder {
+    let mut b = c
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(id) = session {
+        b = b
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    b
+}
+
+async fn send(b: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let r = b.send().await.expect("the server answers");
+    let status = r.status();
+    let text = r.text().await.expect("a body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn initialize_body(capabilities: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": { "name": "t", "version": "1" } } })
+}
+
+/// Opens a session; its id and the `initialize` result.
+async fn open_session(c: &reqwest::Client, url: &str, token: Option<&str>) -> (String, Value) {
+    let mut b = legacy_post(c, url, None, initialize_body(json!({})));
+    if let Some(t) = token {
+        b = b.bearer_auth(t);
+    }
+    let r = b.send().await.expect("answer");
+    assert_eq!(r.status(), StatusCode::OK);
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let body: Value = r.json().await.unwrap();
+    (id, body["result"].clone())
+}
+
+fn call(id: u64, name: &str, task: bool) -> Value {
+    let mut params = json!({ "name": name, "arguments": {} });
+    if task {
+        params["task"] = json!({});
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params })
+}
+
+/// A 404 tells a 2025-11-25 client its session is gone: only an unknown session may get one.
+/// Errors inside a live session are JSON-RPC errors with HTTP 200, and the session goes on.
+#[tokio::test]
+async fn a_legacy_http_session_answers_32601_and_32021_with_200_and_lives_on() {
+    let s = HttpServer::start(&[]);
+    let c = reqwest::Client::new();
+    let (session, _) = open_session(&c, &s.url, None).await;
+    let post = |body: Value| legacy_post(&c, &s.url, Some(&session), body);
+
+    // A `required` tool without `task`: -32601, HTTP 200.
+    let (status, body) = send(post(call(2, "failing_job", false))).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (StatusCode::OK, Some(-32601)),
+        "{body}"
+    );
+    // An unknown method too.
+    let (status, body) = send(post(
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "no/such" }),
+    ))
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (StatusCode::OK, Some(-32601)),
+        "{body}"
+    );
+    // Input the client did not declare it can give: -32021, HTTP 200.
+    let (status, body) = send(post(call(4, "ask_name", false))).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_i64()),
+        (StatusCode::OK, Some(-32021)),
+        "{body}"
+    );
+    // The session still works.
+    let (status, body) = send(post(
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/list" }),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["result"]["tools"].is_array(), "{body}");
+    // An unknown session is the one 404.
+    let (status, _) = send(legacy_post(
+        &c,
+        &s.url,
+        Some("no-such-session"),
+        json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/list" }),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// `initialize` on a live session is refused; the session, and its tasks, stay as they were.
+#[tokio::test]
+async fn a_second_initialize_on_a_live_http_session_is_refused_and_the_session_is_intact() {
+    let s = HttpServer::start(&[]);
+    let c = reqwest::Client::new();
+    let (session, _) = open_session(&c, &s.url, None).await;
+    let post = |body: Value| legacy_post(&c, &s.url, Some(&session), body);
+    let mut slow = call(2, "slow_compute", true);
+    slow["params"]["arguments"] = json!({ "seconds": 60 });
+    let (_, created) = send(post(slow)).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+
+    let (status, body) = send(post(initialize_body(json!({})))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already initialized"),
+        "{body}"
+    );
+
+    let (status, body) = send(post(
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": { "taskId": task } }),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["taskId"], task.as_str(), "{body}");
+}
+
+#[tokio::test]
+async fn a_second_initialize_over_stdio_is_refused_and_the_session_is_intact() {
+    let mut c = StdioClient::conformance();
+    c.initialize(json!({})).await;
+    let created = c
+        .result(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 60 }, "task": {} }),
+        )
+        .await;
+    let task = created["task"]["taskId"].as_str().unwrap().to_owned();
+    let err = c
+        .error(
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": { "name": "again", "version": "2" } }),
+        )
+        .await;
+    assert_eq!(err["code"], -32600, "{err}");
+    // Same session: its task is still its own, and its version is still 2025-11-25.
+    let got = c.result("tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(got["taskId"], task.as_str());
+    let tools = c.result("tools/list", json!({})).await;
+    assert!(tools["tools"][0]["execution"].is_object(), "{tools}");
+}
+
+/// 2025-11-25: a server that cannot tell requestors apart SHOULD NOT declare `tasks.list`.
+#[tokio::test]
+async fn tasks_list_is_advertised_only_where_requestors_are_known() {
+    let anonymous = HttpServer::start(&[]);
+    let c = reqwest::Client::new();
+    let (_, result) = open_session(&c, &anonymous.url, None).await;
+    let tasks = &result["capabilities"]["tasks"];
+    assert!(tasks["requests"]["tools"]["call"].is_object(), "{result}");
+    assert!(tasks.get("list").is_none(), "{result}");
+
+    let authenticated = HttpServer::start(&["--token", "t=alice"]);
+    let (_, result) = open_session(&c, &authenticated.url, Some("t")).await;
+    assert!(
+        result["capabilities"]["tasks"]["list"].is_object(),
+        "{result}"
+    );
+}
+
+// ---- answers -----------------------------------------------------------------------------------
+
+fn tasks_caps() -> Value {
+    json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } })
+}
+
+/// `tasks/update` with answers that cannot be what was asked: `-32602` naming the key, nothing
+/// used up; the right answer afterwards completes the task.
+#[tokio::test]
+async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
+    let caps = tasks_caps();
+    let mut c = StdioClient::conformance();
+    let created = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "confirm_delete", "arguments": { "filename": "a.txt" } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let waiting = poll_modern(&mut c, &id, &caps, |t| t["status"] == "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    for wrong in [
+        json!("yes"),
+        json!({ "confirm": true }),
+        json!({ "action": "maybe" }),
+        json!({ "action": "accept", "content": [1] }),
+    ] {
+        let err = c
+            .error(
+                "tasks/update",
+                modern(
+                    json!({ "taskId": id, "inputResponses": { key.clone(): wrong.clone() } }),
+                    caps.clone(),
+                ),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{wrong}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("inputResponses.{key}")),
+            "{wrong}: {err}"
+        );
+        let still = c
+            .result("tasks/get", modern(json!({ "taskId": id }), caps.clone()))
+            .await;
+        assert_eq!(still["status"], "input_required", "{still}");
+        assert!(still["inputRequests"].get(&key).is_some(), "{still}");
+    }
+    c.result(
+        "tasks/update",
+        modern(
+            json!({ "taskId": id, "inputResponses": {
+                key: { "action": "accept", "content": { "confirm": true } } } }),
+            caps.clone(),
+        ),
+    )
+    .await;
+    let done = poll_modern(&mut c, &id, &caps, |t| t["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
+}
+
+/// A client that answers a server-to-client request with something that is not a response (here
+/// an `error` that is not an error object) fails that request at once; the tool does not hang.
+#[tokio::test]
+async fn a_malformed_response_to_a_server_request_fails_the_waiting_tool() {
+    let mut p = Pipe::start(server());
+    p.initialize(json!({ "elicitation": {} })).await;
+    p.send(&call(1, "ask", false)).await;
+    let asked = p.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    p.send(&json!({ "jsonrpc": "2.0", "id": asked["id"], "error": "nope" }))
+        .await;
+    // The client is told its message was invalid, and the call ends with the reason.
+    let mut got_call = None;
+    for _ in 0..2 {
+        let m = p.next().await;
+        if m["id"] == 1 {
+            got_call = Some(m);
+        } else {
+            assert_eq!(m["error"]["code"], -32600, "{m}");
+        }
+    }
+    let reply = got_call.expect("the call was answered");
+    let text = reply.to_string();
+    assert!(text.contains("malformed"), "{reply}");
+    // The connection goes on.
+    p.send(&call(2, "hello", false)).await;
+    assert_eq!(p.next().await["result"]["content"][0]["text"], "hello");
+}
+
+// ---- embedding ---------------------------------------------------------------------------------
+
+/// `serve_io_with_shutdown` returns once the host's future resolves, input still open.
+#[tokio::test]
+async fn a_host_stops_the_server_with_its_own_future() {
+    let mut p = Pipe::start(server());
+    p.initialize(json!({})).await;
+    p.stop.take().unwrap().send(()).unwrap();
+    let served = tokio::time::timeout(WAIT, &mut p.served)
+        .await
+        .expect("the server stopped")
+        .expect("no panic");
+    assert!(served.is_ok(), "{served:?}");
+}
