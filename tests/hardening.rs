@@ -463,3 +463,331 @@ async fn a_host_stops_the_server_with_its_own_future() {
         .expect("no panic");
     assert!(served.is_ok(), "{served:?}");
 }
+
+// ---- limits ------------------------------------------------------------------------------------
+
+use mcp_tasks_runtime::server::{HttpConfig, Limits};
+
+/// Runs as a task until cancelled.
+#[tool(task_support = "required")]
+async fn wait(ctx: ToolContext) -> Result<String, ToolError> {
+    ctx.cancelled().await;
+    Ok("stopped".into())
+}
+
+/// Asks two questions at once, as a task.
+#[tool(task_support = "required")]
+async fn ask_two(ctx: ToolContext) -> Result<String, ToolError> {
+    use std::future::IntoFuture;
+    let (a, b) = tokio::try_join!(
+        ctx.elicit::<Name>("First?").key("a").into_future(),
+        ctx.elicit::<Name>("Second?").key("b").into_future()
+    )?;
+    Ok(format!("{a:?} {b:?}"))
+}
+
+/// Asks one question, as a task.
+#[tool(task_support = "required")]
+async fn ask_task(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Name>("Your name?").await? {
+        ElicitOutcome::Accept(Name { name }) => Ok(name),
+        _ => Ok(String::new()),
+    }
+}
+
+fn limited(limits: Limits) -> Server {
+    Server::new("limits", "0")
+        .tool::<ask>()
+        .tool::<hello>()
+        .tool::<wait>()
+        .tool::<ask_two>()
+        .tool::<ask_task>()
+        .limits(limits)
+}
+
+fn assert_limit(error: &Value, limit: &str, max: u64) {
+    assert_eq!(error["code"], -32010, "{error}");
+    assert_eq!(error["data"]["limit"], limit, "{error}");
+    assert_eq!(error["data"]["max"], max, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Limit reached: "),
+        "{error}"
+    );
+}
+
+async fn legacy_task(p: &mut Pipe, id: u64, name: &str) -> Value {
+    p.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": name, "arguments": {}, "task": {} } }))
+        .await;
+    p.next().await
+}
+
+/// Tasks per owner and in total: the task over the limit is refused, its owner's others and
+/// other owners go on, and a place that frees up can be taken again.
+#[tokio::test]
+async fn tasks_per_owner_and_in_total_are_limited() {
+    let server = limited(Limits::default().tasks_per_owner(2).tasks(3));
+    let mut a = Pipe::start(server.clone());
+    let mut b = Pipe::start(server);
+    a.initialize(json!({})).await;
+    b.initialize(json!({})).await;
+    let first = legacy_task(&mut a, 1, "wait").await;
+    let first = first["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    assert!(legacy_task(&mut a, 2, "wait").await["result"].is_object());
+    let over = legacy_task(&mut a, 3, "wait").await;
+    assert_limit(&over["error"], "tasks_per_owner", 2);
+    // Another owner is not affected by a's limit, but all together there may be three.
+    assert!(legacy_task(&mut b, 1, "wait").await["result"].is_object());
+    let over = legacy_task(&mut b, 2, "wait").await;
+    assert_limit(&over["error"], "tasks", 3);
+    // Inline calls go on.
+    b.send(&call(3, "hello", false)).await;
+    assert_eq!(b.next().await["result"]["content"][0]["text"], "hello");
+    // Cancelling one of a's tasks frees its place.
+    a.send(
+        &json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/cancel",
+        "params": { "taskId": first } }),
+    )
+    .await;
+    assert_eq!(a.next().await["result"]["status"], "cancelled");
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut n = 5;
+    loop {
+        let again = legacy_task(&mut a, n, "wait").await;
+        if again["result"].is_object() {
+            break;
+        }
+        assert_limit(&again["error"], "tasks_per_owner", 2);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was not freed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        n += 1;
+    }
+}
+
+/// Outstanding input requests per task: the one over the limit fails at once with `-32010`
+/// (here the tool returns it with `?`, so its task fails with it).
+#[tokio::test]
+async fn input_requests_per_task_are_limited() {
+    let caps = json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let mut p = Pipe::start(limited(Limits::default().inputs_per_task(1)));
+    p.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": modern(json!({ "name": "ask_two", "arguments": {} }), caps.clone()) }))
+        .await;
+    let created = p.next().await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut n = 2;
+    let failed = loop {
+        p.send(&json!({ "jsonrpc": "2.0", "id": n, "method": "tasks/get",
+            "params": modern(json!({ "taskId": id }), caps.clone()) }))
+            .await;
+        let got = p.next().await;
+        if got["result"]["status"] == "failed" {
+            break got;
+        }
+        assert!(std::time::Instant::now() < deadline, "{got}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        n += 1;
+    };
+    assert_limit(&failed["result"]["error"], "inputs_per_task", 1);
+    p.send(
+        &json!({ "jsonrpc": "2.0", "id": 1000, "method": "tools/call",
+        "params": modern(json!({ "name": "hello", "arguments": {} }), caps) }),
+    )
+    .await;
+    assert_eq!(p.next().await["result"]["content"][0]["text"], "hello");
+}
+
+/// Server-to-client requests waiting per session: the one over the limit is refused at once and
+/// its call answers `-32010`; the one waiting is still answered.
+#[tokio::test]
+async fn input_requests_per_session_are_limited() {
+    let mut p = Pipe::start(limited(Limits::default().inputs_per_session(1)));
+    p.initialize(json!({ "elicitation": {} })).await;
+    p.send(&call(1, "ask", false)).await;
+    let asked = p.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    p.send(&call(2, "ask", false)).await;
+    let over = p.next().await;
+    assert_eq!(over["id"], 2, "{over}");
+    assert_limit(&over["error"], "inputs_per_session", 1);
+    p.send(&json!({ "jsonrpc": "2.0", "id": asked["id"],
+        "result": { "action": "accept", "content": { "name": "Ada" } } }))
+        .await;
+    let done = p.next().await;
+    assert_eq!(done["id"], 1, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
+}
+
+/// A message over the stdio limit is skipped unread and answered `-32700`; the next one is
+/// served.
+#[tokio::test]
+async fn messages_over_the_stdio_limit_are_refused() {
+    let mut p = Pipe::start(limited(Limits::default().max_message(200)));
+    p.initialize(json!({})).await;
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(300)
+    );
+    p.send_raw(&long).await;
+    let err = p.next().await;
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    assert_eq!(
+        err["error"]["message"],
+        "Parse error: message longer than 200 bytes"
+    );
+    p.send_raw(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .await;
+    assert_eq!(p.next().await["id"], 2);
+}
+
+/// A server over Streamable HTTP in this process; stopped when dropped.
+struct LocalHttp {
+    url: String,
+    _stop: oneshot::Sender<()>,
+}
+
+async fn local_http(server: Server, config: HttpConfig) -> LocalHttp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server.serve_http_with(listener, config, async move {
+        let _ = stopped.await;
+    }));
+    LocalHttp { url, _stop: stop }
+}
+
+/// Legacy sessions: the one over the limit is not opened (`-32010`); the open ones go on, and
+/// ending one makes room.
+#[tokio::test]
+async fn legacy_sessions_are_limited() {
+    let s = local_http(
+        limited(Limits::default()),
+        HttpConfig::default().max_sessions(2),
+    )
+    .await;
+    let c = reqwest::Client::new();
+    let (one, _) = open_session(&c, &s.url, None).await;
+    let (two, _) = open_session(&c, &s.url, None).await;
+    let (status, body) = send(legacy_post(&c, &s.url, None, initialize_body(json!({})))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_limit(&body["error"], "sessions", 2);
+    for session in [&one, &two] {
+        let (status, body) = send(legacy_post(
+            &c,
+            &s.url,
+            Some(session),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "ping" }),
+        ))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let r = c
+        .delete(&s.url)
+        .header("mcp-session-id", &one)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    open_session(&c, &s.url, None).await;
+}
+
+/// A legacy session's backlog (requests waiting for the client to open a stream): the request
+/// over it is refused at once, so its tool fails with `-32010` instead of waiting forever, and
+/// the request already waiting is not dropped.
+#[tokio::test]
+async fn a_full_session_backlog_refuses_new_requests_and_drops_none() {
+    let s = local_http(
+        limited(Limits::default()),
+        HttpConfig::default().session_backlog(1),
+    )
+    .await;
+    let c = reqwest::Client::new();
+    let mut b = legacy_post(
+        &c,
+        &s.url,
+        None,
+        initialize_body(json!({ "elicitation": {} })),
+    );
+    b = b.header("accept", "application/json");
+    let r = b.send().await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let post = |body: Value| legacy_post(&c, &s.url, Some(&session), body);
+    let task = |id: u64| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "ask_task", "arguments": {}, "task": {} } })
+    };
+    let get = |id: u64, task: &str| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tasks/get",
+        "params": { "taskId": task } })
+    };
+    let (_, first) = send(post(task(1))).await;
+    let first = first["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Wait until the first task's question is in the backlog.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (_, got) = send(post(get(2, &first))).await;
+        if got["result"]["status"] == "input_required" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{got}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, second) = send(post(task(3))).await;
+    let second = second["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let failed = loop {
+        let (_, got) = send(post(get(4, &second))).await;
+        if got["result"]["status"] == "failed" {
+            break got;
+        }
+        assert!(std::time::Instant::now() < deadline, "{got}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        failed["result"]["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("Limit reached"),
+        "{failed}"
+    );
+    let (_, result) = send(post(
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": { "taskId": second } }),
+    ))
+    .await;
+    assert_limit(&result["error"], "session_backlog", 1);
+    // The first task's question waited: a GET stream gets it.
+    let mut stream = c
+        .get(&s.url)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let chunk = tokio::time::timeout(WAIT, stream.chunk())
+        .await
+        .expect("in time")
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&chunk);
+    assert!(text.contains("elicitation/create"), "{text}");
+    assert!(text.contains(first.as_str()), "{text}");
+}

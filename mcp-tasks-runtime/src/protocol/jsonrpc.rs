@@ -22,6 +22,10 @@ pub mod codes {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// Unsupported protocol version (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// A server limit was reached (this implementation's; in the range 2026-07-28 leaves to
+    /// implementations). `data.limit` names the limit, `data.max` is its value; nothing was
+    /// started or queued, and the request may be tried again once something ends.
+    pub const LIMIT_REACHED: i64 = -32010;
 }
 
 /// A request id: a string or an integer.
@@ -158,7 +162,7 @@ impl Serialize for Wire<'_> {
 }
 
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RpcError {
     /// The code.
     pub code: i64,
@@ -201,6 +205,15 @@ impl RpcError {
     /// `-32603`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(codes::INTERNAL_ERROR, message)
+    }
+    /// `-32010` Limit reached: `Limit reached: {what} (at most {max})`, with
+    /// `data: {"limit": limit, "max": max}`.
+    pub fn limit_reached(limit: &str, max: usize, what: &str) -> Self {
+        Self::new(
+            codes::LIMIT_REACHED,
+            format!("Limit reached: {what} (at most {max})"),
+        )
+        .with_data(serde_json::json!({ "limit": limit, "max": max }))
     }
 }
 

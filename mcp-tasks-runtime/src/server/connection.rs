@@ -39,6 +39,16 @@ pub(crate) struct LegacySession {
 pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
     /// Queues one message; `false` when it cannot reach the client any more.
     fn send(&self, message: Value) -> bool;
+
+    /// Queues one server-to-client request; `Err` says why it cannot go out (so the request
+    /// fails at once rather than waiting for an answer).
+    fn send_request(&self, message: Value) -> Result<(), RpcError> {
+        if self.send(message) {
+            Ok(())
+        } else {
+            Err(RpcError::internal("the client connection is closed"))
+        }
+    }
 }
 
 impl Sink for Outbound {
@@ -171,10 +181,24 @@ impl Connection {
             self.next_id.fetch_add(1, Ordering::Relaxed)
         ));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
-        if !self.send(jsonrpc::request_message(&id, method, params)) {
+        {
+            let mut pending = lock(&self.pending);
+            let max = self.server.limits.inputs_per_session;
+            if pending.len() >= max {
+                return Err(RpcError::limit_reached(
+                    "inputs_per_session",
+                    max,
+                    "this session already has as many requests to the client waiting for answers as it may",
+                ));
+            }
+            pending.insert(id.clone(), tx);
+        }
+        if let Err(e) = self
+            .sink
+            .send_request(jsonrpc::request_message(&id, method, params))
+        {
             lock(&self.pending).remove(&id);
-            return Err(RpcError::internal("the client connection is closed"));
+            return Err(e);
         }
         let guard = PendingGuard {
             conn: self,

@@ -9,6 +9,7 @@ mod era;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
+mod limits;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -19,6 +20,7 @@ pub use connection::Connection;
 pub use era::Era;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
+pub use limits::Limits;
 pub use stdio::shutdown_signal;
 
 use crate::protocol::Implementation;
@@ -88,6 +90,7 @@ pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     pub(crate) state_key: crate::task::state::StateKey,
     pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) limits: Limits,
     engine: OnceLock<Arc<TaskEngine>>,
 }
 
@@ -104,6 +107,9 @@ impl ServerInner {
                     max_ttl: c.max_ttl,
                     cancel_grace: c.cancel_grace,
                     sweep_every: c.sweep_every,
+                    max_tasks: self.limits.tasks,
+                    max_tasks_per_owner: self.limits.tasks_per_owner,
+                    max_inputs_per_task: self.limits.inputs_per_task,
                 },
             )
         })
@@ -125,6 +131,7 @@ impl Server {
                 config: ServerConfig::default(),
                 state_key: crate::task::state::StateKey::random(),
                 store: Arc::new(MemoryTaskStore::new()),
+                limits: Limits::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -172,6 +179,13 @@ impl Server {
     /// Keeps tasks in this store instead of the in-memory default (a durable or shared store).
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.inner_mut().store = store;
+        self
+    }
+
+    /// Replaces the default [`Limits`] (tasks per owner and in total, outstanding input
+    /// requests, message size on stdio).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.inner_mut().limits = limits;
         self
     }
 

@@ -59,7 +59,7 @@ where
         CancellationToken::new(),
         true,
     );
-    let mut reader = LineReader::new(reader);
+    let mut reader = LineReader::with_max(reader, conn.server.limits.max_message);
     tokio::pin!(shutdown);
     let mut signalled = false;
     loop {

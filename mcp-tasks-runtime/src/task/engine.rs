@@ -10,6 +10,7 @@ use crate::store::{StoreError, TaskStore};
 use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -45,6 +46,12 @@ pub struct EngineConfig {
     pub cancel_grace: Duration,
     /// How often expired tasks are swept.
     pub sweep_every: Duration,
+    /// How many tasks may run at once in this engine, all owners together.
+    pub max_tasks: usize,
+    /// How many tasks one owner may have running at once.
+    pub max_tasks_per_owner: usize,
+    /// How many input requests one task may have outstanding at once.
+    pub max_inputs_per_task: usize,
 }
 
 /// Everything needed to start one task.
@@ -106,11 +113,77 @@ impl Prepared {
     }
 }
 
-/// The task engine. Holds the store; keeps nothing about a task that the store does not have.
+/// The task engine. Holds the store; keeps nothing about a task that the store does not have
+/// (but how many tasks it runs, for the limits).
 pub struct TaskEngine {
     store: Arc<dyn TaskStore>,
     config: EngineConfig,
     sweeper: OnceLock<()>,
+    running: Arc<Running>,
+}
+
+/// The tasks this engine runs, counted for [`EngineConfig::max_tasks`] and
+/// [`EngineConfig::max_tasks_per_owner`].
+#[derive(Default)]
+struct Running {
+    counts: std::sync::Mutex<(usize, HashMap<Owner, usize>)>,
+}
+
+impl Running {
+    /// Takes a place for one more task of `owner`, or says which limit is in the way.
+    fn reserve(
+        self: &Arc<Self>,
+        owner: &Owner,
+        config: &EngineConfig,
+    ) -> Result<RunningSlot, RpcError> {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, per_owner) = &mut *counts;
+        let mine = per_owner.get(owner).copied().unwrap_or(0);
+        if mine >= config.max_tasks_per_owner {
+            return Err(RpcError::limit_reached(
+                "tasks_per_owner",
+                config.max_tasks_per_owner,
+                "this requestor already has as many tasks running as it may; wait for one to end or cancel one",
+            ));
+        }
+        if *total >= config.max_tasks {
+            return Err(RpcError::limit_reached(
+                "tasks",
+                config.max_tasks,
+                "the server is running as many tasks as it may; try again later",
+            ));
+        }
+        *total += 1;
+        *per_owner.entry(owner.clone()).or_default() += 1;
+        Ok(RunningSlot {
+            running: self.clone(),
+            owner: owner.clone(),
+        })
+    }
+}
+
+/// One task's place in [`Running`], given back when the task's driver ends.
+struct RunningSlot {
+    running: Arc<Running>,
+    owner: Owner,
+}
+
+impl Drop for RunningSlot {
+    fn drop(&mut self) {
+        let mut counts = self
+            .running
+            .counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let (total, per_owner) = &mut *counts;
+        *total -= 1;
+        if let Some(n) = per_owner.get_mut(&self.owner) {
+            *n -= 1;
+            if *n == 0 {
+                per_owner.remove(&self.owner);
+            }
+        }
+    }
 }
 
 impl fmt::Debug for TaskEngine {
@@ -129,6 +202,7 @@ impl TaskEngine {
             store,
             config,
             sweeper: OnceLock::new(),
+            running: Arc::default(),
         })
     }
 
@@ -189,6 +263,8 @@ impl TaskEngine {
             counter: AtomicUsize::new(0),
             status: status.clone(),
             progress_token: launch.progress_token.clone(),
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            max_outstanding: self.config.max_inputs_per_task,
         });
         Prepared {
             new,
@@ -217,6 +293,7 @@ impl TaskEngine {
             ..
         } = prepared;
         let id = new.id.clone();
+        let slot = self.running.reserve(&new.owner, &self.config)?;
         let record = self.store.create(new).await?;
         before_run(&record);
         let run = Run {
@@ -226,6 +303,7 @@ impl TaskEngine {
             cancel,
             grace: self.config.cancel_grace,
             channel,
+            _slot: slot,
         };
         tokio::spawn(run.drive(fut, status, record.clone()));
         Ok(record)
@@ -267,6 +345,8 @@ struct Run {
     cancel: CancellationToken,
     grace: Duration,
     channel: Option<Arc<dyn ClientChannel>>,
+    /// Held while the task runs.
+    _slot: RunningSlot,
 }
 
 impl Run {
@@ -352,6 +432,19 @@ pub(crate) struct TaskBackend {
     counter: AtomicUsize,
     status: Arc<StatusSlot>,
     progress_token: Option<Value>,
+    /// Input requests of this task waiting for an answer, for
+    /// [`EngineConfig::max_inputs_per_task`].
+    outstanding: Arc<AtomicUsize>,
+    max_outstanding: usize,
+}
+
+/// One outstanding input request of a task, counted while it waits.
+struct Asking(Arc<AtomicUsize>);
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The newest status message a tool set that is not in the store yet. The task's driver writes
@@ -429,7 +522,21 @@ impl ContextBackend for TaskBackend {
         let origin = self.origin;
         let channel = self.channel.clone();
         let status = self.status.clone();
+        let asking = if self.outstanding.fetch_add(1, Ordering::SeqCst) >= self.max_outstanding {
+            self.outstanding.fetch_sub(1, Ordering::SeqCst);
+            let max = self.max_outstanding;
+            return Box::pin(async move {
+                Err(InputError::LimitReached(RpcError::limit_reached(
+                    "inputs_per_task",
+                    max,
+                    "this task already waits on as many input requests as it may",
+                )))
+            });
+        } else {
+            Asking(self.outstanding.clone())
+        };
         Box::pin(async move {
+            let _asking = asking;
             if let Some(message) = status.take() {
                 store
                     .set_status_message(&id, Some(message))
@@ -463,10 +570,7 @@ impl ContextBackend for TaskBackend {
                     let answer = channel
                         .request(&request.method, params)
                         .await
-                        .map_err(|e| InputError::Client {
-                            code: e.code,
-                            message: e.message,
-                        })?;
+                        .map_err(InputError::from_rpc)?;
                     let mut responses = Map::new();
                     responses.insert(key.clone(), answer);
                     store
@@ -568,6 +672,8 @@ mod tests {
             counter: AtomicUsize::new(0),
             status: Arc::new(StatusSlot::default()),
             progress_token: None,
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            max_outstanding: 8,
         };
         backend.status("first".into());
         backend.status("planning".into());
@@ -599,6 +705,9 @@ mod tests {
             max_ttl: Duration::from_secs(3600),
             cancel_grace: Duration::from_secs(1),
             sweep_every: Duration::from_millis(5),
+            max_tasks: 10,
+            max_tasks_per_owner: 10,
+            max_inputs_per_task: 8,
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");

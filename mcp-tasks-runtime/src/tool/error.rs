@@ -96,15 +96,25 @@ impl fmt::Debug for ToolError {
 /// Any error type becomes a tool error carrying its `Display` text (and its sources), except an
 /// input request the client could not take ([`InputError::NotSupported`]): a server must not rely
 /// on a capability the client did not declare, so that call answers
-/// [`missing_capability`](ToolError::missing_capability) (`-32021`).
+/// [`missing_capability`](ToolError::missing_capability) (`-32021`); and an input request a
+/// server limit refused ([`InputError::LimitReached`]), which answers that limit's `-32010`.
 ///
 /// [`InputError::NotSupported`]: super::InputError::NotSupported
+/// [`InputError::LimitReached`]: super::InputError::LimitReached
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(err: E) -> Self {
-        if let Some(super::InputError::NotSupported { capability }) =
-            (&err as &dyn std::any::Any).downcast_ref::<super::InputError>()
-        {
-            return ToolError::missing_capability(capability);
+        match (&err as &dyn std::any::Any).downcast_ref::<super::InputError>() {
+            Some(super::InputError::NotSupported { capability }) => {
+                return ToolError::missing_capability(capability);
+            }
+            Some(super::InputError::LimitReached(e)) => {
+                return ToolError::rpc_with_data(
+                    e.code,
+                    e.message.clone(),
+                    e.data.clone().unwrap_or_default(),
+                );
+            }
+            _ => {}
         }
         let mut text = err.to_string();
         let mut source = err.source();

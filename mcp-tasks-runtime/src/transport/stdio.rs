@@ -7,7 +7,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// The longest line accepted (16 MiB). A longer line is answered with a parse error and skipped.
+/// The longest line accepted by default (16 MiB). A longer line is skipped (never buffered whole)
+/// and reported as [`Incoming::Unreadable`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// One item read from the peer.
@@ -15,7 +16,7 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub enum Incoming {
     /// A line of text (without the newline), not yet parsed.
     Line(String),
-    /// A line longer than [`MAX_LINE`] or not UTF-8; it was skipped.
+    /// A line longer than the reader's limit or not UTF-8; it was skipped.
     Unreadable(String),
 }
 
@@ -24,14 +25,21 @@ pub enum Incoming {
 pub struct LineReader<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
+    max: usize,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// Wraps a reader.
+    /// Wraps a reader; lines may be up to [`MAX_LINE`] bytes.
     pub fn new(reader: R) -> Self {
+        Self::with_max(reader, MAX_LINE)
+    }
+
+    /// Wraps a reader; lines may be up to `max` bytes (without the newline).
+    pub fn with_max(reader: R, max: usize) -> Self {
         LineReader {
             reader: BufReader::with_capacity(64 * 1024, reader),
             buf: Vec::new(),
+            max,
         }
     }
 
@@ -60,7 +68,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 };
                 let n = chunk.len();
                 if !too_long {
-                    if self.buf.len() + n > MAX_LINE + 1 {
+                    if self.buf.len() + n > self.max + 1 {
                         too_long = true;
                         self.buf.clear();
                     } else {
@@ -74,7 +82,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             if too_long {
                 return Some(Incoming::Unreadable(format!(
-                    "message longer than {MAX_LINE} bytes"
+                    "message longer than {} bytes",
+                    self.max
                 )));
             }
             while matches!(self.buf.last(), Some(b'\n' | b'\r')) {

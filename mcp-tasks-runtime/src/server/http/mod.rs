@@ -56,6 +56,9 @@ pub struct HttpConfig {
     path: String,
     max_body: usize,
     session_idle: Duration,
+    max_sessions: usize,
+    session_backlog: usize,
+    sse_buffer: usize,
     hosts: HostPolicy,
     authenticator: Option<Arc<dyn Authenticator>>,
 }
@@ -66,6 +69,9 @@ impl fmt::Debug for HttpConfig {
             .field("path", &self.path)
             .field("max_body", &self.max_body)
             .field("session_idle", &self.session_idle)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_backlog", &self.session_backlog)
+            .field("sse_buffer", &self.sse_buffer)
             .field("hosts", &self.hosts)
             .field("authenticator", &self.authenticator.is_some())
             .finish()
@@ -78,6 +84,9 @@ impl Default for HttpConfig {
             path: "/mcp".into(),
             max_body: 4 * 1024 * 1024,
             session_idle: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            session_backlog: 256,
+            sse_buffer: 1024,
             hosts: HostPolicy::Auto,
             authenticator: None,
         }
@@ -101,6 +110,32 @@ impl HttpConfig {
     /// (default 30 minutes). Its id then answers 404, and the client starts a new session.
     pub fn session_idle(mut self, idle: Duration) -> Self {
         self.session_idle = idle;
+        self
+    }
+
+    /// How many legacy sessions may be open at once (default 10,000). Over it, `initialize`
+    /// answers `-32010` `Limit reached: …` with `data: {"limit": "sessions", "max": N}` (HTTP 200)
+    /// and opens nothing; the sessions already open go on.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// How many server-to-client requests a legacy session keeps for a stream to come when the
+    /// client has none open that can take them (default 256). Over it, the request is refused:
+    /// the tool that asked gets [`InputError::LimitReached`](crate::InputError::LimitReached)
+    /// (`-32010`, `"limit": "session_backlog"`) at once; nothing waiting is dropped.
+    pub fn session_backlog(mut self, n: usize) -> Self {
+        self.session_backlog = n;
+        self
+    }
+
+    /// How many messages an SSE response (or a session's GET stream) buffers for a client that
+    /// reads slowly (default 1,024, at least 1). A request that finds the buffer full goes to
+    /// another of the session's streams or its backlog (see [`session_backlog`](Self::session_backlog));
+    /// a notification (progress, log) is dropped. The reply to the request itself never is.
+    pub fn sse_buffer(mut self, messages: usize) -> Self {
+        self.sse_buffer = messages.max(1);
         self
     }
 
@@ -830,7 +865,15 @@ fn initialize(
     principal: Option<Principal>,
     req: &jsonrpc::Request,
 ) -> Response {
-    let routes = Arc::new(Routes::default());
+    if state.sessions.len() >= state.config.max_sessions {
+        let err = RpcError::limit_reached(
+            "sessions",
+            state.config.max_sessions,
+            "the server has as many sessions open as it may; try again later",
+        );
+        return rpc_error_response(StatusCode::OK, Some(&req.id), &err);
+    }
+    let routes = Arc::new(Routes::new(state.config.session_backlog));
     let conn = Connection::new(
         state.server.clone(),
         Arc::new(SessionSink(routes.clone())),
@@ -856,11 +899,19 @@ fn initialize(
 
 /// A stateless request's sink: its own response stream.
 #[derive(Debug)]
-struct PostSink(mpsc::UnboundedSender<Value>);
+struct PostSink(mpsc::Sender<Value>);
 
 impl Sink for PostSink {
     fn send(&self, message: Value) -> bool {
-        self.0.send(message).is_ok()
+        match self.0.try_send(message) {
+            Ok(()) => true,
+            // Only notifications go here; the reply does not (it has its own channel).
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::debug!("a response stream's buffer is full; notification dropped");
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     }
 }
 
@@ -900,7 +951,7 @@ async fn run_request(
     accept: Accepts,
 ) -> Response {
     let id = req.id.clone();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
     let stateless_without_meta = session.is_none() && !has_modern_meta(req.params.as_ref());
     let in_session = session.is_some();
     let (conn, route_guard) = match &session {
@@ -1030,7 +1081,7 @@ where
 /// The SSE response of one POST: messages sent while the request runs, then its reply.
 struct SseState {
     queued: Vec<Value>,
-    rx: Option<mpsc::UnboundedReceiver<Value>>,
+    rx: Option<mpsc::Receiver<Value>>,
     reply: Option<oneshot::Receiver<Option<Value>>>,
     cancel: Option<CancelOnDrop>,
     _route: Option<RouteGuard>,
@@ -1083,7 +1134,7 @@ fn get(state: Arc<HttpState>, principal: Option<Principal>, headers: &HeaderMap)
     let Some(session) = state.sessions.get(&id, &principal) else {
         return session_not_found();
     };
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(state.config.sse_buffer);
     if !session.routes.open_get(tx.clone()) {
         return rpc_error_response(
             StatusCode::CONFLICT,
@@ -1104,8 +1155,8 @@ fn get(state: Arc<HttpState>, principal: Option<Principal>, headers: &HeaderMap)
 /// A session's standalone stream: what the server sends on its own, and a comment now and then so
 /// proxies keep it open. Ends when the session ends or the server shuts down.
 struct GetStream {
-    rx: mpsc::UnboundedReceiver<Value>,
-    tx: mpsc::UnboundedSender<Value>,
+    rx: mpsc::Receiver<Value>,
+    tx: mpsc::Sender<Value>,
     session: Arc<HttpSession>,
     draining: CancellationToken,
 }
