@@ -1,7 +1,7 @@
 //! The fuzz targets in `fuzz/`, each for a few seconds (`MCP_TASKS_FUZZ_SECS`, default 5): none
-//! may crash or break a property it checks. The script builds them with the nightly toolchain
-//! and installs cargo-fuzz (pinned) on first use, all under `target/`; longer runs are
-//! `fuzz/run.sh SECONDS`.
+//! may crash or break a property it checks. The script builds them (unoptimised, to keep the
+//! suite short) with the nightly toolchain and installs cargo-fuzz (pinned) on first use, all
+//! under `target/`; longer runs are `fuzz/run.sh SECONDS`.
 
 use std::process::Command;
 
@@ -10,7 +10,9 @@ fn every_fuzz_target_runs_without_a_crash() {
     let root = mcp_tasks_tests::workspace_root();
     let secs = std::env::var("MCP_TASKS_FUZZ_SECS").unwrap_or_else(|_| "5".into());
     let mut cmd = Command::new("bash");
-    cmd.arg(root.join("fuzz/run.sh")).arg(&secs);
+    cmd.arg(root.join("fuzz/run.sh"))
+        .arg(&secs)
+        .env("FUZZ_DEV", "1");
     // What the outer cargo set for this test must not steer the nightly build.
     for var in [
         "CARGO",
