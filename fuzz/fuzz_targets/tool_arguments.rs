@@ -2,11 +2,11 @@
 //! `-32602` that names what is wrong; never a panic.
 #![no_main]
 
-use mcp_tasks_runtime::tool::{ContextBackend, InputFuture, RegisteredTool};
 use mcp_tasks_runtime::protocol::InputRequest;
+use mcp_tasks_runtime::tool::{ContextBackend, InputFuture, RegisteredTool};
 use mcp_tasks_runtime::{ToolContext, tool};
-use serde::Deserialize;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use std::sync::{Arc, OnceLock};
 
 /// Where to.
