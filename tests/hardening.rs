@@ -330,6 +330,50 @@ async fn a_second_initialize_over_stdio_is_refused_and_the_session_is_intact() {
     assert!(tools["tools"][0]["execution"].is_object(), "{tools}");
 }
 
+/// A legacy task belongs to its session: another session of the same server gets the same
+/// `-32602` as for an id that never existed, and an empty list.
+#[tokio::test]
+async fn another_session_cannot_see_read_or_cancel_a_task() {
+    let s = HttpServer::start(&[]);
+    let c = reqwest::Client::new();
+    let (a, _) = open_session(&c, &s.url, None).await;
+    let (b, _) = open_session(&c, &s.url, None).await;
+    let mut slow = call(2, "slow_compute", true);
+    slow["params"]["arguments"] = json!({ "seconds": 30 });
+    let (_, created) = send(legacy_post(&c, &s.url, Some(&a), slow)).await;
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for method in ["tasks/get", "tasks/cancel", "tasks/result"] {
+        let (status, body) = send(legacy_post(
+            &c,
+            &s.url,
+            Some(&b),
+            json!({ "jsonrpc": "2.0", "id": 3, "method": method, "params": { "taskId": task } }),
+        ))
+        .await;
+        assert_eq!(status, StatusCode::OK, "{method}: {body}");
+        assert_eq!(body["error"]["code"], -32602, "{method}: {body}");
+    }
+    let (_, list) = send(legacy_post(
+        &c,
+        &s.url,
+        Some(&b),
+        json!({ "jsonrpc": "2.0", "id": 4, "method": "tasks/list" }),
+    ))
+    .await;
+    assert_eq!(list["result"]["tasks"], json!([]), "{list}");
+    let (_, mine) = send(legacy_post(
+        &c,
+        &s.url,
+        Some(&a),
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": { "taskId": task } }),
+    ))
+    .await;
+    assert_eq!(mine["result"]["taskId"], task.as_str(), "{mine}");
+}
+
 /// 2025-11-25: a server that cannot tell requestors apart SHOULD NOT declare `tasks.list`.
 #[tokio::test]
 async fn tasks_list_is_advertised_only_where_requestors_are_known() {
