@@ -464,6 +464,62 @@ async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
     assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
 }
 
+/// The same check on an MRTR retry: `-32602` naming the key, and the same `requestState` with a
+/// fitting answer goes on.
+#[tokio::test]
+async fn a_wrong_answer_in_an_mrtr_retry_is_32602_and_the_state_still_works() {
+    let caps = json!({ "elicitation": {} });
+    let mut p = Pipe::start(server());
+    let ask = |id: u64, extra: Value| {
+        let mut params = json!({ "name": "ask", "arguments": {} });
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": modern(params, caps.clone()) })
+    };
+    p.send(&ask(1, json!({}))).await;
+    let first = p.next().await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let (key, _) = first["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    let state = first["result"]["requestState"].clone();
+    for (n, wrong) in [json!({ "action": "maybe" }), json!({ "content": {} })]
+        .into_iter()
+        .enumerate()
+    {
+        p.send(&ask(
+            2 + n as u64,
+            json!({ "requestState": state, "inputResponses": { key.clone(): wrong } }),
+        ))
+        .await;
+        let err = p.next().await;
+        assert_eq!(err["error"]["code"], -32602, "{err}");
+        assert!(
+            err["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("inputResponses.{key}")),
+            "{err}"
+        );
+    }
+    p.send(&ask(
+        9,
+        json!({ "requestState": state, "inputResponses": {
+            key.clone(): { "action": "accept", "content": { "name": "Ada" } } } }),
+    ))
+    .await;
+    let done = p.next().await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ada!",
+        "{done}"
+    );
+}
+
 /// A client that answers a server-to-client request with something that is not a response (here
 /// an `error` that is not an error object) fails that request at once; the tool does not hang.
 #[tokio::test]

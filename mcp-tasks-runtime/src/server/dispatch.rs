@@ -588,6 +588,12 @@ async fn run_mrtr(
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
+        // The client's answer does not fit its question: its error, and nothing is used up (a
+        // retry with a fitting answer under the same `requestState` goes on).
+        mrtr::Step::Misfit(why) => {
+            tool_cancel.cancel();
+            Err(RpcError::invalid_params(why))
+        }
         mrtr::Step::Suspended(needed) => {
             replay.keep_used(&mut gathered);
             mrtr::record_asked(&mut gathered, &needed);

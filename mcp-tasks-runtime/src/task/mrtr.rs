@@ -30,6 +30,9 @@ pub(crate) struct Replay {
     used: Mutex<Vec<(String, String, Value)>>,
     counter: AtomicUsize,
     needed: Mutex<Vec<(String, InputRequest)>>,
+    /// An answer that does not fit the request it answers ([`check_answer`]): the retry is the
+    /// client's error (`-32602`), not the tool's.
+    misfit: Mutex<Option<String>>,
     progress: Option<ProgressFn>,
     log: Option<LogFn>,
 }
@@ -48,6 +51,7 @@ impl Replay {
             used: Mutex::new(Vec::new()),
             counter: AtomicUsize::new(0),
             needed: Mutex::new(Vec::new()),
+            misfit: Mutex::new(None),
             progress,
             log,
         }
@@ -66,6 +70,25 @@ impl Replay {
             gathered.asked.insert(key.clone(), Value::String(digest));
             gathered.answers.insert(key, answer);
         }
+    }
+
+    fn take_misfit(&self) -> Option<String> {
+        self.misfit.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Hands `answer` to the tool if it fits `request`; otherwise records why and holds the tool.
+    fn answer(&self, key: &str, request: &InputRequest, answer: Value) -> InputFuture {
+        if let Err(why) = check_answer(&request.method, &answer) {
+            let mut misfit = self.misfit.lock().unwrap_or_else(|e| e.into_inner());
+            misfit.get_or_insert_with(|| {
+                format!(
+                    "`inputResponses.{key}` does not answer its `{}` request: {why}",
+                    request.method
+                )
+            });
+            return Box::pin(std::future::pending());
+        }
+        Box::pin(async move { Ok(answer) })
     }
 
     fn has_needed(&self) -> bool {
@@ -95,16 +118,16 @@ impl ContextBackend for Replay {
             });
         }
         if let Some(answer) = self.answers.get(&key) {
-            let answer = answer.clone();
-            return Box::pin(async move { Ok(answer) });
+            return self.answer(&key, &request, answer.clone());
         }
         if let Some(answer) = self.volunteered.get(&key) {
             let answer = answer.clone();
-            self.used
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((key, digest, answer.clone()));
-            return Box::pin(async move { Ok(answer) });
+            self.used.lock().unwrap_or_else(|e| e.into_inner()).push((
+                key.clone(),
+                digest,
+                answer.clone(),
+            ));
+            return self.answer(&key, &request, answer);
         }
         self.needed
             .lock()
@@ -134,10 +157,13 @@ pub(crate) enum Step<T> {
     Suspended(Vec<(String, InputRequest)>),
     /// The tool asked to become a task (`ctx.start_task()`); its future is still there to drive.
     Promote,
+    /// An answer the client sent does not fit the request it answers (why, naming the key).
+    Misfit(String),
 }
 
-/// Drives the tool until it finishes, waits on input nobody has given yet, or asks to become a
-/// task. The future stays with the caller, so a promoted call goes on where it stopped.
+/// Drives the tool until it finishes, waits on input nobody has given yet, is handed an answer
+/// that does not fit its question, or asks to become a task. The future stays with the caller,
+/// so a promoted call goes on where it stopped.
 pub(crate) async fn drive<F: Future + Unpin>(
     fut: &mut F,
     replay: &Replay,
@@ -145,9 +171,17 @@ pub(crate) async fn drive<F: Future + Unpin>(
 ) -> Step<F::Output> {
     std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
         Poll::Ready(out) => Poll::Ready(Step::Done(out)),
-        Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
-        Poll::Pending if wants_task() => Poll::Ready(Step::Promote),
-        Poll::Pending => Poll::Pending,
+        Poll::Pending => {
+            if let Some(why) = replay.take_misfit() {
+                Poll::Ready(Step::Misfit(why))
+            } else if replay.has_needed() {
+                Poll::Ready(Step::Suspended(replay.take_needed()))
+            } else if wants_task() {
+                Poll::Ready(Step::Promote)
+            } else {
+                Poll::Pending
+            }
+        }
     })
     .await
 }
