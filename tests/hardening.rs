@@ -891,3 +891,49 @@ async fn a_full_session_backlog_refuses_new_requests_and_drops_none() {
     assert!(text.contains("elicitation/create"), "{text}");
     assert!(text.contains(first.as_str()), "{text}");
 }
+
+/// `serve_http_with_shutdown` serves until the host's future resolves, then returns.
+#[tokio::test]
+async fn a_host_stops_the_http_server_with_its_own_future() {
+    // A free port: bound, read, released (loopback; nothing else takes it in between here).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = tokio::spawn(server().serve_http_with_shutdown(
+        ("127.0.0.1", port),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let c = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let r = legacy_post(&c, &url, None, initialize_body(json!({})))
+            .send()
+            .await;
+        if r.is_ok_and(|r| r.status() == StatusCode::OK) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.send(()).unwrap();
+    let served = tokio::time::timeout(WAIT, serving)
+        .await
+        .expect("the server stopped")
+        .expect("no panic");
+    assert!(served.is_ok(), "{served:?}");
+    assert!(
+        legacy_post(&c, &url, None, initialize_body(json!({})))
+            .send()
+            .await
+            .is_err()
+    );
+}
