@@ -138,6 +138,53 @@ async fn ids_beyond_64_bits_come_back_byte_for_byte_over_stdio() {
     assert_eq!(v["id"], Value::Null);
 }
 
+/// Set when [`block`]'s call ends (a cancelled inline call is dropped).
+static BLOCK_CANCELLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct SetOnDrop;
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        BLOCK_CANCELLED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Waits until its call is cancelled.
+#[tool]
+async fn block() -> String {
+    let _ended = SetOnDrop;
+    std::future::pending::<()>().await;
+    unreachable!()
+}
+
+/// `notifications/cancelled` finds a request by an id beyond 64 bits too.
+#[tokio::test]
+async fn a_request_with_an_id_beyond_64_bits_can_be_cancelled() {
+    let mut p = Pipe::start(server().tool::<block>());
+    p.initialize(json!({})).await;
+    let id = "18446744073709551623";
+    p.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"block","arguments":{{}}}}}}"#
+    ))
+    .await;
+    // Cancelling a neighbour (what a double would round the id to) does nothing.
+    p.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551616}}"#)
+        .await;
+    p.send_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .await;
+    assert_eq!(p.next().await["id"], 1);
+    assert!(!BLOCK_CANCELLED.load(std::sync::atomic::Ordering::SeqCst));
+    p.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+    ))
+    .await;
+    let deadline = std::time::Instant::now() + WAIT;
+    while !BLOCK_CANCELLED.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(std::time::Instant::now() < deadline, "not cancelled");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn ids_beyond_64_bits_come_back_byte_for_byte_over_http() {
     let s = HttpServer::start(&[]);

@@ -53,6 +53,19 @@ impl fmt::Display for RequestId {
 }
 
 impl RequestId {
+    /// Reads an id out of a message's params (`notifications/cancelled`'s `requestId`): a string,
+    /// an integer, or the placeholder [`Message::parse`] leaves for an integer beyond 64 bits.
+    pub fn from_param(value: &Value) -> Option<RequestId> {
+        if let Value::Object(m) = value
+            && m.len() == 1
+            && let Some(Value::String(digits)) = m.get(RAW_ID_KEY)
+            && is_integer_literal(digits)
+        {
+            return Some(RequestId::BigNumber(digits.clone()));
+        }
+        serde_json::from_value(value.clone()).ok()
+    }
+
     /// The id as it goes into a message built as a [`Value`]: a number, a string, or (for a
     /// [`BigNumber`](RequestId::BigNumber)) the placeholder object that [`Wire`] writes as the
     /// original digits. No client id is ever an object, so the placeholder cannot be mistaken for
@@ -296,7 +309,34 @@ impl Message {
                 is_integer_literal(digits).then(|| RequestId::BigNumber(digits.to_owned()))
             })
             .flatten();
-        Self::classify(value, raw_id)
+        let mut message = Self::classify(value, raw_id)?;
+        // `notifications/cancelled` names a request by its id: one beyond 64 bits keeps its digits
+        // the same way (as the placeholder of `RequestId::to_value`, which `RequestId::from_param`
+        // reads).
+        if let Message::Notification(n) = &mut message
+            && n.method == "notifications/cancelled"
+            && let Some(params) = n.params.as_mut().and_then(Value::as_object_mut)
+            && matches!(params.get("requestId"), Some(Value::Number(x)) if x.is_f64())
+        {
+            #[derive(Deserialize)]
+            struct Params<'a> {
+                #[serde(borrow, rename = "requestId")]
+                request_id: &'a serde_json::value::RawValue,
+            }
+            #[derive(Deserialize)]
+            struct Cancelled<'a> {
+                #[serde(borrow)]
+                params: Params<'a>,
+            }
+            if let Ok(raw) = serde_json::from_str::<Cancelled<'_>>(text) {
+                let digits = raw.params.request_id.get().trim();
+                if is_integer_literal(digits) {
+                    let id = RequestId::BigNumber(digits.to_owned());
+                    params.insert("requestId".into(), id.to_value());
+                }
+            }
+        }
+        Ok(message)
     }
 
     /// Classifies a parsed JSON value.

@@ -125,7 +125,7 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
                 .params
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
-                .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                .and_then(RequestId::from_param);
             match id {
                 Some(id) => {
                     if !conn.cancel_request(&id) {
