@@ -92,6 +92,9 @@ extern crate self as mcp_tasks_runtime;
 
 #[doc(hidden)]
 pub mod __private;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod protocol;
 pub mod store;
 pub mod tool;

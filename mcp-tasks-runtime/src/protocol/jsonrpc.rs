@@ -22,16 +22,24 @@ pub mod codes {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// Unsupported protocol version (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// A server limit was reached (this implementation's; in the range 2026-07-28 leaves to
+    /// implementations). `data.limit` names the limit, `data.max` is its value; nothing was
+    /// started or queued, and the request may be tried again once something ends.
+    pub const LIMIT_REACHED: i64 = -32010;
 }
 
 /// A request id: a string or an integer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
     /// A number.
     Number(i64),
     /// A string.
     String(String),
+    /// An integer outside the signed 64-bit range (`18446744073709551623`), kept as the exact
+    /// digits the client sent: JSON sets no limit on a number's size, and a response must carry
+    /// the id as it came. Written back byte-for-byte by [`Wire`]; a [`serde_json::Value`] cannot
+    /// hold it, so a message built as a `Value` carries a placeholder that [`Wire`] replaces.
+    BigNumber(String),
 }
 
 impl fmt::Display for RequestId {
@@ -39,12 +47,135 @@ impl fmt::Display for RequestId {
         match self {
             RequestId::Number(n) => write!(f, "{n}"),
             RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::BigNumber(digits) => f.write_str(digits),
         }
     }
 }
 
+impl RequestId {
+    /// Reads an id out of a message's params (`notifications/cancelled`'s `requestId`): a string,
+    /// an integer, or the placeholder [`Message::parse`] leaves for an integer beyond 64 bits.
+    pub fn from_param(value: &Value) -> Option<RequestId> {
+        if let Value::Object(m) = value
+            && m.len() == 1
+            && let Some(Value::String(digits)) = m.get(RAW_ID_KEY)
+            && is_integer_literal(digits)
+        {
+            return Some(RequestId::BigNumber(digits.clone()));
+        }
+        serde_json::from_value(value.clone()).ok()
+    }
+
+    /// The id as it goes into a message built as a [`Value`]: a number, a string, or (for a
+    /// [`BigNumber`](RequestId::BigNumber)) the placeholder object that [`Wire`] writes as the
+    /// original digits. No client id is ever an object, so the placeholder cannot be mistaken for
+    /// one.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+            RequestId::BigNumber(digits) => {
+                let mut m = Map::new();
+                m.insert(RAW_ID_KEY.into(), Value::from(digits.as_str()));
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+/// The key of the placeholder a [`RequestId::BigNumber`] is in a [`Value`].
+const RAW_ID_KEY: &str = "$mcp-tasks::raw-id";
+
+/// Whether `text` is a JSON integer literal (`-?[0-9]+`).
+fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => s.serialize_i64(*n),
+            RequestId::String(text) => s.serialize_str(text),
+            // Exact into a writer; into a `Value`, as close as a double gets (use `to_value`).
+            RequestId::BigNumber(digits) => {
+                serde_json::value::RawValue::from_string(digits.clone())
+                    .map_err(serde::ser::Error::custom)?
+                    .serialize(s)
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RequestId, E> {
+                Ok(match i64::try_from(v) {
+                    Ok(n) => RequestId::Number(n),
+                    Err(_) => RequestId::BigNumber(v.to_string()),
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(v))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
+/// A message as it goes on the wire: serialises the [`Value`] as is, except that a
+/// [`RequestId::BigNumber`]'s placeholder in the top-level `id` is written as the original
+/// digits. Every transport writes messages through this.
+#[derive(Debug, Clone, Copy)]
+pub struct Wire<'a>(pub &'a Value);
+
+impl Wire<'_> {
+    /// The message as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for Wire<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let raw = match self.0 {
+            Value::Object(obj) => match obj.get("id") {
+                Some(Value::Object(id)) => id.get(RAW_ID_KEY).and_then(Value::as_str),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some(digits), Value::Object(obj)) = (raw, self.0) else {
+            return self.0.serialize(s);
+        };
+        let id = RequestId::BigNumber(digits.to_owned());
+        let mut map = s.serialize_map(Some(obj.len()))?;
+        for (k, v) in obj {
+            if k == "id" {
+                map.serialize_entry(k, &id)?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RpcError {
     /// The code.
     pub code: i64,
@@ -87,6 +218,15 @@ impl RpcError {
     /// `-32603`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(codes::INTERNAL_ERROR, message)
+    }
+    /// `-32010` Limit reached: `Limit reached: {what} (at most {max})`, with
+    /// `data: {"limit": limit, "max": max}`.
+    pub fn limit_reached(limit: &str, max: usize, what: &str) -> Self {
+        Self::new(
+            codes::LIMIT_REACHED,
+            format!("Limit reached: {what} (at most {max})"),
+        )
+        .with_data(serde_json::json!({ "limit": limit, "max": max }))
     }
 }
 
@@ -154,11 +294,58 @@ impl Message {
             id: None,
             error: RpcError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
         })?;
-        Self::from_value(value)
+        // An integer id beyond 64 bits parsed as a double: read its digits again from the text
+        // (rare, so the common path pays nothing).
+        let big = matches!(value.get("id"), Some(Value::Number(n)) if n.is_f64());
+        let raw_id = big
+            .then(|| {
+                #[derive(Deserialize)]
+                struct IdOnly<'a> {
+                    #[serde(borrow)]
+                    id: &'a serde_json::value::RawValue,
+                }
+                let raw = serde_json::from_str::<IdOnly<'_>>(text).ok()?;
+                let digits = raw.id.get().trim();
+                is_integer_literal(digits).then(|| RequestId::BigNumber(digits.to_owned()))
+            })
+            .flatten();
+        let mut message = Self::classify(value, raw_id)?;
+        // `notifications/cancelled` names a request by its id: one beyond 64 bits keeps its digits
+        // the same way (as the placeholder of `RequestId::to_value`, which `RequestId::from_param`
+        // reads).
+        if let Message::Notification(n) = &mut message
+            && n.method == "notifications/cancelled"
+            && let Some(params) = n.params.as_mut().and_then(Value::as_object_mut)
+            && matches!(params.get("requestId"), Some(Value::Number(x)) if x.is_f64())
+        {
+            #[derive(Deserialize)]
+            struct Params<'a> {
+                #[serde(borrow, rename = "requestId")]
+                request_id: &'a serde_json::value::RawValue,
+            }
+            #[derive(Deserialize)]
+            struct Cancelled<'a> {
+                #[serde(borrow)]
+                params: Params<'a>,
+            }
+            if let Ok(raw) = serde_json::from_str::<Cancelled<'_>>(text) {
+                let digits = raw.params.request_id.get().trim();
+                if is_integer_literal(digits) {
+                    let id = RequestId::BigNumber(digits.to_owned());
+                    params.insert("requestId".into(), id.to_value());
+                }
+            }
+        }
+        Ok(message)
     }
 
     /// Classifies a parsed JSON value.
     pub fn from_value(value: Value) -> Result<Message, Rejected> {
+        Self::classify(value, None)
+    }
+
+    /// `big_id`: the id, when it is an integer too large for `value` to hold exactly.
+    fn classify(value: Value, big_id: Option<RequestId>) -> Result<Message, Rejected> {
         let mut obj = match value {
             Value::Object(obj) => obj,
             Value::Array(_) => {
@@ -181,6 +368,7 @@ impl Message {
         };
         let id = match obj.remove("id") {
             None => None,
+            Some(_) if big_id.is_some() => big_id,
             Some(v) => match serde_json::from_value::<RequestId>(v.clone()) {
                 Ok(id) => Some(id),
                 Err(_) if v.is_null() => {
@@ -259,11 +447,7 @@ fn envelope(id: Option<&RequestId>, key: &str, payload: Value) -> Value {
     let mut message = Map::new();
     message.insert("jsonrpc".into(), Value::from("2.0"));
     if let Some(id) = id {
-        let id = match id {
-            RequestId::Number(n) => Value::from(*n),
-            RequestId::String(s) => Value::from(s.as_str()),
-        };
-        message.insert("id".into(), id);
+        message.insert("id".into(), id.to_value());
     }
     message.insert(key.into(), payload);
     Value::Object(message)
@@ -271,7 +455,12 @@ fn envelope(id: Option<&RequestId>, key: &str, payload: Value) -> Value {
 
 /// Serialises an error response (`id: null` when the request's id could not be read).
 pub fn error_message(id: Option<&RequestId>, error: &RpcError) -> Value {
-    serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    let mut message = Map::new();
+    message.insert("jsonrpc".into(), Value::from("2.0"));
+    message.insert("id".into(), id.map_or(Value::Null, RequestId::to_value));
+    let error = serde_json::to_value(error).unwrap_or(Value::Null);
+    message.insert("error".into(), error);
+    Value::Object(message)
 }
 
 /// Serialises a notification.

@@ -39,6 +39,16 @@ pub(crate) struct LegacySession {
 pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
     /// Queues one message; `false` when it cannot reach the client any more.
     fn send(&self, message: Value) -> bool;
+
+    /// Queues one server-to-client request; `Err` says why it cannot go out (so the request
+    /// fails at once rather than waiting for an answer).
+    fn send_request(&self, message: Value) -> Result<(), RpcError> {
+        if self.send(message) {
+            Ok(())
+        } else {
+            Err(RpcError::internal("the client connection is closed"))
+        }
+    }
 }
 
 impl Sink for Outbound {
@@ -65,6 +75,9 @@ pub struct Connection {
     owner: Owner,
     /// The authenticated caller (HTTP with an authenticator), as tools see it.
     pub(crate) principal: Option<crate::tool::Principal>,
+    /// Whether the server can tell this connection's requestor from others (a principal, or a
+    /// connection that is one client): decides whether `tasks.list` is advertised.
+    identified: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -73,13 +86,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Connection {
     /// A connection whose modern-era tasks belong to `owner`. Cancelling `closing` ends every
-    /// request in flight on it (and is done by [`Connection::close`]).
+    /// request in flight on it (and is done by [`Connection::close`]). `identified`: the
+    /// requestor is known (authenticated, or alone on its connection).
     pub(crate) fn new(
         server: Arc<ServerInner>,
         sink: Arc<dyn Sink>,
         owner: Owner,
         principal: Option<crate::tool::Principal>,
         closing: CancellationToken,
+        identified: bool,
     ) -> Arc<Self> {
         Arc::new(Connection {
             server,
@@ -93,7 +108,13 @@ impl Connection {
             closing,
             owner,
             principal,
+            identified,
         })
+    }
+
+    /// Whether the requestor is known (see [`Connection::new`]).
+    pub(crate) fn requestor_identified(&self) -> bool {
+        self.identified
     }
 
     /// Resolves once the reply to request `id` has been handed to the transport (or the request
@@ -164,10 +185,24 @@ impl Connection {
             self.next_id.fetch_add(1, Ordering::Relaxed)
         ));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
-        if !self.send(jsonrpc::request_message(&id, method, params)) {
+        {
+            let mut pending = lock(&self.pending);
+            let max = self.server.limits.inputs_per_session;
+            if pending.len() >= max {
+                return Err(RpcError::limit_reached(
+                    "inputs_per_session",
+                    max,
+                    "this session already has as many requests to the client waiting for answers as it may",
+                ));
+            }
+            pending.insert(id.clone(), tx);
+        }
+        if let Err(e) = self
+            .sink
+            .send_request(jsonrpc::request_message(&id, method, params))
+        {
             lock(&self.pending).remove(&id);
-            return Err(RpcError::internal("the client connection is closed"));
+            return Err(e);
         }
         let guard = PendingGuard {
             conn: self,
@@ -187,6 +222,9 @@ impl Connection {
         match message {
             Err(rejected) => {
                 tracing::debug!(error = %rejected.error, "rejected a message");
+                if let Some(id) = &rejected.id {
+                    self.fail_pending(id, &rejected.error);
+                }
                 self.send(error_message(rejected.id.as_ref(), &rejected.error));
             }
             Ok(Message::Request(req)) if req.method == "initialize" => {
@@ -264,6 +302,23 @@ impl Connection {
                 tracing::debug!(id = %resp.id, "a response to no request of ours; ignored")
             }
         }
+    }
+
+    /// A message with the id of one of our server-to-client requests could not be read as a
+    /// response (no `result` or `error`, a malformed `error`): the request fails with that
+    /// reason rather than waiting forever. `false` when no request of ours has this id.
+    pub(crate) fn fail_pending(&self, id: &RequestId, why: &RpcError) -> bool {
+        let Some(tx) = lock(&self.pending).remove(id) else {
+            return false;
+        };
+        let _ = tx.send(Err(RpcError::new(
+            why.code,
+            format!(
+                "the client's response to request {id} is malformed: {}",
+                why.message
+            ),
+        )));
+        true
     }
 
     /// Cancels one in-flight request (`notifications/cancelled`).

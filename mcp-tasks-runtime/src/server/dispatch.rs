@@ -24,6 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 /// Answers `initialize`: opens (or re-opens) the legacy session of this connection.
 pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
+    if conn.session().is_some() {
+        return error_message(Some(&req.id), &already_initialized());
+    }
     let params = req.params.clone().unwrap_or_else(|| json!({}));
     let requested = match params.get("protocolVersion") {
         Some(Value::String(v)) => v.clone(),
@@ -69,7 +72,7 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
     let server = &conn.server;
     let mut result = json!({
         "protocolVersion": version,
-        "capabilities": legacy_capabilities(),
+        "capabilities": legacy_capabilities(conn.requestor_identified()),
         "serverInfo": server.info,
     });
     if let Some(text) = &server.instructions {
@@ -78,11 +81,24 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
     result_message(&req.id, result)
 }
 
-fn legacy_capabilities() -> Value {
+/// The answer to a second `initialize` on a live session: the session stays as it was.
+pub(crate) fn already_initialized() -> RpcError {
+    RpcError::invalid_request(
+        "Invalid Request: this session is already initialized; `initialize` opens a session once (end it and open a new one to start again)",
+    )
+}
+
+/// `tasks.list` only where requestors can be told apart (2025-11-25: receivers that cannot
+/// SHOULD NOT declare it): an authenticated principal, or a connection that is one client.
+fn legacy_capabilities(identified: bool) -> Value {
+    let mut tasks = json!({ "cancel": {}, "requests": { "tools": { "call": {} } } });
+    if identified {
+        tasks["list"] = json!({});
+    }
     json!({
         "tools": { "listChanged": false },
         "logging": {},
-        "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
+        "tasks": tasks,
     })
 }
 
@@ -109,7 +125,7 @@ pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
                 .params
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
-                .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                .and_then(RequestId::from_param);
             match id {
                 Some(id) => {
                     if !conn.cancel_request(&id) {
@@ -596,6 +612,12 @@ async fn run_mrtr(
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
+        // The client's answer does not fit its question: its error, and nothing is used up (a
+        // retry with a fitting answer under the same `requestState` goes on).
+        mrtr::Step::Misfit(why) => {
+            tool_cancel.cancel();
+            Err(RpcError::invalid_params(why))
+        }
         mrtr::Step::Suspended(needed) => {
             replay.keep_used(&mut gathered);
             mrtr::record_asked(&mut gathered, &needed);
@@ -724,19 +746,29 @@ async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
             None => Err(task_not_found()),
         },
         "tasks/update" => {
-            let responses = match req.params.get("inputResponses") {
-                Some(Value::Object(map)) => map.clone(),
-                Some(_) => {
-                    return Err(RpcError::invalid_params(
-                        "`inputResponses` must be an object",
-                    ));
-                }
-                None => {
-                    return Err(RpcError::invalid_params(
-                        "missing required parameter `inputResponses`",
-                    ));
-                }
+            if !req.params.contains_key("inputResponses") {
+                return Err(RpcError::invalid_params(
+                    "missing required parameter `inputResponses`",
+                ));
+            }
+            // The same shape rules as an MRTR retry; then each answer to an outstanding request
+            // must fit that request. A wrong answer is the caller's error and uses nothing up:
+            // the question stays open for a right one.
+            let responses = mrtr::parse_responses(&req.params).map_err(RpcError::invalid_params)?;
+            let Some(record) = store.get(&id, &owner).await? else {
+                return Err(task_not_found());
             };
+            for (key, answer) in &responses {
+                if let Some(asked) = record.input_requests.get(key)
+                    && let Err(why) = mrtr::check_answer(&asked.method, answer)
+                {
+                    return Err(RpcError::invalid_params(format!(
+                        "`inputResponses.{key}` does not answer its `{}` request: {why}",
+                        asked.method
+                    ))
+                    .with_data(json!({ "key": key })));
+                }
+            }
             match store.deliver_responses(&id, &owner, responses).await {
                 Ok(report) => {
                     if !report.ignored.is_empty() {

@@ -54,10 +54,7 @@ impl ContextBackend for LegacyInline {
             let conn = conn.upgrade().ok_or(InputError::Disconnected)?;
             conn.request(&request.method, request.params)
                 .await
-                .map_err(|e| InputError::Client {
-                    code: e.code,
-                    message: e.message,
-                })
+                .map_err(InputError::from_rpc)
         })
     }
 

@@ -9,6 +9,7 @@ mod era;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
+mod limits;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -19,6 +20,7 @@ pub use connection::Connection;
 pub use era::Era;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
+pub use limits::Limits;
 pub use stdio::shutdown_signal;
 
 use crate::protocol::Implementation;
@@ -108,6 +110,7 @@ pub(crate) struct ServerInner {
     pub(crate) store: Arc<dyn TaskStore>,
     /// Application state (`Server::state`), handed to every call's context.
     pub(crate) state: Arc<crate::tool::StateMap>,
+    pub(crate) limits: Limits,
     engine: OnceLock<Arc<TaskEngine>>,
 }
 
@@ -126,6 +129,9 @@ impl ServerInner {
                     max_ttl: c.max_ttl,
                     cancel_grace: c.cancel_grace,
                     sweep_every: c.sweep_every,
+                    max_tasks: self.limits.tasks,
+                    max_tasks_per_owner: self.limits.tasks_per_owner,
+                    max_inputs_per_task: self.limits.inputs_per_task,
                 },
             )
         })
@@ -148,6 +154,7 @@ impl Server {
                 state_key: crate::task::state::StateKey::random(),
                 store: Arc::new(MemoryTaskStore::new()),
                 state: Arc::default(),
+                limits: Limits::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -251,44 +258,92 @@ impl Server {
         self.inner.engine().stop_tasks().await
     }
 
+    /// Replaces the default [`Limits`] (tasks per owner and in total, outstanding input
+    /// requests, message size on stdio).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.inner_mut().limits = limits;
+        self
+    }
+
     /// The registered tools.
     pub fn tools(&self) -> &ToolRegistry {
         &self.inner.tools
     }
 
     /// Serves one client over this process's stdin and stdout until stdin closes or the process
-    /// gets SIGTERM / Ctrl-C. Logging goes to stderr (see [`crate::init_logging`]).
+    /// gets SIGTERM / Ctrl-C (this installs handlers for both; see
+    /// [`serve_stdio_with_shutdown`](Self::serve_stdio_with_shutdown) to stop on a future of your
+    /// own instead). Logging goes to stderr (see [`crate::init_logging`]).
     ///
     /// When stdin and stdout are pipes or sockets (as when a client spawns the server) they are
     /// driven by tokio's reactor, without a blocking thread per read and write.
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        self.check()?;
-        let (reader, writer) = crate::transport::std_streams::std_streams();
-        self.serve_io(reader, writer).await
+        self.serve_stdio_with_shutdown(shutdown_signal()).await
     }
 
-    /// Serves one client over any reader and writer (newline-delimited JSON-RPC).
+    /// [`serve_stdio`](Self::serve_stdio) until stdin closes or `shutdown` resolves, for a host
+    /// program that decides when the server stops. No signal handler is installed. When
+    /// `shutdown` resolves, requests in flight are cancelled (as on SIGTERM); when stdin closes,
+    /// they get [`ServerConfig::shutdown_grace`] to finish.
+    pub async fn serve_stdio_with_shutdown(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let (reader, writer) = crate::transport::std_streams::std_streams();
+        self.serve_io_with_shutdown(reader, writer, shutdown).await
+    }
+
+    /// Serves one client over any reader and writer (newline-delimited JSON-RPC) until the reader
+    /// ends or the process gets SIGTERM / Ctrl-C (this installs handlers for both).
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> std::io::Result<()>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_io_with_shutdown(reader, writer, shutdown_signal())
+            .await
+    }
+
+    /// [`serve_io`](Self::serve_io) until the reader ends or `shutdown` resolves; no signal
+    /// handler is installed.
+    pub async fn serve_io_with_shutdown<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         self.check()?;
-        stdio::serve(self.inner.clone(), reader, writer).await
+        stdio::serve(self.inner.clone(), reader, writer, shutdown).await
     }
 
     /// Serves over Streamable HTTP at `addr` (endpoint `/mcp`, default [`HttpConfig`]) until the
-    /// process gets SIGTERM / Ctrl-C; then in-flight responses finish (within
-    /// [`ServerConfig::shutdown_grace`]) and this returns. Both protocol eras are served.
+    /// process gets SIGTERM / Ctrl-C (this installs handlers for both); then in-flight responses
+    /// finish (within [`ServerConfig::shutdown_grace`]) and this returns. Both protocol eras are
+    /// served.
     #[cfg(feature = "http")]
     pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> std::io::Result<()> {
+        self.serve_http_with_shutdown(addr, shutdown_signal()).await
+    }
+
+    /// [`serve_http`](Self::serve_http) until `shutdown` resolves, for a host program that
+    /// decides when the server stops; no signal handler is installed.
+    #[cfg(feature = "http")]
+    pub async fn serve_http_with_shutdown(
+        self,
+        addr: impl tokio::net::ToSocketAddrs,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
-        self.serve_http_with(listener, HttpConfig::default(), shutdown_signal())
+        self.serve_http_with(listener, HttpConfig::default(), shutdown)
             .await
     }
 
     /// Serves over Streamable HTTP on a bound listener with these settings until `shutdown`
-    /// resolves, then finishes in-flight responses and returns.
+    /// resolves, then finishes in-flight responses and returns. No signal handler is installed.
     #[cfg(feature = "http")]
     pub async fn serve_http_with(
         self,

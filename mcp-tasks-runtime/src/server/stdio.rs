@@ -5,11 +5,12 @@ use super::connection::Connection;
 use crate::protocol::jsonrpc::{self, Message, RpcError, error_message};
 use crate::protocol::task::{Owner, TaskId};
 use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Serves one connection until its input closes or a shutdown signal comes.
+/// Serves one connection until its input closes or `shutdown` resolves.
 ///
 /// The loop runs as a task of its own, not in the caller's future: `#[tokio::main]` polls the
 /// future it is given on the main thread, outside the scheduler's workers, so a loop running
@@ -21,12 +22,15 @@ pub(crate) async fn serve<R, W>(
     server: Arc<ServerInner>,
     reader: R,
     writer: W,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(run(server, reader, writer)));
+    let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(run(
+        server, reader, writer, shutdown,
+    )));
     match task.await {
         Ok(result) => result,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -34,7 +38,12 @@ where
     }
 }
 
-async fn run<R, W>(server: Arc<ServerInner>, reader: R, writer: W) -> std::io::Result<()>
+async fn run<R, W>(
+    server: Arc<ServerInner>,
+    reader: R,
+    writer: W,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -51,9 +60,9 @@ where
         owner,
         None,
         CancellationToken::new(),
+        true,
     );
-    let mut reader = LineReader::new(reader);
-    let shutdown = shutdown_signal();
+    let mut reader = LineReader::with_max(reader, conn.server.limits.max_message);
     tokio::pin!(shutdown);
     let mut signalled = false;
     loop {
@@ -101,7 +110,10 @@ where
     Ok(())
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
+/// Resolves on SIGTERM or Ctrl-C (Ctrl-C only, off Unix). The convenience functions
+/// ([`Server::serve_stdio`](super::Server::serve_stdio), [`Server::serve_io`](super::Server::serve_io),
+/// [`Server::serve_http`](super::Server::serve_http)) stop on it; the `*_with_shutdown` ones stop on
+/// a future of the host program's instead and install no signal handler.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
     {

@@ -266,6 +266,9 @@ fn leave_input_required_if_done(record: &mut TaskRecord) {
     }
 }
 
+#[cfg(test)]
+mod props;
+
 fn touch(record: &mut TaskRecord, now: SystemTime) {
     record.version += 1;
     record.last_updated_at = now;

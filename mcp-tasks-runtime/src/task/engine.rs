@@ -62,6 +62,12 @@ pub struct EngineConfig {
     pub cancel_grace: Duration,
     /// How often expired tasks are swept (and the lease renewed, at least every `lease / 3`).
     pub sweep_every: Duration,
+    /// How many tasks may run at once in this engine, all owners together.
+    pub max_tasks: usize,
+    /// How many tasks one owner may have running at once.
+    pub max_tasks_per_owner: usize,
+    /// How many input requests one task may have outstanding at once.
+    pub max_inputs_per_task: usize,
 }
 
 /// Everything needed to start one task.
@@ -128,7 +134,7 @@ impl Prepared {
 }
 
 /// The task engine. Holds the store; keeps nothing about a task that the store does not have
-/// (beyond the handles of the tools it runs).
+/// (beyond the handles of the tools it runs, and how many run, for the limits).
 pub struct TaskEngine {
     store: Arc<dyn TaskStore>,
     config: EngineConfig,
@@ -143,6 +149,72 @@ pub struct TaskEngine {
     drivers: TaskTracker,
     /// Serve loops using this engine; the last one to end settles the tasks.
     serving: AtomicUsize,
+    /// How many tasks run here, per owner and in all, for the limits.
+    slots: Arc<Running>,
+}
+
+/// The tasks this engine runs, counted for [`EngineConfig::max_tasks`] and
+/// [`EngineConfig::max_tasks_per_owner`].
+#[derive(Default)]
+struct Running {
+    counts: Mutex<(usize, HashMap<Owner, usize>)>,
+}
+
+impl Running {
+    /// Takes a place for one more task of `owner`, or says which limit is in the way.
+    fn reserve(
+        self: &Arc<Self>,
+        owner: &Owner,
+        config: &EngineConfig,
+    ) -> Result<RunningSlot, RpcError> {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let (total, per_owner) = &mut *counts;
+        let mine = per_owner.get(owner).copied().unwrap_or(0);
+        if mine >= config.max_tasks_per_owner {
+            return Err(RpcError::limit_reached(
+                "tasks_per_owner",
+                config.max_tasks_per_owner,
+                "this requestor already has as many tasks running as it may; wait for one to end or cancel one",
+            ));
+        }
+        if *total >= config.max_tasks {
+            return Err(RpcError::limit_reached(
+                "tasks",
+                config.max_tasks,
+                "the server is running as many tasks as it may; try again later",
+            ));
+        }
+        *total += 1;
+        *per_owner.entry(owner.clone()).or_default() += 1;
+        Ok(RunningSlot {
+            running: self.clone(),
+            owner: owner.clone(),
+        })
+    }
+}
+
+/// One task's place in [`Running`], given back when the task's driver ends.
+struct RunningSlot {
+    running: Arc<Running>,
+    owner: Owner,
+}
+
+impl Drop for RunningSlot {
+    fn drop(&mut self) {
+        let mut counts = self
+            .running
+            .counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let (total, per_owner) = &mut *counts;
+        *total -= 1;
+        if let Some(n) = per_owner.get_mut(&self.owner) {
+            *n -= 1;
+            if *n == 0 {
+                per_owner.remove(&self.owner);
+            }
+        }
+    }
 }
 
 impl fmt::Debug for TaskEngine {
@@ -168,6 +240,7 @@ impl TaskEngine {
             running: Arc::default(),
             drivers: TaskTracker::new(),
             serving: AtomicUsize::new(0),
+            slots: Arc::default(),
         })
     }
 
@@ -299,6 +372,8 @@ impl TaskEngine {
             status: status.clone(),
             progress_token: launch.progress_token.clone(),
             shown: Default::default(),
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            max_outstanding: self.config.max_inputs_per_task,
         });
         Prepared {
             new,
@@ -327,6 +402,7 @@ impl TaskEngine {
             ..
         } = prepared;
         let id = new.id.clone();
+        let slot = self.slots.reserve(&new.owner, &self.config)?;
         self.hold_lease().await?;
         let record = self.store.create(new).await?;
         before_run(&record);
@@ -338,6 +414,7 @@ impl TaskEngine {
             cancel,
             grace: self.config.cancel_grace,
             channel,
+            _slot: slot,
         };
         let running = self.running.clone();
         let created = record.clone();
@@ -399,6 +476,8 @@ struct Run {
     cancel: CancellationToken,
     grace: Duration,
     channel: Option<Arc<dyn ClientChannel>>,
+    /// Held while the task runs.
+    _slot: RunningSlot,
 }
 
 impl Run {
@@ -486,6 +565,19 @@ pub(crate) struct TaskBackend {
     progress_token: Option<Value>,
     /// The last status and the last progress the tool reported; the status message shows both.
     shown: Mutex<StatusLine>,
+    /// Input requests of this task waiting for an answer, for
+    /// [`EngineConfig::max_inputs_per_task`].
+    outstanding: Arc<AtomicUsize>,
+    max_outstanding: usize,
+}
+
+/// One outstanding input request of a task, counted while it waits.
+struct Asking(Arc<AtomicUsize>);
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What a task's `statusMessage` is made of. `ctx.status(..)` replaces the status, `ctx.progress(..)`
@@ -587,7 +679,21 @@ impl ContextBackend for TaskBackend {
         let origin = self.origin;
         let channel = self.channel.clone();
         let status = self.status.clone();
+        let asking = if self.outstanding.fetch_add(1, Ordering::SeqCst) >= self.max_outstanding {
+            self.outstanding.fetch_sub(1, Ordering::SeqCst);
+            let max = self.max_outstanding;
+            return Box::pin(async move {
+                Err(InputError::LimitReached(RpcError::limit_reached(
+                    "inputs_per_task",
+                    max,
+                    "this task already waits on as many input requests as it may",
+                )))
+            });
+        } else {
+            Asking(self.outstanding.clone())
+        };
         Box::pin(async move {
+            let _asking = asking;
             if let Some(message) = status.take() {
                 store
                     .set_status_message(&id, Some(message))
@@ -621,10 +727,7 @@ impl ContextBackend for TaskBackend {
                     let answer = channel
                         .request(&request.method, params)
                         .await
-                        .map_err(|e| InputError::Client {
-                            code: e.code,
-                            message: e.message,
-                        })?;
+                        .map_err(InputError::from_rpc)?;
                     let mut responses = Map::new();
                     responses.insert(key.clone(), answer);
                     store
@@ -747,6 +850,8 @@ mod tests {
             status: Arc::new(StatusSlot::default()),
             progress_token: None,
             shown: Default::default(),
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            max_outstanding: 8,
         };
         backend.status("first".into());
         backend.status("planning".into());
@@ -780,6 +885,9 @@ mod tests {
             max_ttl: Duration::from_secs(3600),
             cancel_grace: Duration::from_secs(1),
             sweep_every: Duration::from_millis(5),
+            max_tasks: 10,
+            max_tasks_per_owner: 10,
+            max_inputs_per_task: 8,
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");

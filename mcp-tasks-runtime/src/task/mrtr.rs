@@ -30,6 +30,9 @@ pub(crate) struct Replay {
     used: Mutex<Vec<(String, String, Value)>>,
     counter: AtomicUsize,
     needed: Mutex<Vec<(String, InputRequest)>>,
+    /// An answer that does not fit the request it answers ([`check_answer`]): the retry is the
+    /// client's error (`-32602`), not the tool's.
+    misfit: Mutex<Option<String>>,
     progress: Option<ProgressFn>,
     log: Option<LogFn>,
 }
@@ -48,6 +51,7 @@ impl Replay {
             used: Mutex::new(Vec::new()),
             counter: AtomicUsize::new(0),
             needed: Mutex::new(Vec::new()),
+            misfit: Mutex::new(None),
             progress,
             log,
         }
@@ -66,6 +70,25 @@ impl Replay {
             gathered.asked.insert(key.clone(), Value::String(digest));
             gathered.answers.insert(key, answer);
         }
+    }
+
+    fn take_misfit(&self) -> Option<String> {
+        self.misfit.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Hands `answer` to the tool if it fits `request`; otherwise records why and holds the tool.
+    fn answer(&self, key: &str, request: &InputRequest, answer: Value) -> InputFuture {
+        if let Err(why) = check_answer(&request.method, &answer) {
+            let mut misfit = self.misfit.lock().unwrap_or_else(|e| e.into_inner());
+            misfit.get_or_insert_with(|| {
+                format!(
+                    "`inputResponses.{key}` does not answer its `{}` request: {why}",
+                    request.method
+                )
+            });
+            return Box::pin(std::future::pending());
+        }
+        Box::pin(async move { Ok(answer) })
     }
 
     fn has_needed(&self) -> bool {
@@ -95,16 +118,16 @@ impl ContextBackend for Replay {
             });
         }
         if let Some(answer) = self.answers.get(&key) {
-            let answer = answer.clone();
-            return Box::pin(async move { Ok(answer) });
+            return self.answer(&key, &request, answer.clone());
         }
         if let Some(answer) = self.volunteered.get(&key) {
             let answer = answer.clone();
-            self.used
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((key, digest, answer.clone()));
-            return Box::pin(async move { Ok(answer) });
+            self.used.lock().unwrap_or_else(|e| e.into_inner()).push((
+                key.clone(),
+                digest,
+                answer.clone(),
+            ));
+            return self.answer(&key, &request, answer);
         }
         self.needed
             .lock()
@@ -139,10 +162,13 @@ pub(crate) enum Step<T> {
     Suspended(Vec<(String, InputRequest)>),
     /// The tool asked to become a task (`ctx.start_task()`); its future is still there to drive.
     Promote,
+    /// An answer the client sent does not fit the request it answers (why, naming the key).
+    Misfit(String),
 }
 
-/// Drives the tool until it finishes, waits on input nobody has given yet, or asks to become a
-/// task. The future stays with the caller, so a promoted call goes on where it stopped.
+/// Drives the tool until it finishes, waits on input nobody has given yet, is handed an answer
+/// that does not fit its question, or asks to become a task. The future stays with the caller,
+/// so a promoted call goes on where it stopped.
 pub(crate) async fn drive<F: Future + Unpin>(
     fut: &mut F,
     replay: &Replay,
@@ -150,9 +176,17 @@ pub(crate) async fn drive<F: Future + Unpin>(
 ) -> Step<F::Output> {
     std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
         Poll::Ready(out) => Poll::Ready(Step::Done(out)),
-        Poll::Pending if replay.has_needed() => Poll::Ready(Step::Suspended(replay.take_needed())),
-        Poll::Pending if wants_task() => Poll::Ready(Step::Promote),
-        Poll::Pending => Poll::Pending,
+        Poll::Pending => {
+            if let Some(why) = replay.take_misfit() {
+                Poll::Ready(Step::Misfit(why))
+            } else if replay.has_needed() {
+                Poll::Ready(Step::Suspended(replay.take_needed()))
+            } else if wants_task() {
+                Poll::Ready(Step::Promote)
+            } else {
+                Poll::Pending
+            }
+        }
     })
     .await
 }
@@ -175,6 +209,42 @@ pub(crate) fn parse_responses(params: &Map<String, Value>) -> Result<Map<String,
             "`inputResponses` must be an object mapping each key of `inputRequests` to its result"
                 .into(),
         ),
+    }
+}
+
+/// Checks one answer against the request it answers, by method: an elicitation result needs an
+/// `action` of `accept`, `decline` or `cancel` (and `content`, when sent, is an object); a sampling
+/// result needs `role`, `content` and `model`; a roots result needs a `roots` list. `Err` says what
+/// is wrong, for a `-32602` naming the key. Other methods are only checked to be objects (by
+/// [`parse_responses`]).
+pub(crate) fn check_answer(method: &str, answer: &Value) -> Result<(), String> {
+    match method {
+        "elicitation/create" => {
+            match answer.get("action") {
+                Some(Value::String(a)) if matches!(a.as_str(), "accept" | "decline" | "cancel") => {
+                }
+                Some(Value::String(a)) => {
+                    return Err(format!(
+                        "`action` must be \"accept\", \"decline\" or \"cancel\", not \"{a}\""
+                    ));
+                }
+                Some(_) => return Err("`action` must be a string".into()),
+                None => return Err("an elicitation result needs `action`".into()),
+            }
+            match answer.get("content") {
+                None | Some(Value::Object(_)) => Ok(()),
+                Some(_) => Err("`content` must be an object".into()),
+            }
+        }
+        "sampling/createMessage" => {
+            serde_json::from_value::<crate::protocol::CreateMessageResult>(answer.clone())
+                .map(drop)
+                .map_err(|e| format!("not a sampling result: {e}"))
+        }
+        "roots/list" => serde_json::from_value::<crate::protocol::ListRootsResult>(answer.clone())
+            .map(drop)
+            .map_err(|e| format!("not a roots result: {e}")),
+        _ => Ok(()),
     }
 }
 

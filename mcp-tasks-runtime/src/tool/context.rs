@@ -77,6 +77,24 @@ pub enum InputError {
     /// Inline in the modern era: the call is suspended until the client retries with the answer.
     /// The runtime handles this; a tool only sees it if it swallows the error and goes on.
     Suspended,
+    /// A server limit on outstanding input requests (per task or per session) was reached;
+    /// nothing was sent. Returned with `?`, the call answers this JSON-RPC error (`-32010`).
+    LimitReached(crate::protocol::RpcError),
+}
+
+impl InputError {
+    /// The client's JSON-RPC error answer to an input request, or a limit the server refused it
+    /// under.
+    pub(crate) fn from_rpc(e: crate::protocol::RpcError) -> Self {
+        if e.code == crate::protocol::codes::LIMIT_REACHED {
+            InputError::LimitReached(e)
+        } else {
+            InputError::Client {
+                code: e.code,
+                message: e.message,
+            }
+        }
+    }
 }
 
 impl fmt::Display for InputError {
@@ -98,6 +116,7 @@ impl fmt::Display for InputError {
             InputError::Disconnected => f.write_str("the client is no longer connected"),
             InputError::InvalidForm(why) => write!(f, "cannot ask for this form: {why}"),
             InputError::Suspended => f.write_str("waiting for the client to retry with input"),
+            InputError::LimitReached(e) => write!(f, "{}", e.message),
         }
     }
 }

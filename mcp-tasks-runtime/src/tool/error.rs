@@ -151,6 +151,12 @@ impl fmt::Debug for ToolError {
 /// also the boxed error, `anyhow::Error` and strings, which a blanket impl over `Error` cannot
 /// (`Box<dyn Error>` does not implement `Error`, and coherence forbids a second impl for it).
 /// `ToolError` does not implement `Error`, so this does not overlap `From<ToolError>`.
+///
+/// Three errors keep their meaning: an [`RpcError`] stays that JSON-RPC error; an input request
+/// the client could not take ([`InputError::NotSupported`](super::InputError::NotSupported))
+/// answers [`missing_capability`](ToolError::missing_capability) (`-32021`); and an input request
+/// a server limit refused ([`InputError::LimitReached`](super::InputError::LimitReached)) answers
+/// that limit's `-32010`.
 impl<E> From<E> for ToolError
 where
     E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -165,10 +171,16 @@ where
             }
             Err(other) => other,
         };
-        if let Some(super::InputError::NotSupported { capability }) =
-            err.downcast_ref::<super::InputError>()
-        {
-            return ToolError::missing_capability(capability);
+        match err.downcast_ref::<super::InputError>() {
+            Some(super::InputError::NotSupported { capability }) => {
+                return ToolError::missing_capability(capability);
+            }
+            Some(super::InputError::LimitReached(e)) => {
+                return ToolError {
+                    kind: Kind::Rpc(e.clone()),
+                };
+            }
+            _ => {}
         }
         let mut text = err.to_string();
         let mut source = err.source();

@@ -1,12 +1,14 @@
 //! Newline-delimited JSON-RPC over a reader and a writer (stdin/stdout for a real server).
 
 use super::Outbound;
+use crate::protocol::jsonrpc::Wire;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-/// The longest line accepted (16 MiB). A longer line is answered with a parse error and skipped.
+/// The longest line accepted by default (16 MiB). A longer line is skipped (never buffered whole)
+/// and reported as [`Incoming::Unreadable`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// One item read from the peer.
@@ -14,7 +16,7 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 pub enum Incoming {
     /// A line of text (without the newline), not yet parsed.
     Line(String),
-    /// A line longer than [`MAX_LINE`] or not UTF-8; it was skipped.
+    /// A line longer than the reader's limit or not UTF-8; it was skipped.
     Unreadable(String),
 }
 
@@ -23,14 +25,21 @@ pub enum Incoming {
 pub struct LineReader<R> {
     reader: BufReader<R>,
     buf: Vec<u8>,
+    max: usize,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// Wraps a reader.
+    /// Wraps a reader; lines may be up to [`MAX_LINE`] bytes.
     pub fn new(reader: R) -> Self {
+        Self::with_max(reader, MAX_LINE)
+    }
+
+    /// Wraps a reader; lines may be up to `max` bytes (without the newline).
+    pub fn with_max(reader: R, max: usize) -> Self {
         LineReader {
             reader: BufReader::with_capacity(64 * 1024, reader),
             buf: Vec::new(),
+            max,
         }
     }
 
@@ -59,7 +68,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 };
                 let n = chunk.len();
                 if !too_long {
-                    if self.buf.len() + n > MAX_LINE + 1 {
+                    if self.buf.len() + n > self.max + 1 {
                         too_long = true;
                         self.buf.clear();
                     } else {
@@ -73,7 +82,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             if too_long {
                 return Some(Incoming::Unreadable(format!(
-                    "message longer than {MAX_LINE} bytes"
+                    "message longer than {} bytes",
+                    self.max
                 )));
             }
             while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
@@ -103,13 +113,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Unbounde
     let mut line = Vec::with_capacity(1024);
     while let Some(msg) = rx.recv().await {
         line.clear();
-        if serde_json::to_writer(&mut line, &msg).is_err() {
+        if serde_json::to_writer(&mut line, &Wire(&msg)).is_err() {
             continue;
         }
         line.push(b'\n');
         // Write whatever else is queued before flushing: fewer syscalls under load.
         while let Ok(more) = rx.try_recv() {
-            if serde_json::to_writer(&mut line, &more).is_ok() {
+            if serde_json::to_writer(&mut line, &Wire(&more)).is_ok() {
                 line.push(b'\n');
             }
             if line.len() > 1 << 20 {

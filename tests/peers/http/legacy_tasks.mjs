@@ -65,7 +65,9 @@ async function connect(url, label, fetchOptions = {}) {
     assertEq(transport.sessionId, sessionId, `${label}: transport.sessionId (from the Mcp-Session-Id header)`);
     const initialized = exchangeOf(trace, (m) => m.method === 'notifications/initialized');
     assertEq([initialized?.status, initialized?.headers['mcp-session-id'], initialized?.headers['mcp-protocol-version']], [202, sessionId, LEGACY_VERSION], `${label}: notifications/initialized [status, Mcp-Session-Id, MCP-Protocol-Version]`);
-    assertEq(client.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } }, `${label}: server capabilities.tasks`);
+    // No authentication here, so the server cannot tell requestors apart and does not declare
+    // `tasks.list` (2025-11-25: SHOULD NOT); `tasks/list` still answers, scoped to the session.
+    assertEq(client.getServerCapabilities()?.tasks, { cancel: {}, requests: { tools: { call: {} } } }, `${label}: server capabilities.tasks`);
     return { client, transport, trace, elicitations, errors, sessionId };
 }
 

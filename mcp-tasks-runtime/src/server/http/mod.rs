@@ -56,6 +56,9 @@ pub struct HttpConfig {
     path: String,
     max_body: usize,
     session_idle: Duration,
+    max_sessions: usize,
+    session_backlog: usize,
+    sse_buffer: usize,
     hosts: HostPolicy,
     authenticator: Option<Arc<dyn Authenticator>>,
 }
@@ -66,6 +69,9 @@ impl fmt::Debug for HttpConfig {
             .field("path", &self.path)
             .field("max_body", &self.max_body)
             .field("session_idle", &self.session_idle)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_backlog", &self.session_backlog)
+            .field("sse_buffer", &self.sse_buffer)
             .field("hosts", &self.hosts)
             .field("authenticator", &self.authenticator.is_some())
             .finish()
@@ -78,6 +84,9 @@ impl Default for HttpConfig {
             path: "/mcp".into(),
             max_body: 4 * 1024 * 1024,
             session_idle: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            session_backlog: 256,
+            sse_buffer: 1024,
             hosts: HostPolicy::Auto,
             authenticator: None,
         }
@@ -101,6 +110,32 @@ impl HttpConfig {
     /// (default 30 minutes). Its id then answers 404, and the client starts a new session.
     pub fn session_idle(mut self, idle: Duration) -> Self {
         self.session_idle = idle;
+        self
+    }
+
+    /// How many legacy sessions may be open at once (default 10,000). Over it, `initialize`
+    /// answers `-32010` `Limit reached: …` with `data: {"limit": "sessions", "max": N}` (HTTP 200)
+    /// and opens nothing; the sessions already open go on.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// How many server-to-client requests a legacy session keeps for a stream to come when the
+    /// client has none open that can take them (default 256). Over it, the request is refused:
+    /// the tool that asked gets [`InputError::LimitReached`](crate::InputError::LimitReached)
+    /// (`-32010`, `"limit": "session_backlog"`) at once; nothing waiting is dropped.
+    pub fn session_backlog(mut self, n: usize) -> Self {
+        self.session_backlog = n;
+        self
+    }
+
+    /// How many messages an SSE response (or a session's GET stream) buffers for a client that
+    /// reads slowly (default 1,024, at least 1). A request that finds the buffer full goes to
+    /// another of the session's streams or its backlog (see [`session_backlog`](Self::session_backlog));
+    /// a notification (progress, log) is dropped. The reply to the request itself never is.
+    pub fn sse_buffer(mut self, messages: usize) -> Self {
+        self.sse_buffer = messages.max(1);
         self
     }
 
@@ -310,7 +345,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
 // ---- responses -------------------------------------------------------------------------------
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
+    let mut response = (status, jsonrpc::Wire(body).to_json()).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -354,8 +389,12 @@ fn session_not_found() -> Response {
     )
 }
 
-/// The HTTP status of a JSON-RPC reply.
-fn status_of(reply: &Value, stateless_without_meta: bool) -> StatusCode {
+/// The HTTP status of a JSON-RPC reply. `in_session`: the reply to a request of a legacy
+/// (2025-11-25) session, where a 404 means "your session is gone" and a compliant client drops
+/// the session and every task in it: there, only a message that could not be taken as a request
+/// at all is a 400, and every other JSON-RPC error (`-32601` for a `required` tool called
+/// without `task`, say) is HTTP 200.
+fn status_of(reply: &Value, stateless_without_meta: bool, in_session: bool) -> StatusCode {
     let Some(code) = reply
         .get("error")
         .and_then(|e| e.get("code"))
@@ -363,6 +402,12 @@ fn status_of(reply: &Value, stateless_without_meta: bool) -> StatusCode {
     else {
         return StatusCode::OK;
     };
+    if in_session {
+        return match code {
+            codes::PARSE_ERROR | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        };
+    }
     match code {
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         codes::HEADER_MISMATCH
@@ -687,6 +732,14 @@ async fn post(
     let message = match message {
         Ok(m) => m,
         Err(rejected) => {
+            // A broken answer to one of a session's server-to-client requests fails that request
+            // (its tool gets the reason) instead of leaving it waiting.
+            if let (Some(id), Some(session)) = (
+                &rejected.id,
+                session_id(&headers).and_then(|s| state.sessions.get(&s, &principal)),
+            ) {
+                session.conn.fail_pending(id, &rejected.error);
+            }
             return rpc_error_response(
                 StatusCode::BAD_REQUEST,
                 rejected.id.as_ref(),
@@ -744,6 +797,18 @@ async fn post(
         Message::Request(req) => {
             let modern = has_modern_meta(req.params.as_ref());
             if req.method == "initialize" && !modern {
+                // `initialize` opens a session; sent on a live one it is an error and the
+                // session goes on as it was.
+                if let Some(id) = &session_header {
+                    return match state.sessions.get(id, &principal) {
+                        Some(_) => rpc_error_response(
+                            StatusCode::BAD_REQUEST,
+                            Some(&req.id),
+                            &dispatch::already_initialized(),
+                        ),
+                        None => session_not_found(),
+                    };
+                }
                 return initialize(&state, principal, &req);
             }
             let empty = Map::new();
@@ -809,18 +874,27 @@ fn initialize(
     principal: Option<Principal>,
     req: &jsonrpc::Request,
 ) -> Response {
-    let routes = Arc::new(Routes::default());
+    if state.sessions.len() >= state.config.max_sessions {
+        let err = RpcError::limit_reached(
+            "sessions",
+            state.config.max_sessions,
+            "the server has as many sessions open as it may; try again later",
+        );
+        return rpc_error_response(StatusCode::OK, Some(&req.id), &err);
+    }
+    let routes = Arc::new(Routes::new(state.config.session_backlog));
     let conn = Connection::new(
         state.server.clone(),
         Arc::new(SessionSink(routes.clone())),
         state.owner(&principal),
         principal.clone(),
         state.closing.child_token(),
+        principal.is_some(),
     );
     let reply = dispatch::initialize(&conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
         conn.close();
-        return json_response(status_of(&reply, false), &reply);
+        return json_response(status_of(&reply, false, false), &reply);
     };
     state.sessions.insert(
         session_id.clone(),
@@ -835,11 +909,19 @@ fn initialize(
 
 /// A stateless request's sink: its own response stream.
 #[derive(Debug)]
-struct PostSink(mpsc::UnboundedSender<Value>);
+struct PostSink(mpsc::Sender<Value>);
 
 impl Sink for PostSink {
     fn send(&self, message: Value) -> bool {
-        self.0.send(message).is_ok()
+        match self.0.try_send(message) {
+            Ok(()) => true,
+            // Only notifications go here; the reply does not (it has its own channel).
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::debug!("a response stream's buffer is full; notification dropped");
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     }
 }
 
@@ -879,8 +961,9 @@ async fn run_request(
     accept: Accepts,
 ) -> Response {
     let id = req.id.clone();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
     let stateless_without_meta = session.is_none() && !has_modern_meta(req.params.as_ref());
+    let in_session = session.is_some();
     let (conn, route_guard) = match &session {
         Some(s) => {
             s.touch();
@@ -915,6 +998,7 @@ async fn run_request(
                 state.owner(&principal),
                 principal.clone(),
                 state.closing.child_token(),
+                principal.is_some(),
             ),
             None,
         ),
@@ -945,11 +1029,11 @@ async fn run_request(
     let first = tokio::select! {
         biased;
         m = rx.recv(), if accept.sse => m,
-        r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta),
+        r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta, in_session),
     };
     let Some(first) = first else {
         // Nothing will be streamed (the sink is gone); wait for the reply.
-        return finish_json(reply_rx.await, cancel, stateless_without_meta);
+        return finish_json(reply_rx.await, cancel, stateless_without_meta, in_session);
     };
     let stream = SseState {
         queued: vec![first],
@@ -966,10 +1050,14 @@ fn finish_json(
     reply: Result<Option<Value>, oneshot::error::RecvError>,
     mut cancel: CancelOnDrop,
     stateless_without_meta: bool,
+    in_session: bool,
 ) -> Response {
     cancel.id = None;
     match reply {
-        Ok(Some(reply)) => json_response(status_of(&reply, stateless_without_meta), &reply),
+        Ok(Some(reply)) => json_response(
+            status_of(&reply, stateless_without_meta, in_session),
+            &reply,
+        ),
         _ => rpc_error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             None,
@@ -979,7 +1067,10 @@ fn finish_json(
 }
 
 fn sse_event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+    Bytes::from(format!(
+        "event: message\ndata: {}\n\n",
+        jsonrpc::Wire(message).to_json()
+    ))
 }
 
 fn sse_response<S>(stream: S) -> Response
@@ -1001,7 +1092,7 @@ where
 /// The SSE response of one POST: messages sent while the request runs, then its reply.
 struct SseState {
     queued: Vec<Value>,
-    rx: Option<mpsc::UnboundedReceiver<Value>>,
+    rx: Option<mpsc::Receiver<Value>>,
     reply: Option<oneshot::Receiver<Option<Value>>>,
     cancel: Option<CancelOnDrop>,
     _route: Option<RouteGuard>,
@@ -1054,7 +1145,7 @@ fn get(state: Arc<HttpState>, principal: Option<Principal>, headers: &HeaderMap)
     let Some(session) = state.sessions.get(&id, &principal) else {
         return session_not_found();
     };
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(state.config.sse_buffer);
     if !session.routes.open_get(tx.clone()) {
         return rpc_error_response(
             StatusCode::CONFLICT,
@@ -1075,8 +1166,8 @@ fn get(state: Arc<HttpState>, principal: Option<Principal>, headers: &HeaderMap)
 /// A session's standalone stream: what the server sends on its own, and a comment now and then so
 /// proxies keep it open. Ends when the session ends or the server shuts down.
 struct GetStream {
-    rx: mpsc::UnboundedReceiver<Value>,
-    tx: mpsc::UnboundedSender<Value>,
+    rx: mpsc::Receiver<Value>,
+    tx: mpsc::Sender<Value>,
     session: Arc<HttpSession>,
     draining: CancellationToken,
 }

@@ -4,12 +4,14 @@
 use super::super::auth::Principal;
 use super::super::connection::{Connection, Sink};
 use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::meta;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
+use tokio::sync::mpsc::error::TrySendError;
 
 tokio::task_local! {
     /// The client request whose handling is running (set around each legacy POST's dispatch):
@@ -17,25 +19,24 @@ tokio::task_local! {
     pub(super) static ORIGIN: RequestId;
 }
 
-/// How many undeliverable server-to-client requests a session keeps for a stream to come.
-const BACKLOG: usize = 256;
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The streams a legacy client is reading, and where each outgoing message goes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Routes {
     inner: Mutex<RoutesInner>,
+    /// How many server-to-client requests may wait in the backlog.
+    max_backlog: usize,
 }
 
 #[derive(Debug, Default)]
 struct RoutesInner {
     /// The session's standalone stream (GET).
-    get: Option<UnboundedSender<Value>>,
+    get: Option<Sender<Value>>,
     /// The SSE responses of POSTs in flight, by request id.
-    posts: HashMap<RequestId, UnboundedSender<Value>>,
+    posts: HashMap<RequestId, Sender<Value>>,
     /// Open `tasks/result` POSTs, by task id.
     task_results: HashMap<String, Vec<RequestId>>,
     /// Progress tokens of requests in flight.
@@ -52,12 +53,34 @@ pub(super) struct PostRoute {
     pub(super) progress: Option<String>,
 }
 
+/// Offers a message to one stream: `true` when it took it. A stream whose buffer is full (its
+/// client reads too slowly) does not, and the message goes elsewhere.
+fn offer(tx: &Sender<Value>, msg: &Value) -> bool {
+    match tx.try_send(msg.clone()) {
+        Ok(()) => true,
+        Err(TrySendError::Full(_)) => {
+            tracing::debug!("an SSE stream's buffer is full; trying another route");
+            false
+        }
+        Err(TrySendError::Closed(_)) => false,
+    }
+}
+
 impl Routes {
+    /// Routes with a backlog of at most `max_backlog` requests.
+    pub(super) fn new(max_backlog: usize) -> Self {
+        Routes {
+            inner: Mutex::default(),
+            max_backlog,
+        }
+    }
+
     /// Sends one message to the stream it belongs on: the open `tasks/result` of its related task,
     /// the request that carries its progress token, the request it was sent from, or the
-    /// session's GET stream. A request no stream can take waits in the backlog; a notification
-    /// is dropped.
-    fn route(&self, msg: Value) -> bool {
+    /// session's GET stream. A request no stream can take waits in the backlog, and one the full
+    /// backlog cannot take is refused (`-32010`), so that its sender fails at once instead of
+    /// waiting for an answer that cannot come; a notification no stream can take is dropped.
+    fn route(&self, msg: Value) -> Result<(), RpcError> {
         let related = msg
             .get("params")
             .and_then(|p| p.get("_meta"))
@@ -82,27 +105,37 @@ impl Routes {
         candidates.extend(origin);
         for id in candidates {
             if let Some(tx) = r.posts.get(&id)
-                && tx.send(msg.clone()).is_ok()
+                && offer(tx, &msg)
             {
-                return true;
+                return Ok(());
             }
         }
         if let Some(tx) = &r.get {
-            if tx.send(msg.clone()).is_ok() {
-                return true;
+            if offer(tx, &msg) {
+                return Ok(());
             }
-            r.get = None;
+            if tx.is_closed() {
+                r.get = None;
+            }
         }
         let is_request = msg.get("id").is_some() && msg.get("method").is_some();
         if is_request {
-            if r.backlog.len() >= BACKLOG {
-                r.backlog.pop_front();
+            if r.backlog.len() >= self.max_backlog {
+                tracing::warn!(
+                    max = self.max_backlog,
+                    "a session's backlog is full; a server-to-client request was refused"
+                );
+                return Err(RpcError::limit_reached(
+                    "session_backlog",
+                    self.max_backlog,
+                    "this session already has as many requests waiting for the client to open a stream as it may",
+                ));
             }
             r.backlog.push_back((related, msg));
         } else {
-            tracing::debug!("no stream open for a notification; dropped");
+            tracing::debug!("no stream can take a notification now; dropped");
         }
-        true
+        Ok(())
     }
 
     /// Registers the SSE stream of a POST in flight.
@@ -111,16 +144,14 @@ impl Routes {
         id: &RequestId,
         task: Option<String>,
         progress: Option<String>,
-        tx: UnboundedSender<Value>,
+        tx: Sender<Value>,
     ) -> PostRoute {
         let mut r = lock(&self.inner);
         if let Some(task) = &task {
             // Requests of this task that found no stream wait for exactly this one.
             let backlog = std::mem::take(&mut r.backlog);
             for (related, msg) in backlog {
-                if related.as_deref() == Some(task.as_str()) {
-                    let _ = tx.send(msg);
-                } else {
+                if related.as_deref() != Some(task.as_str()) || !offer(&tx, &msg) {
                     r.backlog.push_back((related, msg));
                 }
             }
@@ -160,19 +191,21 @@ impl Routes {
     }
 
     /// Opens the session's GET stream; `false` when one is already open.
-    pub(super) fn open_get(&self, tx: UnboundedSender<Value>) -> bool {
+    pub(super) fn open_get(&self, tx: Sender<Value>) -> bool {
         let mut r = lock(&self.inner);
         if r.get.as_ref().is_some_and(|g| !g.is_closed()) {
             return false;
         }
-        for (_, msg) in std::mem::take(&mut r.backlog) {
-            let _ = tx.send(msg);
+        for (related, msg) in std::mem::take(&mut r.backlog) {
+            if !offer(&tx, &msg) {
+                r.backlog.push_back((related, msg));
+            }
         }
         r.get = Some(tx);
         true
     }
 
-    pub(super) fn close_get(&self, tx: &UnboundedSender<Value>) {
+    pub(super) fn close_get(&self, tx: &Sender<Value>) {
         let mut r = lock(&self.inner);
         if r.get.as_ref().is_some_and(|g| g.same_channel(tx)) {
             r.get = None;
@@ -193,6 +226,10 @@ pub(super) struct SessionSink(pub(super) Arc<Routes>);
 
 impl Sink for SessionSink {
     fn send(&self, message: Value) -> bool {
+        self.0.route(message).is_ok()
+    }
+
+    fn send_request(&self, message: Value) -> Result<(), RpcError> {
         self.0.route(message)
     }
 }
@@ -239,6 +276,11 @@ pub(super) struct Sessions {
 }
 
 impl Sessions {
+    /// How many sessions are live.
+    pub(super) fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
     pub(super) fn insert(&self, id: String, session: Arc<HttpSession>) {
         lock(&self.map).insert(id, session);
     }
@@ -277,5 +319,42 @@ impl Sessions {
         for (_, s) in lock(&self.map).drain() {
             s.conn.close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    fn request(n: u64) -> Value {
+        json!({ "jsonrpc": "2.0", "id": format!("r{n}"), "method": "elicitation/create", "params": {} })
+    }
+
+    /// An SSE stream's buffer is bounded: a request that finds it full waits in the backlog,
+    /// one the full backlog cannot take is refused with `-32010`, a notification is dropped,
+    /// and nothing already queued is lost.
+    #[test]
+    fn a_full_stream_buffer_and_a_full_backlog_lose_nothing_already_queued() {
+        let routes = Routes::new(1);
+        let (tx, mut rx) = mpsc::channel(1);
+        assert!(routes.open_get(tx.clone()));
+        routes.route(request(1)).unwrap();
+        routes.route(request(2)).unwrap();
+        let refused = routes.route(request(3)).unwrap_err();
+        assert_eq!(refused.code, crate::protocol::codes::LIMIT_REACHED);
+        assert_eq!(refused.data.as_ref().unwrap()["limit"], "session_backlog");
+        routes
+            .route(json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": {} }))
+            .unwrap();
+        assert_eq!(rx.try_recv().unwrap()["id"], "r1");
+        assert!(rx.try_recv().is_err());
+
+        routes.close_get(&tx);
+        let (tx2, mut rx2) = mpsc::channel(4);
+        assert!(routes.open_get(tx2));
+        assert_eq!(rx2.try_recv().unwrap()["id"], "r2");
+        assert!(rx2.try_recv().is_err());
     }
 }

@@ -1,0 +1,83 @@
+//! `tools/call` argument decoding: any JSON as a tool's `arguments` is decoded or refused with a
+//! `-32602` that names what is wrong; never a panic.
+#![no_main]
+
+use mcp_tasks_runtime::protocol::InputRequest;
+use mcp_tasks_runtime::tool::{ContextBackend, InputFuture, RegisteredTool};
+use mcp_tasks_runtime::{ToolContext, tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::sync::{Arc, OnceLock};
+
+/// Where to.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Place {
+    /// Name.
+    pub name: String,
+    /// Coordinates.
+    pub at: Option<(f64, f64)>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// A mode.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Fast.
+    Fast,
+    /// Careful.
+    Careful {
+        /// How careful.
+        level: u8,
+    },
+}
+
+/// Many kinds of parameters.
+#[tool]
+async fn many(
+    text: String,
+    count: Option<u32>,
+    ratio: f64,
+    flag: bool,
+    items: Vec<i64>,
+    place: Place,
+    mode: Option<Mode>,
+    extra: Option<serde_json::Value>,
+) -> String {
+    format!("{text}{count:?}{ratio}{flag}{items:?}{place:?}{mode:?}{extra:?}")
+}
+
+/// No parameters.
+#[tool]
+async fn none() -> String {
+    String::new()
+}
+
+struct NoInput;
+
+impl ContextBackend for NoInput {
+    fn input(&self, _: InputRequest) -> InputFuture {
+        Box::pin(std::future::pending())
+    }
+}
+
+fn tools() -> &'static [RegisteredTool; 2] {
+    static TOOLS: OnceLock<[RegisteredTool; 2]> = OnceLock::new();
+    TOOLS.get_or_init(|| [RegisteredTool::of::<many>(), RegisteredTool::of::<none>()])
+}
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Ok(arguments) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    for tool in tools() {
+        let ctx = ToolContext::new(Arc::new(NoInput), Default::default(), Default::default());
+        if let Err(e) = tool.call(ctx, Some(arguments.clone())) {
+            let rpc = e.to_rpc();
+            assert_eq!(rpc.code, -32602, "{rpc:?}");
+            assert!(!rpc.message.is_empty());
+        }
+    }
+});

@@ -1,0 +1,130 @@
+//! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`). Not an API: each function
+//! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
+
+use crate::protocol::InputRequest;
+use crate::protocol::jsonrpc::{Message, Wire, error_message, result_message};
+use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
+use crate::store::{NewTask, machine};
+use crate::task::{mrtr, state};
+use serde_json::{Map, Value};
+use std::time::SystemTime;
+
+/// Message parsing and classification (both transports' first step). Whatever the bytes, the
+/// answer is a message or a precise rejection; an answer written for it parses again, with the
+/// same id (byte-for-byte ids included).
+pub fn message(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match Message::parse(text) {
+        Ok(Message::Request(req)) => {
+            let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
+            match Message::parse(&reply) {
+                Ok(Message::Response(resp)) => assert_eq!(resp.id, req.id, "{reply}"),
+                other => panic!("the reply to {text:?} does not parse back: {reply} -> {other:?}"),
+            }
+        }
+        Ok(Message::Response(resp)) => {
+            let _ = resp.outcome;
+        }
+        Ok(Message::Notification(_)) => {}
+        Err(rejected) => {
+            let written = Wire(&error_message(rejected.id.as_ref(), &rejected.error)).to_json();
+            let back: Value = serde_json::from_str(&written).expect("an error reply is JSON");
+            assert!(back["error"]["code"].is_i64(), "{written}");
+            if let Some(id) = &rejected.id {
+                match Message::parse(&written) {
+                    Ok(Message::Response(resp)) => assert_eq!(&resp.id, id, "{written}"),
+                    other => panic!("{written} -> {other:?}"),
+                }
+            }
+        }
+    }
+}
+
+/// `tasks/update` / MRTR `inputResponses`: the shape check, the per-method answer check, and the
+/// state machine taking what passed. Answers only go where a request is outstanding; every
+/// answer accepted is there for the tool to take exactly once.
+pub fn input_responses(data: &[u8]) {
+    let Ok(Value::Object(params)) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let Ok(responses) = mrtr::parse_responses(&params) else {
+        return;
+    };
+    const METHODS: [&str; 4] = [
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+        "other/method",
+    ];
+    let now = SystemTime::now();
+    let mut record = machine::new_record(NewTask::new(Owner::new("o"), TaskOrigin::Modern), now);
+    for (i, method) in METHODS.iter().enumerate() {
+        let request = InputRequest::new(*method, Value::Object(Map::new()));
+        machine::add_input_request(&mut record, format!("k{i}"), request, now)
+            .expect("a fresh key on a working task");
+    }
+    let mut fitting = Map::new();
+    for (key, answer) in &responses {
+        assert!(answer.is_object(), "parse_responses let through {answer}");
+        let checked = match record.input_requests.get(key) {
+            Some(asked) => mrtr::check_answer(&asked.method, answer),
+            None => Ok(()),
+        };
+        if checked.is_ok() {
+            fitting.insert(key.clone(), answer.clone());
+        }
+    }
+    let outstanding = record.input_requests.clone();
+    let delivery = machine::deliver_responses(&mut record, fitting.clone(), now);
+    for key in &delivery.accepted {
+        assert!(outstanding.contains_key(key));
+        let taken = machine::take_response(&mut record, key);
+        assert_eq!(taken.as_ref(), fitting.get(key));
+        assert!(machine::take_response(&mut record, key).is_none());
+    }
+    for key in &delivery.ignored {
+        assert!(!outstanding.contains_key(key));
+    }
+    assert_eq!(
+        record.status == TaskStatus::InputRequired,
+        !record.input_requests.is_empty()
+    );
+}
+
+/// Opening a `requestState`: arbitrary text is refused without a panic; a body sealed with the
+/// right key (the first byte picks which) goes through deserialisation and the MRTR bookkeeping.
+pub fn request_state(data: &[u8]) {
+    let key = state::StateKey::from_secret(b"fuzzing");
+    let call = state::call_digest("tool", None, "owner");
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let opened = if mode % 2 == 0 {
+        let Ok(text) = std::str::from_utf8(rest) else {
+            return;
+        };
+        state::open(&key, text, &call)
+    } else {
+        // A JSON object gets a valid call and expiry, so that what follows the checks runs.
+        let body = match serde_json::from_slice::<Value>(rest) {
+            Ok(Value::Object(mut body)) => {
+                body.insert("call".into(), Value::from(call.as_str()));
+                body.insert("exp".into(), Value::from(u64::MAX / 2));
+                serde_json::to_vec(&body).expect("JSON")
+            }
+            _ => rest.to_vec(),
+        };
+        state::open(&key, &state::seal_raw(&key, &body), &call)
+    };
+    if let Ok(mut gathered) = opened {
+        let mut responses = Map::new();
+        responses.insert("k".into(), Value::Object(Map::new()));
+        mrtr::accept_responses(&mut gathered, responses);
+        let resealed = state::seal(&key, gathered.clone());
+        let again = state::open(&key, &resealed, &call).expect("a state this server sealed opens");
+        assert_eq!(again.answers, gathered.answers);
+        assert_eq!(again.asked, gathered.asked);
+    }
+}

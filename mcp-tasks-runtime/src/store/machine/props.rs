@@ -1,0 +1,150 @@
+//! Property tests of the state machine: whatever sequence of operations runs, a terminal task
+//! never changes again, an accepted answer is never lost (the tool can take it exactly once until
+//! the task ends), `version` moves exactly when the record does, and `input_required` means an
+//! input request is outstanding.
+
+use super::*;
+use crate::protocol::task::{Owner, TaskOrigin};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::time::{Duration, UNIX_EPOCH};
+
+#[derive(Debug, Clone)]
+enum Op {
+    SetStatus(Option<u8>),
+    Ask(u8),
+    Withdraw(u8),
+    Deliver(Vec<(u8, u8)>),
+    Take(u8),
+    Finish(bool),
+    Cancel,
+    /// The sweeper, with the runner's lease alive or lapsed.
+    Expire(bool),
+}
+
+/// Operations, weighted so that long runs happen before a task ends (ending is one step).
+fn op() -> impl Strategy<Value = Op> {
+    let key = 0u8..3;
+    prop_oneof![
+        2 => proptest::option::of(0u8..3).prop_map(Op::SetStatus),
+        6 => key.clone().prop_map(Op::Ask),
+        2 => key.clone().prop_map(Op::Withdraw),
+        6 => proptest::collection::vec((key.clone(), any::<u8>()), 0..4).prop_map(Op::Deliver),
+        6 => key.prop_map(Op::Take),
+        1 => any::<bool>().prop_map(Op::Finish),
+        1 => Just(Op::Cancel),
+        1 => any::<bool>().prop_map(Op::Expire),
+    ]
+}
+
+fn origin() -> impl Strategy<Value = TaskOrigin> {
+    prop_oneof![Just(TaskOrigin::Modern), Just(TaskOrigin::Legacy)]
+}
+
+fn key(k: u8) -> String {
+    format!("k{k}")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_sequence_moves_a_terminal_task_or_loses_an_answer(
+        origin in origin(),
+        ops in proptest::collection::vec(op(), 0..40),
+    ) {
+        let mut now = UNIX_EPOCH + Duration::from_secs(1_000);
+        let new = NewTask::new(Owner::new("o"), origin).ttl(Some(Duration::from_secs(60)));
+        let mut record = new_record(new, now);
+        // Answers accepted and not yet taken, as the tool would see them.
+        let mut waiting: BTreeMap<String, Value> = BTreeMap::new();
+        let mut ever_used: std::collections::BTreeSet<String> = Default::default();
+        let mut terminal: Option<TaskRecord> = None;
+        for op in ops {
+            now += Duration::from_millis(1);
+            let before = record.clone();
+            match op.clone() {
+                Op::SetStatus(m) => set_status_message(&mut record, m.map(|m| format!("s{m}")), now),
+                Op::Ask(k) => {
+                    let r = add_input_request(
+                        &mut record,
+                        key(k),
+                        InputRequest::new("elicitation/create", serde_json::json!({})),
+                        now,
+                    );
+                    match r {
+                        Ok(()) => prop_assert!(ever_used.insert(key(k)), "a used key was asked again"),
+                        Err(StoreError::Terminal(_)) => prop_assert!(before.status.is_terminal()),
+                        Err(StoreError::InputKeyReused(_)) => prop_assert!(ever_used.contains(&key(k))),
+                        Err(e) => prop_assert!(false, "unexpected {e}"),
+                    }
+                }
+                Op::Withdraw(k) => withdraw_input_request(&mut record, &key(k), now),
+                Op::Deliver(answers) => {
+                    let mut responses = Map::new();
+                    for (k, v) in answers {
+                        responses.insert(key(k), Value::from(v));
+                    }
+                    let delivery = deliver_responses(&mut record, responses.clone(), now);
+                    for k in &delivery.accepted {
+                        prop_assert!(before.input_requests.contains_key(k));
+                        prop_assert!(waiting.insert(k.clone(), responses[k].clone()).is_none());
+                    }
+                    for k in &delivery.ignored {
+                        prop_assert!(
+                            before.status.is_terminal() || !before.input_requests.contains_key(k)
+                        );
+                    }
+                }
+                Op::Take(k) => {
+                    let taken = take_response(&mut record, &key(k));
+                    prop_assert_eq!(taken, waiting.remove(&key(k)), "the tool gets exactly the answer given, once");
+                }
+                Op::Finish(ok) => {
+                    let outcome = if ok {
+                        TaskOutcome::Result(serde_json::json!({ "content": [] }))
+                    } else {
+                        TaskOutcome::Error(RpcError::internal("boom"))
+                    };
+                    finish(&mut record, outcome, now);
+                }
+                Op::Cancel => {
+                    let cancelled = cancel(&mut record, now);
+                    prop_assert_eq!(cancelled, !before.status.is_terminal());
+                }
+                Op::Expire(runner_alive) => {
+                    let verdict = expiry(&record, now, runner_alive);
+                    apply_expiry(&mut record, verdict, now);
+                }
+            }
+
+            // A terminal task never changes again.
+            if let Some(ended) = &terminal {
+                prop_assert_eq!(&record, ended, "{:?} changed a terminal task", op);
+            } else if record.status.is_terminal() {
+                prop_assert!(record.terminal_at.is_some());
+                prop_assert!(record.input_requests.is_empty() && record.input_responses.is_empty());
+                // Nobody will take them any more: the task ended.
+                waiting.clear();
+                terminal = Some(record.clone());
+            }
+            // No answer lost: what was accepted and not taken is still there to take.
+            if !record.status.is_terminal() {
+                let held: BTreeMap<String, Value> = record
+                    .input_responses
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(&held, &waiting);
+                prop_assert_eq!(
+                    record.status == TaskStatus::InputRequired,
+                    !record.input_requests.is_empty()
+                );
+            }
+            // `version` moves exactly when the record does.
+            let changed = record != before;
+            prop_assert_eq!(record.version != before.version, changed, "{:?}", op);
+            prop_assert!(record.version >= before.version);
+        }
+    }
+}
