@@ -794,10 +794,18 @@ impl Client {
                 .await?
             {
                 Ok(result) => result,
-                Err(error) if error.code == codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+                Err(error)
+                    if error.code == codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+                        && error
+                            .data
+                            .as_ref()
+                            .and_then(|d| d.pointer("/requiredCapabilities/extensions"))
+                            .and_then(|e| e.get(TASKS_EXTENSION))
+                            .is_some() =>
+                {
                     return Err(Error::TaskCreation {
                         tool: name.to_owned(),
-                        reason: "the server requires a capability the client did not declare"
+                        reason: "the tool runs only as a task, and the client does not take tasks"
                             .into(),
                         error: Some(error),
                     });

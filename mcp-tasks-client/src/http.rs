@@ -451,10 +451,7 @@ impl SseParser {
     fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
-        loop {
-            let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                break;
-            };
+        while let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') {
             // A lone `\r` at the end may be the first half of `\r\n`: wait for more.
             if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
                 break;
