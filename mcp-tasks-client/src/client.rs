@@ -178,6 +178,59 @@ impl ToolInfo {
     }
 }
 
+/// What `tools/list` said, kept for calls: legacy `taskSupport`, and the arguments mirrored into
+/// `Mcp-Param-*` headers (`x-mcp-header`).
+#[derive(Debug, Default)]
+struct ToolCache {
+    /// Whether `tools/list` has been read at all.
+    listed: bool,
+    tools: HashMap<String, Option<TaskSupport>>,
+    /// Tools left out of the list, and why.
+    invalid: HashMap<String, String>,
+}
+
+/// The characters of an HTTP token (RFC 9110 `tchar`).
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The `x-mcp-header` annotations of a tool's input schema as `(argument, header name)` pairs,
+/// or why they are invalid (then the tool must not be used): a name must be a non-empty HTTP
+/// token, unique (ignoring case), on a `string`, `integer` or `boolean` property.
+fn header_params(input_schema: &Value) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let Some(props) = input_schema.get("properties").and_then(Value::as_object) else {
+        return Ok(out);
+    };
+    for (prop, schema) in props {
+        let Some(header) = schema.get("x-mcp-header") else {
+            continue;
+        };
+        let header = header
+            .as_str()
+            .ok_or_else(|| format!("`{prop}`: x-mcp-header is not a string"))?;
+        if !is_token(header) {
+            return Err(format!(
+                "`{prop}`: x-mcp-header {header:?} is not a valid header name"
+            ));
+        }
+        let kind = schema.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("string" | "integer" | "boolean")) {
+            return Err(format!(
+                "`{prop}`: x-mcp-header is allowed on string, integer and boolean properties only"
+            ));
+        }
+        if out.iter().any(|(_, h)| h.eq_ignore_ascii_case(header)) {
+            return Err(format!("`{prop}`: x-mcp-header {header:?} is used twice"));
+        }
+        out.push((prop.clone(), header.to_owned()));
+    }
+    Ok(out)
+}
+
 /// What a `tools/call` came to: the result at once, or a task to follow.
 #[derive(Debug)]
 pub enum ToolCall {
@@ -391,7 +444,7 @@ impl ClientBuilder {
     /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
     pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
         let wire = HttpWire::new(url.into(), self.bearer.clone(), self.headers.clone())?;
-        let peer = Peer::new(Wire::Http(wire), self.handler.clone());
+        let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
         self.finish(peer, None).await
     }
 
@@ -429,7 +482,7 @@ impl ClientBuilder {
             config: self.config.clone(),
             task_mode: self.task_mode,
             task_ttl: self.task_ttl,
-            tools: Mutex::new(HashMap::new()),
+            tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
         let modern = match self.era {
@@ -494,8 +547,8 @@ pub(crate) struct ClientInner {
     pub(crate) config: TaskConfig,
     task_mode: TaskMode,
     task_ttl: Option<Duration>,
-    /// Legacy: the tools' `taskSupport`, from the last `tools/list`.
-    tools: Mutex<HashMap<String, Option<TaskSupport>>>,
+    /// What the last `tools/list` said about each tool.
+    tools: Mutex<ToolCache>,
     child: tokio::sync::Mutex<Option<tokio::process::Child>>,
 }
 
@@ -539,15 +592,22 @@ impl ClientInner {
         if let Some(http) = self.peer.http() {
             http.set_modern(MODERN_VERSION);
         }
-        let request = self
-            .peer
-            .request("server/discover", json!({ "_meta": self.modern_meta() }));
-        let outcome = match timeout {
-            Some(t) => match tokio::time::timeout(t, request).await {
-                Ok(r) => r,
-                Err(_) => return Ok(Err(format!("no answer to server/discover within {t:?}"))),
-            },
-            None => request.await,
+        let mut outcome = self.discover_once(timeout).await;
+        if let Ok(Ok(Err(error))) = &outcome
+            && error.code == codes::UNSUPPORTED_PROTOCOL_VERSION
+            && error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|s| s.iter().any(|v| v.as_str() == Some(MODERN_VERSION)))
+        {
+            // The server speaks our version after all (a load balancer, a restart): once more.
+            outcome = self.discover_once(timeout).await;
+        }
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(t) => return Ok(Err(format!("no answer to server/discover within {t:?}"))),
         };
         let result = match outcome {
             Ok(Ok(result)) => result,
@@ -585,6 +645,20 @@ impl ClientInner {
             },
             info,
         )))
+    }
+
+    /// One `server/discover`; `Err(timeout)` when it took longer.
+    async fn discover_once(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<Result<Outcome, Error>, Duration> {
+        let request = self
+            .peer
+            .request("server/discover", json!({ "_meta": self.modern_meta() }));
+        match timeout {
+            Some(t) => tokio::time::timeout(t, request).await.map_err(|_| t),
+            None => Ok(request.await),
+        }
     }
 
     /// The legacy handshake: `initialize`, then `notifications/initialized`.
@@ -726,6 +800,8 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let modern = self.inner.era.is_modern();
         let mut tools = Vec::new();
+        let mut headers = HashMap::new();
+        let mut invalid = HashMap::new();
         let mut cursor: Option<String> = None;
         loop {
             let params = match &cursor {
@@ -738,17 +814,35 @@ impl Client {
                 .and_then(Value::as_array)
                 .ok_or_else(|| Error::invalid("tools/list", "no `tools` array"))?;
             for raw in page {
-                tools.push(ToolInfo::parse(raw.clone(), modern)?);
+                let tool = ToolInfo::parse(raw.clone(), modern)?;
+                match header_params(&tool.input_schema) {
+                    Ok(params) => {
+                        headers.insert(tool.name.clone(), params);
+                        tools.push(tool);
+                    }
+                    Err(why) => {
+                        tracing::warn!(tool = %tool.name, %why, "left out a tool with an invalid x-mcp-header");
+                        invalid.insert(tool.name, why);
+                    }
+                }
             }
             match result.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
                 _ => break,
             }
         }
-        let mut known = lock(&self.inner.tools);
-        known.clear();
-        known.extend(tools.iter().map(|t| (t.name.clone(), t.task_support)));
-        drop(known);
+        if let Some(http) = self.inner.peer.http() {
+            headers.retain(|_, params: &mut Vec<(String, String)>| !params.is_empty());
+            http.set_param_headers(headers);
+        }
+        *lock(&self.inner.tools) = ToolCache {
+            listed: true,
+            tools: tools
+                .iter()
+                .map(|t| (t.name.clone(), t.task_support))
+                .collect(),
+            invalid,
+        };
         Ok(tools)
     }
 
@@ -775,6 +869,16 @@ impl Client {
                     "tool arguments must be a JSON object, not {other}"
                 )));
             }
+        }
+        if self.inner.peer.http().is_some() && !lock(&self.inner.tools).listed {
+            // The tool's x-mcp-header annotations decide the request's headers.
+            self.list_tools().await?;
+        }
+        if let Some(why) = lock(&self.inner.tools).invalid.get(name) {
+            return Err(Error::invalid(
+                "tools/list",
+                format!("the tool `{name}` is not usable: {why}"),
+            ));
         }
         if self.inner.era.is_modern() {
             self.call_modern(name, params).await
@@ -922,11 +1026,17 @@ impl Client {
 
     /// Legacy: a tool's `taskSupport`, listing the tools first if it is not known yet.
     async fn task_support(&self, name: &str) -> Result<Option<TaskSupport>, Error> {
-        if let Some(known) = lock(&self.inner.tools).get(name) {
-            return Ok(*known);
+        {
+            let cache = lock(&self.inner.tools);
+            if let Some(known) = cache.tools.get(name) {
+                return Ok(*known);
+            }
+            if cache.listed {
+                return Ok(None);
+            }
         }
         self.list_tools().await?;
-        Ok(lock(&self.inner.tools).get(name).copied().flatten())
+        Ok(lock(&self.inner.tools).tools.get(name).copied().flatten())
     }
 
     /// Sends `ping` and waits for the answer.
@@ -974,4 +1084,76 @@ fn rand_token() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     format!("{t:x}-{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x_mcp_header_annotations_are_validated() {
+        let schema = |props: Value| json!({ "type": "object", "properties": props });
+        let ok = header_params(&schema(json!({
+            "region": { "type": "string", "x-mcp-header": "Region" },
+            "n": { "type": "integer", "x-mcp-header": "N" },
+            "b": { "type": "boolean", "x-mcp-header": "Flag_1" },
+            "plain": { "type": "number" },
+        })))
+        .unwrap();
+        assert_eq!(ok.len(), 3);
+        for (why, props) in [
+            (
+                "empty",
+                json!({ "a": { "type": "string", "x-mcp-header": "" } }),
+            ),
+            (
+                "space",
+                json!({ "a": { "type": "string", "x-mcp-header": "A B" } }),
+            ),
+            (
+                "colon",
+                json!({ "a": { "type": "string", "x-mcp-header": "A:B" } }),
+            ),
+            (
+                "non-ASCII",
+                json!({ "a": { "type": "string", "x-mcp-header": "Ré" } }),
+            ),
+            (
+                "control",
+                json!({ "a": { "type": "string", "x-mcp-header": "A\u{1}" } }),
+            ),
+            (
+                "number",
+                json!({ "a": { "type": "number", "x-mcp-header": "A" } }),
+            ),
+            (
+                "object",
+                json!({ "a": { "type": "object", "x-mcp-header": "A" } }),
+            ),
+            (
+                "array",
+                json!({ "a": { "type": "array", "x-mcp-header": "A" } }),
+            ),
+            (
+                "null",
+                json!({ "a": { "type": "null", "x-mcp-header": "A" } }),
+            ),
+            (
+                "not a string",
+                json!({ "a": { "type": "string", "x-mcp-header": 1 } }),
+            ),
+            (
+                "duplicate",
+                json!({
+                    "a": { "type": "string", "x-mcp-header": "Region" },
+                    "b": { "type": "string", "x-mcp-header": "region" },
+                }),
+            ),
+        ] {
+            assert!(
+                header_params(&schema(props)).is_err(),
+                "{why} must be refused"
+            );
+        }
+    }
 }

@@ -10,6 +10,7 @@ use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -34,6 +35,8 @@ pub(crate) struct HttpWire {
     url: String,
     headers: HeaderMap,
     state: Mutex<HttpState>,
+    /// Per tool, the arguments mirrored into `Mcp-Param-{name}` headers on `tools/call`.
+    param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
     get_stream: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -60,8 +63,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A header value as the 2026-07-28 rules want it: as is when it is visible ASCII without edge
 /// spaces, else `=?base64?…?=`.
 fn header_text(value: &str) -> HeaderValue {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ');
     let text = if plain {
@@ -96,6 +98,7 @@ impl HttpWire {
             url,
             headers,
             state: Mutex::new(HttpState::default()),
+            param_headers: Mutex::new(HashMap::new()),
             get_stream: Mutex::new(None),
         })
     }
@@ -106,6 +109,11 @@ impl HttpWire {
         s.modern = true;
         s.protocol_version = Some(version.to_owned());
         s.session_id = None;
+    }
+
+    /// The `x-mcp-header` annotations of the tools, from `tools/list`.
+    pub(crate) fn set_param_headers(&self, headers: HashMap<String, Vec<(String, String)>>) {
+        *lock(&self.param_headers) = headers;
     }
 
     /// Before `initialize`: no version header, no session.
@@ -130,6 +138,9 @@ impl HttpWire {
             reqwest::header::ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
+        if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+            self.add_param_headers(message, &mut headers);
+        }
         let s = lock(&self.state);
         if let Some(v) = &s.protocol_version
             && let Ok(v) = HeaderValue::from_str(v)
@@ -160,6 +171,30 @@ impl HttpWire {
             }
         }
         headers
+    }
+
+    /// `Mcp-Param-{name}` for each annotated argument of a `tools/call` that has a value.
+    fn add_param_headers(&self, message: &Value, headers: &mut HeaderMap) {
+        let params = message.get("params");
+        let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+            return;
+        };
+        let known = lock(&self.param_headers);
+        let Some(mirrored) = known.get(tool) else {
+            return;
+        };
+        let args = params.and_then(|p| p.get("arguments"));
+        for (arg, header) in mirrored {
+            let text = match args.and_then(|a| a.get(arg)) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::Bool(b)) => b.to_string(),
+                _ => continue,
+            };
+            if let Ok(name) = HeaderName::from_bytes(format!("mcp-param-{header}").as_bytes()) {
+                headers.insert(name, header_text(&text));
+            }
+        }
     }
 
     async fn post(&self, message: &Value) -> Result<reqwest::Response, Error> {
@@ -527,6 +562,52 @@ mod tests {
         let events = p.push(b": ignored\n\nid: 7\ndata:\n\n");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
+        let wire = HttpWire::new(
+            "http://127.0.0.1:1/mcp".into(),
+            Some("t0k".into()),
+            HeaderMap::new(),
+        )
+        .unwrap();
+        wire.set_modern("2026-07-28");
+        wire.set_param_headers(HashMap::from([(
+            "weather".to_owned(),
+            vec![
+                ("region".to_owned(), "Region".to_owned()),
+                ("days".to_owned(), "Days".to_owned()),
+                ("metric".to_owned(), "Metric".to_owned()),
+                ("note".to_owned(), "Note".to_owned()),
+            ],
+        )]));
+        let message = serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "weather", "arguments": {
+                "region": "Zürich", "days": 3, "metric": false, "note": null
+            } }
+        });
+        let h = wire.headers_for(&message);
+        assert_eq!(h["mcp-protocol-version"], "2026-07-28");
+        assert_eq!(h["mcp-method"], "tools/call");
+        assert_eq!(h["mcp-name"], "weather");
+        assert_eq!(h["authorization"], "Bearer t0k");
+        assert_eq!(h["mcp-param-region"], "=?base64?WsO8cmljaA==?=");
+        assert_eq!(h["mcp-param-days"], "3");
+        assert_eq!(h["mcp-param-metric"], "false");
+        assert!(
+            h.get("mcp-param-note").is_none(),
+            "null arguments are not mirrored"
+        );
+
+        let get = serde_json::json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": { "taskId": "abc" }
+        });
+        assert_eq!(wire.headers_for(&get)["mcp-name"], "abc");
+        wire.set_legacy("2025-11-25");
+        let h = wire.headers_for(&get);
+        assert!(h.get("mcp-method").is_none() && h.get("mcp-name").is_none());
     }
 
     #[test]

@@ -26,11 +26,10 @@ pub(crate) type DuplexSend = Box<dyn Fn(Value) -> bool + Send + Sync>;
 /// How messages travel.
 pub(crate) enum Wire {
     /// Whole messages both ways on one connection (stdio, in-process): responses come back
-    /// through [`Peer::on_incoming`].
-    /// `None` once closed.
+    /// through [`Peer::on_incoming`]. `None` once closed.
     Duplex(Mutex<Option<DuplexSend>>),
     /// Streamable HTTP.
-    Http(HttpWire),
+    Http(Box<HttpWire>),
 }
 
 pub(crate) struct Peer {
