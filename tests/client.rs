@@ -470,3 +470,170 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         );
     }
 }
+
+// ---- A scripted HTTP server (loopback, one request per connection), for what our servers do not do. ----
+
+/// One request as the fake server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: serde_json::Value,
+    at: Instant,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn rpc_method(&self) -> &str {
+        self.body["method"].as_str().unwrap_or("")
+    }
+}
+
+/// Starts a server that answers each request with `answer(request)`: the raw HTTP response.
+async fn fake_http(
+    answer: impl Fn(&Seen) -> String + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Seen>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let answer = std::sync::Arc::new(answer);
+    tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (log, answer) = (log.clone(), answer.clone());
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(socket);
+                let mut line = String::new();
+                reader.read_line(&mut line).await.unwrap();
+                let method = line.split(' ').next().unwrap_or("").to_owned();
+                let mut headers = Vec::new();
+                loop {
+                    line.clear();
+                    reader.read_line(&mut line).await.unwrap();
+                    let Some((k, v)) = line.trim_end().split_once(':') else {
+                        break;
+                    };
+                    headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                }
+                let length = headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                    .map_or(0, |(_, v)| v.parse::<usize>().unwrap());
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).await.unwrap();
+                let seen = Seen {
+                    method,
+                    headers,
+                    body: serde_json::from_slice(&body).unwrap_or_default(),
+                    at: Instant::now(),
+                };
+                let response = answer(&seen);
+                log.lock().unwrap().push(seen);
+                let mut socket = reader.into_inner();
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn http_json(status: &str, extra: &str, body: serde_json::Value) -> String {
+    let body = body.to_string();
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn http_sse(events: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+        events.len()
+    )
+}
+
+#[tokio::test]
+async fn a_legacy_only_server_gets_initialize_and_a_broken_sse_response_is_resumed() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        match (req.method.as_str(), req.rpc_method()) {
+            // A 2025-11-25 server: no server/discover, no session yet.
+            ("POST", "server/discover") => http_json(
+                "400 Bad Request",
+                "",
+                json!({ "jsonrpc": "2.0", "id": null,
+                        "error": { "code": -32000, "message": "Bad Request: No valid session ID provided" } }),
+            ),
+            ("POST", "initialize") => http_json(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                json!({ "jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "old", "version": "1" } } }),
+            ),
+            ("POST", "tools/list") => http_json(
+                "200 OK",
+                "",
+                json!({ "jsonrpc": "2.0", "id": id, "result": { "tools": [
+                    { "name": "slow", "inputSchema": { "type": "object" } } ] } }),
+            ),
+            // The response stream primes an event id, then breaks before the response.
+            ("POST", "tools/call") => http_sse("id: ev-1\nretry: 300\ndata: \n\n"),
+            ("POST", _) => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            ("GET", _) if req.header("last-event-id") == Some("ev-1") => http_sse(
+                &format!(
+                    "id: ev-2\ndata: {}\n\n",
+                    json!({ "jsonrpc": "2.0", "id": 4, "result": {
+                        "content": [{ "type": "text", "text": "resumed" }] } })
+                ),
+            ),
+            _ => "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+        }
+    })
+    .await;
+    let client = timeout(WAIT, Client::builder().connect_http(&url))
+        .await
+        .unwrap()
+        .expect("falls back to initialize");
+    assert_eq!(client.era().version(), "2025-11-25");
+    assert_eq!(client.server().name, "old");
+    let result = timeout(WAIT, client.call_tool("slow", json!({})))
+        .await
+        .expect("in time")
+        .expect("the resumed stream brings the response")
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&result), "resumed");
+
+    let seen = seen.lock().unwrap().clone();
+    let call = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tools/call")
+        .unwrap();
+    assert_eq!(call.body["id"], 4, "the fake server answers id 4");
+    assert_eq!(call.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(call.header("mcp-protocol-version"), Some("2025-11-25"));
+    let resume = seen
+        .iter()
+        .find(|s| s.header("last-event-id").is_some())
+        .expect("a GET with Last-Event-ID");
+    assert_eq!(resume.method, "GET");
+    assert_eq!(resume.header("mcp-session-id"), Some("s-1"));
+    assert!(
+        resume.at.duration_since(call.at) >= Duration::from_millis(300),
+        "waited the server's retry: {:?}",
+        resume.at.duration_since(call.at)
+    );
+}
