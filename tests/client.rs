@@ -637,3 +637,194 @@ async fn a_legacy_only_server_gets_initialize_and_a_broken_sse_response_is_resum
         resume.at.duration_since(call.at)
     );
 }
+
+// ---- In-process: declines, progress, expired tasks. ----
+
+/// Asks the client's model, as a task when it can.
+#[tool(task_support = "optional", poll_interval = "10ms")]
+async fn ask_model(ctx: ToolContext) -> Result<String, ToolError> {
+    let params = mcp_tasks_runtime::CreateMessageParams::user_text("Say hi", 10);
+    match ctx.sample(params).await {
+        Ok(answer) => Ok(answer.text().unwrap_or_default().to_owned()),
+        Err(e) => Err(ToolError::new(format!("no answer: {e}"))),
+    }
+}
+
+/// Reports progress three times, as a task when it can.
+#[tool(task_support = "optional", poll_interval = "500ms")]
+async fn with_progress(ctx: ToolContext) -> Result<String, ToolError> {
+    for step in 1..=3 {
+        ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step}")));
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    Ok("done".into())
+}
+
+/// Outlives its time-to-live.
+#[tool(task_support = "required", ttl = "100ms", poll_interval = "90ms")]
+async fn outlives(ctx: ToolContext) -> Result<String, ToolError> {
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+fn misc_server() -> Server {
+    Server::new("misc", "1.0.0")
+        .config(ServerConfig {
+            sweep_every: Duration::from_millis(20),
+            ..ServerConfig::default()
+        })
+        .tool::<ask_model>()
+        .tool::<with_progress>()
+        .tool::<outlives>()
+}
+
+#[tokio::test]
+async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
+    // Legacy (a task, and inline): the server gets a JSON-RPC error and the tool goes on.
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let result = client
+        .call_tool("ask_model", ())
+        .await
+        .unwrap()
+        .result()
+        .await;
+    let result = result.expect("the tool's own error");
+    assert!(
+        mcp_tasks_client::text(&result).starts_with("no answer"),
+        "{result:?}"
+    );
+
+    // A modern task cannot be told no: the client cancels it.
+    let client = Client::builder()
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let call = client.call_tool("ask_model", ()).await.unwrap();
+    assert!(call.task().is_some());
+    assert!(
+        matches!(
+            timeout(WAIT, call.result()).await.unwrap(),
+            Err(Error::TaskCancelled { .. })
+        ),
+        "a declined sampling cancels the modern task"
+    );
+
+    // Modern inline (MRTR): the call is abandoned.
+    let client = Client::builder()
+        .tasks(TaskMode::Never)
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    match client.call_tool("ask_model", ()).await {
+        Err(Error::InputDeclined { method }) => assert_eq!(method, "sampling/createMessage"),
+        other => panic!("expected InputDeclined, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn legacy_task_progress_reaches_the_updates() {
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let call = client.call_tool("with_progress", ()).await.unwrap();
+    let task = call.task().expect("a task").clone();
+    assert_eq!(
+        call.result().await.map(|r| mcp_tasks_client::text(&r)),
+        Ok("done".into())
+    );
+    let progress: Vec<(f64, Option<String>)> = task
+        .history()
+        .iter()
+        .filter_map(|s| s.progress.as_ref())
+        .map(|p| (p.progress, p.message.clone()))
+        .collect();
+    assert!(
+        progress.contains(&(3.0, Some("step 3".into()))),
+        "progress seen: {progress:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_task_fails_with_the_servers_error() {
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&misc_server())
+            .await
+            .unwrap();
+        let call = client.call_tool("outlives", ()).await.unwrap();
+        match timeout(WAIT, call.result()).await.expect("ends in time") {
+            Err(Error::TaskFailed { error, .. }) => {
+                assert_eq!(error.code, -32603, "{era:?}: {error:?}");
+                assert!(error.message.contains("expired"), "{era:?}: {error:?}");
+            }
+            other => panic!("{era:?}: expected a failed task, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tasks_get_failure_is_a_typed_error_and_modern_requests_carry_their_headers() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        let result = match req.rpc_method() {
+            "server/discover" => json!({ "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } },
+                "ttlMs": 0, "cacheScope": "private" }),
+            "tools/list" => json!({ "resultType": "complete", "tools": [
+                { "name": "job", "inputSchema": { "type": "object" } } ] }),
+            "tools/call" => json!({ "resultType": "task", "taskId": "t-1", "status": "working",
+                "createdAt": "2026-07-28T00:00:00Z", "lastUpdatedAt": "2026-07-28T00:00:00Z",
+                "ttlMs": 60000, "pollIntervalMs": 50 }),
+            _ => {
+                return http_json("200 OK", "", json!({ "jsonrpc": "2.0", "id": id,
+                    "error": { "code": -32602, "message": "Failed to retrieve task: Task has expired" } }));
+            }
+        };
+        http_json("200 OK", "", json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+    })
+    .await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    assert!(client.era().is_modern() && client.server().supports_tasks);
+    let call = client.call_tool("job", json!({})).await.unwrap();
+    match timeout(WAIT, call.result()).await.expect("ends in time") {
+        Err(Error::TaskGet { task_id, error }) => {
+            assert_eq!(task_id, "t-1");
+            assert_eq!(error.code, -32602);
+        }
+        other => panic!("expected a tasks/get error, got {other:?}"),
+    }
+    let seen = seen.lock().unwrap().clone();
+    let get = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tasks/get")
+        .expect("polled");
+    assert_eq!(get.header("mcp-method"), Some("tasks/get"));
+    assert_eq!(get.header("mcp-name"), Some("t-1"));
+    assert_eq!(get.header("mcp-protocol-version"), Some("2026-07-28"));
+    let meta = &get.body["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(
+        meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some()
+    );
+    let call = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tools/call")
+        .unwrap();
+    assert_eq!(call.header("mcp-name"), Some("job"));
+}
