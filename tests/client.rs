@@ -444,6 +444,10 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
             stuck.1.status_message.as_deref(),
             Some("waiting for a lock")
         );
+        assert!(
+            task.stuck_for()
+                .is_some_and(|d| d >= Duration::from_millis(300))
+        );
         // The caller acts on it.
         task.cancel().await.unwrap();
         assert!(matches!(
@@ -464,6 +468,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
             }
         }
         assert!(changes >= 5, "{era:?}: saw only {changes} changes");
+        assert_eq!(task.stuck_for(), None);
         assert_eq!(
             task.result().await.map(|r| mcp_tasks_client::text(&r)),
             Ok("done".into())

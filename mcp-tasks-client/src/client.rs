@@ -872,7 +872,7 @@ impl Client {
         }
         if self.inner.peer.http().is_some() && !lock(&self.inner.tools).listed {
             // The tool's x-mcp-header annotations decide the request's headers.
-            self.list_tools().await?;
+            self.list_tools_for_call().await;
         }
         if let Some(why) = lock(&self.inner.tools).invalid.get(name) {
             return Err(Error::invalid(
@@ -973,7 +973,7 @@ impl Client {
         let augment = self.inner.task_mode == TaskMode::Auto
             && self.inner.server.supports_tasks
             && matches!(
-                self.task_support(name).await?,
+                self.task_support(name).await,
                 Some(TaskSupport::Optional | TaskSupport::Required)
             );
         let progress_token = format!("mcp-tasks-client-{}", rand_token());
@@ -1025,18 +1025,27 @@ impl Client {
     }
 
     /// Legacy: a tool's `taskSupport`, listing the tools first if it is not known yet.
-    async fn task_support(&self, name: &str) -> Result<Option<TaskSupport>, Error> {
+    async fn task_support(&self, name: &str) -> Option<TaskSupport> {
         {
             let cache = lock(&self.inner.tools);
             if let Some(known) = cache.tools.get(name) {
-                return Ok(*known);
+                return *known;
             }
             if cache.listed {
-                return Ok(None);
+                return None;
             }
         }
-        self.list_tools().await?;
-        Ok(lock(&self.inner.tools).tools.get(name).copied().flatten())
+        self.list_tools_for_call().await;
+        lock(&self.inner.tools).tools.get(name).copied().flatten()
+    }
+
+    /// Lists the tools for what a call needs to know; a server that cannot list them is called
+    /// without that knowledge (and not asked again).
+    async fn list_tools_for_call(&self) {
+        if let Err(e) = self.list_tools().await {
+            tracing::debug!(error = %e, "tools/list failed; calling without the tools' metadata");
+            lock(&self.inner.tools).listed = true;
+        }
     }
 
     /// Sends `ping` and waits for the answer.

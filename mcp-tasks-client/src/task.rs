@@ -542,7 +542,17 @@ async fn drive_legacy(
         match woke {
             Err(outcome) => {
                 result = None;
-                let outcome = outcome?;
+                let outcome = match outcome {
+                    Ok(outcome) => outcome,
+                    // The wait broke (an SSE stream cut without resumption): ask again when the
+                    // status next moves; polling tells whether the server is gone for good.
+                    Err(e) if result_failures < MAX_RESULT_RETRIES => {
+                        tracing::debug!(error = %e, task = %shared.id, "tasks/result broke off");
+                        result_failures += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 // The final status, for the history (and to tell a failed task from a refusal).
                 let snap = match poll(shared, &mut failures).await {
                     Ok(Some(task)) => parse_snapshot(shared, "tasks/get", &task).ok(),
@@ -732,6 +742,13 @@ impl TaskHandle {
     /// The final result's structured content as `T` (see [`structured`](crate::structured)).
     pub async fn structured<T: DeserializeOwned>(&self) -> Result<T, Error> {
         structured(self.result().await?)
+    }
+
+    /// How long the task has been unchanged, when it counts as stuck right now (a
+    /// [`TaskEvent::Stuck`] was raised and nothing has changed since).
+    pub fn stuck_for(&self) -> Option<Duration> {
+        let state = lock(&self.shared.state);
+        (state.stuck_reported && !state.finished).then(|| state.changed_at.elapsed())
     }
 
     /// Whether the outcome is known.
