@@ -398,6 +398,31 @@ pub(crate) async fn answer(
     }
 }
 
+/// Answers every request of an input-requests map with the handler: the `inputResponses` map,
+/// or the method of a request the handler declined where the wire has no way to decline.
+pub(crate) async fn answer_all(
+    handler: &dyn DynHandler,
+    requests: &Map<String, Value>,
+    task_id: Option<&str>,
+) -> Result<Map<String, Value>, String> {
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(json!({}));
+        let context = InputContext {
+            task_id: task_id.map(str::to_owned),
+            key: Some(key.clone()),
+        };
+        match answer(handler, method, params, context).await {
+            Answer::Result(r) => {
+                responses.insert(key.clone(), r);
+            }
+            Answer::Declined | Answer::Unknown => return Err(method.to_owned()),
+        }
+    }
+    Ok(responses)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,9 +4,8 @@
 //! session's GET stream brings what the server sends on its own.
 
 use crate::error::Error;
-use crate::peer::{Outcome, Peer};
 use base64::Engine as _;
-use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId};
+use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId, RpcError};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -20,6 +19,16 @@ const MAX_RESUMES: u32 = 5;
 /// The wait before resuming when the server named none (`retry:`).
 const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 
+/// What a request to the server came to: its result, or the JSON-RPC error it got.
+pub(crate) type Outcome = Result<Value, RpcError>;
+
+/// Where the messages an HTTP stream carries besides the awaited response go (the server's own
+/// requests and notifications).
+pub(crate) trait Inbox: Send + Sync + 'static {
+    /// One message from the server.
+    fn deliver(self: Arc<Self>, message: Value);
+}
+
 #[derive(Debug, Default)]
 struct HttpState {
     /// Modern: send `Mcp-Method` / `Mcp-Name`.
@@ -31,19 +40,31 @@ struct HttpState {
 }
 
 pub(crate) struct HttpWire {
+    core: Arc<Core>,
+    get_stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What requests need, shared with the background GET stream.
+pub(crate) struct Core {
     http: reqwest::Client,
     url: String,
     headers: HeaderMap,
     state: Mutex<HttpState>,
     /// Per tool, the arguments mirrored into `Mcp-Param-{name}` headers on `tools/call`.
     param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
-    get_stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::ops::Deref for HttpWire {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
 }
 
 impl std::fmt::Debug for HttpWire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpWire")
-            .field("url", &self.url)
+            .field("url", &self.core.url)
             .finish_non_exhaustive()
     }
 }
@@ -94,15 +115,72 @@ impl HttpWire {
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
         Ok(HttpWire {
-            http,
-            url,
-            headers,
-            state: Mutex::new(HttpState::default()),
-            param_headers: Mutex::new(HashMap::new()),
+            core: Arc::new(Core {
+                http,
+                url,
+                headers,
+                state: Mutex::new(HttpState::default()),
+                param_headers: Mutex::new(HashMap::new()),
+            }),
             get_stream: Mutex::new(None),
         })
     }
 
+    /// Opens the legacy session's GET stream in the background (re-opened when it breaks), for
+    /// what the server sends outside any response. A server without one (405) is fine.
+    pub(crate) fn open_session_stream(&self, inbox: Weak<dyn Inbox>) {
+        if lock(&self.state).session_id.is_none() {
+            return;
+        }
+        let core = self.core.clone();
+        let task = tokio::spawn(async move {
+            let mut cursor = SseCursor::default();
+            loop {
+                let mut resp = match core.get(cursor.last_id.as_deref()).await {
+                    Ok(r) if r.status().is_success() => r,
+                    Ok(r) => {
+                        tracing::debug!(status = %r.status(), "no GET stream for this session");
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the session's GET stream failed");
+                        return;
+                    }
+                };
+                read_events(&mut resp, &mut cursor, |m| {
+                    if let Some(inbox) = inbox.upgrade() {
+                        inbox.deliver(m);
+                    }
+                    None::<()>
+                })
+                .await;
+                if inbox.strong_count() == 0 {
+                    return;
+                }
+                tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+            }
+        });
+        if let Some(old) = lock(&self.get_stream).replace(task) {
+            old.abort();
+        }
+    }
+
+    /// Ends the legacy session (DELETE), if there is one.
+    pub(crate) async fn close(&self) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        let has_session = lock(&self.state).session_id.is_some();
+        if has_session {
+            let mut headers = self.headers_for(&Value::Null);
+            headers.remove(reqwest::header::CONTENT_TYPE);
+            let _ = self.http.delete(&self.url).headers(headers).send().await;
+            lock(&self.state).session_id = None;
+        }
+    }
+}
+
+impl Core {
     /// From now on, requests are modern (2026-07-28) with this version.
     pub(crate) fn set_modern(&self, version: &str) {
         let mut s = lock(&self.state);
@@ -212,7 +290,7 @@ impl HttpWire {
     /// first; those go to the peer).
     pub(crate) async fn request(
         &self,
-        peer: &Arc<Peer>,
+        inbox: &Arc<dyn Inbox>,
         id: &RequestId,
         method: &str,
         message: Value,
@@ -234,7 +312,7 @@ impl HttpWire {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") && status.is_success() {
-            return self.read_response_stream(peer, id, method, resp).await;
+            return self.read_response_stream(inbox, id, method, resp).await;
         }
         let bytes = resp
             .bytes()
@@ -250,7 +328,7 @@ impl HttpWire {
             for m in messages {
                 match take_response(m, id) {
                     Ok(outcome) => found = Some(outcome),
-                    Err(other) => peer.on_incoming(other),
+                    Err(other) => inbox.clone().deliver(other),
                 }
             }
             if let Some(outcome) = found {
@@ -273,7 +351,7 @@ impl HttpWire {
     /// stream breaks after naming an event id.
     async fn read_response_stream(
         &self,
-        peer: &Arc<Peer>,
+        inbox: &Arc<dyn Inbox>,
         id: &RequestId,
         method: &str,
         resp: reqwest::Response,
@@ -286,7 +364,7 @@ impl HttpWire {
                 read_events(&mut resp, &mut cursor, |m| match take_response(m, id) {
                     Ok(outcome) => Some(outcome),
                     Err(other) => {
-                        peer.on_incoming(other);
+                        inbox.clone().deliver(other);
                         None
                     }
                 })
@@ -348,60 +426,6 @@ impl HttpWire {
                 status: status.as_u16(),
                 body: body.chars().take(500).collect(),
             })
-        }
-    }
-
-    /// Opens the legacy session's GET stream in the background (re-opened when it breaks), for
-    /// what the server sends outside any response. A server without one (405) is fine.
-    pub(crate) fn open_session_stream(&self, peer: Weak<Peer>) {
-        if lock(&self.state).session_id.is_none() {
-            return;
-        }
-        let task = tokio::spawn(async move {
-            let mut cursor = SseCursor::default();
-            loop {
-                let resp = {
-                    let Some(p) = peer.upgrade() else { return };
-                    let Some(http) = p.http() else { return };
-                    http.get(cursor.last_id.as_deref()).await
-                };
-                let mut resp = match resp {
-                    Ok(r) if r.status().is_success() => r,
-                    Ok(r) => {
-                        tracing::debug!(status = %r.status(), "no GET stream for this session");
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "the session's GET stream failed");
-                        return;
-                    }
-                };
-                read_events(&mut resp, &mut cursor, |m| {
-                    if let Some(p) = peer.upgrade() {
-                        p.on_incoming(m);
-                    }
-                    None::<()>
-                })
-                .await;
-                tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
-            }
-        });
-        if let Some(old) = lock(&self.get_stream).replace(task) {
-            old.abort();
-        }
-    }
-
-    /// Ends the legacy session (DELETE), if there is one.
-    pub(crate) async fn close(&self) {
-        if let Some(task) = lock(&self.get_stream).take() {
-            task.abort();
-        }
-        let has_session = lock(&self.state).session_id.is_some();
-        if has_session {
-            let mut headers = self.headers_for(&Value::Null);
-            headers.remove(reqwest::header::CONTENT_TYPE);
-            let _ = self.http.delete(&self.url).headers(headers).send().await;
-            lock(&self.state).session_id = None;
         }
     }
 }

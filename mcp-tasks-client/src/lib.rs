@@ -103,12 +103,12 @@ mod error;
 mod handler;
 mod http;
 mod peer;
+mod result;
+mod session;
 mod task;
 mod testing;
 
-pub use client::{
-    Client, ClientBuilder, Era, EraChoice, ServerInfo, TaskMode, ToolCall, ToolInfo, structured,
-};
+pub use client::{Client, ClientBuilder, EraChoice, ToolCall, ToolInfo};
 pub use error::Error;
 pub use handler::{
     Asked, ElicitRequest, ElicitResponse, InputCapabilities, InputContext, InputHandler, NoInput,
@@ -118,18 +118,7 @@ pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
+pub use result::{structured, text};
+pub use session::{Era, ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
 pub use testing::Scripted;
-
-/// The text blocks of a result, joined by newlines.
-pub fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}

@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::handler::{Answer, DynHandler, InputContext, answer};
-use crate::http::HttpWire;
+use crate::http::{HttpWire, Inbox, Outcome};
 use mcp_tasks_runtime::protocol::jsonrpc::{self, Message, RequestId, RpcError};
 use mcp_tasks_runtime::protocol::meta;
 use serde_json::{Value, json};
@@ -53,9 +53,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What a request to the server came to: its result, or the JSON-RPC error it got.
-pub(crate) type Outcome = Result<Value, RpcError>;
-
 impl Peer {
     pub(crate) fn new(wire: Wire, handler: Arc<dyn DynHandler>) -> Arc<Peer> {
         let (notifications, _) = broadcast::channel(256);
@@ -95,7 +92,10 @@ impl Peer {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
         let message = jsonrpc::request_message(&id, method, params);
         match &self.wire {
-            Wire::Http(http) => http.request(self, &id, method, message).await,
+            Wire::Http(http) => {
+                let inbox: Arc<dyn Inbox> = self.clone();
+                http.request(&inbox, &id, method, message).await
+            }
             Wire::Duplex(send) => {
                 if self.closed.load(Ordering::Acquire) {
                     return Err(Error::transport("the connection is closed"));
@@ -227,6 +227,12 @@ impl Peer {
 
 fn duplex_send(send: &Mutex<Option<DuplexSend>>, message: Value) -> bool {
     lock(send).as_ref().is_some_and(|send| send(message))
+}
+
+impl Inbox for Peer {
+    fn deliver(self: Arc<Self>, message: Value) {
+        self.on_incoming(message);
+    }
 }
 
 struct PendingGuard<'a> {

@@ -10,9 +10,12 @@
 //! whole `DetailedTask`, or legacy `notifications/tasks/status`) is handled exactly like a poll's
 //! answer, so a server that pushes is followed without waiting for the next poll.
 
-use crate::client::{Client, answer_all, structured};
 use crate::error::Error;
-use crate::peer::{Notification, Outcome};
+use crate::handler::answer_all;
+use crate::http::Outcome;
+use crate::peer::Notification;
+use crate::result::structured;
+use crate::session::Session;
 use mcp_tasks_runtime::protocol::jsonrpc::RpcError;
 use mcp_tasks_runtime::protocol::task::TaskStatus;
 use mcp_tasks_runtime::protocol::{CallToolResult, codes, meta};
@@ -169,7 +172,7 @@ struct State {
 struct Shared {
     id: String,
     tool: String,
-    client: Client,
+    session: Arc<Session>,
     kind: TaskKind,
     state: Mutex<State>,
     outcome: watch::Sender<Option<TaskOutcome>>,
@@ -226,14 +229,14 @@ impl Shared {
 
     /// When the task would count as stuck, if that is still to be raised.
     fn stuck_deadline(&self) -> Option<Instant> {
-        let after = self.client.inner().config.stuck_after?;
+        let after = self.session.config.stuck_after?;
         let state = lock(&self.state);
         (!state.stuck_reported && !state.latest.status.is_terminal())
             .then(|| state.changed_at + after)
     }
 
     fn check_stuck(&self) {
-        let Some(after) = self.client.inner().config.stuck_after else {
+        let Some(after) = self.session.config.stuck_after else {
             return;
         };
         let mut state = lock(&self.state);
@@ -253,7 +256,7 @@ impl Shared {
     }
 
     fn poll_interval(&self) -> Duration {
-        let config = &self.client.inner().config;
+        let config = &self.session.config;
         lock(&self.state)
             .latest
             .poll_interval
@@ -275,8 +278,7 @@ impl Shared {
 
     /// A request about this task, with the era's additions.
     async fn request(&self, method: &str) -> Result<Outcome, Error> {
-        self.client
-            .inner()
+        self.session
             .request(method, json!({ "taskId": self.id }))
             .await
     }
@@ -454,11 +456,11 @@ async fn drive_modern(
                 if asked.is_empty() {
                     continue;
                 }
-                let handler = shared.client.inner().peer().handler();
+                let handler = shared.session.peer().handler();
                 match answer_all(handler, &asked, Some(&shared.id)).await {
                     Ok(responses) => {
                         let params = json!({ "taskId": shared.id, "inputResponses": responses });
-                        match shared.client.inner().request("tasks/update", params).await {
+                        match shared.session.request("tasks/update", params).await {
                             Ok(Ok(_)) => answered.extend(asked.keys().cloned()),
                             Ok(Err(error)) => {
                                 tracing::warn!(%error, task = %shared.id, "tasks/update was refused")
@@ -508,11 +510,10 @@ type ResultFuture = Pin<Box<dyn Future<Output = Result<Outcome, Error>> + Send>>
 /// Legacy `tasks/result`: blocks until the task is over; the server's requests for the task come
 /// while it waits (tagged `related-task`) and go to the input handler like any other.
 fn start_result(shared: &Shared) -> ResultFuture {
-    let client = shared.client.clone();
+    let session = shared.session.clone();
     let id = shared.id.clone();
     Box::pin(async move {
-        client
-            .inner()
+        session
             .request("tasks/result", json!({ "taskId": id }))
             .await
     })
@@ -648,7 +649,7 @@ pub struct TaskHandle {
 impl TaskHandle {
     /// Starts following the task `task` (a `CreateTaskResult`, or legacy the `task` in it).
     pub(crate) fn start(
-        client: Client,
+        session: Arc<Session>,
         tool: &str,
         kind: TaskKind,
         task: &Value,
@@ -661,7 +662,7 @@ impl TaskHandle {
         let shared = Arc::new(Shared {
             id: seed.task_id.clone(),
             tool: tool.to_owned(),
-            client,
+            session,
             kind,
             state: Mutex::new(State {
                 history: vec![seed.clone()],
@@ -676,7 +677,7 @@ impl TaskHandle {
         });
         let driver = {
             let shared = shared.clone();
-            let mut notes = shared.client.inner().peer().subscribe();
+            let mut notes = shared.session.peer().subscribe();
             tokio::spawn(async move {
                 let outcome = match &shared.kind {
                     TaskKind::Modern => drive_modern(&shared, &mut notes).await,
