@@ -833,3 +833,49 @@ async fn a_tasks_get_failure_is_a_typed_error_and_modern_requests_carry_their_he
         .unwrap();
     assert_eq!(call.header("mcp-name"), Some("job"));
 }
+
+static GAVE_UP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets [`GAVE_UP`] when the tool stops, however it stops (the server drops a cancelled call).
+struct SetOnDrop;
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        GAVE_UP.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Waits until the call is cancelled.
+#[tool]
+async fn wait_for_cancel(ctx: ToolContext) -> Result<String, ToolError> {
+    let _stopped = SetOnDrop;
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+#[tokio::test]
+async fn an_inline_call_the_caller_stops_waiting_for_is_cancelled_on_the_server() {
+    let server = Server::new("waits", "1.0.0").tool::<wait_for_cancel>();
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        GAVE_UP.store(false, std::sync::atomic::Ordering::SeqCst);
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&server)
+            .await
+            .unwrap();
+        let call = timeout(
+            Duration::from_millis(200),
+            client.call_tool("wait_for_cancel", ()),
+        )
+        .await;
+        assert!(call.is_err(), "{era:?}: the call is still running");
+        let started = Instant::now();
+        while !GAVE_UP.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{era:?}: the tool was not cancelled"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

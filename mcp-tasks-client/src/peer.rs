@@ -106,9 +106,16 @@ impl Peer {
                     lock(&self.pending).remove(&id);
                     return Err(Error::transport("the connection is closed"));
                 }
-                let _guard = PendingGuard { peer: self, id };
-                rx.await
-                    .map_err(|_| Error::transport("the server closed the connection"))
+                let mut guard = PendingGuard {
+                    peer: self,
+                    id,
+                    done: false,
+                };
+                let outcome = rx
+                    .await
+                    .map_err(|_| Error::transport("the server closed the connection"));
+                guard.done = true;
+                outcome
             }
         }
     }
@@ -235,13 +242,31 @@ impl Inbox for Peer {
     }
 }
 
+/// Forgets a request when its future ends; when the caller gave up before the answer came, the
+/// server is told (`notifications/cancelled`) so it can stop the work. (Over HTTP, dropping the
+/// response stream says the same.)
 struct PendingGuard<'a> {
     peer: &'a Peer,
     id: RequestId,
+    done: bool,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        lock(&self.peer.pending).remove(&self.id);
+        let waiting = lock(&self.peer.pending).remove(&self.id).is_some();
+        if waiting
+            && !self.done
+            && let Wire::Duplex(send) = &self.peer.wire
+        {
+            let id = match &self.id {
+                RequestId::Number(n) => json!(n),
+                RequestId::String(s) => json!(s),
+            };
+            let params = json!({ "requestId": id, "reason": "the client stopped waiting" });
+            duplex_send(
+                send,
+                jsonrpc::notification_message("notifications/cancelled", params),
+            );
+        }
     }
 }
