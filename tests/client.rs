@@ -276,14 +276,16 @@ async fn http_bearer_tokens_are_sent_and_refusals_are_typed() {
         .expect("connects with the token");
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "research"));
-    let refused = Client::builder()
-        .era(EraChoice::Modern)
-        .bearer_token("wrong")
-        .connect_http(&server.url)
-        .await;
-    match refused {
-        Err(Error::Negotiation(why)) => assert!(why.contains("401"), "{why}"),
-        other => panic!("expected a refusal, got {other:?}"),
+    for era in [EraChoice::Auto, EraChoice::Legacy] {
+        let refused = Client::builder()
+            .era(era)
+            .bearer_token("wrong")
+            .connect_http(&server.url)
+            .await;
+        match refused {
+            Err(Error::Http { status, .. }) => assert_eq!(status, 401, "{era:?}"),
+            other => panic!("{era:?}: expected HTTP 401, got {other:?}"),
+        }
     }
 }
 

@@ -318,6 +318,13 @@ impl Core {
             .bytes()
             .await
             .map_err(|e| Error::transport(format!("reading the answer to {method}: {e}")))?;
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            // Not a protocol matter, whatever the body says.
+            return Err(Error::Http {
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&bytes[..bytes.len().min(500)]).into_owned(),
+            });
+        }
         let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
         if let Some(value) = parsed {
             let mut found = None;
@@ -328,6 +335,15 @@ impl Core {
             for m in messages {
                 match take_response(m, id) {
                     Ok(outcome) => found = Some(outcome),
+                    // A refusal before the body was read (HTTP 4xx) may not name the request.
+                    Err(other) if !status.is_success() && other.get("id") == Some(&Value::Null) => {
+                        if let Some(error) = other
+                            .get("error")
+                            .and_then(|e| serde_json::from_value(e.clone()).ok())
+                        {
+                            found = Some(Err(error));
+                        }
+                    }
                     Err(other) => inbox.clone().deliver(other),
                 }
             }

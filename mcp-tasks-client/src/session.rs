@@ -188,6 +188,11 @@ impl Session {
         let result = match outcome {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => return Ok(Err(format!("server/discover: {error}"))),
+            Err(
+                e @ Error::Http {
+                    status: 401 | 403, ..
+                },
+            ) => return Err(e),
             Err(Error::Http { status, body }) => {
                 return Ok(Err(format!("server/discover: HTTP {status}: {body}")));
             }
