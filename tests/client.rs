@@ -251,19 +251,23 @@ async fn errors_are_typed() {
     client.close().await;
 
     // A tool that can only run as a task, from a client that does not take tasks.
-    let client = Client::builder()
-        .tasks(TaskMode::Never)
-        .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
-        .await
-        .unwrap();
-    match client.call_tool("research", json!({ "topic": "x" })).await {
-        Err(Error::TaskCreation { tool, error, .. }) => {
-            assert_eq!(tool, "research");
-            assert_eq!(error.map(|e| e.code), Some(-32021));
+    for (era, code) in [(EraChoice::Modern, -32021), (EraChoice::Legacy, -32601)] {
+        let client = Client::builder()
+            .era(era)
+            .tasks(TaskMode::Never)
+            .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+            .await
+            .unwrap();
+        client.list_tools().await.unwrap();
+        match client.call_tool("research", json!({ "topic": "x" })).await {
+            Err(Error::TaskCreation { tool, error, .. }) => {
+                assert_eq!(tool, "research");
+                assert_eq!(error.map(|e| e.code), Some(code), "{era:?}");
+            }
+            other => panic!("{era:?}: expected a TaskCreation error, got {other:?}"),
         }
-        other => panic!("expected a TaskCreation error, got {other:?}"),
+        client.close().await;
     }
-    client.close().await;
 }
 
 #[tokio::test]

@@ -660,6 +660,17 @@ impl Client {
                     error: Some(error),
                 });
             }
+            Err(error)
+                if error.code == codes::METHOD_NOT_FOUND
+                    && lock(&self.inner.tools).tools.get(name)
+                        == Some(&Some(TaskSupport::Required)) =>
+            {
+                return Err(Error::TaskCreation {
+                    tool: name.to_owned(),
+                    reason: "the tool runs only as a task, and the call was not one".into(),
+                    error: Some(error),
+                });
+            }
             Err(error) => {
                 return Err(Error::Rpc {
                     method: "tools/call".into(),

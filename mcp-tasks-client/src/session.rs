@@ -119,6 +119,7 @@ pub(crate) struct TaskConfig {
     pub(crate) min_poll_interval: Duration,
 }
 
+/// A connection after the era was agreed: what every request and task needs.
 pub(crate) struct Session {
     pub(crate) peer: Arc<Peer>,
     pub(crate) era: Era,
