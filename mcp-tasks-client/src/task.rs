@@ -33,6 +33,8 @@ use tokio::time::Instant;
 
 /// Consecutive transport failures of `tasks/get` after which the task is given up.
 const MAX_POLL_FAILURES: u32 = 3;
+/// How many states [`TaskHandle::history`] keeps: the first and the latest ones.
+const MAX_HISTORY: usize = 1024;
 /// Legacy: how many times `tasks/result` may fail on a task that is still running before the
 /// task is given up.
 const MAX_RESULT_RETRIES: u32 = 3;
@@ -201,6 +203,10 @@ impl Shared {
         let changed = !state.latest.same_state(&snap);
         state.latest = snap.clone();
         if changed {
+            if state.history.len() >= MAX_HISTORY {
+                // Keep the first state and the latest ones.
+                state.history.remove(1);
+            }
             state.history.push(snap.clone());
             state.changed_at = Instant::now();
             state.stuck_reported = false;
@@ -708,7 +714,7 @@ impl TaskHandle {
     }
 
     /// Every distinct state seen so far (status, message, progress), oldest first, starting with
-    /// the one the task was created in.
+    /// the one the task was created in (for a very long task: that one and the latest 1,023).
     pub fn history(&self) -> Vec<TaskSnapshot> {
         lock(&self.shared.state).history.clone()
     }
