@@ -885,3 +885,87 @@ async fn an_inline_call_the_caller_stops_waiting_for_is_cancelled_on_the_server(
         }
     }
 }
+
+#[tokio::test]
+async fn a_refused_tasks_update_is_retried_at_the_poll_interval_then_given_up() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        let task = json!({ "taskId": "t-2", "createdAt": "2026-07-28T00:00:00Z",
+            "lastUpdatedAt": "2026-07-28T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 100 });
+        let mut result = match req.rpc_method() {
+            "server/discover" => json!({ "supportedVersions": ["2026-07-28"],
+                "capabilities": { "extensions": { "io.modelcontextprotocol/tasks": {} } },
+                "ttlMs": 0, "cacheScope": "private" }),
+            "tools/list" => json!({ "tools": [] }),
+            "tools/call" => {
+                let mut t = task.clone();
+                t["resultType"] = json!("task");
+                t["status"] = json!("working");
+                t
+            }
+            "tasks/get" => {
+                let mut t = task.clone();
+                t["status"] = json!("input_required");
+                t["inputRequests"] = json!({ "q": { "method": "elicitation/create", "params": {
+                    "message": "Name?", "requestedSchema": { "type": "object",
+                        "properties": { "name": { "type": "string" } } } } } });
+                t
+            }
+            _ => {
+                return http_json(
+                    "200 OK",
+                    "",
+                    json!({ "jsonrpc": "2.0", "id": id,
+                    "error": { "code": -32603, "message": "storage is down" } }),
+                );
+            }
+        };
+        if result.get("resultType").is_none() {
+            result["resultType"] = json!("complete");
+        }
+        http_json(
+            "200 OK",
+            "",
+            json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        )
+    })
+    .await;
+    let script = Scripted::new().accept(json!({ "name": "Ada" }));
+    let client = Client::builder()
+        .handler(script.clone())
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let call = client.call_tool("job", json!({})).await.unwrap();
+    match timeout(WAIT, call.result())
+        .await
+        .expect("gives up in time")
+    {
+        Err(Error::Rpc { method, error }) => {
+            assert_eq!(method, "tasks/update");
+            assert_eq!(error.message, "storage is down");
+        }
+        other => panic!("expected the tasks/update refusal, got {other:?}"),
+    }
+    // The user was asked once; the same answer was sent three times, a poll interval apart.
+    assert_eq!(script.asked().len(), 1);
+    let updates: Vec<Seen> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.rpc_method() == "tasks/update")
+        .cloned()
+        .collect();
+    assert_eq!(updates.len(), 3);
+    for pair in updates.windows(2) {
+        assert_eq!(
+            pair[0].body["params"]["inputResponses"],
+            pair[1].body["params"]["inputResponses"]
+        );
+        assert!(pair[1].at.duration_since(pair[0].at) >= Duration::from_millis(90));
+    }
+    assert_eq!(
+        updates[0].body["params"]["inputResponses"]["q"],
+        json!({ "action": "accept", "content": { "name": "Ada" } })
+    );
+}

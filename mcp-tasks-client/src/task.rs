@@ -35,6 +35,8 @@ use tokio::time::Instant;
 const MAX_POLL_FAILURES: u32 = 3;
 /// How many states [`TaskHandle::history`] keeps: the first and the latest ones.
 const MAX_HISTORY: usize = 1024;
+/// Consecutive failed `tasks/update`s after which the task is given up.
+const MAX_UPDATE_FAILURES: u32 = 3;
 /// Legacy: how many times `tasks/result` may fail on a task that is still running before the
 /// task is given up.
 const MAX_RESULT_RETRIES: u32 = 3;
@@ -433,7 +435,10 @@ async fn drive_modern(
 ) -> TaskOutcome {
     let mut last_poll = Instant::now();
     let mut failures = 0;
+    // Keys the server took an answer for, answers it has not taken yet, failed updates in a row.
     let mut answered: HashSet<String> = HashSet::new();
+    let mut kept: Map<String, Value> = Map::new();
+    let mut update_failures = 0;
     loop {
         let task = match wait_next(shared, notes, last_poll).await {
             Wake::Pushed(task) => task,
@@ -462,27 +467,53 @@ async fn drive_modern(
                 if asked.is_empty() {
                     continue;
                 }
-                let handler = shared.session.peer().handler();
-                match answer_all(handler, &asked, Some(&shared.id)).await {
-                    Ok(responses) => {
-                        let params = json!({ "taskId": shared.id, "inputResponses": responses });
-                        match shared.session.request("tasks/update", params).await {
-                            Ok(Ok(_)) => answered.extend(asked.keys().cloned()),
-                            Ok(Err(error)) => {
-                                tracing::warn!(%error, task = %shared.id, "tasks/update was refused")
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, task = %shared.id, "tasks/update failed")
-                            }
+                // Ask the handler only once per request: an answer the server has not taken yet
+                // is kept and sent again.
+                let new: Map<String, Value> = asked
+                    .iter()
+                    .filter(|(key, _)| !kept.contains_key(*key))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !new.is_empty() {
+                    let handler = shared.session.peer().handler();
+                    match answer_all(handler, &new, Some(&shared.id)).await {
+                        Ok(responses) => kept.extend(responses),
+                        Err(method) => {
+                            tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
+                            shared.cancel().await?;
+                            continue;
                         }
                     }
-                    Err(method) => {
-                        tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
-                        shared.cancel().await?;
-                    }
+                    shared.touch();
                 }
-                shared.touch();
-                shared.wake.notify_one();
+                let responses: Map<String, Value> = asked
+                    .keys()
+                    .filter_map(|k| Some((k.clone(), kept.get(k)?.clone())))
+                    .collect();
+                let params = json!({ "taskId": shared.id, "inputResponses": responses });
+                let refusal = match shared.session.request("tasks/update", params).await {
+                    Ok(Ok(_)) => {
+                        for key in responses.keys() {
+                            kept.remove(key);
+                            answered.insert(key.clone());
+                        }
+                        update_failures = 0;
+                        // See what the answers changed without waiting a whole interval.
+                        shared.wake.notify_one();
+                        continue;
+                    }
+                    Ok(Err(error)) => Error::Rpc {
+                        method: "tasks/update".into(),
+                        error,
+                    },
+                    Err(e) => e,
+                };
+                update_failures += 1;
+                if update_failures >= MAX_UPDATE_FAILURES {
+                    return Err(refusal);
+                }
+                // Try again after the poll interval, with the same answers.
+                tracing::warn!(error = %refusal, task = %shared.id, "tasks/update failed; will retry");
             }
             TaskStatus::Completed => {
                 let result = task.get("result").cloned().ok_or_else(|| {
@@ -732,8 +763,9 @@ impl TaskHandle {
     }
 
     /// Waits for the final result. A tool error (`isError: true`) is a result; a task that
-    /// failed is [`Error::TaskFailed`], one cancelled [`Error::TaskCancelled`]. May be called
-    /// any number of times, from any clone.
+    /// failed is [`Error::TaskFailed`], one cancelled [`Error::TaskCancelled`]; a task the client
+    /// gave up on says why ([`Error::TaskGet`], or [`Error::Rpc`] for `tasks/update` refused three
+    /// times in a row, one poll interval apart). May be called any number of times, from any clone.
     pub async fn result(&self) -> Result<CallToolResult, Error> {
         let mut rx = self.shared.outcome.subscribe();
         loop {
