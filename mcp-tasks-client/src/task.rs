@@ -480,6 +480,8 @@ async fn drive_modern(
                         Ok(responses) => kept.extend(responses),
                         Err(method) => {
                             tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
+                            // Not asked again while the cancellation takes effect.
+                            answered.extend(new.keys().cloned());
                             shared.cancel().await?;
                             continue;
                         }
