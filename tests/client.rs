@@ -629,6 +629,16 @@ async fn a_legacy_only_server_gets_initialize_and_a_broken_sse_response_is_resum
     assert_eq!(mcp_tasks_client::text(&result), "resumed");
 
     let seen = seen.lock().unwrap().clone();
+    // The session's GET stream was asked for before any request that could need it.
+    let first_get = seen
+        .iter()
+        .position(|s| s.method == "GET")
+        .expect("a GET stream");
+    let first_list = seen
+        .iter()
+        .position(|s| s.rpc_method() == "tools/list")
+        .unwrap();
+    assert!(first_get < first_list, "{seen:?}");
     let call = seen
         .iter()
         .find(|s| s.rpc_method() == "tools/call")

@@ -16,6 +16,8 @@ use tokio::task::JoinHandle;
 
 /// How many times a broken SSE response stream is resumed (`Last-Event-ID`) before giving up.
 const MAX_RESUMES: u32 = 5;
+/// How long opening a legacy session's GET stream may hold up `connect`.
+const GET_STREAM_WAIT: Duration = Duration::from_secs(2);
 /// The wait before resuming when the server named none (`retry:`).
 const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 
@@ -126,17 +128,26 @@ impl HttpWire {
         })
     }
 
-    /// Opens the legacy session's GET stream in the background (re-opened when it breaks), for
-    /// what the server sends outside any response. A server without one (405) is fine.
-    pub(crate) fn open_session_stream(&self, inbox: Weak<dyn Inbox>) {
+    /// Opens the legacy session's GET stream, for what the server sends outside any response
+    /// (some servers send a task's or a call's requests there). Returns once the server has
+    /// answered the GET (or after [`GET_STREAM_WAIT`]), so that no request sent afterwards can
+    /// outrun the stream; reading, and re-opening when it breaks, go on in the background. A
+    /// server without one (405) is fine.
+    pub(crate) async fn open_session_stream(&self, inbox: Weak<dyn Inbox>) {
         if lock(&self.state).session_id.is_none() {
             return;
         }
         let core = self.core.clone();
+        let (opened, is_open) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
+            let mut opened = Some(opened);
             let mut cursor = SseCursor::default();
             loop {
-                let mut resp = match core.get(cursor.last_id.as_deref()).await {
+                let got = core.get(cursor.last_id.as_deref()).await;
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(());
+                }
+                let mut resp = match got {
                     Ok(r) if r.status().is_success() => r,
                     Ok(r) => {
                         tracing::debug!(status = %r.status(), "no GET stream for this session");
@@ -163,6 +174,7 @@ impl HttpWire {
         if let Some(old) = lock(&self.get_stream).replace(task) {
             old.abort();
         }
+        let _ = tokio::time::timeout(GET_STREAM_WAIT, is_open).await;
     }
 
     /// Ends the legacy session (DELETE), if there is one.

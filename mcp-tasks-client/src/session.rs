@@ -280,7 +280,7 @@ impl Session {
             .await?;
         if let Some(http) = self.peer.http() {
             let inbox: Arc<dyn Inbox> = self.peer.clone();
-            http.open_session_stream(Arc::downgrade(&inbox));
+            http.open_session_stream(Arc::downgrade(&inbox)).await;
         }
         Ok(())
     }
