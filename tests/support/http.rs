@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `conformance_server --http 127.0.0.1:0 [args]`, killed on drop.
+/// An example server binary run with `--http 127.0.0.1:0 [args]`, killed on drop.
 #[derive(Debug)]
 pub struct HttpServer {
     child: Child,

@@ -10,6 +10,7 @@ mod era;
 mod http;
 mod inline;
 mod limits;
+mod memory;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -21,6 +22,7 @@ pub use era::Era;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
+pub use memory::{InMemoryConnection, InMemoryReceiver, InMemorySender};
 pub use stdio::shutdown_signal;
 
 use crate::protocol::Implementation;
@@ -318,6 +320,20 @@ impl Server {
     {
         self.check()?;
         stdio::serve(self.inner.clone(), reader, writer, shutdown).await
+    }
+
+    /// Connects one client to this server in the same process: messages are handed over as
+    /// JSON values, with no process, pipe or socket in between (see [`InMemoryConnection`]).
+    /// The server side runs on the current tokio runtime.
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime, or when [`check`](Self::check) fails (a tool takes
+    /// state nobody registered).
+    pub fn connect_in_memory(&self) -> InMemoryConnection {
+        if let Err(e) = self.check() {
+            panic!("mcp-tasks: {e}");
+        }
+        memory::connect(self.inner.clone())
     }
 
     /// Serves over Streamable HTTP at `addr` (endpoint `/mcp`, default [`HttpConfig`]) until the
