@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
 pub mod http;
+pub mod redis;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -46,9 +46,13 @@ mod clock;
 pub mod contract;
 pub mod machine;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis_store;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisTaskStore, RedisTaskStoreBuilder};
 
 /// What every [`TaskStore`] operation returns: a boxed, `Send` future borrowing its arguments.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
