@@ -148,7 +148,10 @@ mod store {
     async fn an_unreachable_redis_gives_backend_errors_and_the_store_reconnects() {
         let mut server = RedisServer::start();
         let prefix = super::fresh_prefix();
-        let (a, b) = (instance(&server.url, &prefix), instance(&server.url, &prefix));
+        let (a, b) = (
+            instance(&server.url, &prefix),
+            instance(&server.url, &prefix),
+        );
         let alice = Owner::new("alice");
         let before = a
             .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
@@ -210,4 +213,399 @@ mod store {
         assert_eq!(woken.version, changed.version);
         assert_eq!(a.get(&before.id, &alice).await.unwrap(), None);
     }
+}
+
+/// Example-server processes over HTTP sharing one Redis.
+mod instances {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use mcp_tasks_tests::redis::RedisServer;
+    use mcp_tasks_tests::{example_bin, modern_meta};
+    use serde_json::{Value, json};
+
+    pub const TOKEN: &str = "secret-token";
+    const WAIT: Duration = Duration::from_secs(20);
+
+    /// `example_server --http 127.0.0.1:0 --store REDIS --token ...`, killed on drop; its stderr
+    /// is kept for [`Instance::wait_for_log`].
+    pub struct Instance {
+        child: Child,
+        pub url: String,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Instance {
+        pub fn start(name: &str, redis: &str) -> Instance {
+            let bin = example_bin("example_server");
+            let mut child = Command::new(&bin)
+                .args(["--http", "127.0.0.1:0", "--store", redis])
+                .args(["--token", &format!("{TOKEN}=alice")])
+                .env("RUST_LOG", "mcp_tasks_runtime=debug")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let stderr = child.stderr.take().expect("piped stderr");
+            let (sink, label) = (log.clone(), name.to_owned());
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    eprintln!("[{label}] {line}");
+                    sink.lock().unwrap().push(line);
+                }
+            });
+            let stdout = child.stdout.take().expect("piped stdout");
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(stdout).lines();
+                if let Some(Ok(line)) = lines.next() {
+                    let _ = tx.send(line);
+                }
+                for _ in lines {}
+            });
+            let line = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("{name} printed no `listening on` line"));
+            let url = line
+                .strip_prefix("listening on ")
+                .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+                .to_owned();
+            Instance { child, url, log }
+        }
+
+        pub fn pid(&self) -> u32 {
+            self.child.id()
+        }
+
+        /// Whether the process is still running.
+        pub fn alive(&mut self) -> bool {
+            matches!(self.child.try_wait(), Ok(None))
+        }
+
+        pub fn kill(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+
+        /// Waits until the server logged a line containing every one of `needles`.
+        pub async fn wait_for_log(&self, needles: &[&str]) -> String {
+            let deadline = Instant::now() + WAIT;
+            loop {
+                if let Some(line) = self
+                    .log
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .find(|line| needles.iter().all(|n| line.contains(n)))
+                {
+                    return line.clone();
+                }
+                assert!(Instant::now() < deadline, "never logged {needles:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+
+        /// Whether a line containing `needle` was logged.
+        pub fn logged(&self, needle: &str) -> bool {
+            self.log.lock().unwrap().iter().any(|l| l.contains(needle))
+        }
+    }
+
+    impl Drop for Instance {
+        fn drop(&mut self) {
+            self.kill();
+        }
+    }
+
+    pub fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .timeout(WAIT)
+            .pool_max_idle_per_host(64)
+            .build()
+            .expect("client")
+    }
+
+    pub fn caps() -> Value {
+        json!({ "elicitation": {}, "sampling": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } })
+    }
+
+    /// The JSON-RPC message in a response body (plain JSON, or the last `data:` of an SSE body).
+    fn message(text: &str) -> Value {
+        if let Ok(value) = serde_json::from_str(text) {
+            return value;
+        }
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .rfind(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC response in {text:?}"))
+    }
+
+    /// A modern request; the whole response message.
+    pub async fn modern(c: &reqwest::Client, url: &str, method: &str, mut params: Value) -> Value {
+        params["_meta"] = modern_meta(caps());
+        let mut b = c
+            .post(url)
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(name) = params.get("name").and_then(Value::as_str) {
+            b = b.header("mcp-name", name);
+        }
+        if let Some(id) = params.get("taskId").and_then(Value::as_str) {
+            b = b.header("mcp-name", id);
+        }
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let r = b
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the server answers");
+        message(&r.text().await.expect("a body"))
+    }
+
+    /// A modern request's `result`, failing the test on an error.
+    pub async fn result(c: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
+        let m = modern(c, url, method, params).await;
+        match m.get("result") {
+            Some(r) => r.clone(),
+            None => panic!("{method} at {url} failed: {m}"),
+        }
+    }
+
+    /// Polls modern `tasks/get` at `url` until `done` holds.
+    pub async fn poll(
+        c: &reqwest::Client,
+        url: &str,
+        id: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let task = result(c, url, "tasks/get", json!({ "taskId": id })).await;
+            if done(&task) {
+                return task;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "task never got there; last: {task}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The single outstanding input request of a task: (key, request).
+    pub fn only_request(task: &Value) -> (String, Value) {
+        let requests = task["inputRequests"].as_object().expect("inputRequests");
+        assert_eq!(requests.len(), 1, "{task}");
+        let (k, v) = requests.iter().next().unwrap();
+        (k.clone(), v.clone())
+    }
+
+    /// A legacy (2025-11-25) session on one instance.
+    pub struct Session {
+        pub url: String,
+        pub id: String,
+        pub next: u64,
+    }
+
+    impl Session {
+        pub async fn open(c: &reqwest::Client, url: &str) -> Session {
+            let r = c
+                .post(url)
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(
+                    json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": { "tasks": { "requests": { "elicitation": { "create": {} } } } },
+                        "clientInfo": { "name": "redis-tests", "version": "0" } } })
+                    .to_string(),
+                )
+                .send()
+                .await
+                .expect("initialize");
+            let id = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+            let mut session = Session {
+                url: url.to_owned(),
+                id,
+                next: 1,
+            };
+            session
+                .send(
+                    c,
+                    json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+                )
+                .await;
+            session
+        }
+
+        async fn send(&mut self, c: &reqwest::Client, body: Value) -> String {
+            c.post(&self.url)
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", &self.id)
+                .header("mcp-protocol-version", "2025-11-25")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("the server answers")
+                .text()
+                .await
+                .expect("a body")
+        }
+
+        pub async fn request(&mut self, c: &reqwest::Client, method: &str, params: Value) -> Value {
+            self.next += 1;
+            let body =
+                json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params });
+            message(&self.send(c, body).await)
+        }
+
+        pub async fn result(&mut self, c: &reqwest::Client, method: &str, params: Value) -> Value {
+            let m = self.request(c, method, params).await;
+            match m.get("result") {
+                Some(r) => r.clone(),
+                None => panic!("legacy {method} at {} failed: {m}", self.url),
+            }
+        }
+    }
+
+    pub fn redis() -> RedisServer {
+        RedisServer::start()
+    }
+}
+
+/// Modern era: a task created through A is read, answered and cancelled through B; the tool on A
+/// gets the answer (it goes on to its next question) and the cancellation (A's engine stops it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_task_created_on_a_is_answered_and_cancelled_through_b() {
+    use instances::*;
+    use serde_json::json;
+    let redis = redis();
+    let a = Instance::start("A", &redis.url);
+    let b = Instance::start("B", &redis.url);
+    let c = client();
+
+    let created = result(
+        &c,
+        &a.url,
+        "tools/call",
+        json!({ "name": "research", "arguments": { "topic": "tides" } }),
+    )
+    .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+
+    // B sees A's task, waiting on the user.
+    let asked = poll(&c, &b.url, &id, |t| t["status"] == "input_required").await;
+    assert_eq!(asked["statusMessage"], "planning");
+    let (key, request) = only_request(&asked);
+    assert_eq!(request["method"], "elicitation/create");
+
+    // Answered through B: the tool on A takes the answer and asks its next question.
+    result(&c, &b.url, "tasks/update", json!({ "taskId": id, "inputResponses": { &key: { "action": "accept", "content": { "sources": 3 } } } })).await;
+    let sampling = poll(&c, &a.url, &id, |t| {
+        t["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+    })
+    .await;
+    assert_eq!(
+        sampling["statusMessage"], "reading 3 sources",
+        "A's tool read B's answer"
+    );
+
+    // Cancelled through B: A's engine sees it and stops the tool.
+    let ack = modern(&c, &b.url, "tasks/cancel", json!({ "taskId": id })).await;
+    assert!(ack.get("result").is_some(), "{ack}");
+    a.wait_for_log(&[&id, "stopping the tool", "cancelled"])
+        .await;
+    assert!(!b.logged("stopping the tool"), "B runs no tool");
+    let seen = poll(&c, &a.url, &id, |t| t["status"] == "cancelled").await;
+    assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
+}
+
+/// Legacy era across instances. A legacy task belongs to the session that created it, and a
+/// session lives in the process that opened it (a load balancer keeps a legacy session on one
+/// instance by its `Mcp-Session-Id`; its input requests travel on that session). So what is
+/// shared is the store: the task lives in Redis, owned by the session; another instance neither
+/// knows the session nor lets a session of the same principal see the task; and the session's
+/// own cancel reaches the tool through the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_tasks_live_in_redis_owned_by_their_session() {
+    use instances::*;
+    use mcp_tasks_runtime::protocol::task::{TaskId, TaskStatus};
+    use mcp_tasks_runtime::store::{RedisTaskStore, TaskStore};
+    use serde_json::json;
+    let redis = redis();
+    let a = Instance::start("A", &redis.url);
+    let b = Instance::start("B", &redis.url);
+    let c = client();
+    let mut on_a = Session::open(&c, &a.url).await;
+    let mut on_b = Session::open(&c, &b.url).await;
+
+    let created = on_a
+        .result(&c, "tools/call", json!({ "name": "countdown", "arguments": { "seconds": 30 }, "task": { "ttl": 60000 } }))
+        .await;
+    let id = created["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+
+    let shared = RedisTaskStore::connect(&redis.url).await.unwrap();
+    let stored = shared
+        .get_unchecked(&TaskId::new(&id))
+        .await
+        .unwrap()
+        .expect("the task is in Redis");
+    assert_eq!(stored.owner.as_str(), format!("session:{}", on_a.id));
+
+    // Another session (same principal, on B) cannot see or cancel it.
+    let listed = on_b.result(&c, "tasks/list", json!({})).await;
+    assert_eq!(listed["tasks"], json!([]), "{listed}");
+    let foreign = on_b.request(&c, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    let foreign = on_b
+        .request(&c, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    // B does not know A's session.
+    let unknown = c
+        .post(&b.url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &on_a.id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(
+            json!({ "jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": { "taskId": id } })
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), reqwest::StatusCode::NOT_FOUND);
+
+    // The owning session cancels; A's engine hears it from Redis and stops the tool.
+    let cancelled = on_a
+        .result(&c, "tasks/cancel", json!({ "taskId": id }))
+        .await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    a.wait_for_log(&[&id, "stopping the tool", "cancelled"])
+        .await;
+    let stored = shared
+        .get_unchecked(&TaskId::new(&id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, TaskStatus::Cancelled);
 }

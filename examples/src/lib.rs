@@ -153,8 +153,13 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut tokens = Vec::new();
     let mut session_idle = None;
     let mut max_body = None;
+    let mut server = server;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--store" => {
+                let spec = args.next().ok_or_else(|| usage("--store needs a store"))?;
+                server = server.store(open_store(&spec).await?);
+            }
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
             "--token" => {
                 let spec = args
@@ -212,11 +217,33 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
         .await
 }
 
+/// The task store a `--store` argument names: `memory` (the default) or
+/// `redis://HOST:PORT[/DB]` (tasks shared by every server on that Redis; the connection is
+/// checked before serving).
+pub async fn open_store(
+    spec: &str,
+) -> std::io::Result<std::sync::Arc<dyn mcp_tasks_runtime::store::TaskStore>> {
+    use mcp_tasks_runtime::store::{MemoryTaskStore, RedisTaskStore};
+    use std::sync::Arc;
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryTaskStore::new()));
+    }
+    if spec.starts_with("redis://") {
+        let store = RedisTaskStore::connect(spec)
+            .await
+            .map_err(|e| std::io::Error::other(format!("--store {spec}: {e}")))?;
+        return Ok(Arc::new(store));
+    }
+    Err(usage(&format!(
+        "--store takes `memory` or `redis://HOST:PORT[/DB]`, not `{spec}`"
+    )))
+}
+
 fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|redis://HOST:PORT[/DB]] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

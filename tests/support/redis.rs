@@ -67,7 +67,8 @@ impl RedisServer {
 
     fn start_on(port: u16) -> Option<RedisServer> {
         let bin = redis_server_bin();
-        let dir = std::env::temp_dir().join(format!("mcp-tasks-redis-{}-{port}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("mcp-tasks-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a scratch directory for redis-server");
         // The watchdog shell starts redis-server and kills it as soon as its stdin reaches EOF,
         // which happens when this process exits or dies, whatever the way.
@@ -124,7 +125,8 @@ impl RedisServer {
 
     /// Whether the server answers `PING`.
     pub fn ping(&self) -> bool {
-        self.command(&["PING"]).is_some_and(|reply| reply == "+PONG")
+        self.command(&["PING"])
+            .is_some_and(|reply| reply == "+PONG")
     }
 
     /// Sends one command (RESP) and returns the first line of the reply, `None` if the server

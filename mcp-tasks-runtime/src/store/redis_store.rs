@@ -335,7 +335,9 @@ impl Shared {
         match kind.as_str() {
             "u" | "i" => {
                 let record = if kind == "u" && (wanted || waiter.is_some()) {
-                    serde_json::from_slice::<TaskRecord>(body).ok().map(Arc::new)
+                    serde_json::from_slice::<TaskRecord>(body)
+                        .ok()
+                        .map(Arc::new)
                 } else {
                     None
                 };
@@ -535,7 +537,10 @@ impl Shared {
             }
             last = Some(seq);
         }
-        let next_cursor = (fetched > limit).then_some(last).flatten().map(encode_cursor);
+        let next_cursor = (fetched > limit)
+            .then_some(last)
+            .flatten()
+            .map(encode_cursor);
         Ok(TaskPage { tasks, next_cursor })
     }
 
@@ -635,11 +640,7 @@ impl Shared {
         }
     }
 
-    async fn changed(
-        self: &Arc<Self>,
-        id: &TaskId,
-        seen: u64,
-    ) -> Result<TaskRecord, StoreError> {
+    async fn changed(self: &Arc<Self>, id: &TaskId, seen: u64) -> Result<TaskRecord, StoreError> {
         // Listen before reading, so a change between the read and the wait is not missed.
         let mut notes = Waiter::register(self, id);
         let mut record = self.load(id).await?.ok_or(StoreError::NotFound)?;

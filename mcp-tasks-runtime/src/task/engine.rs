@@ -308,6 +308,7 @@ impl Run {
                         self.notify(&record, &mut last_status);
                         if record.status.is_terminal() {
                             // Cancelled or expired elsewhere: tell the tool, give it a moment.
+                            tracing::debug!(task = %self.id, status = %record.status, "the task ended outside its tool; stopping the tool");
                             self.cancel.cancel();
                             let _ = tokio::time::timeout(self.grace, &mut run).await;
                             return;
