@@ -277,10 +277,6 @@ mod instances {
             Instance { child, url, log }
         }
 
-        pub fn pid(&self) -> u32 {
-            self.child.id()
-        }
-
         /// Whether the process is still running.
         pub fn alive(&mut self) -> bool {
             matches!(self.child.try_wait(), Ok(None))
@@ -608,4 +604,83 @@ async fn legacy_tasks_live_in_redis_owned_by_their_session() {
         .unwrap()
         .unwrap();
     assert_eq!(stored.status, TaskStatus::Cancelled);
+}
+
+/// Redis goes away under two running servers: requests during the gap get a JSON-RPC `-32603`
+/// (not a hang, not a dropped connection), the servers keep running, and once Redis is back
+/// (empty: it persists nothing here) they serve tasks again by themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_restarted_under_running_servers() {
+    use instances::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let mut redis = redis();
+    let mut a = Instance::start("A", &redis.url);
+    let mut b = Instance::start("B", &redis.url);
+    let c = client();
+    let research = json!({ "name": "research", "arguments": { "topic": "tides" } });
+    let before = result(&c, &a.url, "tools/call", research.clone()).await;
+    let before = before["taskId"].as_str().unwrap().to_owned();
+    poll(&c, &b.url, &before, |t| t["status"] == "input_required").await;
+
+    redis.kill();
+    for (instance, method, params) in [
+        (&a, "tasks/get", json!({ "taskId": before })),
+        (&b, "tasks/get", json!({ "taskId": before })),
+        (&b, "tools/call", research.clone()),
+        (
+            &a,
+            "tasks/update",
+            json!({ "taskId": before, "inputResponses": { "x": {} } }),
+        ),
+        (&b, "tasks/cancel", json!({ "taskId": before })),
+    ] {
+        let started = Instant::now();
+        let reply = modern(&c, &instance.url, method, params).await;
+        assert_eq!(
+            reply["error"]["code"], -32603,
+            "{method} during the gap: {reply}"
+        );
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Redis")),
+            "the message names the cause: {reply}"
+        );
+        eprintln!("{method} during the gap: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{method} took {:?}",
+            started.elapsed()
+        );
+    }
+
+    redis.restart();
+    let restarted = Instant::now();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let after = loop {
+        let reply = modern(&c, &b.url, "tools/call", research.clone()).await;
+        if let Some(id) = reply["result"]["taskId"].as_str() {
+            eprintln!("B serves again {:?} after the restart", restarted.elapsed());
+            break id.to_owned();
+        }
+        eprintln!("{:?}: {reply}", restarted.elapsed());
+        assert!(Instant::now() < deadline, "B never came back: {reply}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // The new task is served by both instances, and runs to its first question.
+    let asked = poll(&c, &a.url, &after, |t| t["status"] == "input_required").await;
+    eprintln!("asked {:?} after the restart", restarted.elapsed());
+    let (key, _) = only_request(&asked);
+    result(&c, &a.url, "tasks/update", json!({ "taskId": after, "inputResponses": { &key: { "action": "accept", "content": { "sources": 2 } } } })).await;
+    let sampling = poll(&c, &b.url, &after, |t| {
+        t["statusMessage"] == "reading 2 sources"
+    })
+    .await;
+    assert_eq!(sampling["status"], "input_required");
+    // The old task went with the unpersisted Redis: unknown now, on both.
+    let gone = modern(&c, &a.url, "tasks/get", json!({ "taskId": before })).await;
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    assert!(a.alive() && b.alive(), "both servers are still running");
+    assert!(!a.logged("panicked") && !b.logged("panicked"));
 }

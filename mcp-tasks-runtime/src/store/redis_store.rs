@@ -25,8 +25,10 @@ use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
-/// How many times a state change is retried when another writer changed the task in between.
-const MAX_ATTEMPTS: usize = 64;
+/// How many times a state change is tried when other writers keep changing the task in between.
+/// Each lost race costs one round trip and hands back the current record; after the first few,
+/// a writer waits a random moment (up to 20 ms) so that many writers on one task spread out.
+const MAX_ATTEMPTS: u64 = 1000;
 /// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
 const SWEEP_BATCH: usize = 1000;
 /// How long after a task's retention ends Redis deletes its key by itself, in case no server
@@ -254,6 +256,24 @@ impl fmt::Debug for RedisTaskStore {
     }
 }
 
+/// Runs one Redis request. When it fails because the connection was refused, nothing was sent:
+/// the connection manager was still holding its last failed attempt to reconnect (made while Redis
+/// was down) and has now started a new one, so the request runs once more on that. This way the
+/// first request after Redis returns succeeds. Other failures are not retried (a script may have
+/// run before its connection dropped).
+macro_rules! call {
+    ($shared:expr, $conn:ident => $request:expr) => {{
+        let mut $conn = $shared.conn();
+        match $request.await {
+            Err(error) if error.is_connection_refusal() => {
+                let mut $conn = $shared.conn();
+                $request.await.map_err(backend)
+            }
+            other => other.map_err(backend),
+        }
+    }};
+}
+
 /// The subscriber loop: keeps one pub/sub connection subscribed to the change channel, hands each
 /// message to local waiters and subscribers, and reconnects (then resyncs every waiter) when the
 /// connection is lost. Ends when the store is dropped.
@@ -366,12 +386,9 @@ impl Shared {
 
     async fn load(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
         self.ready().await?;
-        let raw: Option<Vec<u8>> = redis::cmd("HGET")
-            .arg(self.keys.task(id))
-            .arg("r")
-            .query_async(&mut self.conn())
-            .await
-            .map_err(backend)?;
+        let mut get = redis::cmd("HGET");
+        get.arg(self.keys.task(id)).arg("r");
+        let raw: Option<Vec<u8>> = call!(self, conn => get.query_async(&mut conn))?;
         raw.map(|raw| decode(&raw)).transpose()
     }
 
@@ -386,7 +403,11 @@ impl Shared {
         mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
     ) -> Result<(T, TaskRecord), StoreError> {
         let mut current = self.load(id).await?;
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt >= 3 {
+                let pause = rand::random_range(0..attempt.min(20) * 1000);
+                tokio::time::sleep(Duration::from_micros(pause)).await;
+            }
             let Some(before) = current.take() else {
                 return Err(StoreError::NotFound);
             };
@@ -439,10 +460,7 @@ impl Shared {
                 .arg(deadline.map_or_else(String::new, |d| d.to_string()))
                 .arg(expiry.map_or_else(String::new, |e| e.to_string()));
         }
-        let reply: Vec<redis::Value> = invocation
-            .invoke_async(&mut self.conn())
-            .await
-            .map_err(backend)?;
+        let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
         match reply.as_slice() {
             [redis::Value::Int(2)] => Ok(Stored::Yes),
             [redis::Value::Int(0)] => Ok(Stored::Gone),
@@ -482,9 +500,8 @@ impl Shared {
         let record = machine::new_record(task, self.clock.now());
         let json = encode(&record)?;
         let (deadline, expiry) = self.expiry_of(&record);
-        let created: i64 = self
-            .scripts
-            .create
+        let mut invocation = self.scripts.create.prepare_invoke();
+        invocation
             .key(self.keys.task(&record.id))
             .key(self.keys.owner(&record.owner))
             .key(&self.keys.deadlines)
@@ -494,10 +511,8 @@ impl Shared {
             .arg(deadline.map_or_else(String::new, |d| d.to_string()))
             .arg(expiry.map_or_else(String::new, |e| e.to_string()))
             .arg(&self.keys.channel)
-            .arg(note("u", record.version, &record.id, &json))
-            .invoke_async(&mut self.conn())
-            .await
-            .map_err(backend)?;
+            .arg(note("u", record.version, &record.id, &json));
+        let created: i64 = call!(self, conn => invocation.invoke_async(&mut conn))?;
         if created == 0 {
             return Err(StoreError::DuplicateId(record.id));
         }
@@ -518,16 +533,14 @@ impl Shared {
         };
         self.ready().await?;
         let limit = limit.max(1);
-        let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) = self
-            .scripts
-            .list
+        let mut invocation = self.scripts.list.prepare_invoke();
+        invocation
             .key(self.keys.owner(owner))
             .arg(start)
             .arg(limit.saturating_add(1))
-            .arg(self.keys.task_prefix())
-            .invoke_async(&mut self.conn())
-            .await
-            .map_err(backend)?;
+            .arg(self.keys.task_prefix());
+        let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
+            call!(self, conn => invocation.invoke_async(&mut conn))?;
         let mut tasks = Vec::with_capacity(rows.len().min(limit));
         let mut last = None;
         for (seq, raw) in rows.into_iter().take(limit) {
@@ -546,17 +559,15 @@ impl Shared {
 
     async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
         self.ready().await?;
-        let mut conn = self.conn();
-        let due: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+        let mut range = redis::cmd("ZRANGEBYSCORE");
+        range
             .arg(&self.keys.deadlines)
             .arg("-inf")
             .arg(millis(now))
             .arg("LIMIT")
             .arg(0)
-            .arg(SWEEP_BATCH)
-            .query_async(&mut conn)
-            .await
-            .map_err(backend)?;
+            .arg(SWEEP_BATCH);
+        let due: Vec<String> = call!(self, conn => range.query_async(&mut conn))?;
         let mut report = ExpiryReport::default();
         if due.is_empty() {
             return Ok(report);
@@ -566,16 +577,13 @@ impl Shared {
         for id in &ids {
             pipe.cmd("HGET").arg(self.keys.task(id)).arg("r");
         }
-        let records: Vec<Option<Vec<u8>>> = pipe.query_async(&mut conn).await.map_err(backend)?;
+        let records: Vec<Option<Vec<u8>>> = call!(self, conn => pipe.query_async(&mut conn))?;
         for (id, raw) in ids.into_iter().zip(records) {
             let Some(raw) = raw else {
                 // Redis expired the key by itself: forget the deadline.
-                redis::cmd("ZREM")
-                    .arg(&self.keys.deadlines)
-                    .arg(id.as_str())
-                    .query_async::<()>(&mut conn)
-                    .await
-                    .map_err(backend)?;
+                let mut forget = redis::cmd("ZREM");
+                forget.arg(&self.keys.deadlines).arg(id.as_str());
+                call!(self, conn => forget.query_async::<()>(&mut conn))?;
                 continue;
             };
             let mut record = decode(&raw)?;
@@ -615,19 +623,16 @@ impl Shared {
     /// Deletes the task if it is still at `record`'s version.
     async fn remove(&self, record: &TaskRecord) -> Result<Stored, StoreError> {
         let owner = serde_json::to_string(&record.owner).map_err(StoreError::backend)?;
-        let reply: Vec<redis::Value> = self
-            .scripts
-            .remove
+        let mut invocation = self.scripts.remove.prepare_invoke();
+        invocation
             .key(self.keys.task(&record.id))
             .key(&self.keys.deadlines)
             .key(self.keys.owner(&record.owner))
             .arg(record.version)
             .arg(record.id.as_str())
             .arg(&self.keys.channel)
-            .arg(note("d", record.version, &record.id, &owner))
-            .invoke_async(&mut self.conn())
-            .await
-            .map_err(backend)?;
+            .arg(note("d", record.version, &record.id, &owner));
+        let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
         match reply.as_slice() {
             [redis::Value::Int(2)] => Ok(Stored::Yes),
             [redis::Value::Int(0)] => Ok(Stored::Gone),

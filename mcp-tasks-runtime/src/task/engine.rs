@@ -538,6 +538,7 @@ async fn wait_for_answer(
         }
         let record = store.changed(id, seen).await.map_err(store_err)?;
         if record.status.is_terminal() {
+            tracing::debug!(task = %id, status = %record.status, "the task ended while its tool waited for input; stopping the tool");
             return Err(InputError::Cancelled);
         }
         seen = record.version;
