@@ -686,3 +686,160 @@ async fn redis_restarted_under_running_servers() {
     assert!(a.alive() && b.alive(), "both servers are still running");
     assert!(!a.logged("panicked") && !b.logged("panicked"));
 }
+
+/// Load: two instances, 500 tasks created through each, all waiting on input at once, every
+/// question answered through the other instance (an elicitation, then a sampling request, each
+/// with an answer unique to the task). Every task completes with exactly its own answers: none
+/// lost, none crossed; an answer sent again after it was taken changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_500_waiting_tasks_each_answered_through_the_other() {
+    use instances::*;
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tokio::sync::Semaphore;
+    use tokio::task::JoinSet;
+
+    const PER_INSTANCE: usize = 500;
+    const CONCURRENCY: usize = 64;
+    let redis = redis();
+    let a = Instance::start("A", &redis.url);
+    let b = Instance::start("B", &redis.url);
+    let urls = [a.url.clone(), b.url.clone()];
+    let c = client();
+    let gate = Arc::new(Semaphore::new(CONCURRENCY));
+    let started = Instant::now();
+
+    /// Runs `job(i)` for every task index, at most CONCURRENCY at a time; results in order.
+    async fn each<T: Send + 'static, F>(
+        gate: &Arc<Semaphore>,
+        n: usize,
+        job: impl Fn(usize) -> F,
+    ) -> Vec<T>
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let mut set = JoinSet::new();
+        for i in 0..n {
+            let permit = gate.clone().acquire_owned();
+            let fut = job(i);
+            set.spawn(async move {
+                let _permit = permit.await.unwrap();
+                (i, fut.await)
+            });
+        }
+        let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
+        while let Some(done) = set.join_next().await {
+            let (i, value) = done.unwrap();
+            out[i] = Some(value);
+        }
+        out.into_iter().map(Option::unwrap).collect()
+    }
+
+    // Task i is created through instance i % 2 and answered through the other one.
+    let total = 2 * PER_INSTANCE;
+    let ids: Vec<String> = each(&gate, total, |i| {
+        let (c, url) = (c.clone(), urls[i % 2].clone());
+        async move {
+            let created = result(
+                &c,
+                &url,
+                "tools/call",
+                json!({ "name": "research", "arguments": { "topic": format!("topic-{i}") } }),
+            )
+            .await;
+            created["taskId"].as_str().unwrap().to_owned()
+        }
+    })
+    .await;
+    let ids = Arc::new(ids);
+    eprintln!("{total} tasks created in {:?}", started.elapsed());
+
+    // Wait (through the other instance) until every task asks `method`; returns the keys.
+    let wait_all = |method: &'static str| {
+        let (c, ids, urls) = (c.clone(), ids.clone(), urls.clone());
+        each(&gate, total, move |i| {
+            let (c, id, url) = (c.clone(), ids[i].clone(), urls[(i + 1) % 2].clone());
+            async move {
+                let task = poll(&c, &url, &id, |t| {
+                    t["inputRequests"]
+                        .as_object()
+                        .is_some_and(|r| r.values().any(|v| v["method"] == method))
+                })
+                .await;
+                assert_eq!(task["status"], "input_required");
+                only_request(&task).0
+            }
+        })
+    };
+    let answer_all = |keys: Vec<String>, answer: fn(usize) -> Value| {
+        let (c, ids, urls) = (c.clone(), ids.clone(), urls.clone());
+        let keys = Arc::new(keys);
+        each(&gate, total, move |i| {
+            let (c, id, url) = (c.clone(), ids[i].clone(), urls[(i + 1) % 2].clone());
+            let key = keys[i].clone();
+            async move {
+                result(
+                    &c,
+                    &url,
+                    "tasks/update",
+                    json!({ "taskId": id, "inputResponses": { key: answer(i) } }),
+                )
+                .await;
+            }
+        })
+    };
+
+    let asked = wait_all("elicitation/create").await;
+    eprintln!(
+        "all {total} waiting on the user after {:?}",
+        started.elapsed()
+    );
+    // Every task is waiting on input at this moment: check them all at once, through the other
+    // instance.
+    let waiting: Vec<Value> = each(&gate, total, |i| {
+        let (c, id, url) = (c.clone(), ids[i].clone(), urls[(i + 1) % 2].clone());
+        async move { result(&c, &url, "tasks/get", json!({ "taskId": id })).await }
+    })
+    .await;
+    assert!(waiting.iter().all(|t| t["status"] == "input_required"));
+    answer_all(
+        asked.clone(),
+        |i| json!({ "action": "accept", "content": { "sources": i } }),
+    )
+    .await;
+
+    let sampled = wait_all("sampling/createMessage").await;
+    eprintln!(
+        "all {total} waiting on the model after {:?}",
+        started.elapsed()
+    );
+    // The first answers again: already taken, so ignored.
+    answer_all(
+        asked,
+        |_| json!({ "action": "accept", "content": { "sources": 99999 } }),
+    )
+    .await;
+    answer_all(sampled, |i| json!({ "role": "assistant", "model": "m", "content": { "type": "text", "text": format!("summary-{i}") } })).await;
+
+    let done: Vec<Value> = each(&gate, total, |i| {
+        let (c, id, url) = (c.clone(), ids[i].clone(), urls[i % 2].clone());
+        async move {
+            poll(&c, &url, &id, |t| {
+                t["status"] != "working" && t["status"] != "input_required"
+            })
+            .await
+        }
+    })
+    .await;
+    for (i, task) in done.iter().enumerate() {
+        assert_eq!(task["status"], "completed", "task {i}: {task}");
+        assert_eq!(
+            task["result"]["structuredContent"],
+            json!({ "topic": format!("topic-{i}"), "sources": i, "summary": format!("summary-{i}") }),
+            "task {i} got exactly its own answers"
+        );
+    }
+    eprintln!("all {total} completed after {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(120));
+}
