@@ -3,9 +3,13 @@
 pub mod conformance;
 pub mod everything;
 
-use mcp_tasks_runtime::{CreateMessageParams, ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
+use mcp_tasks_runtime::{
+    CreateMessageParams, ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Say hello to someone.
@@ -139,8 +143,42 @@ pub fn example_server() -> Server {
         .tool::<countdown>()
 }
 
+/// Opens the task store `spec` names: `memory` (the default: tasks live in this process),
+/// `sqlite:PATH` (one file, kept across restarts), or `redis://HOST:PORT[/DB]` (shared by every
+/// instance using the same Redis).
+pub async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, String> {
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryTaskStore::new()));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        return open_sqlite(path);
+    }
+    if spec.starts_with("redis://") {
+        return open_redis(spec).await;
+    }
+    Err(format!(
+        "unknown task store `{spec}`: use `memory`, `sqlite:PATH` or `redis://HOST:PORT[/DB]`"
+    ))
+}
+
+fn open_sqlite(path: &str) -> Result<Arc<dyn TaskStore>, String> {
+    let _ = path;
+    Err("the SQLite task store is not built yet".into())
+}
+
+/// Tasks in the Redis at `url`, shared with every server on it; fails unless Redis answers now.
+async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
+    let store = mcp_tasks_runtime::store::RedisTaskStore::connect(url)
+        .await
+        .map_err(|e| format!("--store {url}: {e}"))?;
+    Ok(Arc::new(store))
+}
+
 /// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP
-/// with `--http HOST:PORT` (port 0 picks a free one). With HTTP, `--token TOKEN=PRINCIPAL`
+/// with `--http HOST:PORT` (port 0 picks a free one). `--store SPEC` keeps tasks in another store
+/// ([`open_store`]); `--state-secret SECRET` seals MRTR `requestState` with a secret shared by
+/// every instance (the one setting several instances on one store need); `--lease-ms N` sets how
+/// long this instance's lease on its running tasks lasts. With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body. The HTTP
@@ -153,12 +191,30 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut tokens = Vec::new();
     let mut session_idle = None;
     let mut max_body = None;
+    let mut store = None;
     let mut server = server;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--store" => {
                 let spec = args.next().ok_or_else(|| usage("--store needs a store"))?;
-                server = server.store(open_store(&spec).await?);
+                store = Some(open_store(&spec).await.map_err(|e| usage(&e))?);
+            }
+            "--state-secret" => {
+                let secret = args
+                    .next()
+                    .ok_or_else(|| usage("--state-secret needs a secret"))?;
+                server = server.request_state_key(secret.as_bytes());
+            }
+            "--lease-ms" => {
+                let ms = args
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .filter(|ms| *ms > 0)
+                    .ok_or_else(|| usage("--lease-ms needs a number of milliseconds"))?;
+                server = server.config(ServerConfig {
+                    lease: Duration::from_millis(ms),
+                    ..ServerConfig::default()
+                });
             }
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
             "--token" => {
@@ -186,6 +242,9 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
             }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
+    }
+    if let Some(store) = store {
+        server = server.store(store);
     }
     let Some(addr) = http else {
         if !tokens.is_empty() {
@@ -217,33 +276,11 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
         .await
 }
 
-/// The task store a `--store` argument names: `memory` (the default) or
-/// `redis://HOST:PORT[/DB]` (tasks shared by every server on that Redis; the connection is
-/// checked before serving).
-pub async fn open_store(
-    spec: &str,
-) -> std::io::Result<std::sync::Arc<dyn mcp_tasks_runtime::store::TaskStore>> {
-    use mcp_tasks_runtime::store::{MemoryTaskStore, RedisTaskStore};
-    use std::sync::Arc;
-    if spec == "memory" {
-        return Ok(Arc::new(MemoryTaskStore::new()));
-    }
-    if spec.starts_with("redis://") {
-        let store = RedisTaskStore::connect(spec)
-            .await
-            .map_err(|e| std::io::Error::other(format!("--store {spec}: {e}")))?;
-        return Ok(Arc::new(store));
-    }
-    Err(usage(&format!(
-        "--store takes `memory` or `redis://HOST:PORT[/DB]`, not `{spec}`"
-    )))
-}
-
 fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|redis://HOST:PORT[/DB]] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

@@ -49,8 +49,8 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
             diag.error(
                 kv.span,
                 format!(
-                    "`poll_interval` ({}) is longer than `ttl` ({}): the task would expire before \
-                     the first poll; make `poll_interval` shorter than `ttl`",
+                    "`poll_interval` ({}) is longer than `ttl` ({}): a finished task could be \
+                     deleted before the client polls again; make `poll_interval` shorter than `ttl`",
                     duration::display(poll),
                     duration::display(ttl)
                 ),

@@ -203,9 +203,19 @@ pub struct TaskRecord {
     pub created_at: SystemTime,
     /// When anything a client can see last changed.
     pub last_updated_at: SystemTime,
-    /// How long the task lives: a non-terminal task fails once `created_at + ttl` has passed, and
-    /// a terminal one is kept for `ttl` after it ended. `None` = unlimited.
+    /// How long the task's record is kept (the wire's `ttl`/`ttlMs`): at least `ttl` from
+    /// creation and, once the task has ended, `ttl` after it ended. It never ends a running task;
+    /// [`deadline`](Self::deadline) does. `None` = kept forever.
     pub ttl: Option<Duration>,
+    /// How long the task may run, from creation: a task still running at `created_at + deadline`
+    /// fails, with a status message that says so. `None` (the default) = no limit. Not on the
+    /// wire.
+    #[serde(default)]
+    pub deadline: Option<Duration>,
+    /// The engine instance running the task (see the store's leases): when that instance's lease
+    /// lapses, the task fails as stopped. `None` for a task no engine runs. Not on the wire.
+    #[serde(default)]
+    pub runner: Option<String>,
     /// The polling interval suggested to clients.
     pub poll_interval: Option<Duration>,
     /// Input requests waiting for an answer, by key.
@@ -423,6 +433,8 @@ mod tests {
             created_at: t0(),
             last_updated_at: t0() + Duration::from_millis(600_250),
             ttl: Some(Duration::from_secs(60)),
+            deadline: None,
+            runner: None,
             poll_interval: Some(Duration::from_secs(5)),
             input_requests: BTreeMap::new(),
             input_responses: BTreeMap::new(),

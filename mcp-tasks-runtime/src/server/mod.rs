@@ -30,19 +30,35 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Settings that apply to every tool unless the tool says otherwise.
+///
+/// A task has two separate lifetimes: how long it may *run* ([`task_deadline`](Self::task_deadline),
+/// no limit by default) and how long its record is *kept* (its `ttl`, reported to clients: for
+/// [`default_ttl`](Self::default_ttl) after the task ended). A task that runs, or waits for a
+/// person's answer, longer than its `ttl` is not ended by it.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Task time-to-live when a tool declares none (default 10 minutes).
+    /// How long a task's record is kept, its `ttl` on the wire, when the tool declares none:
+    /// a finished task stays readable this long after it ended (default 10 minutes). It does not
+    /// limit how long a task runs.
     pub default_ttl: Duration,
+    /// How long a task may run, from creation, before it fails with a status message that says
+    /// its deadline ended it (default `None`: no limit; a tool can also limit itself with
+    /// `tokio::time::timeout`).
+    pub task_deadline: Option<Duration>,
+    /// How long this server's lease on its running tasks lasts (default 15 s). It is renewed at
+    /// least every third of that while the server runs; if the process dies, any server sharing
+    /// the store fails the tasks it was running ("the server running this task stopped") within
+    /// `lease` plus one [`sweep_every`](Self::sweep_every).
+    pub lease: Duration,
     /// Suggested poll interval when a tool declares none (default 1 second).
     pub default_poll_interval: Duration,
-    /// The longest TTL a client may ask for (legacy `task.ttl`; default 24 hours).
+    /// The longest `ttl` a client may ask for (legacy `task.ttl`; default 24 hours).
     pub max_ttl: Duration,
     /// How long in-flight requests may take to finish after the input closes (default 10 s).
     pub shutdown_grace: Duration,
     /// How long a cancelled task's tool may take to wind down before it is dropped (default 5 s).
     pub cancel_grace: Duration,
-    /// How often expired tasks are swept (default 1 s).
+    /// How often the lifetime rules (deadline, `ttl`, leases) are applied (default 1 s).
     pub sweep_every: Duration,
 }
 
@@ -50,6 +66,8 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             default_ttl: Duration::from_secs(600),
+            task_deadline: None,
+            lease: Duration::from_secs(15),
             default_poll_interval: Duration::from_secs(1),
             max_ttl: Duration::from_secs(24 * 3600),
             shutdown_grace: Duration::from_secs(10),
@@ -100,6 +118,8 @@ impl ServerInner {
                 self.store.clone(),
                 EngineConfig {
                     default_ttl: c.default_ttl,
+                    deadline: c.task_deadline,
+                    lease: c.lease,
                     default_poll_interval: c.default_poll_interval,
                     max_ttl: c.max_ttl,
                     cancel_grace: c.cancel_grace,
@@ -162,8 +182,10 @@ impl Server {
     }
 
     /// The secret that seals `requestState` (inline input, MRTR). The default is random per process,
-    /// so a retry must come back to the same process; servers behind a load balancer, or that
-    /// restart, set a shared secret here.
+    /// so a retry must come back to the same process. **Several instances sharing a store** (behind
+    /// a load balancer), or a server that restarts, set the same secret on each: it is the one
+    /// setting a multi-instance deployment needs (task owners are derived from the authenticated
+    /// principal, or are the same anonymous owner, on every instance).
     pub fn request_state_key(mut self, secret: &[u8]) -> Self {
         self.inner_mut().state_key = crate::task::state::StateKey::from_secret(secret);
         self
@@ -173,6 +195,14 @@ impl Server {
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.inner_mut().store = store;
         self
+    }
+
+    /// Settles the tasks running in this process: each fails with a status message saying the
+    /// server stopped, and its tool is cancelled. The serve methods call this when serving ends;
+    /// call it yourself when you serve [`http_router`](Self::http_router) in your own
+    /// application, before it exits. Returns how many tasks were settled.
+    pub async fn stop_tasks(&self) -> usize {
+        self.inner.engine().stop_tasks().await
     }
 
     /// The registered tools.

@@ -40,6 +40,8 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let grace = server.config.shutdown_grace;
+    let engine = server.engine().clone();
+    engine.serve_started();
     let (outbound, writer_task) = spawn_writer(writer);
     // No authentication on stdio: the connection itself owns its modern-era tasks.
     let owner = Owner::new(format!("connection:{}", TaskId::generate().as_str()));
@@ -87,6 +89,8 @@ where
     }
     conn.close();
     drop(conn);
+    // No task of this process is left running with nobody to finish it.
+    engine.serve_ended().await;
     let _ = tokio::time::timeout(Duration::from_secs(2), writer_task).await;
     Ok(())
 }

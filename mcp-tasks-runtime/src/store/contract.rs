@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 use tokio::time::timeout;
 
-use super::machine::{CANCELLED_MESSAGE, EXPIRED_MESSAGE};
+use super::machine::{CANCELLED_MESSAGE, DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE};
 use super::{CancelResult, Clock, ManualClock, NewTask, StoreError, TaskEvent, TaskStore};
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{InputRequest, RpcError, codes};
@@ -71,7 +71,10 @@ checks![
     failure_outcomes_by_era,
     cancelled_stays_cancelled,
     cancel_on_ended_task_reports_already_terminal,
-    ttl_fails_overdue_tasks,
+    ttl_never_ends_a_running_task,
+    deadline_fails_overdue_tasks,
+    lapsed_leases_fail_their_tasks,
+    released_leases_fail_their_tasks,
     ended_tasks_are_kept_for_their_ttl,
     list_pages_in_creation_order,
     list_rejects_invalid_cursor,
@@ -138,7 +141,10 @@ macro_rules! task_store_contract_tests {
             failure_outcomes_by_era,
             cancelled_stays_cancelled,
             cancel_on_ended_task_reports_already_terminal,
-            ttl_fails_overdue_tasks,
+            ttl_never_ends_a_running_task,
+            deadline_fails_overdue_tasks,
+            lapsed_leases_fail_their_tasks,
+            released_leases_fail_their_tasks,
             ended_tasks_are_kept_for_their_ttl,
             list_pages_in_creation_order,
             list_rejects_invalid_cursor,
@@ -290,7 +296,12 @@ async fn create_then_get_is_visible(make: Factory<'_>) {
     let now = env.clock.now();
     let created = env
         .store
-        .create(new_task(alice()).status_message("starting"))
+        .create(
+            new_task(alice())
+                .status_message("starting")
+                .deadline(Some(TTL * 3))
+                .runner("engine-1"),
+        )
         .await
         .unwrap();
     assert_eq!(created.status, TaskStatus::Working);
@@ -301,6 +312,8 @@ async fn create_then_get_is_visible(make: Factory<'_>) {
     assert_eq!(created.created_at, now);
     assert_eq!(created.last_updated_at, now);
     assert_eq!(created.ttl, Some(TTL));
+    assert_eq!(created.deadline, Some(TTL * 3));
+    assert_eq!(created.runner.as_deref(), Some("engine-1"));
     assert_eq!(created.poll_interval, Some(Duration::from_secs(1)));
     assert!(created.input_requests.is_empty() && created.outcome.is_none());
     assert_eq!(created.terminal_at, None);
@@ -316,6 +329,7 @@ async fn create_then_get_is_visible(make: Factory<'_>) {
         .unwrap();
     assert_eq!(legacy.origin, TaskOrigin::Legacy);
     assert_eq!((legacy.ttl, legacy.poll_interval), (None, None));
+    assert_eq!((legacy.deadline, legacy.runner), (None, None));
     assert_ne!(legacy.id, created.id);
 
     let unknown = TaskId::new("no-such-task");
@@ -681,20 +695,55 @@ async fn cancel_on_ended_task_reports_already_terminal(make: Factory<'_>) {
     );
 }
 
-/// `expire` fails running tasks once `created_at + ttl` is reached — not before — with
-/// `-32603`; unlimited tasks never expire.
-async fn ttl_fails_overdue_tasks(make: Factory<'_>) {
+/// A running task outlives its `ttl`: `ttl` is how long the record is kept, not how long the
+/// task may run (a task waiting on a person may take longer). Once it ends, its record is kept a
+/// whole `ttl` from then.
+async fn ttl_never_ends_a_running_task(make: Factory<'_>) {
     let env = env(make);
-    let short = env.create(alice()).await;
+    let working = env.create(alice()).await;
+    let waiting = env.create(alice()).await;
+    let waiting = env.ask(&waiting.id, "a").await;
+
+    env.clock.advance(TTL * 100);
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert!(
+        report.failed.is_empty() && report.removed.is_empty(),
+        "{report:?}"
+    );
+    assert_eq!(env.read(&working.id).await, working);
+    assert_eq!(env.read(&waiting.id).await, waiting);
+
+    let finished = env.store.finish(&working.id, done("ok")).await.unwrap();
+    env.clock.advance(TTL - Duration::from_secs(1));
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert!(report.removed.is_empty(), "{report:?}");
+    assert_eq!(env.read(&working.id).await, finished);
+    env.clock.advance(Duration::from_secs(1));
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert_eq!(report.removed, std::slice::from_ref(&working.id));
+    assert_eq!(env.read(&waiting.id).await, waiting);
+}
+
+/// `expire` fails running tasks once `created_at + deadline` is reached — not before — with
+/// `-32603` and a status message that says the deadline ended it; tasks without a deadline run
+/// on. A task failed this way is kept for a further TTL like any ended task.
+async fn deadline_fails_overdue_tasks(make: Factory<'_>) {
+    let env = env(make);
+    let deadline = Duration::from_secs(30);
+    let short = env
+        .store
+        .create(new_task(alice()).deadline(Some(deadline)))
+        .await
+        .unwrap();
     env.ask(&short.id, "a").await;
     let long = env
         .store
-        .create(new_task(alice()).ttl(Some(TTL * 2)))
+        .create(new_task(alice()).deadline(Some(deadline * 4)))
         .await
         .unwrap();
-    let unlimited = env.store.create(new_task(alice()).ttl(None)).await.unwrap();
+    let unlimited = env.create(alice()).await;
 
-    env.clock.advance(TTL - Duration::from_secs(1));
+    env.clock.advance(deadline - Duration::from_secs(1));
     let report = env.store.expire(env.clock.now()).await.unwrap();
     assert!(
         report.failed.is_empty() && report.removed.is_empty(),
@@ -714,20 +763,18 @@ async fn ttl_fails_overdue_tasks(make: Factory<'_>) {
         expired.outcome,
         Some(TaskOutcome::Error(RpcError::new(
             codes::INTERNAL_ERROR,
-            EXPIRED_MESSAGE
+            DEADLINE_MESSAGE
         )))
     );
-    assert_eq!(expired.status_message.as_deref(), Some(EXPIRED_MESSAGE));
+    assert_eq!(expired.status_message.as_deref(), Some(DEADLINE_MESSAGE));
     assert_eq!(expired.terminal_at, Some(now));
     assert!(expired.input_requests.is_empty());
     assert_eq!(env.read(&long.id).await, long);
 
-    // An expired task is kept for a further TTL like any ended task.
-    let report = env.store.expire(now).await.unwrap();
-    assert!(
-        report.failed.is_empty() && report.removed.is_empty(),
-        "{report:?}"
-    );
+    // Failed by its deadline, kept for a further TTL like any ended task.
+    env.clock.advance(TTL - Duration::from_secs(1));
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert!(report.removed.is_empty(), "{report:?}");
 
     env.clock.advance(Duration::from_secs(365 * 24 * 3600));
     let report = env.store.expire(env.clock.now()).await.unwrap();
@@ -735,6 +782,123 @@ async fn ttl_fails_overdue_tasks(make: Factory<'_>) {
     assert_eq!(failed, [&long.id]);
     assert_eq!(report.removed, [short.id]);
     assert_eq!(env.read(&unlimited.id).await, unlimited);
+}
+
+const LEASE: Duration = Duration::from_secs(10);
+
+/// A running task whose runner's lease has lapsed fails with `-32603` and
+/// [`RUNNER_STOPPED_MESSAGE`]; tasks of an instance whose lease is live or renewed, and tasks
+/// without a runner, run on; a runner that never took a lease counts as stopped. Ended tasks are
+/// untouched.
+async fn lapsed_leases_fail_their_tasks(make: Factory<'_>) {
+    let env = env(make);
+    env.store.renew_lease("a", LEASE).await.unwrap();
+    env.store.renew_lease("b", LEASE).await.unwrap();
+    let on_a = env
+        .store
+        .create(new_task(alice()).runner("a"))
+        .await
+        .unwrap();
+    let asking_a = env
+        .store
+        .create(new_task(alice()).runner("a"))
+        .await
+        .unwrap();
+    env.ask(&asking_a.id, "k").await;
+    let done_a = env
+        .store
+        .create(new_task(alice()).runner("a"))
+        .await
+        .unwrap();
+    let done_a = env.store.finish(&done_a.id, done("ok")).await.unwrap();
+    let on_b = env.store.create(new_task(bob()).runner("b")).await.unwrap();
+    let nobody = env.create(alice()).await;
+
+    env.clock.advance(LEASE - Duration::from_secs(1));
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert!(report.failed.is_empty(), "leases still live: {report:?}");
+    env.store.renew_lease("b", LEASE).await.unwrap();
+
+    env.clock.advance(Duration::from_secs(1));
+    let now = env.clock.now();
+    let report = env.store.expire(now).await.unwrap();
+    let mut failed: Vec<_> = report.failed.iter().map(|t| t.id.clone()).collect();
+    failed.sort();
+    let mut expected = vec![on_a.id.clone(), asking_a.id.clone()];
+    expected.sort();
+    assert_eq!(failed, expected, "a's lease lapsed: its running tasks fail");
+    for id in [&on_a.id, &asking_a.id] {
+        let stopped = env.read(id).await;
+        assert_eq!(stopped.status, TaskStatus::Failed);
+        assert_eq!(
+            stopped.outcome,
+            Some(TaskOutcome::Error(RpcError::new(
+                codes::INTERNAL_ERROR,
+                RUNNER_STOPPED_MESSAGE
+            )))
+        );
+        assert_eq!(
+            stopped.status_message.as_deref(),
+            Some(RUNNER_STOPPED_MESSAGE)
+        );
+        assert_eq!(stopped.terminal_at, Some(now));
+        assert!(stopped.input_requests.is_empty());
+    }
+    assert_eq!(env.read(&done_a.id).await, done_a);
+    assert_eq!(env.read(&on_b.id).await, on_b, "b renewed its lease");
+    assert_eq!(env.read(&nobody.id).await, nobody, "no runner, no lease");
+
+    // Renewing a lapsed lease does not revive failed tasks; new tasks of `a` run again.
+    env.store.renew_lease("a", LEASE).await.unwrap();
+    let again = env
+        .store
+        .create(new_task(alice()).runner("a"))
+        .await
+        .unwrap();
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert_eq!(env.read(&on_a.id).await.status, TaskStatus::Failed);
+    assert_eq!(env.read(&again.id).await, again);
+
+    // A runner that never took a lease is not alive.
+    let orphan = env
+        .store
+        .create(new_task(alice()).runner("ghost"))
+        .await
+        .unwrap();
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    let failed: Vec<_> = report.failed.iter().map(|t| &t.id).collect();
+    assert_eq!(failed, [&orphan.id]);
+}
+
+/// Releasing a lease (a clean stop) fails the instance's running tasks at the next `expire`,
+/// without waiting for the lease to run out; other instances' tasks run on. Releasing an unknown
+/// instance's lease is harmless.
+async fn released_leases_fail_their_tasks(make: Factory<'_>) {
+    let env = env(make);
+    env.store.renew_lease("a", LEASE).await.unwrap();
+    env.store.renew_lease("b", LEASE).await.unwrap();
+    let on_a = env
+        .store
+        .create(new_task(alice()).runner("a"))
+        .await
+        .unwrap();
+    let on_b = env
+        .store
+        .create(new_task(alice()).runner("b"))
+        .await
+        .unwrap();
+    env.store.release_lease("a").await.unwrap();
+    env.store.release_lease("never-seen").await.unwrap();
+    let report = env.store.expire(env.clock.now()).await.unwrap();
+    let failed: Vec<_> = report.failed.iter().map(|t| &t.id).collect();
+    assert_eq!(failed, [&on_a.id]);
+    let stopped = env.read(&on_a.id).await;
+    assert_eq!(
+        stopped.status_message.as_deref(),
+        Some(RUNNER_STOPPED_MESSAGE)
+    );
+    assert_eq!(env.read(&on_b.id).await, on_b);
 }
 
 /// An ended task stays readable for its TTL after it ended, even past `created_at + ttl`, and is
@@ -1073,7 +1237,11 @@ async fn subscribe_reports_visible_changes(make: Factory<'_>) {
         .await
         .unwrap();
     env.store.take_response(&task.id, "k").await.unwrap();
-    let other = env.create(bob()).await;
+    let other = env
+        .store
+        .create(new_task(bob()).deadline(Some(TTL)))
+        .await
+        .unwrap();
     let finished = env.store.finish(&task.id, done("ok")).await.unwrap();
     env.clock.advance(TTL);
     env.store.expire(env.clock.now()).await.unwrap();
@@ -1102,7 +1270,7 @@ async fn subscribe_reports_visible_changes(make: Factory<'_>) {
     // created, asked, answered, (taken: not reported), finished.
     assert_eq!(updates[&task.id], [1, 2, 3, finished.version]);
     assert_eq!(finished.version, 5);
-    // created, then failed by the sweep.
+    // created, then failed by the sweep (its deadline).
     assert_eq!(updates[&other.id], [1, 2]);
     match events.try_recv() {
         Err(broadcast::error::TryRecvError::Empty) => {}

@@ -20,8 +20,13 @@ use crate::protocol::{InputRequest, RpcError};
 
 /// The status message a task gets when it is cancelled.
 pub const CANCELLED_MESSAGE: &str = "The task was cancelled by request.";
-/// The error message (and status message) of a task that outlived its TTL.
-pub const EXPIRED_MESSAGE: &str = "task expired: TTL elapsed before completion";
+/// The error message (and status message) of a task that was still running at its deadline.
+pub const DEADLINE_MESSAGE: &str =
+    "task deadline reached: the task ran longer than it is allowed to and was stopped";
+/// The error message (and status message) of a task whose server stopped before it finished:
+/// it shut down, or its lease lapsed (it died).
+pub const RUNNER_STOPPED_MESSAGE: &str =
+    "the server running this task stopped before the task finished";
 
 /// The record of a new task: `working`, version 1, created and updated at `now`.
 pub fn new_record(task: NewTask, now: SystemTime) -> TaskRecord {
@@ -34,6 +39,8 @@ pub fn new_record(task: NewTask, now: SystemTime) -> TaskRecord {
         created_at: now,
         last_updated_at: now,
         ttl: task.ttl,
+        deadline: task.deadline,
+        runner: task.runner,
         poll_interval: task.poll_interval,
         input_requests: Default::default(),
         input_responses: Default::default(),
@@ -161,39 +168,85 @@ pub fn cancel(record: &mut TaskRecord, now: SystemTime) -> bool {
 /// What the sweeper should do with a task at a given time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expiry {
-    /// Nothing (no TTL, or it has not run out).
+    /// Nothing.
     Keep,
-    /// The task has not ended but `created_at + ttl` has been reached: fail it
-    /// ([`fail_expired`]).
-    Fail,
-    /// The task ended and `terminal_at + ttl` has been reached: delete it.
+    /// The task has not ended and `created_at + deadline` has been reached: fail it with
+    /// [`DEADLINE_MESSAGE`] ([`apply_expiry`]).
+    Deadline,
+    /// The task has not ended and the engine instance running it holds no live lease: fail it
+    /// with [`RUNNER_STOPPED_MESSAGE`] ([`apply_expiry`]).
+    RunnerStopped,
+    /// The task ended and its record's retention ran out: delete it.
     Remove,
 }
 
-/// What the TTL says about this task at `now`. A terminal task is kept for a whole TTL after it
-/// ended, so a client that saw it working can still read how it ended.
-pub fn expiry(record: &TaskRecord, now: SystemTime) -> Expiry {
-    let Some(ttl) = record.ttl else {
-        return Expiry::Keep;
-    };
-    let (since, verdict) = match record.terminal_at {
-        None => (record.created_at, Expiry::Fail),
-        Some(ended) => (ended, Expiry::Remove),
-    };
-    match since.checked_add(ttl) {
-        Some(deadline) if now >= deadline => verdict,
-        _ => Expiry::Keep,
+/// What the rules say about this task at `now`.
+///
+/// `runner_alive` is whether the task's [`runner`](TaskRecord::runner) holds a lease that is
+/// still valid at `now` (the store knows its leases; ignored for a task without a runner).
+///
+/// - A running task fails at `created_at + deadline` ([`Expiry::Deadline`]), or as soon as its
+///   runner's lease has lapsed ([`Expiry::RunnerStopped`]). Its `ttl` never ends it: `ttl` is how
+///   long the record is kept, and a task waiting on a person may take longer than that.
+/// - An ended task is deleted once both `created_at + ttl` and `terminal_at + ttl` have passed
+///   (the latter is always the later one): the record is kept at least `ttl` from creation, as
+///   the wire's `ttl` promises, and a client that saw the task running can still read how it
+///   ended for a whole `ttl`. `ttl: None` keeps it forever.
+pub fn expiry(record: &TaskRecord, now: SystemTime, runner_alive: bool) -> Expiry {
+    match record.terminal_at {
+        None => {
+            let overdue = record
+                .deadline
+                .and_then(|deadline| record.created_at.checked_add(deadline))
+                .is_some_and(|at| now >= at);
+            if overdue {
+                Expiry::Deadline
+            } else if record.runner.is_some() && !runner_alive {
+                Expiry::RunnerStopped
+            } else {
+                Expiry::Keep
+            }
+        }
+        Some(ended) => match record.ttl.and_then(|ttl| ended.checked_add(ttl)) {
+            Some(until) if now >= until => Expiry::Remove,
+            _ => Expiry::Keep,
+        },
     }
 }
 
-/// Fails a task that outlived its TTL: `failed` with the JSON-RPC error
-/// `{code: -32603, message: EXPIRED_MESSAGE}`. No change if it has already ended.
-pub fn fail_expired(record: &mut TaskRecord, now: SystemTime) {
-    finish(
-        record,
-        TaskOutcome::Error(RpcError::internal(EXPIRED_MESSAGE)),
-        now,
-    );
+/// When [`expiry`] would next say something other than [`Expiry::Keep`], leases aside: the
+/// deadline of a running task, the end of retention of an ended one; `None` for never. A store
+/// may index this to find due tasks without reading every record.
+pub fn due_at(record: &TaskRecord) -> Option<SystemTime> {
+    match record.terminal_at {
+        None => record
+            .deadline
+            .and_then(|deadline| record.created_at.checked_add(deadline)),
+        Some(ended) => record.ttl.and_then(|ttl| ended.checked_add(ttl)),
+    }
+}
+
+/// Applies an [`Expiry::Deadline`] or [`Expiry::RunnerStopped`] verdict: the task fails with the
+/// JSON-RPC error `{code: -32603, message}` ([`DEADLINE_MESSAGE`] or [`RUNNER_STOPPED_MESSAGE`]),
+/// which is also its status message. Returns whether the record changed (not for other
+/// verdicts, nor for a task that has already ended).
+pub fn apply_expiry(record: &mut TaskRecord, verdict: Expiry, now: SystemTime) -> bool {
+    let message = match verdict {
+        Expiry::Deadline => DEADLINE_MESSAGE,
+        Expiry::RunnerStopped => RUNNER_STOPPED_MESSAGE,
+        Expiry::Keep | Expiry::Remove => return false,
+    };
+    fail(record, message, now)
+}
+
+/// Fails a running task with the JSON-RPC error `{code: -32603, message}`, which becomes its
+/// status message. Returns whether the record changed (not if the task had already ended).
+pub fn fail(record: &mut TaskRecord, message: &str, now: SystemTime) -> bool {
+    if record.status.is_terminal() {
+        return false;
+    }
+    finish(record, TaskOutcome::Error(RpcError::internal(message)), now);
+    true
 }
 
 fn end(record: &mut TaskRecord, status: TaskStatus, outcome: Option<TaskOutcome>, now: SystemTime) {

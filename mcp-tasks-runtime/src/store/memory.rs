@@ -1,12 +1,12 @@
 //! The in-memory task store, the default.
 
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -40,6 +40,8 @@ pub struct MemoryTaskStore {
     owners: Box<[Mutex<HashMap<Owner, OwnerIndex>>]>,
     next_seq: AtomicU64,
     events: broadcast::Sender<TaskEvent>,
+    /// Engine instance → the time its lease runs out.
+    leases: Mutex<HashMap<String, SystemTime>>,
 }
 
 /// One owner's tasks: creation sequence number → task id.
@@ -69,6 +71,7 @@ impl MemoryTaskStore {
             owners: (0..SHARDS).map(|_| Mutex::default()).collect(),
             next_seq: AtomicU64::new(0),
             events: broadcast::channel(EVENT_CAPACITY).0,
+            leases: Mutex::default(),
         }
     }
 
@@ -189,18 +192,26 @@ impl MemoryTaskStore {
     fn sweep(&self, now: SystemTime) -> ExpiryReport {
         let mut report = ExpiryReport::default();
         let mut removed = Vec::new();
+        let live: HashSet<String> = {
+            let mut leases = lock(&self.leases);
+            leases.retain(|_, until| *until > now);
+            leases.keys().cloned().collect()
+        };
         for stripe in self.tasks.iter() {
             let mut tasks = lock(stripe);
             let mut doomed = Vec::new();
             for (id, entry) in tasks.iter_mut() {
-                match machine::expiry(&entry.record, now) {
+                let record = &entry.record;
+                let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
+                match machine::expiry(record, now, alive) {
                     Expiry::Keep => {}
-                    Expiry::Fail => {
-                        machine::fail_expired(&mut entry.record, now);
-                        self.announce(entry, true);
-                        report.failed.push(entry.record.clone());
-                    }
                     Expiry::Remove => doomed.push(id.clone()),
+                    verdict => {
+                        if machine::apply_expiry(&mut entry.record, verdict, now) {
+                            self.announce(entry, true);
+                            report.failed.push(entry.record.clone());
+                        }
+                    }
                 }
             }
             for id in doomed {
@@ -412,6 +423,21 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move { Ok(self.sweep(now)) })
     }
 
+    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let until = self.clock.now() + duration;
+            lock(&self.leases).insert(instance.to_owned(), until);
+            Ok(())
+        })
+    }
+
+    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            lock(&self.leases).remove(instance);
+            Ok(())
+        })
+    }
+
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let mut versions = match self.watch(id, seen_version)? {
@@ -467,7 +493,7 @@ mod tests {
     use super::*;
     use crate::protocol::task::TaskOrigin;
     use crate::store::ManualClock;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     crate::task_store_contract_tests!(MemoryTaskStore::with_clock);
 

@@ -25,9 +25,21 @@
 //!   a cancelled task stays cancelled. `cancel` makes a running task `cancelled` at once and
 //!   reports [`CancelResult::AlreadyTerminal`] for one that has ended (the modern era acks that,
 //!   the legacy era answers `-32602`).
-//! - TTL: `expire` fails tasks still running at `created_at + ttl` (`-32603`, "task expired: TTL
-//!   elapsed before completion") and deletes ended tasks at `terminal_at + ttl`, so a result stays
-//!   readable for a whole TTL after the task ended. `ttl: None` is unlimited.
+//!
+//! # Lifetimes: deadline, ttl, lease
+//!
+//! Three separate clocks end a task or its record; `expire` applies all three
+//! ([`machine::expiry`]), by the store's clock:
+//! - **deadline** (how long a task may *run*, [`NewTask::deadline`], off by default): a task still
+//!   running at `created_at + deadline` fails with `-32603` and the status message
+//!   [`machine::DEADLINE_MESSAGE`].
+//! - **ttl** (how long the *record* is kept, the wire's `ttl`/`ttlMs`): an ended task is deleted
+//!   at `terminal_at + ttl`, so a result stays readable for a whole TTL after the task ended (and
+//!   so at least `ttl` from creation). It never ends a running task. `ttl: None` keeps it forever.
+//! - **lease** (whether the server running it is alive): each engine instance renews a lease
+//!   ([`TaskStore::renew_lease`]) and stamps the tasks it runs with its instance id
+//!   ([`NewTask::runner`]). A running task whose runner holds no live lease fails with `-32603`
+//!   and [`machine::RUNNER_STOPPED_MESSAGE`], so a task whose process died is never left running.
 
 use std::error::Error;
 use std::fmt;
@@ -136,10 +148,23 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         SystemTime::now()
     }
 
-    /// Applies TTLs as of `now` (normally [`Self::now`]): fails running tasks whose TTL ran
-    /// out and deletes ended tasks whose retention ran out ([`machine::expiry`]). Waiters on a
-    /// deleted task get [`StoreError::NotFound`].
+    /// Applies the lifetime rules as of `now` (normally [`Self::now`], [`machine::expiry`]):
+    /// fails running tasks past their deadline, fails running tasks whose runner's lease has
+    /// lapsed (at `now`) or was released, and deletes ended tasks whose retention ran out.
+    /// Waiters on a deleted task get [`StoreError::NotFound`].
     fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport>;
+
+    /// Records that the engine instance `instance` is alive for `duration` from now, by the
+    /// store's clock ([`Self::now`]). One lease per instance, not per task: the engine renews it
+    /// every sweep while it runs, and [`Self::expire`] fails the running tasks whose
+    /// [`runner`](TaskRecord::runner) holds no live lease. Renewing a lease that lapsed revives
+    /// it (tasks already failed stay failed).
+    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()>;
+
+    /// Ends `instance`'s lease now (the instance stopped cleanly): from the next
+    /// [`Self::expire`] on, its tasks still running fail as stopped. A no-op for an unknown
+    /// instance.
+    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()>;
 
     /// Resolves with the task as soon as its version exceeds `seen_version` — at once if it
     /// already does. This is how a tool waiting for input, and the engine waiting for
@@ -165,8 +190,12 @@ pub struct NewTask {
     pub owner: Owner,
     /// The era of the request that created it.
     pub origin: TaskOrigin,
-    /// Time to live (`None` = unlimited); see [`TaskRecord::ttl`].
+    /// How long the record is kept (`None` = forever); see [`TaskRecord::ttl`].
     pub ttl: Option<Duration>,
+    /// How long the task may run (`None` = no limit); see [`TaskRecord::deadline`].
+    pub deadline: Option<Duration>,
+    /// The engine instance that runs it (`None` = none); see [`TaskRecord::runner`].
+    pub runner: Option<String>,
     /// Suggested polling interval.
     pub poll_interval: Option<Duration>,
     /// A first status message.
@@ -174,13 +203,15 @@ pub struct NewTask {
 }
 
 impl NewTask {
-    /// A task with a fresh id, unlimited TTL and no poll interval.
+    /// A task with a fresh id, unlimited TTL, no deadline, no runner and no poll interval.
     pub fn new(owner: Owner, origin: TaskOrigin) -> Self {
         NewTask {
             id: TaskId::generate(),
             owner,
             origin,
             ttl: None,
+            deadline: None,
+            runner: None,
             poll_interval: None,
             status_message: None,
         }
@@ -195,6 +226,18 @@ impl NewTask {
     /// With this TTL.
     pub fn ttl(mut self, ttl: Option<Duration>) -> Self {
         self.ttl = ttl;
+        self
+    }
+
+    /// With this deadline.
+    pub fn deadline(mut self, deadline: Option<Duration>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Run by this engine instance.
+    pub fn runner(mut self, instance: impl Into<String>) -> Self {
+        self.runner = Some(instance.into());
         self
     }
 
@@ -260,7 +303,7 @@ impl CancelResult {
 /// What [`TaskStore::expire`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExpiryReport {
-    /// Tasks that ran out of time and are now `failed`.
+    /// Tasks that ran past their deadline or whose runner stopped, and are now `failed`.
     pub failed: Vec<TaskRecord>,
     /// Tasks deleted after their retention ran out.
     pub removed: Vec<TaskId>,

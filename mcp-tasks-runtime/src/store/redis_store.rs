@@ -44,8 +44,12 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 /// - `P:task:ID`: a hash per task, fields `v` (version), `r` (the record, JSON), `s` (creation
 ///   sequence number);
 /// - `P:owner:OWNER`: a sorted set per owner, task ids scored by creation sequence (`list`);
-/// - `P:deadlines`: a sorted set of the tasks with a TTL, scored by the time (ms) the sweeper
-///   must act: `created_at + ttl` while running, `terminal_at + ttl` once ended;
+/// - `P:deadlines`: a sorted set of the tasks the sweeper must act on at a known time (ms):
+///   [`machine::due_at`], i.e. `created_at + deadline` while running, `terminal_at + ttl` once
+///   ended;
+/// - `P:leases`: a sorted set of engine instances, scored by the time (ms) their lease runs out;
+///   `P:runners`: the instances that run tasks; `P:running:INSTANCE`: the ids of the tasks it runs
+///   that have not ended;
 /// - `P:seq`: the creation counter; `P:changes`: the pub/sub channel of every change.
 ///
 /// # Atomicity and round trips
@@ -66,13 +70,18 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 /// running on instance A. When the subscriber connection is lost, it reconnects by itself and
 /// then wakes every local waiter to re-read its task, so no change made during the gap is missed.
 ///
-/// # TTL and key expiry
+/// # Deadlines, leases, TTL and key expiry
 ///
-/// The sweeper ([`TaskStore::expire`]) applies the TTL rules of [`machine::expiry`] from the
-/// deadline index by the store's clock. In addition every task with a TTL has a Redis key
-/// expiry: `created_at + 2 × ttl` while running (its latest possible retention end), then
-/// `terminal_at + ttl` once ended, each plus one minute of grace, so Redis reclaims tasks even
-/// when no server is left to sweep them.
+/// The sweeper ([`TaskStore::expire`]) applies the rules of [`machine::expiry`] by the store's
+/// clock: one script finds the tasks whose deadline or retention is due (from the deadline index)
+/// and the running tasks of instances whose lease has lapsed or was released (from the lease
+/// and running sets); each is then failed or deleted with the same versioned writes as any other
+/// change, so two instances sweeping at once do each thing once. `ttl` also maps to a Redis key
+/// expiry: an ended task's key expires at `terminal_at + ttl`, a running task with a deadline
+/// at `created_at + deadline + ttl` (the latest its retention can end if it is swept on time),
+/// each plus one minute of grace, so Redis reclaims tasks even when no server is left to sweep
+/// them; a running task without a deadline has no key expiry (it ends, or its instance's lease
+/// lapses and the next sweep of any instance fails it).
 ///
 /// # Failures
 ///
@@ -113,6 +122,8 @@ struct Keys {
     deadlines: String,
     seq: String,
     channel: String,
+    leases: String,
+    runners: String,
 }
 
 impl Keys {
@@ -122,7 +133,18 @@ impl Keys {
             deadlines: format!("{prefix}:deadlines"),
             seq: format!("{prefix}:seq"),
             channel: format!("{prefix}:changes"),
+            leases: format!("{prefix}:leases"),
+            runners: format!("{prefix}:runners"),
         }
+    }
+
+    fn running_prefix(&self) -> String {
+        format!("{}:running:", self.prefix)
+    }
+
+    /// The set of the tasks `runner` runs that have not ended (any key for a task without one).
+    fn running(&self, runner: Option<&str>) -> String {
+        format!("{}{}", self.running_prefix(), runner.unwrap_or_default())
     }
 
     fn task(&self, id: &TaskId) -> String {
@@ -447,14 +469,15 @@ impl Shared {
         invocation
             .key(self.keys.task(&after.id))
             .key(&self.keys.deadlines)
+            .key(self.keys.running(after.runner.as_deref()))
             .arg(before.version)
             .arg(after.version)
             .arg(json)
             .arg(&self.keys.channel)
             .arg(message)
             .arg(after.id.as_str());
-        // Deadline and key expiry change only when the task ends (or the TTL differs).
-        if before.terminal_at != after.terminal_at || before.ttl != after.ttl {
+        // Deadline, key expiry and the runner's set change only when the task ends.
+        if before.terminal_at != after.terminal_at {
             let (deadline, expiry) = self.expiry_of(after);
             invocation
                 .arg(deadline.map_or_else(String::new, |d| d.to_string()))
@@ -473,26 +496,22 @@ impl Shared {
         }
     }
 
-    /// The deadline-index score (ms since the epoch) and the key expiry (ms from now) of a
-    /// record: `None` for a task without TTL.
+    /// The deadline-index score (ms since the epoch, [`machine::due_at`]) and the key expiry (ms
+    /// from now) of a record; `None` for no deadline / no key expiry.
     fn expiry_of(&self, record: &TaskRecord) -> (Option<u64>, Option<u64>) {
-        let Some(ttl) = record.ttl else {
-            return (None, None);
+        let retained_until = match (record.terminal_at, record.ttl) {
+            (Some(ended), Some(ttl)) => ended.checked_add(ttl),
+            (None, Some(ttl)) => record
+                .deadline
+                .and_then(|deadline| record.created_at.checked_add(deadline))
+                .and_then(|due| due.checked_add(ttl)),
+            (_, None) => None,
         };
-        let (deadline, retained_until) = match record.terminal_at {
-            None => (
-                record.created_at + ttl,
-                record.created_at + ttl.saturating_mul(2),
-            ),
-            Some(ended) => (ended + ttl, ended + ttl),
-        };
-        let left = retained_until
-            .duration_since(self.clock.now())
-            .unwrap_or_default();
-        (
-            Some(millis(deadline)),
-            Some(millis_of(left + KEY_EXPIRY_GRACE)),
-        )
+        let expiry = retained_until.map(|until| {
+            let left = until.duration_since(self.clock.now()).unwrap_or_default();
+            millis_of(left + KEY_EXPIRY_GRACE)
+        });
+        (machine::due_at(record).map(millis), expiry)
     }
 
     async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
@@ -500,18 +519,22 @@ impl Shared {
         let record = machine::new_record(task, self.clock.now());
         let json = encode(&record)?;
         let (deadline, expiry) = self.expiry_of(&record);
+        let runner = record.runner.as_deref();
         let mut invocation = self.scripts.create.prepare_invoke();
         invocation
             .key(self.keys.task(&record.id))
             .key(self.keys.owner(&record.owner))
             .key(&self.keys.deadlines)
             .key(&self.keys.seq)
+            .key(&self.keys.runners)
+            .key(self.keys.running(runner))
             .arg(&json)
             .arg(record.id.as_str())
             .arg(deadline.map_or_else(String::new, |d| d.to_string()))
             .arg(expiry.map_or_else(String::new, |e| e.to_string()))
             .arg(&self.keys.channel)
-            .arg(note("u", record.version, &record.id, &json));
+            .arg(note("u", record.version, &record.id, &json))
+            .arg(runner.unwrap_or_default());
         let created: i64 = call!(self, conn => invocation.invoke_async(&mut conn))?;
         if created == 0 {
             return Err(StoreError::DuplicateId(record.id));
@@ -559,15 +582,18 @@ impl Shared {
 
     async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
         self.ready().await?;
-        let mut range = redis::cmd("ZRANGEBYSCORE");
-        range
-            .arg(&self.keys.deadlines)
-            .arg("-inf")
+        let mut invocation = self.scripts.due.prepare_invoke();
+        invocation
+            .key(&self.keys.deadlines)
+            .key(&self.keys.runners)
+            .key(&self.keys.leases)
             .arg(millis(now))
-            .arg("LIMIT")
-            .arg(0)
-            .arg(SWEEP_BATCH);
-        let due: Vec<String> = call!(self, conn => range.query_async(&mut conn))?;
+            .arg(SWEEP_BATCH)
+            .arg(self.keys.running_prefix());
+        let (mut due, lapsed): (Vec<String>, Vec<String>) =
+            call!(self, conn => invocation.invoke_async(&mut conn))?;
+        due.sort_unstable();
+        due.dedup();
         let mut report = ExpiryReport::default();
         if due.is_empty() {
             return Ok(report);
@@ -588,11 +614,15 @@ impl Shared {
             };
             let mut record = decode(&raw)?;
             loop {
-                match machine::expiry(&record, now) {
+                let alive = record
+                    .runner
+                    .as_ref()
+                    .is_none_or(|runner| !lapsed.contains(runner));
+                match machine::expiry(&record, now, alive) {
                     Expiry::Keep => break,
-                    Expiry::Fail => {
+                    verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
                         let mut failed = record.clone();
-                        machine::fail_expired(&mut failed, now);
+                        machine::apply_expiry(&mut failed, verdict, now);
                         match self.store(&record, &failed, true).await? {
                             Stored::Yes => report.failed.push(failed),
                             Stored::Gone => {}
@@ -628,6 +658,7 @@ impl Shared {
             .key(self.keys.task(&record.id))
             .key(&self.keys.deadlines)
             .key(self.keys.owner(&record.owner))
+            .key(self.keys.running(record.runner.as_deref()))
             .arg(record.version)
             .arg(record.id.as_str())
             .arg(&self.keys.channel)
@@ -841,6 +872,28 @@ impl TaskStore for RedisTaskStore {
         Box::pin(self.shared.expire(now))
     }
 
+    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let until = self
+                .shared
+                .clock
+                .now()
+                .checked_add(duration)
+                .map_or(u64::MAX, millis);
+            let mut renew = redis::cmd("ZADD");
+            renew.arg(&self.shared.keys.leases).arg(until).arg(instance);
+            call!(self.shared, conn => renew.query_async::<()>(&mut conn))
+        })
+    }
+
+    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut release = redis::cmd("ZREM");
+            release.arg(&self.shared.keys.leases).arg(instance);
+            call!(self.shared, conn => release.query_async::<()>(&mut conn))
+        })
+    }
+
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
         Box::pin(self.shared.changed(id, seen_version))
     }
@@ -855,13 +908,15 @@ struct Scripts {
     update: Script,
     remove: Script,
     list: Script,
+    due: Script,
 }
 
 impl Scripts {
     fn new() -> Self {
         Scripts {
-            // KEYS: task, owner index, deadlines, seq.
-            // ARGV: record, id, deadline ms or '', key expiry ms or '', channel, message.
+            // KEYS: task, owner index, deadlines, seq, runners, the runner's running set.
+            // ARGV: record, id, deadline ms or '', key expiry ms or '', channel, message,
+            //       runner or ''.
             create: Script::new(
                 r"
                 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -870,13 +925,17 @@ impl Scripts {
                 redis.call('ZADD', KEYS[2], seq, ARGV[2])
                 if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
                 if ARGV[4] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+                if ARGV[7] ~= '' then
+                    redis.call('SADD', KEYS[6], ARGV[2])
+                    redis.call('SADD', KEYS[5], ARGV[7])
+                end
                 redis.call('PUBLISH', ARGV[5], ARGV[6])
                 return 1
                 ",
             ),
-            // KEYS: task, deadlines.
+            // KEYS: task, deadlines, the runner's running set.
             // ARGV: expected version, new version, record, channel, message, id
-            //       [, deadline ms or '', key expiry ms or ''] (only when they change).
+            //       [, deadline ms or '', key expiry ms or ''] (only when the task ends).
             // Returns {2} stored, {0} gone, {1, current record} when the version moved on.
             update: Script::new(
                 r"
@@ -889,25 +948,54 @@ impl Scripts {
                     else redis.call('ZADD', KEYS[2], ARGV[7], ARGV[6]) end
                     if ARGV[8] == '' then redis.call('PERSIST', KEYS[1])
                     else redis.call('PEXPIRE', KEYS[1], ARGV[8]) end
+                    redis.call('SREM', KEYS[3], ARGV[6])
                 end
                 redis.call('PUBLISH', ARGV[4], ARGV[5])
                 return {2}
                 ",
             ),
-            // KEYS: task, deadlines, owner index. ARGV: expected version, id, channel, message.
+            // KEYS: task, deadlines, owner index, the runner's running set.
+            // ARGV: expected version, id, channel, message.
             remove: Script::new(
                 r"
                 local v = redis.call('HGET', KEYS[1], 'v')
                 if not v then
                     redis.call('ZREM', KEYS[2], ARGV[2])
+                    redis.call('SREM', KEYS[4], ARGV[2])
                     return {0}
                 end
                 if v ~= ARGV[1] then return {1, redis.call('HGET', KEYS[1], 'r')} end
                 redis.call('DEL', KEYS[1])
                 redis.call('ZREM', KEYS[2], ARGV[2])
                 redis.call('ZREM', KEYS[3], ARGV[2])
+                redis.call('SREM', KEYS[4], ARGV[2])
                 redis.call('PUBLISH', ARGV[3], ARGV[4])
                 return {2}
+                ",
+            ),
+            // What the sweeper must look at now. KEYS: deadlines, runners, leases.
+            // ARGV: now ms, batch size, running-set key prefix.
+            // Returns {ids due by the deadline index or run by a lapsed instance, lapsed
+            // instances}; forgets instances that run nothing any more.
+            due: Script::new(
+                r"
+                local now = tonumber(ARGV[1])
+                local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,
+                    'LIMIT', 0, ARGV[2])
+                local lapsed = {}
+                for _, runner in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+                    local running = redis.call('SMEMBERS', ARGV[3] .. runner)
+                    if #running == 0 then
+                        redis.call('SREM', KEYS[2], runner)
+                    else
+                        local til = redis.call('ZSCORE', KEYS[3], runner)
+                        if not til or tonumber(til) <= now then
+                            table.insert(lapsed, runner)
+                            for _, id in ipairs(running) do table.insert(ids, id) end
+                        end
+                    end
+                end
+                return {ids, lapsed}
                 ",
             ),
             // KEYS: owner index. ARGV: first seq, how many, task key prefix.

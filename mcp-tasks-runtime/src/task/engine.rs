@@ -1,23 +1,31 @@
 //! Runs tools as tasks: creates the task in the store, runs the tool in the background, routes the
 //! tool's input requests through the store (modern) or to the client (legacy), ends the task with
 //! the tool's outcome, notices cancellation and expiry, and sweeps expired tasks.
+//!
+//! Each engine is one *instance* (a random id): the tasks it runs are stamped with it
+//! ([`NewTask::runner`](crate::store::NewTask::runner)) and it keeps a lease in the store, renewed
+//! on every sweep, so that when the process dies the tasks it ran fail once the lease lapses
+//! (whichever instance sweeps). When serving ends, [`TaskEngine::stop_tasks`] settles the tasks
+//! still running here.
 
 use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
-use crate::store::{StoreError, TaskStore};
+use crate::store::{StoreError, TaskStore, machine};
 use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// The way back to a legacy client: server-to-client requests and notifications on its session.
 /// Implemented by the server's connections; the engine knows only this trait.
@@ -35,15 +43,19 @@ pub trait ClientChannel: Send + Sync + 'static {
 /// Engine settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// TTL for tools that declare none.
+    /// How long a task's record is kept (its `ttl`) for tools that declare none.
     pub default_ttl: Duration,
+    /// How long a task may run before it fails (`None`: no limit).
+    pub deadline: Option<Duration>,
+    /// How long this engine's lease lasts; it is renewed at least every third of that.
+    pub lease: Duration,
     /// Poll interval for tools that declare none.
     pub default_poll_interval: Duration,
     /// The longest TTL a client may request.
     pub max_ttl: Duration,
     /// How long a cancelled tool may take to wind down before it is dropped.
     pub cancel_grace: Duration,
-    /// How often expired tasks are swept.
+    /// How often expired tasks are swept (and the lease renewed, at least every `lease / 3`).
     pub sweep_every: Duration,
 }
 
@@ -106,11 +118,22 @@ impl Prepared {
     }
 }
 
-/// The task engine. Holds the store; keeps nothing about a task that the store does not have.
+/// The task engine. Holds the store; keeps nothing about a task that the store does not have
+/// (beyond the handles of the tools it runs).
 pub struct TaskEngine {
     store: Arc<dyn TaskStore>,
     config: EngineConfig,
     sweeper: OnceLock<()>,
+    /// This engine's instance id: the runner of its tasks, the name of its lease.
+    instance: String,
+    /// Whether the lease is held (taken, and not released by `stop_tasks`).
+    leased: AtomicBool,
+    /// The tasks running here, with their tools' cancellation tokens.
+    running: Arc<Mutex<HashMap<TaskId, CancellationToken>>>,
+    /// The drivers of those tasks.
+    drivers: TaskTracker,
+    /// Serve loops using this engine; the last one to end settles the tasks.
+    serving: AtomicUsize,
 }
 
 impl fmt::Debug for TaskEngine {
@@ -118,7 +141,8 @@ impl fmt::Debug for TaskEngine {
         f.debug_struct("TaskEngine")
             .field("store", &self.store)
             .field("config", &self.config)
-            .finish()
+            .field("instance", &self.instance)
+            .finish_non_exhaustive()
     }
 }
 
@@ -129,7 +153,78 @@ impl TaskEngine {
             store,
             config,
             sweeper: OnceLock::new(),
+            instance: format!("engine-{}", TaskId::generate().as_str()),
+            leased: AtomicBool::new(false),
+            running: Arc::default(),
+            drivers: TaskTracker::new(),
+            serving: AtomicUsize::new(0),
         })
+    }
+
+    /// This engine's instance id: recorded as the runner of every task it starts, and the name of
+    /// its lease in the store.
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// How many tasks are running in this engine.
+    pub fn running(&self) -> usize {
+        lock(&self.running).len()
+    }
+
+    /// Takes the lease if it is not held (before the first task is created, and again after
+    /// [`Self::stop_tasks`]), so that no sweep sees a task of this engine without a live lease.
+    async fn hold_lease(&self) -> Result<(), StoreError> {
+        if !self.leased.load(Ordering::Acquire) {
+            self.store
+                .renew_lease(&self.instance, self.config.lease)
+                .await?;
+            self.leased.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Settles every task running in this engine, for a server that stops serving: each fails
+    /// with `-32603` and [`machine::RUNNER_STOPPED_MESSAGE`] (a task that ends on its own first
+    /// keeps its outcome), its tool is cancelled and given [`EngineConfig::cancel_grace`] to wind
+    /// down, and the lease is released. No store is left holding a task that nobody runs. Tasks
+    /// started afterwards run as usual (under a new lease). Returns how many tasks were settled.
+    pub async fn stop_tasks(&self) -> usize {
+        let running: Vec<(TaskId, CancellationToken)> = lock(&self.running).drain().collect();
+        let outcome = TaskOutcome::Error(RpcError::internal(machine::RUNNER_STOPPED_MESSAGE));
+        let mut settled = 0;
+        for (id, cancel) in &running {
+            match self.store.finish(id, outcome.clone()).await {
+                Ok(_) => settled += 1,
+                Err(StoreError::NotFound) => {}
+                Err(e) => tracing::warn!(task = %id, error = %e, "settling a running task failed"),
+            }
+            cancel.cancel();
+        }
+        self.drivers.close();
+        let _ = tokio::time::timeout(self.config.cancel_grace, self.drivers.wait()).await;
+        self.drivers.reopen();
+        if self.leased.swap(false, Ordering::AcqRel)
+            && let Err(e) = self.store.release_lease(&self.instance).await
+        {
+            tracing::warn!(error = %e, "releasing the task lease failed");
+        }
+        if settled > 0 {
+            tracing::info!(settled, "server stopping: running tasks failed");
+        }
+        settled
+    }
+
+    /// A serve loop starts using this engine.
+    pub(crate) fn serve_started(&self) {
+        self.serving.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A serve loop ended; the last one settles the running tasks ([`Self::stop_tasks`]).
+    pub(crate) async fn serve_ended(&self) {
+        if self.serving.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.stop_tasks().await;
+        }
     }
 
     /// The store.
@@ -178,6 +273,8 @@ impl TaskEngine {
             .unwrap_or(self.config.default_poll_interval);
         let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
             .ttl(Some(ttl))
+            .deadline(self.config.deadline)
+            .runner(self.instance.clone())
             .poll_interval(Some(poll));
         let status = Arc::new(StatusSlot::default());
         let backend = Arc::new(TaskBackend {
@@ -217,8 +314,10 @@ impl TaskEngine {
             ..
         } = prepared;
         let id = new.id.clone();
+        self.hold_lease().await?;
         let record = self.store.create(new).await?;
         before_run(&record);
+        lock(&self.running).insert(id.clone(), cancel.clone());
         let run = Run {
             store: self.store.clone(),
             id,
@@ -227,22 +326,42 @@ impl TaskEngine {
             grace: self.config.cancel_grace,
             channel,
         };
-        tokio::spawn(run.drive(fut, status, record.clone()));
+        let running = self.running.clone();
+        let created = record.clone();
+        self.drivers.spawn(async move {
+            let id = run.id.clone();
+            run.drive(fut, status, created).await;
+            lock(&running).remove(&id);
+        });
         Ok(record)
     }
 
     /// Starts the background sweeper once. It holds only a weak reference: it ends with the engine.
+    ///
+    /// Each round renews this engine's lease (while held), then applies the store's lifetime
+    /// rules. The time is read before the renewal, so the lease this engine just renewed is live
+    /// at the time its own sweep judges by.
     fn start_sweeper(self: &Arc<Self>) {
         self.sweeper.get_or_init(|| {
             let weak: Weak<TaskEngine> = Arc::downgrade(self);
-            let every = self.config.sweep_every;
+            let every = self.config.sweep_every.min(self.config.lease / 3);
+            let every = every.max(Duration::from_millis(1));
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(every);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tick.tick().await;
                     let Some(engine) = weak.upgrade() else { return };
-                    match engine.store.expire(engine.store.now()).await {
+                    let now = engine.store.now();
+                    if engine.leased.load(Ordering::Acquire)
+                        && let Err(e) = engine
+                            .store
+                            .renew_lease(&engine.instance, engine.config.lease)
+                            .await
+                    {
+                        tracing::warn!(error = %e, "renewing the task lease failed");
+                    }
+                    match engine.store.expire(now).await {
                         Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
                             tracing::debug!(
                                 failed = report.failed.len(),
@@ -361,7 +480,7 @@ pub(crate) struct TaskBackend {
 /// reached the store was never visible to anyone.
 #[derive(Default)]
 pub(crate) struct StatusSlot {
-    pending: std::sync::Mutex<Option<String>>,
+    pending: Mutex<Option<String>>,
     notify: tokio::sync::Notify,
 }
 
@@ -382,6 +501,10 @@ impl StatusSlot {
     async fn changed(&self) {
         self.notify.notified().await;
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn store_err(e: StoreError) -> InputError {
@@ -589,14 +712,16 @@ mod tests {
         asking.abort();
     }
 
-    /// The sweeper asks the store what time it is: with a manual clock, tasks expire when the
-    /// clock says so, not when the system's does.
+    /// The sweeper asks the store what time it is: with a manual clock, a task reaches its
+    /// deadline when the clock says so, not when the system's does.
     #[tokio::test]
     async fn the_sweeper_expires_tasks_by_the_store_clock() {
         let clock = ManualClock::new();
         let store = Arc::new(MemoryTaskStore::with_clock(Arc::new(clock.clone())));
         let config = EngineConfig {
             default_ttl: Duration::from_secs(60),
+            deadline: Some(Duration::from_secs(60)),
+            lease: Duration::from_secs(10),
             default_poll_interval: Duration::from_secs(1),
             max_ttl: Duration::from_secs(3600),
             cancel_grace: Duration::from_secs(1),
@@ -604,8 +729,9 @@ mod tests {
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");
-        let task =
-            NewTask::new(owner.clone(), TaskOrigin::Modern).ttl(Some(Duration::from_secs(60)));
+        let task = NewTask::new(owner.clone(), TaskOrigin::Modern)
+            .ttl(Some(Duration::from_secs(60)))
+            .deadline(Some(Duration::from_secs(60)));
         let record = store.create(task).await.unwrap();
         engine.start_sweeper();
 

@@ -18,7 +18,7 @@ use super::auth::{Authenticator, Principal};
 use super::connection::{Connection, Sink};
 use super::dispatch;
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, codes, error_message};
-use crate::protocol::task::{Owner, TaskId};
+use crate::protocol::task::Owner;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -145,6 +145,11 @@ impl HttpConfig {
     }
 }
 
+/// The owner of modern-era tasks of unauthenticated callers: the same on every instance sharing a
+/// store, so a `tasks/get` that lands on another instance finds the task (the task id, random and
+/// unguessable, is what protects it, as the spec requires without an authorization context).
+const ANONYMOUS_OWNER: &str = "anonymous";
+
 /// Everything the endpoint shares between requests.
 struct HttpState {
     server: Arc<ServerInner>,
@@ -167,7 +172,7 @@ impl HttpState {
             server,
             config,
             sessions: Sessions::default(),
-            anonymous: Owner::new(format!("anonymous:{}", TaskId::generate().as_str())),
+            anonymous: Owner::new(ANONYMOUS_OWNER),
             draining: CancellationToken::new(),
             closing: CancellationToken::new(),
             requests: TaskTracker::new(),
@@ -243,6 +248,8 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     let grace = server.config.shutdown_grace;
+    let engine = server.engine().clone();
+    engine.serve_started();
     let state = HttpState::new(server, config.resolved(local.ip().is_loopback()));
     let app = router_for(state.clone());
     tracing::info!(address = %local, path = %state.config.path, "serving MCP over Streamable HTTP");
@@ -264,6 +271,8 @@ pub(crate) async fn serve(
         } => tracing::warn!("connections still open after the shutdown grace; stopping anyway"),
     }
     state.sessions.close_all();
+    // No task of this process is left running with nobody to finish it.
+    engine.serve_ended().await;
     Ok(())
 }
 
