@@ -239,9 +239,15 @@ mod instances {
 
     impl Instance {
         pub fn start(name: &str, redis: &str) -> Instance {
+            Self::start_with(name, redis, &[])
+        }
+
+        /// [`Instance::start`] with extra arguments.
+        pub fn start_with(name: &str, redis: &str, extra: &[&str]) -> Instance {
             let bin = example_bin("example_server");
             let mut child = Command::new(&bin)
                 .args(["--http", "127.0.0.1:0", "--store", redis])
+                .args(extra)
                 .args(["--token", &format!("{TOKEN}=alice")])
                 .env("RUST_LOG", "mcp_tasks_runtime=debug")
                 .stdin(Stdio::null())
@@ -282,6 +288,7 @@ mod instances {
             matches!(self.child.try_wait(), Ok(None))
         }
 
+        /// SIGKILL: the process gets no chance to settle anything.
         pub fn kill(&mut self) {
             let _ = self.child.kill();
             let _ = self.child.wait();
@@ -842,4 +849,67 @@ async fn two_instances_500_waiting_tasks_each_answered_through_the_other() {
     }
     eprintln!("all {total} completed after {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(120));
+}
+
+/// Instance A is killed with SIGKILL while running two tasks (one waiting on the user, one
+/// working). B fails both with "the server running this task stopped" within A's lease plus one
+/// sweep round (lease 1 s here via `--lease-ms`; the round is a third of the lease), while B's
+/// own task runs on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
+    use instances::*;
+    use mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    const LEASE: Duration = Duration::from_millis(1000);
+    let lease_ms = LEASE.as_millis().to_string();
+    let redis = redis();
+    let mut a = Instance::start_with("A", &redis.url, &["--lease-ms", &lease_ms]);
+    let b = Instance::start_with("B", &redis.url, &["--lease-ms", &lease_ms]);
+    let c = client();
+    let start = |url: String, tool: &'static str, args| {
+        let c = c.clone();
+        async move {
+            let created = result(
+                &c,
+                &url,
+                "tools/call",
+                json!({ "name": tool, "arguments": args }),
+            )
+            .await;
+            created["taskId"].as_str().unwrap().to_owned()
+        }
+    };
+    let asking = start(a.url.clone(), "research", json!({ "topic": "tides" })).await;
+    let working = start(a.url.clone(), "countdown", json!({ "seconds": 60 })).await;
+    let on_b = start(b.url.clone(), "countdown", json!({ "seconds": 60 })).await;
+    poll(&c, &b.url, &asking, |t| t["status"] == "input_required").await;
+    for id in [&working, &on_b] {
+        poll(&c, &b.url, id, |t| {
+            t["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.ends_with("s left"))
+        })
+        .await;
+    }
+
+    a.kill();
+    let killed = Instant::now();
+    for id in [&asking, &working] {
+        let failed = poll(&c, &b.url, id, |t| {
+            t["status"] != "working" && t["status"] != "input_required"
+        })
+        .await;
+        assert_eq!(failed["status"], "failed", "{failed}");
+        assert_eq!(failed["statusMessage"], RUNNER_STOPPED_MESSAGE, "{failed}");
+    }
+    let took = killed.elapsed();
+    eprintln!("A's tasks failed {took:?} after the kill");
+    // Documented bound: lease + one sweep round (lease / 3); 1 s of slack for polling and CI.
+    assert!(
+        took <= LEASE + LEASE / 3 + Duration::from_secs(1),
+        "took {took:?}"
+    );
+    let still = result(&c, &b.url, "tasks/get", json!({ "taskId": on_b })).await;
+    assert_eq!(still["status"], "working", "B's own task runs on: {still}");
 }
