@@ -288,6 +288,23 @@ mod instances {
             matches!(self.child.try_wait(), Ok(None))
         }
 
+        /// SIGTERM, then waits for the process to exit.
+        pub fn terminate(&mut self) -> std::process::ExitStatus {
+            let status = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status()
+                .expect("kill runs");
+            assert!(status.success());
+            let deadline = Instant::now() + WAIT;
+            loop {
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    return status;
+                }
+                assert!(Instant::now() < deadline, "no exit after SIGTERM");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+
         /// SIGKILL: the process gets no chance to settle anything.
         pub fn kill(&mut self) {
             let _ = self.child.kill();
@@ -912,4 +929,46 @@ async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
     );
     let still = result(&c, &b.url, "tasks/get", json!({ "taskId": on_b })).await;
     assert_eq!(still["status"], "working", "B's own task runs on: {still}");
+}
+
+/// SIGTERM to an instance running tasks: before it exits it settles them in Redis (failed, "the
+/// server running this task stopped"), so another instance reports them ended at once, long
+/// before any lease would lapse; nothing is left `working`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_instance_leaves_no_task_working_in_redis() {
+    use instances::*;
+    use mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE;
+    use serde_json::json;
+    let redis = redis();
+    // A lease far longer than the test: only the shutdown itself can end these tasks in time.
+    let mut a = Instance::start_with("A", &redis.url, &["--lease-ms", "600000"]);
+    let b = Instance::start("B", &redis.url);
+    let c = client();
+    let mut ids = Vec::new();
+    for (tool, args) in [
+        ("research", json!({ "topic": "tides" })),
+        ("countdown", json!({ "seconds": 60 })),
+    ] {
+        let created = result(
+            &c,
+            &a.url,
+            "tools/call",
+            json!({ "name": tool, "arguments": args }),
+        )
+        .await;
+        ids.push(created["taskId"].as_str().unwrap().to_owned());
+    }
+    poll(&c, &b.url, &ids[0], |t| t["status"] == "input_required").await;
+    // No idle keep-alive connection to wait for at shutdown.
+    drop(c);
+    let c = client();
+    let started = std::time::Instant::now();
+    let status = a.terminate();
+    eprintln!("A stopped {:?} after SIGTERM", started.elapsed());
+    assert!(status.success(), "A exits cleanly: {status}");
+    for id in &ids {
+        let task = result(&c, &b.url, "tasks/get", json!({ "taskId": id })).await;
+        assert_eq!(task["status"], "failed", "{task}");
+        assert_eq!(task["statusMessage"], RUNNER_STOPPED_MESSAGE);
+    }
 }
