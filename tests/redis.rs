@@ -140,6 +140,72 @@ mod store {
         assert_eq!(woken, cancelled);
     }
 
+    /// What Redis ran for one operation, by command (its own `INFO commandstats`).
+    fn commands(server: &RedisServer) -> Vec<(String, u64)> {
+        let mut out: Vec<(String, u64)> = server
+            .info("commandstats")
+            .lines()
+            .filter_map(|line| {
+                let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+                let calls = rest.split(',').find_map(|f| f.strip_prefix("calls="))?;
+                (name != "info" && !name.starts_with("config"))
+                    .then(|| (name.to_owned(), calls.parse().unwrap()))
+            })
+            .collect();
+        out.sort();
+        server.command(&["CONFIG", "RESETSTAT"]).unwrap();
+        out
+    }
+
+    /// The round trips the docs promise: a `get` is one `HGET`; a state change is one `HGET` and
+    /// one script (`EVALSHA`, whose inner commands run inside Redis); `create` is one script.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn round_trips_per_operation() {
+        let server = RedisServer::start();
+        let store = instance(&server.url, "rt");
+        let alice = Owner::new("alice");
+        // Load the scripts first (a fresh Redis answers NOSCRIPT once per script).
+        let warm = store
+            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        store
+            .set_status_message(&warm.id, Some("warm".into()))
+            .await
+            .unwrap();
+        commands(&server);
+        let n = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+
+        let task = store
+            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let created = commands(&server);
+        assert_eq!(created.iter().filter(|(c, _)| c == "evalsha").count(), 1);
+        assert_eq!(
+            created.iter().find(|(c, _)| c == "evalsha").unwrap().1,
+            1,
+            "{created:?}"
+        );
+        assert!(!created.iter().any(|(c, _)| c == "hget"), "{created:?}");
+
+        store.get(&task.id, &alice).await.unwrap().unwrap();
+        assert_eq!(commands(&server), n(&[("hget", 1)]), "tasks/get: one HGET");
+
+        store
+            .set_status_message(&task.id, Some("go".into()))
+            .await
+            .unwrap();
+        // Top level: HGET (read) + EVALSHA (write); inside the script: HGET v, HSET, PUBLISH.
+        assert_eq!(
+            commands(&server),
+            n(&[("evalsha", 1), ("hget", 2), ("hset", 1), ("publish", 1)]),
+            "a state change: HGET + one script"
+        );
+    }
+
     /// Redis goes away under a store: operations fail with a backend error (`-32603` on the wire)
     /// within the configured timeout instead of hanging or panicking; once Redis is back the
     /// store works again by itself, and a waiter that was waiting across the gap is woken by a
