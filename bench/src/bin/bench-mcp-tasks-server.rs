@@ -1,12 +1,20 @@
 //! The mcp-tasks benchmark server over stdio (a child process of the benchmark). With `--pipes` it
 //! reads and writes its standard streams through non-blocking pipes (rmcp's `stdio_pipes`,
 //! which reopens them when they are FIFOs) instead of tokio's `stdin()`/`stdout()`, which hand
-//! every read and write to the blocking thread pool.
+//! every read and write to the blocking thread pool. With `--store redis://...` its tasks live in
+//! that Redis.
 
-use mcp_tasks_bench::servers::{Kind, serve};
+use mcp_tasks_bench::servers::{Kind, mcp_tasks, serve};
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--store") {
+        let url = args
+            .get(at + 1)
+            .ok_or_else(|| std::io::Error::other("--store needs a URL"))?;
+        return mcp_tasks::serve_on_redis(url, tokio::io::stdin(), tokio::io::stdout()).await;
+    }
     if std::env::args().any(|a| a == "--pipes") {
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
         serve(Kind::McpTasks, stdin, stdout).await

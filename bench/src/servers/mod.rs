@@ -23,6 +23,8 @@ pub enum Kind {
     Floor,
     /// mcp-tasks.
     McpTasks,
+    /// mcp-tasks with its tasks in Redis (`RedisTaskStore`); stdio only.
+    McpTasksRedis,
     /// rmcp 3.9.
     Rmcp,
 }
@@ -33,6 +35,7 @@ impl Kind {
         match self {
             Kind::Floor => "floor",
             Kind::McpTasks => "mcp-tasks",
+            Kind::McpTasksRedis => "mcp-redis",
             Kind::Rmcp => "rmcp",
         }
     }
@@ -41,14 +44,14 @@ impl Kind {
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks => "bench-mcp-tasks-server",
+            Kind::McpTasks | Kind::McpTasksRedis => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
         }
     }
 
     /// Parses [`Kind::name`].
     pub fn parse(s: &str) -> Option<Kind> {
-        [Kind::Floor, Kind::McpTasks, Kind::Rmcp]
+        [Kind::Floor, Kind::McpTasks, Kind::McpTasksRedis, Kind::Rmcp]
             .into_iter()
             .find(|k| k.name() == s)
     }
@@ -63,6 +66,9 @@ where
     match kind {
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
+        Kind::McpTasksRedis => Err(std::io::Error::other(
+            "mcp-redis runs as a stdio child process only",
+        )),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
     }
 }
