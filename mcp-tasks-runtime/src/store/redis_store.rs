@@ -444,7 +444,7 @@ impl Shared {
             match self.store(&before, &record, visible).await? {
                 Stored::Yes => return Ok((out, record)),
                 Stored::Gone => return Err(StoreError::NotFound),
-                Stored::Conflict(now) => current = Some(now),
+                Stored::Conflict(now) => current = Some(*now),
             }
         }
         Err(StoreError::backend(format!(
@@ -488,7 +488,7 @@ impl Shared {
             [redis::Value::Int(2)] => Ok(Stored::Yes),
             [redis::Value::Int(0)] => Ok(Stored::Gone),
             [redis::Value::Int(1), redis::Value::BulkString(raw)] => {
-                Ok(Stored::Conflict(decode(raw)?))
+                Ok(Stored::Conflict(Box::new(decode(raw)?)))
             }
             other => Err(StoreError::backend(format!(
                 "unexpected reply from the update script: {other:?}"
@@ -627,7 +627,7 @@ impl Shared {
                             Stored::Yes => report.failed.push(failed),
                             Stored::Gone => {}
                             Stored::Conflict(current) => {
-                                record = current;
+                                record = *current;
                                 continue;
                             }
                         }
@@ -638,7 +638,7 @@ impl Shared {
                             Stored::Yes => report.removed.push(id.clone()),
                             Stored::Gone => {}
                             Stored::Conflict(current) => {
-                                record = current;
+                                record = *current;
                                 continue;
                             }
                         }
@@ -668,7 +668,7 @@ impl Shared {
             [redis::Value::Int(2)] => Ok(Stored::Yes),
             [redis::Value::Int(0)] => Ok(Stored::Gone),
             [redis::Value::Int(1), redis::Value::BulkString(raw)] => {
-                Ok(Stored::Conflict(decode(raw)?))
+                Ok(Stored::Conflict(Box::new(decode(raw)?)))
             }
             other => Err(StoreError::backend(format!(
                 "unexpected reply from the remove script: {other:?}"
@@ -746,7 +746,8 @@ impl Drop for Waiter {
 enum Stored {
     Yes,
     Gone,
-    Conflict(TaskRecord),
+    /// The version moved on: the current record.
+    Conflict(Box<TaskRecord>),
 }
 
 impl TaskStore for RedisTaskStore {
