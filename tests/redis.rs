@@ -224,6 +224,12 @@ mod store {
             .await
             .unwrap();
         assert!(b.get(&before.id, &alice).await.unwrap().is_some());
+        // A waiter across the gap: the change feed's reconnect must wake it to re-read.
+        let across = {
+            let (b, id) = (b.clone(), before.id.clone());
+            tokio::spawn(async move { b.changed(&id, 1).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
 
         server.kill();
         let started = Instant::now();
@@ -278,6 +284,13 @@ mod store {
             .unwrap();
         assert_eq!(woken.version, changed.version);
         assert_eq!(a.get(&before.id, &alice).await.unwrap(), None);
+        // The waiter from before the gap re-read its task after the reconnect: gone with the
+        // unpersisted Redis.
+        let across = tokio::time::timeout(Duration::from_secs(10), across)
+            .await
+            .expect("the waiter across the gap is woken after the reconnect")
+            .unwrap();
+        assert!(matches!(across, Err(StoreError::NotFound)), "{across:?}");
     }
 }
 
