@@ -43,7 +43,6 @@ pub struct RedisServer {
     pub port: u16,
     /// `redis://127.0.0.1:PORT`.
     pub url: String,
-    dir: PathBuf,
 }
 
 impl RedisServer {
@@ -67,9 +66,6 @@ impl RedisServer {
 
     fn start_on(port: u16) -> Option<RedisServer> {
         let bin = redis_server_bin();
-        let dir =
-            std::env::temp_dir().join(format!("mcp-tasks-redis-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory for redis-server");
         // The watchdog shell starts redis-server and kills it as soon as its stdin reaches EOF,
         // which happens when this process exits or dies, whatever the way.
         let script = r#"
@@ -87,8 +83,9 @@ impl RedisServer {
             .args(["--port", &port.to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // No persistence: nothing is ever written to the working directory.
             .arg("--dir")
-            .arg(&dir)
+            .arg(std::env::temp_dir())
             .args(["--loglevel", "warning", "--logfile", ""])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -106,7 +103,6 @@ impl RedisServer {
             child: Some(child),
             port,
             url,
-            dir,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -186,8 +182,6 @@ impl RedisServer {
         loop {
             if let Some(mut server) = Self::start_on(self.port) {
                 self.child = server.child.take();
-                // The directory stays ours to remove.
-                server.dir = PathBuf::new();
                 return;
             }
             assert!(
@@ -206,7 +200,6 @@ impl Drop for RedisServer {
             drop(child.stdin.take());
             let _ = child.wait();
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
