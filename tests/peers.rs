@@ -387,6 +387,11 @@ impl HttpPeerServer {
     /// Starts `bin --http 127.0.0.1:0` with its stderr in `target/peers/logs/<name>-<pid>-<n>.log` (tool
     /// logs at info, so a script can check what a tool saw) and waits for its URL.
     fn start(bin: &Path, name: &str) -> HttpPeerServer {
+        Self::start_with(bin, name, &[], "")
+    }
+
+    /// [`Self::start`] with extra arguments and extra log directives (`target=level,...`).
+    fn start_with(bin: &Path, name: &str, args: &[&str], log_filter: &str) -> HttpPeerServer {
         let logs = peers_dir().join("logs");
         std::fs::create_dir_all(&logs).unwrap_or_else(|e| panic!("create {}: {e}", logs.display()));
         // Unique per server: tests of one process run in parallel.
@@ -395,12 +400,16 @@ impl HttpPeerServer {
         let log = logs.join(format!("{name}-{}-{n}.log", std::process::id()));
         let stderr =
             std::fs::File::create(&log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
-        let filter = match std::env::var("RUST_LOG") {
+        let mut filter = match std::env::var("RUST_LOG") {
             Ok(f) if !f.is_empty() => format!("{f},mcp_tasks_examples=info"),
             _ => "warn,mcp_tasks_examples=info".to_owned(),
         };
+        if !log_filter.is_empty() {
+            filter = format!("{filter},{log_filter}");
+        }
         let mut child = Command::new(bin)
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .env("RUST_LOG", filter)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -456,6 +465,17 @@ fn run_http_script(script: &str) {
     install("node");
     let example = HttpPeerServer::start(&server_bin(), "example_server");
     let fixtures = HttpPeerServer::start(&conformance_bin(), "conformance_server");
+    run_http_script_on(script, example, fixtures, &[]);
+}
+
+/// Runs `tests/peers/<script>` against two running servers: `first` is argv[2] and
+/// `MCP_SERVER_URL`/`MCP_SERVER_LOG`, `second` argv[3] and `MCP_CONFORMANCE_URL`/`_LOG`.
+fn run_http_script_on(
+    script: &str,
+    example: HttpPeerServer,
+    fixtures: HttpPeerServer,
+    env: &[(&str, &std::ffi::OsStr)],
+) {
     // Shown only when the script fails: what the servers logged meanwhile.
     let context = || {
         [
@@ -483,7 +503,10 @@ fn run_http_script(script: &str) {
             ("MCP_CONFORMANCE_URL", fixtures.url.as_ref()),
             ("MCP_SERVER_LOG", example.log.as_os_str()),
             ("MCP_CONFORMANCE_LOG", fixtures.log.as_os_str()),
-        ],
+        ]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect::<Vec<_>>(),
         &context,
     );
     println!("{script}: passed in {:?}", started.elapsed());
@@ -512,4 +535,25 @@ fn http_modern_typescript_ext_tasks_0_2() {
 #[test]
 fn http_legacy_typescript_sdk_1_32_tasks() {
     run_http_script("http/legacy_tasks.mjs");
+}
+
+/// @modelcontextprotocol/client 2.4.0 + ext-tasks 0.2.2 against two example servers sharing
+/// their tasks through one Redis (`--store redis://...`, the same bearer token on both): a
+/// `research` task started through A is answered (`tasks/update`, twice) and read to completion
+/// through B; a `countdown` started through A is cancelled through B and A's tool is stopped.
+#[test]
+fn http_modern_typescript_one_task_across_two_redis_instances() {
+    let redis = mcp_tasks_tests::redis::RedisServer::start();
+    require_node();
+    install("node");
+    let args = ["--store", &redis.url, "--token", "peers-token=alice"];
+    let debug = "mcp_tasks_runtime::task=debug";
+    let a = HttpPeerServer::start_with(&server_bin(), "example_server_a", &args, debug);
+    let b = HttpPeerServer::start_with(&server_bin(), "example_server_b", &args, debug);
+    run_http_script_on(
+        "http/redis_instances.mjs",
+        a,
+        b,
+        &[("MCP_BEARER_TOKEN", "peers-token".as_ref())],
+    );
 }

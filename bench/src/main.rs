@@ -6,8 +6,10 @@
 //!   --quick                 short runs and 10,000 stored tasks (a smoke test, not figures)
 //!   --only LIST             scenarios, comma-separated: inline,lifecycle,elicit,store
 //!   --transport LIST        stdio,pipes,inproc (default all; tasks skip `pipes`; `store` is stdio)
-//!   --servers LIST          mcp-tasks,mcp-sqlite,rmcp (the floor always runs where a floor is
-//!                           needed; mcp-sqlite, tasks in a SQLite file, only in lifecycle,store)
+//!   --servers LIST          mcp-tasks,mcp-sqlite,mcp-redis,rmcp (the floor always runs where a
+//!                           floor is needed); mcp-sqlite keeps tasks in a SQLite file (lifecycle
+//!                           and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned
+//!                           redis-server the run starts), in the stdio task rows only
 //!   --stored N              tasks stored for the `store` scenario (default 100000)
 //!   --tasks N               tasks per round for `lifecycle` and `elicit` at 64 callers
 //!   --rounds N              rounds per figure (default 5 inline, 3 for tasks; servers alternate)
@@ -71,6 +73,8 @@ struct Opts {
     wrap: Option<String>,
     out: PathBuf,
     bin_dir: PathBuf,
+    /// The Redis the `mcp-redis` server keeps its tasks in (started by `main`).
+    redis: Option<Arc<mcp_tasks_tests::redis::RedisServer>>,
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -101,10 +105,16 @@ fn parse_opts() -> Result<Opts, Error> {
         get_for: Duration::from_secs(3),
         scenarios: list("inline,lifecycle,elicit,store"),
         transports: vec![Transport::Stdio, Transport::Pipes, Transport::InProcess],
-        servers: vec![Kind::McpTasks, Kind::McpSqlite, Kind::Rmcp],
+        servers: vec![
+            Kind::McpTasks,
+            Kind::McpSqlite,
+            Kind::McpTasksRedis,
+            Kind::Rmcp,
+        ],
         wrap: None,
         out: target.join("bench").join("results.json"),
         bin_dir,
+        redis: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -155,7 +165,7 @@ fn parse_opts() -> Result<Opts, Error> {
                     "{}",
                     include_str!("main.rs")
                         .lines()
-                        .take(17)
+                        .take(19)
                         .map(|l| l.trim_start_matches("//!").trim_start_matches(' '))
                         .collect::<Vec<_>>()
                         .join("\n")
@@ -195,6 +205,12 @@ impl Conn {
                 }
                 if kind == Kind::McpSqlite {
                     cmd.arg("--sqlite");
+                }
+                if kind == Kind::McpTasksRedis {
+                    let redis = o.redis.as_ref().ok_or("mcp-redis needs the Redis server")?;
+                    // Every server starts on an empty Redis, as the memory store starts empty.
+                    redis.command(&["FLUSHALL"]).ok_or("FLUSHALL failed")?;
+                    cmd.arg("--store").arg(&redis.url);
                 }
                 let mut child = cmd
                     .stdin(std::process::Stdio::piped())
@@ -331,6 +347,8 @@ impl Row {
 #[derive(Default)]
 struct Report {
     rows: Vec<Row>,
+    /// Redis commands per operation, by scenario (the `mcp-redis` server).
+    redis: Vec<(String, RedisCounts)>,
     raw: serde_json::Map<String, Value>,
     /// Floor figures by transport and concurrency: (round trips per second, p50 µs, p99 µs).
     floor: std::collections::HashMap<(&'static str, usize), (f64, f64, f64)>,
@@ -428,7 +446,96 @@ type OpFn = Arc<
     dyn Fn(Client, u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync,
 >;
 
-/// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers.
+/// The kinds of server a task scenario runs on this transport (`mcp-redis`: stdio only).
+fn task_kinds(o: &Opts, scenario: &str, t: Transport) -> Vec<Kind> {
+    o.servers
+        .iter()
+        .copied()
+        .filter(|k| k.runs_in(scenario))
+        .filter(|k| *k != Kind::McpTasksRedis || t == Transport::Stdio)
+        .collect()
+}
+
+/// Redis's own count of the commands it ran (`INFO commandstats`, scripts' inner commands
+/// included) over some MCP operations.
+#[derive(Debug, Clone, Default)]
+struct RedisCounts {
+    /// Calls by command name.
+    commands: std::collections::BTreeMap<String, u64>,
+    /// MCP operations (tasks, gets) they served.
+    ops: u64,
+    /// JSON-RPC requests they served.
+    trips: u64,
+}
+
+impl RedisCounts {
+    /// Starts counting afresh (`CONFIG RESETSTAT`).
+    fn reset(o: &Opts) -> Result<(), Error> {
+        if let Some(redis) = &o.redis {
+            redis
+                .command(&["CONFIG", "RESETSTAT"])
+                .ok_or("CONFIG RESETSTAT failed")?;
+        }
+        Ok(())
+    }
+
+    /// Adds what Redis counted since the last reset (less the bench's own INFO and CONFIG).
+    fn read(&mut self, o: &Opts, sample: &Sample) {
+        let Some(redis) = &o.redis else { return };
+        for line in redis.info("commandstats").lines() {
+            let Some((name, rest)) = line
+                .strip_prefix("cmdstat_")
+                .and_then(|l| l.split_once(':'))
+            else {
+                continue;
+            };
+            if name == "info" || name.starts_with("config") {
+                continue;
+            }
+            let calls = rest
+                .split(',')
+                .find_map(|f| f.strip_prefix("calls="))
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+            *self.commands.entry(name.to_owned()).or_default() += calls;
+        }
+        self.ops += sample.ops;
+        self.trips += sample.trips;
+    }
+
+    fn total(&self) -> u64 {
+        self.commands.values().sum()
+    }
+
+    fn describe(&self) -> String {
+        let per = |n: u64| n as f64 / self.ops.max(1) as f64;
+        let parts: Vec<String> = self
+            .commands
+            .iter()
+            .map(|(name, n)| format!("{name} {:.2}", per(*n)))
+            .collect();
+        format!(
+            "{:.2} Redis commands per operation ({:.2} per JSON-RPC request): {}",
+            per(self.total()),
+            self.total() as f64 / self.trips.max(1) as f64,
+            parts.join(", ")
+        )
+    }
+
+    fn json(&self) -> Value {
+        let per = |n: u64| n as f64 / self.ops.max(1) as f64;
+        json!({
+            "ops": self.ops,
+            "requests": self.trips,
+            "commands_per_op": per(self.total()),
+            "commands_per_request": self.total() as f64 / self.trips.max(1) as f64,
+            "by_command_per_op": self.commands.iter().map(|(k, n)| (k.clone(), json!(per(*n)))).collect::<serde_json::Map<_, _>>(),
+        })
+    }
+}
+
+/// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers; with what
+/// Redis counted for the `mcp-redis` runs.
 async fn fresh_rounds(
     o: &Opts,
     scenario: &str,
@@ -436,13 +543,12 @@ async fn fresh_rounds(
     c: usize,
     stop: Stop,
     op: OpFn,
-) -> Result<Vec<(Kind, Vec<Sample>)>, Error> {
-    let mut out: Vec<(Kind, Vec<Sample>)> = o
-        .servers
+) -> Result<(Vec<(Kind, Vec<Sample>)>, RedisCounts), Error> {
+    let mut out: Vec<(Kind, Vec<Sample>)> = task_kinds(o, scenario, t)
         .iter()
-        .filter(|k| k.runs_in(scenario))
         .map(|k| (*k, Vec::new()))
         .collect();
+    let mut counts = RedisCounts::default();
     for round in 0..o.task_rounds {
         for j in 0..out.len() {
             let idx = (j + round) % out.len();
@@ -450,12 +556,18 @@ async fn fresh_rounds(
             let conn = Conn::open(k, t, o).await?;
             let client = conn.client.clone();
             let op2 = op.clone();
+            if k == Kind::McpTasksRedis {
+                RedisCounts::reset(o)?;
+            }
             let s = closed_loop(c, stop, move |i| op2(client.clone(), i)).await?;
+            if k == Kind::McpTasksRedis {
+                counts.read(o, &s);
+            }
             conn.close().await;
             out[idx].1.push(s);
         }
     }
-    Ok(out)
+    Ok((out, counts))
 }
 
 /// Task lifecycle (create → poll → completed) at 64 callers.
@@ -470,7 +582,12 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
         let create = create.clone();
         Box::pin(async move { task_lifecycle(&c, &create, RESULT_SIZE).await })
     });
-    let res = fresh_rounds(o, "lifecycle", t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
+    let (res, counts) =
+        fresh_rounds(o, "lifecycle", t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
+    if counts.ops > 0 {
+        r.redis
+            .push((format!("task lifecycle, {}, c=64", t.name()), counts));
+    }
     let figs: Vec<(Kind, Figures)> = res.iter().map(|(k, s)| (*k, figures(s))).collect();
     let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
     let trips = figs
@@ -506,13 +623,17 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
         Box::pin(async move { elicitation(&c, &create, &format!("user-{i}")).await })
     });
     say(format!("elicitation round trip, {}, 1 caller", t.name()));
-    let one = fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
+    let (one, counts) = fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
+    if counts.ops > 0 {
+        r.redis
+            .push((format!("elicitation in a task, {}, c=1", t.name()), counts));
+    }
     say(format!(
         "elicitation round trip, {}, 64 callers, {} per round",
         t.name(),
         o.elicit_tasks
     ));
-    let many = fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
+    let (many, _) = fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
     let f1: Vec<(Kind, Figures)> = one.iter().map(|(k, s)| (*k, figures(s))).collect();
     let f64_: Vec<(Kind, Figures)> = many.iter().map(|(k, s)| (*k, figures(s))).collect();
     let trips = f1
@@ -605,6 +726,10 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (rss0, _) = memory_kib(pid).ok_or("no /proc status")?;
         let ids = Arc::new(std::sync::Mutex::new(Vec::with_capacity(o.stored as usize)));
+        let redis_mem0 = redis_used_memory(o, k);
+        if k == Kind::McpTasksRedis {
+            RedisCounts::reset(o)?;
+        }
         let fill = {
             let (c2, cr, ids) = (client.clone(), create.clone(), ids.clone());
             // Leave 40 s of the budget for what follows (reading, then the next server).
@@ -626,6 +751,14 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
             )
             .await?
         };
+        if k == Kind::McpTasksRedis {
+            let mut counts = RedisCounts::default();
+            counts.read(o, &fill);
+            r.redis.push((
+                format!("creating {} tasks (create + run + finish)", fill.ops),
+                counts,
+            ));
+        }
         let ids: Arc<Vec<String>> = Arc::new(std::mem::take(&mut *ids.lock().expect("ids")));
         let n = ids.len();
         if (n as u64) < o.stored {
@@ -640,12 +773,24 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (rss1, hwm) = memory_kib(pid).ok_or("no /proc status")?;
-        let per_task = (rss1.saturating_sub(rss0)) as f64 * 1024.0 / n as f64;
+        let mut per_task = (rss1.saturating_sub(rss0)) as f64 * 1024.0 / n as f64;
+        if let (Some(before), Some(after)) = (redis_mem0, redis_used_memory(o, k)) {
+            // The tasks live in Redis: count its memory too.
+            let in_redis = after.saturating_sub(before) as f64 / n as f64;
+            notes.push(format!(
+                "{}: {in_redis:.0} B/task in Redis (INFO memory used_memory) + {per_task:.0} B/task in the server",
+                k.name()
+            ));
+            per_task += in_redis;
+        }
         say(format!(
             "{}: {n} tasks in {:.1}s; RSS {rss0} → {rss1} KiB (peak {hwm}); {per_task:.0} B/task",
             k.name(),
             fill.elapsed.as_secs_f64()
         ));
+        if k == Kind::McpTasksRedis {
+            RedisCounts::reset(o)?;
+        }
         let gets = {
             let (c2, ids) = (client.clone(), ids.clone());
             closed_loop(64, Stop::After(o.get_for), move |i| {
@@ -664,6 +809,11 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
             .await?
         };
         say(format!("{}: {:.0} gets/s", k.name(), gets.per_sec()));
+        if k == Kind::McpTasksRedis {
+            let mut counts = RedisCounts::default();
+            counts.read(o, &gets);
+            r.redis.push((format!("tasks/get, {n} stored"), counts));
+        }
         drop(client);
         conn.close().await;
         mem_row.values.push((k, per_task));
@@ -676,6 +826,17 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     mem_row.note = get_row.note.clone();
     r.rows.extend([get_row, p99_row, fill_row, mem_row]);
     Ok(())
+}
+
+/// Redis's `used_memory` in bytes, for the `mcp-redis` server.
+fn redis_used_memory(o: &Opts, k: Kind) -> Option<u64> {
+    if k != Kind::McpTasksRedis {
+        return None;
+    }
+    let info = o.redis.as_ref()?.info("memory");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 fn fmt(v: Option<f64>) -> String {
@@ -764,6 +925,12 @@ async fn main() -> Result<(), Error> {
     if !o.bin_dir.ends_with("release") {
         eprintln!("warning: not a release build; figures mean little (use --release)");
     }
+    let mut o = o;
+    if o.servers.contains(&Kind::McpTasksRedis) {
+        say("starting redis-server (tests/redis/install.sh installs it, pinned)");
+        o.redis = Some(Arc::new(mcp_tasks_tests::redis::RedisServer::start()));
+    }
+    let o = o;
     let mut r = Report::default();
     let has = |s: &str| o.scenarios.iter().any(|x| x == s);
     for &t in &o.transports {
@@ -795,6 +962,12 @@ async fn main() -> Result<(), Error> {
     let total = started().elapsed();
     println!();
     print_table(&o, &r);
+    if !r.redis.is_empty() {
+        println!("\nmcp-redis: Redis's own INFO commandstats (commands inside scripts included):");
+        for (scenario, counts) in &r.redis {
+            println!("  {scenario}: {}", counts.describe());
+        }
+    }
     println!("\ntotal run time: {:.1}s", total.as_secs_f64());
     let rows: Vec<Value> = r
         .rows
@@ -823,6 +996,7 @@ async fn main() -> Result<(), Error> {
         "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "result_bytes": RESULT_SIZE },
         "rows": rows,
         "raw": r.raw,
+        "redis_commands": r.redis.iter().map(|(s, c)| (s.clone(), c.json())).collect::<serde_json::Map<_, _>>(),
     });
     if let Some(dir) = o.out.parent() {
         std::fs::create_dir_all(dir)?;

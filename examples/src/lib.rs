@@ -170,9 +170,12 @@ fn open_sqlite(path: &str) -> Result<Arc<dyn TaskStore>, String> {
     Ok(Arc::new(store))
 }
 
+/// Tasks in the Redis at `url`, shared with every server on it; fails unless Redis answers now.
 async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
-    let _ = url;
-    Err("the Redis task store is not built yet".into())
+    let store = mcp_tasks_runtime::store::RedisTaskStore::connect(url)
+        .await
+        .map_err(|e| format!("--store {url}: {e}"))?;
+    Ok(Arc::new(store))
 }
 
 /// Serves `server` the way the command line asks: over stdio by default, or over Streamable HTTP

@@ -2,12 +2,19 @@
 //! reads and writes its standard streams through non-blocking pipes (rmcp's `stdio_pipes`,
 //! which reopens them when they are FIFOs) instead of tokio's `stdin()`/`stdout()`, which hand
 //! every read and write to the blocking thread pool. With `--sqlite` it keeps its tasks in a
-//! fresh SQLite file (`Kind::McpSqlite`).
+//! fresh SQLite file (`Kind::McpSqlite`); with `--store redis://...` its tasks live in that Redis.
 
-use mcp_tasks_bench::servers::{Kind, serve};
+use mcp_tasks_bench::servers::{Kind, mcp_tasks, serve};
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--store") {
+        let url = args
+            .get(at + 1)
+            .ok_or_else(|| std::io::Error::other("--store needs a URL"))?;
+        return mcp_tasks::serve_on_redis(url, tokio::io::stdin(), tokio::io::stdout()).await;
+    }
     let kind = if std::env::args().any(|a| a == "--sqlite") {
         Kind::McpSqlite
     } else {

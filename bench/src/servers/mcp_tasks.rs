@@ -89,3 +89,18 @@ where
 {
     server().serve_io(reader, writer).await
 }
+
+/// [`serve`] with the tasks in the Redis at `url`.
+pub async fn serve_on_redis<R, W>(url: &str, reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let store = mcp_tasks_runtime::store::RedisTaskStore::connect(url)
+        .await
+        .map_err(|e| std::io::Error::other(format!("{url}: {e}")))?;
+    server()
+        .store(std::sync::Arc::new(store))
+        .serve_io(reader, writer)
+        .await
+}

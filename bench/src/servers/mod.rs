@@ -25,6 +25,8 @@ pub enum Kind {
     McpTasks,
     /// mcp-tasks keeping its tasks in a SQLite file (`SqliteTaskStore`); task scenarios only.
     McpSqlite,
+    /// mcp-tasks with its tasks in Redis (`RedisTaskStore`); stdio only.
+    McpTasksRedis,
     /// rmcp 3.9.
     Rmcp,
 }
@@ -36,30 +38,43 @@ impl Kind {
             Kind::Floor => "floor",
             Kind::McpTasks => "mcp-tasks",
             Kind::McpSqlite => "mcp-sqlite",
+            Kind::McpTasksRedis => "mcp-redis",
             Kind::Rmcp => "rmcp",
         }
     }
 
-    /// Whether this kind is measured in a scenario: the SQLite store changes nothing an inline
-    /// call does, so it runs only where tasks are stored (`lifecycle`, `store`).
+    /// Whether this kind is measured in a scenario: a store changes nothing an inline call does,
+    /// so the SQLite kind runs only where tasks are stored (`lifecycle`, `store`) and the Redis
+    /// kind in every task scenario.
     pub fn runs_in(self, scenario: &str) -> bool {
-        self != Kind::McpSqlite || matches!(scenario, "lifecycle" | "store")
+        match self {
+            Kind::McpSqlite => matches!(scenario, "lifecycle" | "store"),
+            // The store plays no part in an inline call.
+            Kind::McpTasksRedis => scenario != "inline",
+            _ => true,
+        }
     }
 
     /// The stdio server binary of this kind.
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks | Kind::McpSqlite => "bench-mcp-tasks-server",
+            Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
         }
     }
 
     /// Parses [`Kind::name`].
     pub fn parse(s: &str) -> Option<Kind> {
-        [Kind::Floor, Kind::McpTasks, Kind::McpSqlite, Kind::Rmcp]
-            .into_iter()
-            .find(|k| k.name() == s)
+        [
+            Kind::Floor,
+            Kind::McpTasks,
+            Kind::McpSqlite,
+            Kind::McpTasksRedis,
+            Kind::Rmcp,
+        ]
+        .into_iter()
+        .find(|k| k.name() == s)
     }
 }
 
@@ -73,6 +88,9 @@ where
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
         Kind::McpSqlite => mcp_tasks::serve_sqlite(reader, writer).await,
+        Kind::McpTasksRedis => Err(std::io::Error::other(
+            "mcp-redis runs as a stdio child process only",
+        )),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
     }
 }

@@ -58,11 +58,15 @@ mod clock;
 pub mod contract;
 pub mod machine;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis_store;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisTaskStore, RedisTaskStoreBuilder};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 

@@ -519,6 +519,7 @@ impl Run {
                         self.notify(&record, &mut last_status);
                         if record.status.is_terminal() {
                             // Cancelled or expired elsewhere: tell the tool, give it a moment.
+                            tracing::debug!(task = %self.id, status = %record.status, "the task ended outside its tool; stopping the tool");
                             self.cancel.cancel();
                             let _ = tokio::time::timeout(self.grace, &mut run).await;
                             return;
@@ -805,6 +806,7 @@ async fn wait_for_answer(
         }
         let record = store.changed(id, seen).await.map_err(store_err)?;
         if record.status.is_terminal() {
+            tracing::debug!(task = %id, status = %record.status, "the task ended while its tool waited for input; stopping the tool");
             return Err(InputError::Cancelled);
         }
         seen = record.version;

@@ -1,0 +1,1062 @@
+//! The Redis task store (cargo feature `redis`): tasks shared by every server instance that
+//! points at the same Redis.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use futures_util::StreamExt as _;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, RedisError, Script};
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+use super::machine::{self, Expiry};
+use super::{
+    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
+    SystemClock, TaskEvent, TaskPage, TaskStore,
+};
+use crate::protocol::InputRequest;
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+
+/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+const EVENT_CAPACITY: usize = 1024;
+/// How many times a state change is tried when other writers keep changing the task in between.
+/// Each lost race costs one round trip and hands back the current record; after the first few,
+/// a writer waits a random moment (up to 20 ms) so that many writers on one task spread out.
+const MAX_ATTEMPTS: u64 = 1000;
+/// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
+const SWEEP_BATCH: usize = 1000;
+/// How long after a task's retention ends Redis deletes its key by itself, in case no server
+/// sweeps it (all instances down). Normally the sweeper deletes it at the exact time first.
+const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
+
+/// Tasks in Redis, shared by every server instance configured with the same Redis and key
+/// prefix. Built with [`RedisTaskStore::open`] or [`RedisTaskStore::builder`].
+///
+/// # Layout
+///
+/// Under the prefix `P` (default `mcp-tasks`):
+/// - `P:task:ID`: a hash per task, fields `v` (version), `r` (the record, JSON), `s` (creation
+///   sequence number);
+/// - `P:owner:OWNER`: a sorted set per owner, task ids scored by creation sequence (`list`);
+/// - `P:deadlines`: a sorted set of the tasks the sweeper must act on at a known time (ms):
+///   [`machine::due_at`], i.e. `created_at + deadline` while running, `terminal_at + ttl` once
+///   ended;
+/// - `P:leases`: a sorted set of engine instances, scored by the time (ms) their lease runs out;
+///   `P:runners`: the instances that run tasks; `P:running:INSTANCE`: the ids of the tasks it runs
+///   that have not ended;
+/// - `P:seq`: the creation counter; `P:changes`: the pub/sub channel of every change.
+///
+/// # Atomicity and round trips
+///
+/// Every state change reads the record (`HGET`, one round trip), applies the pure rules of
+/// [`machine`] in Rust, and writes it back with one Lua script (`EVALSHA`, one round trip) that
+/// stores the record only if its version is still the one read, and in the same atomic step
+/// updates the deadline index and key expiry and publishes the change. When another instance
+/// changed the task in between, the script returns the current record instead and the change is
+/// applied again to it, so no update is ever lost. `get` is one `HGET`; `create` and `list`
+/// are one script each.
+///
+/// # Wake-ups
+///
+/// Each change is published on `P:changes` (with the record, for client-visible changes). Every
+/// store keeps one subscriber connection; [`TaskStore::changed`] waits locally for a message
+/// about its task, so a `tasks/update` or `tasks/cancel` received by instance B wakes the tool
+/// running on instance A. When the subscriber connection is lost, it reconnects by itself and
+/// then wakes every local waiter to re-read its task, so no change made during the gap is missed.
+///
+/// # Deadlines, leases, TTL and key expiry
+///
+/// The sweeper ([`TaskStore::expire`]) applies the rules of [`machine::expiry`] by the store's
+/// clock: one script finds the tasks whose deadline or retention is due (from the deadline index)
+/// and the running tasks of instances whose lease has lapsed or was released (from the lease
+/// and running sets); each is then failed or deleted with the same versioned writes as any other
+/// change, so two instances sweeping at once do each thing once. `ttl` also maps to a Redis key
+/// expiry: an ended task's key expires at `terminal_at + ttl`, a running task with a deadline
+/// at `created_at + deadline + ttl` (the latest its retention can end if it is swept on time),
+/// each plus one minute of grace, so Redis reclaims tasks even when no server is left to sweep
+/// them; a running task without a deadline has no key expiry (it ends, or its instance's lease
+/// lapses and the next sweep of any instance fails it).
+///
+/// # Failures
+///
+/// When Redis is unreachable, operations fail with [`StoreError::Backend`] (a `-32603` for the
+/// client) within a few seconds, and the connections come back by themselves once Redis does.
+/// Redis Cluster is not supported (the scripts touch keys of several hash slots); a single
+/// Redis, or a primary with replicas, is.
+pub struct RedisTaskStore {
+    shared: Arc<Shared>,
+    listener: JoinHandle<()>,
+}
+
+/// Settings for [`RedisTaskStore`]; see [`RedisTaskStore::builder`].
+#[derive(Debug, Clone)]
+pub struct RedisTaskStoreBuilder {
+    url: String,
+    prefix: String,
+    clock: Arc<dyn Clock>,
+    timeout: Duration,
+}
+
+struct Shared {
+    clock: Arc<dyn Clock>,
+    connection: ConnectionManager,
+    keys: Keys,
+    scripts: Scripts,
+    /// Local waiters of [`TaskStore::changed`], by task.
+    waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
+    events: broadcast::Sender<TaskEvent>,
+    /// Set once the subscriber connection has subscribed for the first time.
+    listening: watch::Sender<bool>,
+    online: AtomicBool,
+    timeout: Duration,
+}
+
+struct Keys {
+    prefix: String,
+    deadlines: String,
+    seq: String,
+    channel: String,
+    leases: String,
+    runners: String,
+}
+
+impl Keys {
+    fn new(prefix: &str) -> Self {
+        Keys {
+            prefix: prefix.to_owned(),
+            deadlines: format!("{prefix}:deadlines"),
+            seq: format!("{prefix}:seq"),
+            channel: format!("{prefix}:changes"),
+            leases: format!("{prefix}:leases"),
+            runners: format!("{prefix}:runners"),
+        }
+    }
+
+    fn running_prefix(&self) -> String {
+        format!("{}:running:", self.prefix)
+    }
+
+    /// The set of the tasks `runner` runs that have not ended (any key for a task without one).
+    fn running(&self, runner: Option<&str>) -> String {
+        format!("{}{}", self.running_prefix(), runner.unwrap_or_default())
+    }
+
+    fn task(&self, id: &TaskId) -> String {
+        format!("{}:task:{}", self.prefix, id.as_str())
+    }
+
+    fn task_prefix(&self) -> String {
+        format!("{}:task:", self.prefix)
+    }
+
+    fn owner(&self, owner: &Owner) -> String {
+        format!("{}:owner:{}", self.prefix, owner.as_str())
+    }
+}
+
+/// What a local waiter learns from the change feed.
+#[derive(Debug, Clone)]
+enum Note {
+    /// Nothing yet.
+    Quiet,
+    /// The task reached this version; the record comes along for client-visible changes.
+    Changed(u64, Option<Arc<TaskRecord>>),
+    /// The task was deleted.
+    Removed,
+    /// The feed was interrupted: re-read the task.
+    Resync,
+}
+
+impl RedisTaskStoreBuilder {
+    /// Keys start with `prefix:` (default `mcp-tasks`). Instances that share tasks must use the
+    /// same prefix; different prefixes keep deployments apart on one Redis.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The clock that stamps tasks and drives TTLs (default: the system clock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How long one Redis request (or connection attempt) may take before it fails (default 2 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Creates the store without waiting for Redis: the connections are made in the background
+    /// (and remade whenever lost). Must be called inside a Tokio runtime. Fails only on a bad URL.
+    pub fn open(self) -> Result<RedisTaskStore, StoreError> {
+        let client = Client::open(self.url.as_str()).map_err(StoreError::backend)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.timeout))
+            .set_response_timeout(Some(self.timeout))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(500));
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
+            .map_err(StoreError::backend)?;
+        let shared = Arc::new(Shared {
+            clock: self.clock,
+            connection,
+            keys: Keys::new(&self.prefix),
+            scripts: Scripts::new(),
+            waiters: Mutex::default(),
+            events: broadcast::channel(EVENT_CAPACITY).0,
+            listening: watch::channel(false).0,
+            online: AtomicBool::new(false),
+            timeout: self.timeout,
+        });
+        let listener = tokio::spawn(listen(client, Arc::downgrade(&shared)));
+        Ok(RedisTaskStore { shared, listener })
+    }
+
+    /// Creates the store and waits until Redis answers and the change feed is subscribed; fails
+    /// if that does not happen within the timeout.
+    pub async fn connect(self) -> Result<RedisTaskStore, StoreError> {
+        let store = self.open()?;
+        store.shared.ready().await?;
+        let mut connection = store.shared.connection.clone();
+        redis::cmd("PING")
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(backend)?;
+        Ok(store)
+    }
+}
+
+impl RedisTaskStore {
+    /// Settings for a store on the Redis at `url` (`redis://HOST:PORT[/DB]`, also
+    /// `redis://:PASSWORD@HOST:PORT`).
+    pub fn builder(url: impl Into<String>) -> RedisTaskStoreBuilder {
+        RedisTaskStoreBuilder {
+            url: url.into(),
+            prefix: "mcp-tasks".to_owned(),
+            clock: Arc::new(SystemClock),
+            timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// [`RedisTaskStoreBuilder::open`] with the default settings.
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        Self::builder(url).open()
+    }
+
+    /// [`RedisTaskStoreBuilder::connect`] with the default settings.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::builder(url).connect().await
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.shared.keys.prefix
+    }
+}
+
+impl Drop for RedisTaskStore {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("prefix", &self.shared.keys.prefix)
+            .field("clock", &self.shared.clock)
+            .field("listening", &self.shared.online.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs one Redis request. When it fails because the connection was refused, nothing was sent:
+/// the connection manager was still holding its last failed attempt to reconnect (made while Redis
+/// was down) and has now started a new one, so the request runs once more on that. This way the
+/// first request after Redis returns succeeds. Other failures are not retried (a script may have
+/// run before its connection dropped).
+macro_rules! call {
+    ($shared:expr, $conn:ident => $request:expr) => {{
+        let mut $conn = $shared.conn();
+        match $request.await {
+            Err(error) if error.is_connection_refusal() => {
+                let mut $conn = $shared.conn();
+                $request.await.map_err(backend)
+            }
+            other => other.map_err(backend),
+        }
+    }};
+}
+
+/// The subscriber loop: keeps one pub/sub connection subscribed to the change channel, hands each
+/// message to local waiters and subscribers, and reconnects (then resyncs every waiter) when the
+/// connection is lost. Ends when the store is dropped.
+async fn listen(client: Client, shared: std::sync::Weak<Shared>) {
+    let mut delay = Duration::from_millis(50);
+    loop {
+        let (channel, timeout) = match shared.upgrade() {
+            Some(shared) => (shared.keys.channel.clone(), shared.timeout),
+            None => return,
+        };
+        let subscribed = tokio::time::timeout(timeout, async {
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe(&channel).await?;
+            Ok::<_, RedisError>(pubsub)
+        })
+        .await;
+        match subscribed {
+            Ok(Ok(pubsub)) => {
+                delay = Duration::from_millis(50);
+                {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    shared.online.store(true, Ordering::Relaxed);
+                    shared.listening.send_replace(true);
+                    // Changes made while nobody listened went unheard: every waiter re-reads.
+                    for waiter in lock(&shared.waiters).values() {
+                        waiter.send_replace(Note::Resync);
+                    }
+                }
+                let mut messages = pubsub.into_on_message();
+                while let Some(message) = messages.next().await {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    shared.dispatch(message.get_payload_bytes());
+                }
+                if let Some(shared) = shared.upgrade() {
+                    shared.online.store(false, Ordering::Relaxed);
+                }
+                tracing::warn!("the Redis change feed was interrupted; reconnecting");
+            }
+            Ok(Err(error)) => tracing::debug!(%error, "the Redis change feed cannot connect"),
+            Err(_) => tracing::debug!("the Redis change feed timed out connecting"),
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(1));
+    }
+}
+
+impl Shared {
+    /// Waits (up to the timeout) until the change feed has been subscribed once, so that no
+    /// change this store makes can go unheard by its own waiters and subscribers.
+    async fn ready(&self) -> Result<(), StoreError> {
+        if *self.listening.borrow() {
+            return Ok(());
+        }
+        let mut listening = self.listening.subscribe();
+        match tokio::time::timeout(self.timeout, listening.wait_for(|on| *on)).await {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(StoreError::backend("Redis is unreachable (no change feed)")),
+        }
+    }
+
+    /// Handles one message of the change feed: `[kind, version, id]\n<payload>`, where kind is
+    /// `u` (visible change, payload: the record), `i` (invisible change, no payload) or `d`
+    /// (deleted, payload: the owner).
+    fn dispatch(&self, message: &[u8]) {
+        let Some(split) = message.iter().position(|b| *b == b'\n') else {
+            return;
+        };
+        let (head, body) = (&message[..split], &message[split + 1..]);
+        let Ok((kind, version, id)) = serde_json::from_slice::<(String, u64, TaskId)>(head) else {
+            tracing::warn!("ignoring a malformed message on the Redis change feed");
+            return;
+        };
+        let waiter = lock(&self.waiters).get(&id).cloned();
+        let wanted = self.events.receiver_count() > 0;
+        match kind.as_str() {
+            "u" | "i" => {
+                let record = if kind == "u" && (wanted || waiter.is_some()) {
+                    serde_json::from_slice::<TaskRecord>(body)
+                        .ok()
+                        .map(Arc::new)
+                } else {
+                    None
+                };
+                if let Some(waiter) = waiter {
+                    waiter.send_replace(Note::Changed(version, record.clone()));
+                }
+                if let (true, Some(record)) = (wanted, record) {
+                    let _ = self.events.send(TaskEvent::Updated(record));
+                }
+            }
+            "d" => {
+                if let Some(waiter) = waiter {
+                    waiter.send_replace(Note::Removed);
+                }
+                if wanted && let Ok(owner) = serde_json::from_slice::<Owner>(body) {
+                    let _ = self.events.send(TaskEvent::Removed { id, owner });
+                }
+            }
+            _ => tracing::warn!(kind, "ignoring an unknown message on the Redis change feed"),
+        }
+    }
+
+    fn conn(&self) -> ConnectionManager {
+        self.connection.clone()
+    }
+
+    async fn load(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
+        self.ready().await?;
+        let mut get = redis::cmd("HGET");
+        get.arg(self.keys.task(id)).arg("r");
+        let raw: Option<Vec<u8>> = call!(self, conn => get.query_async(&mut conn))?;
+        raw.map(|raw| decode(&raw)).transpose()
+    }
+
+    /// Applies `change` to the task and stores the result atomically (see the type's docs);
+    /// returns what `change` returned and the record afterwards. `owner: None` is the engine
+    /// acting; `visible: false` marks a change clients cannot see.
+    async fn update<T>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
+    ) -> Result<(T, TaskRecord), StoreError> {
+        let mut current = self.load(id).await?;
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt >= 3 {
+                let pause = rand::random_range(0..attempt.min(20) * 1000);
+                tokio::time::sleep(Duration::from_micros(pause)).await;
+            }
+            let Some(before) = current.take() else {
+                return Err(StoreError::NotFound);
+            };
+            if owner.is_some_and(|owner| before.owner != *owner) {
+                return Err(StoreError::NotFound);
+            }
+            let mut record = before.clone();
+            let out = change(&mut record, self.clock.now())?;
+            if record.version == before.version {
+                return Ok((out, record));
+            }
+            match self.store(&before, &record, visible).await? {
+                Stored::Yes => return Ok((out, record)),
+                Stored::Gone => return Err(StoreError::NotFound),
+                Stored::Conflict(now) => current = Some(*now),
+            }
+        }
+        Err(StoreError::backend(format!(
+            "task {id} kept changing under {MAX_ATTEMPTS} attempts to update it"
+        )))
+    }
+
+    /// Writes `after` if the stored version is still `before`'s.
+    async fn store(
+        &self,
+        before: &TaskRecord,
+        after: &TaskRecord,
+        visible: bool,
+    ) -> Result<Stored, StoreError> {
+        let json = encode(after)?;
+        let message = if visible {
+            note("u", after.version, &after.id, &json)
+        } else {
+            note("i", after.version, &after.id, "")
+        };
+        let mut invocation = self.scripts.update.prepare_invoke();
+        invocation
+            .key(self.keys.task(&after.id))
+            .key(&self.keys.deadlines)
+            .key(self.keys.running(after.runner.as_deref()))
+            .arg(before.version)
+            .arg(after.version)
+            .arg(json)
+            .arg(&self.keys.channel)
+            .arg(message)
+            .arg(after.id.as_str());
+        // Deadline, key expiry and the runner's set change only when the task ends.
+        if before.terminal_at != after.terminal_at {
+            let (deadline, expiry) = self.expiry_of(after);
+            invocation
+                .arg(deadline.map_or_else(String::new, |d| d.to_string()))
+                .arg(expiry.map_or_else(String::new, |e| e.to_string()));
+        }
+        let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
+        match reply.as_slice() {
+            [redis::Value::Int(2)] => Ok(Stored::Yes),
+            [redis::Value::Int(0)] => Ok(Stored::Gone),
+            [redis::Value::Int(1), redis::Value::BulkString(raw)] => {
+                Ok(Stored::Conflict(Box::new(decode(raw)?)))
+            }
+            other => Err(StoreError::backend(format!(
+                "unexpected reply from the update script: {other:?}"
+            ))),
+        }
+    }
+
+    /// The deadline-index score (ms since the epoch, [`machine::due_at`]) and the key expiry (ms
+    /// from now) of a record; `None` for no deadline / no key expiry.
+    fn expiry_of(&self, record: &TaskRecord) -> (Option<u64>, Option<u64>) {
+        let retained_until = match (record.terminal_at, record.ttl) {
+            (Some(ended), Some(ttl)) => ended.checked_add(ttl),
+            (None, Some(ttl)) => record
+                .deadline
+                .and_then(|deadline| record.created_at.checked_add(deadline))
+                .and_then(|due| due.checked_add(ttl)),
+            (_, None) => None,
+        };
+        let expiry = retained_until.map(|until| {
+            let left = until.duration_since(self.clock.now()).unwrap_or_default();
+            millis_of(left + KEY_EXPIRY_GRACE)
+        });
+        (machine::due_at(record).map(millis), expiry)
+    }
+
+    async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
+        self.ready().await?;
+        let record = machine::new_record(task, self.clock.now());
+        let json = encode(&record)?;
+        let (deadline, expiry) = self.expiry_of(&record);
+        let runner = record.runner.as_deref();
+        let mut invocation = self.scripts.create.prepare_invoke();
+        invocation
+            .key(self.keys.task(&record.id))
+            .key(self.keys.owner(&record.owner))
+            .key(&self.keys.deadlines)
+            .key(&self.keys.seq)
+            .key(&self.keys.runners)
+            .key(self.keys.running(runner))
+            .arg(&json)
+            .arg(record.id.as_str())
+            .arg(deadline.map_or_else(String::new, |d| d.to_string()))
+            .arg(expiry.map_or_else(String::new, |e| e.to_string()))
+            .arg(&self.keys.channel)
+            .arg(note("u", record.version, &record.id, &json))
+            .arg(runner.unwrap_or_default());
+        let created: i64 = call!(self, conn => invocation.invoke_async(&mut conn))?;
+        if created == 0 {
+            return Err(StoreError::DuplicateId(record.id));
+        }
+        Ok(record)
+    }
+
+    async fn list(
+        &self,
+        owner: &Owner,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => decode_cursor(cursor)
+                .and_then(|seq| seq.checked_add(1))
+                .ok_or(StoreError::InvalidCursor)?,
+        };
+        self.ready().await?;
+        let limit = limit.max(1);
+        let mut invocation = self.scripts.list.prepare_invoke();
+        invocation
+            .key(self.keys.owner(owner))
+            .arg(start)
+            .arg(limit.saturating_add(1))
+            .arg(self.keys.task_prefix());
+        let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
+            call!(self, conn => invocation.invoke_async(&mut conn))?;
+        let mut tasks = Vec::with_capacity(rows.len().min(limit));
+        let mut last = None;
+        for (seq, raw) in rows.into_iter().take(limit) {
+            let record = decode(&raw)?;
+            if record.owner == *owner {
+                tasks.push(record);
+            }
+            last = Some(seq);
+        }
+        let next_cursor = (fetched > limit)
+            .then_some(last)
+            .flatten()
+            .map(encode_cursor);
+        Ok(TaskPage { tasks, next_cursor })
+    }
+
+    async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
+        self.ready().await?;
+        let mut invocation = self.scripts.due.prepare_invoke();
+        invocation
+            .key(&self.keys.deadlines)
+            .key(&self.keys.runners)
+            .key(&self.keys.leases)
+            .arg(millis(now))
+            .arg(SWEEP_BATCH)
+            .arg(self.keys.running_prefix());
+        let (mut due, lapsed): (Vec<String>, Vec<String>) =
+            call!(self, conn => invocation.invoke_async(&mut conn))?;
+        due.sort_unstable();
+        due.dedup();
+        let mut report = ExpiryReport::default();
+        if due.is_empty() {
+            return Ok(report);
+        }
+        let ids: Vec<TaskId> = due.into_iter().map(TaskId::new).collect();
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HGET").arg(self.keys.task(id)).arg("r");
+        }
+        let records: Vec<Option<Vec<u8>>> = call!(self, conn => pipe.query_async(&mut conn))?;
+        for (id, raw) in ids.into_iter().zip(records) {
+            let Some(raw) = raw else {
+                // Redis expired the key by itself: forget the deadline.
+                let mut forget = redis::cmd("ZREM");
+                forget.arg(&self.keys.deadlines).arg(id.as_str());
+                call!(self, conn => forget.query_async::<()>(&mut conn))?;
+                continue;
+            };
+            let mut record = decode(&raw)?;
+            loop {
+                let alive = record
+                    .runner
+                    .as_ref()
+                    .is_none_or(|runner| !lapsed.contains(runner));
+                match machine::expiry(&record, now, alive) {
+                    Expiry::Keep => break,
+                    verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
+                        let mut failed = record.clone();
+                        machine::apply_expiry(&mut failed, verdict, now);
+                        match self.store(&record, &failed, true).await? {
+                            Stored::Yes => report.failed.push(failed),
+                            Stored::Gone => {}
+                            Stored::Conflict(current) => {
+                                record = *current;
+                                continue;
+                            }
+                        }
+                        break;
+                    }
+                    Expiry::Remove => {
+                        match self.remove(&record).await? {
+                            Stored::Yes => report.removed.push(id.clone()),
+                            Stored::Gone => {}
+                            Stored::Conflict(current) => {
+                                record = *current;
+                                continue;
+                            }
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Deletes the task if it is still at `record`'s version.
+    async fn remove(&self, record: &TaskRecord) -> Result<Stored, StoreError> {
+        let owner = serde_json::to_string(&record.owner).map_err(StoreError::backend)?;
+        let mut invocation = self.scripts.remove.prepare_invoke();
+        invocation
+            .key(self.keys.task(&record.id))
+            .key(&self.keys.deadlines)
+            .key(self.keys.owner(&record.owner))
+            .key(self.keys.running(record.runner.as_deref()))
+            .arg(record.version)
+            .arg(record.id.as_str())
+            .arg(&self.keys.channel)
+            .arg(note("d", record.version, &record.id, &owner));
+        let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
+        match reply.as_slice() {
+            [redis::Value::Int(2)] => Ok(Stored::Yes),
+            [redis::Value::Int(0)] => Ok(Stored::Gone),
+            [redis::Value::Int(1), redis::Value::BulkString(raw)] => {
+                Ok(Stored::Conflict(Box::new(decode(raw)?)))
+            }
+            other => Err(StoreError::backend(format!(
+                "unexpected reply from the remove script: {other:?}"
+            ))),
+        }
+    }
+
+    async fn changed(self: &Arc<Self>, id: &TaskId, seen: u64) -> Result<TaskRecord, StoreError> {
+        // Listen before reading, so a change between the read and the wait is not missed.
+        let mut notes = Waiter::register(self, id);
+        let mut record = self.load(id).await?.ok_or(StoreError::NotFound)?;
+        loop {
+            if record.version > seen {
+                return Ok(record);
+            }
+            let note = {
+                let receiver = notes.receiver();
+                if receiver.changed().await.is_err() {
+                    return Err(StoreError::NotFound);
+                }
+                receiver.borrow_and_update().clone()
+            };
+            record = match note {
+                Note::Quiet => continue,
+                Note::Removed => return Err(StoreError::NotFound),
+                Note::Changed(version, _) if version <= seen => continue,
+                Note::Changed(_, Some(changed)) => Arc::unwrap_or_clone(changed),
+                Note::Changed(_, None) | Note::Resync => {
+                    self.load(id).await?.ok_or(StoreError::NotFound)?
+                }
+            };
+        }
+    }
+}
+
+/// A registration in the local waiter table; removes the table entry when the last waiter of
+/// its task leaves.
+struct Waiter {
+    shared: Arc<Shared>,
+    id: TaskId,
+    receiver: Option<watch::Receiver<Note>>,
+}
+
+impl Waiter {
+    fn register(shared: &Arc<Shared>, id: &TaskId) -> Self {
+        let receiver = lock(&shared.waiters)
+            .entry(id.clone())
+            .or_insert_with(|| watch::channel(Note::Quiet).0)
+            .subscribe();
+        Waiter {
+            shared: shared.clone(),
+            id: id.clone(),
+            receiver: Some(receiver),
+        }
+    }
+
+    fn receiver(&mut self) -> &mut watch::Receiver<Note> {
+        self.receiver.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        drop(self.receiver.take());
+        let mut waiters = lock(&self.shared.waiters);
+        if waiters
+            .get(&self.id)
+            .is_some_and(|sender| sender.receiver_count() == 0)
+        {
+            waiters.remove(&self.id);
+        }
+    }
+}
+
+enum Stored {
+    Yes,
+    Gone,
+    /// The version moved on: the current record.
+    Conflict(Box<TaskRecord>),
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Box::pin(self.shared.create(task))
+    }
+
+    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let record = self.shared.load(id).await?;
+            Ok(record.filter(|record| record.owner == *owner))
+        })
+    }
+
+    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(self.shared.load(id))
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a Owner,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, TaskPage> {
+        Box::pin(self.shared.list(owner, cursor, limit))
+    }
+
+    fn set_status_message<'a>(
+        &'a self,
+        id: &'a TaskId,
+        message: Option<String>,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::set_status_message(record, message.clone(), now);
+                Ok(())
+            };
+            Ok(self.shared.update(id, None, true, change).await?.1)
+        })
+    }
+
+    fn add_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: String,
+        request: InputRequest,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::add_input_request(record, key.clone(), request.clone(), now)
+            };
+            Ok(self.shared.update(id, None, true, change).await?.1)
+        })
+    }
+
+    fn withdraw_input_request<'a>(
+        &'a self,
+        id: &'a TaskId,
+        key: &'a str,
+    ) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::withdraw_input_request(record, key, now);
+                Ok(())
+            };
+            Ok(self.shared.update(id, None, true, change).await?.1)
+        })
+    }
+
+    fn deliver_responses<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        responses: Map<String, Value>,
+    ) -> StoreFuture<'a, DeliveryReport> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                Ok(machine::deliver_responses(record, responses.clone(), now))
+            };
+            let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
+            Ok(DeliveryReport {
+                accepted: delivery.accepted,
+                ignored: delivery.ignored,
+                record,
+            })
+        })
+    }
+
+    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, _| Ok(machine::take_response(record, key));
+            Ok(self.shared.update(id, None, false, change).await?.0)
+        })
+    }
+
+    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::finish(record, outcome.clone(), now);
+                Ok(())
+            };
+            Ok(self.shared.update(id, None, true, change).await?.1)
+        })
+    }
+
+    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
+            let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
+            Ok(if cancelled {
+                CancelResult::Cancelled(record)
+            } else {
+                CancelResult::AlreadyTerminal(record)
+            })
+        })
+    }
+
+    fn now(&self) -> SystemTime {
+        self.shared.clock.now()
+    }
+
+    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+        Box::pin(self.shared.expire(now))
+    }
+
+    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let until = self
+                .shared
+                .clock
+                .now()
+                .checked_add(duration)
+                .map_or(u64::MAX, millis);
+            let mut renew = redis::cmd("ZADD");
+            renew.arg(&self.shared.keys.leases).arg(until).arg(instance);
+            call!(self.shared, conn => renew.query_async::<()>(&mut conn))
+        })
+    }
+
+    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut release = redis::cmd("ZREM");
+            release.arg(&self.shared.keys.leases).arg(instance);
+            call!(self.shared, conn => release.query_async::<()>(&mut conn))
+        })
+    }
+
+    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
+        Box::pin(self.shared.changed(id, seen_version))
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.shared.events.subscribe()
+    }
+}
+
+struct Scripts {
+    create: Script,
+    update: Script,
+    remove: Script,
+    list: Script,
+    due: Script,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        Scripts {
+            // KEYS: task, owner index, deadlines, seq, runners, the runner's running set.
+            // ARGV: record, id, deadline ms or '', key expiry ms or '', channel, message,
+            //       runner or ''.
+            create: Script::new(
+                r"
+                if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+                local seq = redis.call('INCR', KEYS[4])
+                redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[1], 's', seq)
+                redis.call('ZADD', KEYS[2], seq, ARGV[2])
+                if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
+                if ARGV[4] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+                if ARGV[7] ~= '' then
+                    redis.call('SADD', KEYS[6], ARGV[2])
+                    redis.call('SADD', KEYS[5], ARGV[7])
+                end
+                redis.call('PUBLISH', ARGV[5], ARGV[6])
+                return 1
+                ",
+            ),
+            // KEYS: task, deadlines, the runner's running set.
+            // ARGV: expected version, new version, record, channel, message, id
+            //       [, deadline ms or '', key expiry ms or ''] (only when the task ends).
+            // Returns {2} stored, {0} gone, {1, current record} when the version moved on.
+            update: Script::new(
+                r"
+                local v = redis.call('HGET', KEYS[1], 'v')
+                if not v then return {0} end
+                if v ~= ARGV[1] then return {1, redis.call('HGET', KEYS[1], 'r')} end
+                redis.call('HSET', KEYS[1], 'v', ARGV[2], 'r', ARGV[3])
+                if #ARGV >= 8 then
+                    if ARGV[7] == '' then redis.call('ZREM', KEYS[2], ARGV[6])
+                    else redis.call('ZADD', KEYS[2], ARGV[7], ARGV[6]) end
+                    if ARGV[8] == '' then redis.call('PERSIST', KEYS[1])
+                    else redis.call('PEXPIRE', KEYS[1], ARGV[8]) end
+                    redis.call('SREM', KEYS[3], ARGV[6])
+                end
+                redis.call('PUBLISH', ARGV[4], ARGV[5])
+                return {2}
+                ",
+            ),
+            // KEYS: task, deadlines, owner index, the runner's running set.
+            // ARGV: expected version, id, channel, message.
+            remove: Script::new(
+                r"
+                local v = redis.call('HGET', KEYS[1], 'v')
+                if not v then
+                    redis.call('ZREM', KEYS[2], ARGV[2])
+                    redis.call('SREM', KEYS[4], ARGV[2])
+                    return {0}
+                end
+                if v ~= ARGV[1] then return {1, redis.call('HGET', KEYS[1], 'r')} end
+                redis.call('DEL', KEYS[1])
+                redis.call('ZREM', KEYS[2], ARGV[2])
+                redis.call('ZREM', KEYS[3], ARGV[2])
+                redis.call('SREM', KEYS[4], ARGV[2])
+                redis.call('PUBLISH', ARGV[3], ARGV[4])
+                return {2}
+                ",
+            ),
+            // What the sweeper must look at now. KEYS: deadlines, runners, leases.
+            // ARGV: now ms, batch size, running-set key prefix.
+            // Returns {ids due by the deadline index or run by a lapsed instance, lapsed
+            // instances}; forgets instances that run nothing any more.
+            due: Script::new(
+                r"
+                local now = tonumber(ARGV[1])
+                local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,
+                    'LIMIT', 0, ARGV[2])
+                local lapsed = {}
+                for _, runner in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+                    local running = redis.call('SMEMBERS', ARGV[3] .. runner)
+                    if #running == 0 then
+                        redis.call('SREM', KEYS[2], runner)
+                    else
+                        local til = redis.call('ZSCORE', KEYS[3], runner)
+                        if not til or tonumber(til) <= now then
+                            table.insert(lapsed, runner)
+                            for _, id in ipairs(running) do table.insert(ids, id) end
+                        end
+                    end
+                end
+                return {ids, lapsed}
+                ",
+            ),
+            // KEYS: owner index. ARGV: first seq, how many, task key prefix.
+            // Returns {ids fetched, {{seq, record}, ...}}; drops index entries whose task Redis
+            // expired by itself.
+            list: Script::new(
+                r"
+                local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf',
+                    'WITHSCORES', 'LIMIT', 0, ARGV[2])
+                local rows = {}
+                for i = 1, #ids, 2 do
+                    local r = redis.call('HGET', ARGV[3] .. ids[i], 'r')
+                    if r then table.insert(rows, {ids[i + 1], r})
+                    else redis.call('ZREM', KEYS[1], ids[i]) end
+                end
+                return {#ids / 2, rows}
+                ",
+            ),
+        }
+    }
+}
+
+/// A change-feed message: `["kind",version,"id"]\n<payload>`.
+fn note(kind: &str, version: u64, id: &TaskId, payload: &str) -> String {
+    let head = serde_json::to_string(&(kind, version, id)).expect("a tuple of strings encodes");
+    format!("{head}\n{payload}")
+}
+
+fn encode(record: &TaskRecord) -> Result<String, StoreError> {
+    serde_json::to_string(record).map_err(StoreError::backend)
+}
+
+fn decode(raw: &[u8]) -> Result<TaskRecord, StoreError> {
+    serde_json::from_slice(raw)
+        .map_err(|e| StoreError::backend(format!("a task record in Redis does not decode: {e}")))
+}
+
+fn backend(error: RedisError) -> StoreError {
+    StoreError::backend(format!("Redis: {error}"))
+}
+
+fn millis(at: SystemTime) -> u64 {
+    millis_of(at.duration_since(UNIX_EPOCH).unwrap_or_default())
+}
+
+fn millis_of(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode_cursor(seq: u64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
+}
+
+fn decode_cursor(cursor: &str) -> Option<u64> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
