@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `conformance_server --http 127.0.0.1:0 [args]`, killed on drop.
+/// An example server binary run with `--http 127.0.0.1:0 [args]`, killed on drop.
 #[derive(Debug)]
 pub struct HttpServer {
     child: Child,
@@ -17,7 +17,12 @@ impl HttpServer {
     /// Starts the conformance fixture server on a free loopback port with these extra arguments
     /// (e.g. `--token T=P`) and waits until it accepts connections.
     pub fn start(extra: &[&str]) -> HttpServer {
-        let bin = example_bin("conformance_server");
+        Self::start_bin("conformance_server", extra)
+    }
+
+    /// Like [`HttpServer::start`], for another binary of the examples (e.g. `example_server`).
+    pub fn start_bin(name: &str, extra: &[&str]) -> HttpServer {
+        let bin = example_bin(name);
         let mut child = Command::new(&bin)
             .args(["--http", "127.0.0.1:0"])
             .args(extra)

@@ -9,6 +9,7 @@ mod era;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
+mod memory;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -19,6 +20,7 @@ pub use connection::Connection;
 pub use era::Era;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
+pub use memory::{InMemoryConnection, InMemoryReceiver, InMemorySender};
 pub use stdio::shutdown_signal;
 
 use crate::protocol::Implementation;
@@ -197,6 +199,16 @@ impl Server {
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         stdio::serve(self.inner.clone(), reader, writer).await
+    }
+
+    /// Connects one client to this server in the same process: messages are handed over as
+    /// JSON values, with no process, pipe or socket in between (see [`InMemoryConnection`]).
+    /// The server side runs on the current tokio runtime.
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime.
+    pub fn connect_in_memory(&self) -> InMemoryConnection {
+        memory::connect(self.inner.clone())
     }
 
     /// Serves over Streamable HTTP at `addr` (endpoint `/mcp`, default [`HttpConfig`]) until the

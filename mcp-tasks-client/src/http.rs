@@ -1,0 +1,538 @@
+//! Streamable HTTP, the client side: every message is a POST; the answer is JSON or an SSE stream
+//! that may carry the server's own requests and notifications before the response. Modern requests
+//! carry `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`; legacy ones the session id, and the
+//! session's GET stream brings what the server sends on its own.
+
+use crate::error::Error;
+use crate::peer::{Outcome, Peer};
+use base64::Engine as _;
+use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId};
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+/// How many times a broken SSE response stream is resumed (`Last-Event-ID`) before giving up.
+const MAX_RESUMES: u32 = 5;
+/// The wait before resuming when the server named none (`retry:`).
+const DEFAULT_RETRY: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Default)]
+struct HttpState {
+    /// Modern: send `Mcp-Method` / `Mcp-Name`.
+    modern: bool,
+    /// `MCP-Protocol-Version` to send, once known.
+    protocol_version: Option<String>,
+    /// The legacy session.
+    session_id: Option<String>,
+}
+
+pub(crate) struct HttpWire {
+    http: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    state: Mutex<HttpState>,
+    get_stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for HttpWire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpWire")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for HttpWire {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A header value as the 2026-07-28 rules want it: as is when it is visible ASCII without edge
+/// spaces, else `=?base64?…?=`.
+fn header_text(value: &str) -> HeaderValue {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ');
+    let text = if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    };
+    HeaderValue::from_str(&text).expect("visible ASCII is a valid header value")
+}
+
+impl HttpWire {
+    pub(crate) fn new(
+        url: String,
+        bearer: Option<String>,
+        extra: HeaderMap,
+    ) -> Result<Self, Error> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(Error::transport)?;
+        let mut headers = extra;
+        if let Some(token) = bearer {
+            let value = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| Error::transport("the bearer token is not a valid header value"))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        Ok(HttpWire {
+            http,
+            url,
+            headers,
+            state: Mutex::new(HttpState::default()),
+            get_stream: Mutex::new(None),
+        })
+    }
+
+    /// From now on, requests are modern (2026-07-28) with this version.
+    pub(crate) fn set_modern(&self, version: &str) {
+        let mut s = lock(&self.state);
+        s.modern = true;
+        s.protocol_version = Some(version.to_owned());
+        s.session_id = None;
+    }
+
+    /// Before `initialize`: no version header, no session.
+    pub(crate) fn start_initialize(&self) {
+        *lock(&self.state) = HttpState::default();
+    }
+
+    /// From now on, requests are legacy, in the negotiated version (and session, if any).
+    pub(crate) fn set_legacy(&self, version: &str) {
+        let mut s = lock(&self.state);
+        s.modern = false;
+        s.protocol_version = Some(version.to_owned());
+    }
+
+    fn headers_for(&self, message: &Value) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        let s = lock(&self.state);
+        if let Some(v) = &s.protocol_version
+            && let Ok(v) = HeaderValue::from_str(v)
+        {
+            headers.insert(HeaderName::from_static("mcp-protocol-version"), v);
+        }
+        if let Some(id) = &s.session_id
+            && let Ok(v) = HeaderValue::from_str(id)
+        {
+            headers.insert(HeaderName::from_static("mcp-session-id"), v);
+        }
+        if s.modern
+            && let Some(method) = message.get("method").and_then(Value::as_str)
+        {
+            headers.insert(HeaderName::from_static("mcp-method"), header_text(method));
+            let params = message.get("params");
+            let name_key = match method {
+                "tools/call" | "prompts/get" => Some("name"),
+                "resources/read" => Some("uri"),
+                "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+                _ => None,
+            };
+            if let Some(name) = name_key
+                .and_then(|k| params?.get(k))
+                .and_then(Value::as_str)
+            {
+                headers.insert(HeaderName::from_static("mcp-name"), header_text(name));
+            }
+        }
+        headers
+    }
+
+    async fn post(&self, message: &Value) -> Result<reqwest::Response, Error> {
+        let body = serde_json::to_vec(message).expect("JSON values serialise");
+        self.http
+            .post(&self.url)
+            .headers(self.headers_for(message))
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| Error::transport(format!("POST {}: {e}", self.url)))
+    }
+
+    /// POSTs a request and reads its answer (JSON, or an SSE stream that may carry other messages
+    /// first; those go to the peer).
+    pub(crate) async fn request(
+        &self,
+        peer: &Arc<Peer>,
+        id: &RequestId,
+        method: &str,
+        message: Value,
+    ) -> Result<Outcome, Error> {
+        let resp = self.post(&message).await?;
+        if method == "initialize"
+            && let Some(session) = resp
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            lock(&self.state).session_id = Some(session.to_owned());
+        }
+        let status = resp.status();
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") && status.is_success() {
+            return self.read_response_stream(peer, id, method, resp).await;
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| Error::transport(format!("reading the answer to {method}: {e}")))?;
+        let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+        if let Some(value) = parsed {
+            let mut found = None;
+            let messages = match value {
+                Value::Array(items) => items,
+                one => vec![one],
+            };
+            for m in messages {
+                match take_response(m, id) {
+                    Ok(outcome) => found = Some(outcome),
+                    Err(other) => peer.on_incoming(other),
+                }
+            }
+            if let Some(outcome) = found {
+                return Ok(outcome);
+            }
+        }
+        if status == StatusCode::ACCEPTED || status.is_success() {
+            return Err(Error::invalid(
+                method,
+                "the HTTP answer carried no response",
+            ));
+        }
+        Err(Error::Http {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&bytes[..bytes.len().min(500)]).into_owned(),
+        })
+    }
+
+    /// Reads an SSE response until the response to `id`, resuming with `Last-Event-ID` when the
+    /// stream breaks after naming an event id.
+    async fn read_response_stream(
+        &self,
+        peer: &Arc<Peer>,
+        id: &RequestId,
+        method: &str,
+        resp: reqwest::Response,
+    ) -> Result<Outcome, Error> {
+        let mut resp = resp;
+        let mut cursor = SseCursor::default();
+        let mut resumes = 0;
+        loop {
+            if let Some(outcome) =
+                read_events(&mut resp, &mut cursor, |m| match take_response(m, id) {
+                    Ok(outcome) => Some(outcome),
+                    Err(other) => {
+                        peer.on_incoming(other);
+                        None
+                    }
+                })
+                .await
+            {
+                return Ok(outcome);
+            }
+            let Some(last) = cursor.last_id.clone() else {
+                return Err(Error::transport(format!(
+                    "the server ended the response stream of {method} without answering"
+                )));
+            };
+            resumes += 1;
+            if resumes > MAX_RESUMES {
+                return Err(Error::transport(format!(
+                    "the response stream of {method} broke {MAX_RESUMES} times"
+                )));
+            }
+            tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+            resp = self.get(Some(&last)).await?;
+            if !resp.status().is_success() {
+                return Err(Error::Http {
+                    status: resp.status().as_u16(),
+                    body: format!("resuming the response stream of {method}"),
+                });
+            }
+        }
+    }
+
+    async fn get(&self, last_event_id: Option<&str>) -> Result<reqwest::Response, Error> {
+        let mut headers = self.headers_for(&Value::Null);
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        if let Some(last) = last_event_id
+            && let Ok(v) = HeaderValue::from_str(last)
+        {
+            headers.insert(HeaderName::from_static("last-event-id"), v);
+        }
+        self.http
+            .get(&self.url)
+            .headers(headers)
+            .send()
+            .await
+            .map_err(|e| Error::transport(format!("GET {}: {e}", self.url)))
+    }
+
+    /// POSTs a notification or a response (the server answers 202, nothing to read).
+    pub(crate) async fn post_unanswered(&self, message: Value) -> Result<(), Error> {
+        let resp = self.post(&message).await?;
+        let status = resp.status();
+        if status.is_success() {
+            Ok(())
+        } else {
+            let body = resp.text().await.unwrap_or_default();
+            Err(Error::Http {
+                status: status.as_u16(),
+                body: body.chars().take(500).collect(),
+            })
+        }
+    }
+
+    /// Opens the legacy session's GET stream in the background (re-opened when it breaks), for
+    /// what the server sends outside any response. A server without one (405) is fine.
+    pub(crate) fn open_session_stream(&self, peer: Weak<Peer>) {
+        if lock(&self.state).session_id.is_none() {
+            return;
+        }
+        let task = tokio::spawn(async move {
+            let mut cursor = SseCursor::default();
+            loop {
+                let resp = {
+                    let Some(p) = peer.upgrade() else { return };
+                    let Some(http) = p.http() else { return };
+                    http.get(cursor.last_id.as_deref()).await
+                };
+                let mut resp = match resp {
+                    Ok(r) if r.status().is_success() => r,
+                    Ok(r) => {
+                        tracing::debug!(status = %r.status(), "no GET stream for this session");
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the session's GET stream failed");
+                        return;
+                    }
+                };
+                read_events(&mut resp, &mut cursor, |m| {
+                    if let Some(p) = peer.upgrade() {
+                        p.on_incoming(m);
+                    }
+                    None::<()>
+                })
+                .await;
+                tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+            }
+        });
+        if let Some(old) = lock(&self.get_stream).replace(task) {
+            old.abort();
+        }
+    }
+
+    /// Ends the legacy session (DELETE), if there is one.
+    pub(crate) async fn close(&self) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        let has_session = lock(&self.state).session_id.is_some();
+        if has_session {
+            let mut headers = self.headers_for(&Value::Null);
+            headers.remove(reqwest::header::CONTENT_TYPE);
+            let _ = self.http.delete(&self.url).headers(headers).send().await;
+            lock(&self.state).session_id = None;
+        }
+    }
+}
+
+/// `Ok(outcome)` when `message` is the response to `id`; the message back otherwise.
+fn take_response(message: Value, id: &RequestId) -> Result<Outcome, Value> {
+    let is_ours = message.get("method").is_none()
+        && message.get("id").is_some_and(|v| match (v, id) {
+            (Value::Number(n), RequestId::Number(i)) => n.as_i64() == Some(*i),
+            (Value::String(s), RequestId::String(i)) => s == i,
+            _ => false,
+        });
+    if !is_ours {
+        return Err(message);
+    }
+    match Message::from_value(message.clone()) {
+        Ok(Message::Response(r)) => Ok(r.outcome),
+        _ => Err(message),
+    }
+}
+
+/// Where an SSE stream got to: the last event id and the server's retry hint.
+#[derive(Debug, Default)]
+struct SseCursor {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+}
+
+/// Reads SSE events from `resp`, handing each JSON message to `each` until it returns `Some`
+/// (then that) or the stream ends (`None`).
+async fn read_events<T>(
+    resp: &mut reqwest::Response,
+    cursor: &mut SseCursor,
+    mut each: impl FnMut(Value) -> Option<T>,
+) -> Option<T> {
+    let mut parser = SseParser::default();
+    loop {
+        let chunk = match resp.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) | Err(_) => return None,
+        };
+        for event in parser.push(&chunk) {
+            if let Some(id) = event.id {
+                cursor.last_id = Some(id);
+            }
+            if let Some(retry) = event.retry {
+                cursor.retry = Some(retry);
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Value>(&event.data) {
+                Ok(message) => {
+                    if let Some(done) = each(message) {
+                        return Some(done);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON; ignored"),
+            }
+        }
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug, Default, PartialEq)]
+struct SseEvent {
+    id: Option<String>,
+    data: String,
+    retry: Option<Duration>,
+}
+
+/// A small incremental parser of `text/event-stream` (the WHATWG rules: `data:` lines joined by
+/// newlines, `id:`, `retry:`, comments, any of the three line endings).
+#[derive(Debug, Default)]
+struct SseParser {
+    buf: Vec<u8>,
+    current: SseEvent,
+    has_data: bool,
+}
+
+impl SseParser {
+    fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        self.buf.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') {
+            // A lone `\r` at the end may be the first half of `\r\n`: wait for more.
+            if self.buf[end] == b'\r' && end + 1 == self.buf.len() {
+                break;
+            }
+            let skip = if self.buf[end] == b'\r' && self.buf.get(end + 1) == Some(&b'\n') {
+                2
+            } else {
+                1
+            };
+            let line: Vec<u8> = self.buf.drain(..end + skip).take(end).collect();
+            let line = String::from_utf8_lossy(&line);
+            if line.is_empty() {
+                let event = std::mem::take(&mut self.current);
+                if self.has_data || event.id.is_some() || event.retry.is_some() {
+                    events.push(event);
+                }
+                self.has_data = false;
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+                None => (&*line, ""),
+            };
+            match field {
+                "data" => {
+                    if self.has_data {
+                        self.current.data.push('\n');
+                    }
+                    self.current.data.push_str(value);
+                    self.has_data = true;
+                }
+                "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
+                "retry" => {
+                    if let Ok(ms) = value.parse::<u64>() {
+                        self.current.retry = Some(Duration::from_millis(ms));
+                    }
+                }
+                _ => {}
+            }
+        }
+        events
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_split_on_blank_lines_across_chunks_and_line_endings() {
+        let mut p = SseParser::default();
+        assert!(p.push(b"id: 1\r\nretry: 250\r\ndata: {\"a\"").is_empty());
+        let events = p.push(b":1}\r\n\r\n: comment\n\ndata: x\ndata: y\r\r\n");
+        assert_eq!(
+            events,
+            vec![
+                SseEvent {
+                    id: Some("1".into()),
+                    data: "{\"a\":1}".into(),
+                    retry: Some(Duration::from_millis(250)),
+                },
+                SseEvent {
+                    id: None,
+                    data: "x\ny".into(),
+                    retry: None
+                },
+            ]
+        );
+        // A priming event with an id and no data still moves the cursor.
+        let events = p.push(b": ignored\n\nid: 7\ndata:\n\n");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn header_values_outside_visible_ascii_are_base64_sentinels() {
+        assert_eq!(header_text("tools/call"), "tools/call");
+        assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
+        assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
+    }
+}

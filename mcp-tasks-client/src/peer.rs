@@ -1,0 +1,242 @@
+//! The JSON-RPC peer: sends requests and matches their responses, answers the server's own
+//! requests with the input handler, and fans notifications out to whoever listens. The wire under
+//! it is either a duplex of messages (stdio, in-process) or Streamable HTTP (one POST per message).
+
+use crate::error::Error;
+use crate::handler::{Answer, DynHandler, InputContext, answer};
+use crate::http::HttpWire;
+use mcp_tasks_runtime::protocol::jsonrpc::{self, Message, RequestId, RpcError};
+use mcp_tasks_runtime::protocol::meta;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{broadcast, oneshot};
+
+/// A notification from the server.
+#[derive(Debug, Clone)]
+pub(crate) struct Notification {
+    pub(crate) method: String,
+    pub(crate) params: Value,
+}
+
+/// Hands one message to a duplex connection; `false` when it is gone.
+pub(crate) type DuplexSend = Box<dyn Fn(Value) -> bool + Send + Sync>;
+
+/// How messages travel.
+pub(crate) enum Wire {
+    /// Whole messages both ways on one connection (stdio, in-process): responses come back
+    /// through [`Peer::on_incoming`].
+    /// `None` once closed.
+    Duplex(Mutex<Option<DuplexSend>>),
+    /// Streamable HTTP.
+    Http(HttpWire),
+}
+
+pub(crate) struct Peer {
+    wire: Wire,
+    handler: Arc<dyn DynHandler>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+    notifications: broadcast::Sender<Notification>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("closed", &self.closed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a request to the server came to: its result, or the JSON-RPC error it got.
+pub(crate) type Outcome = Result<Value, RpcError>;
+
+impl Peer {
+    pub(crate) fn new(wire: Wire, handler: Arc<dyn DynHandler>) -> Arc<Peer> {
+        let (notifications, _) = broadcast::channel(256);
+        Arc::new(Peer {
+            wire,
+            handler,
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            notifications,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    pub(crate) fn http(&self) -> Option<&HttpWire> {
+        match &self.wire {
+            Wire::Http(h) => Some(h),
+            Wire::Duplex(_) => None,
+        }
+    }
+
+    pub(crate) fn handler(&self) -> &dyn DynHandler {
+        &*self.handler
+    }
+
+    /// Listens to the server's notifications from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notification> {
+        self.notifications.subscribe()
+    }
+
+    /// Sends a request and waits for its outcome. `Err` is a transport failure; a JSON-RPC error
+    /// from the server is `Ok(Err(..))`.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+    ) -> Result<Outcome, Error> {
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
+        let message = jsonrpc::request_message(&id, method, params);
+        match &self.wire {
+            Wire::Http(http) => http.request(self, &id, method, message).await,
+            Wire::Duplex(send) => {
+                if self.closed.load(Ordering::Acquire) {
+                    return Err(Error::transport("the connection is closed"));
+                }
+                let (tx, rx) = oneshot::channel();
+                lock(&self.pending).insert(id.clone(), tx);
+                if !duplex_send(send, message) {
+                    lock(&self.pending).remove(&id);
+                    return Err(Error::transport("the connection is closed"));
+                }
+                let _guard = PendingGuard { peer: self, id };
+                rx.await
+                    .map_err(|_| Error::transport("the server closed the connection"))
+            }
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), Error> {
+        let message = jsonrpc::notification_message(method, params);
+        self.send_unanswered(message).await
+    }
+
+    /// Sends a message that gets no JSON-RPC answer (notification, response).
+    async fn send_unanswered(&self, message: Value) -> Result<(), Error> {
+        match &self.wire {
+            Wire::Http(http) => http.post_unanswered(message).await,
+            Wire::Duplex(send) => {
+                if duplex_send(send, message) {
+                    Ok(())
+                } else {
+                    Err(Error::transport("the connection is closed"))
+                }
+            }
+        }
+    }
+
+    /// Stops sending on a duplex connection (the server sees its input close).
+    pub(crate) fn close_duplex(&self) {
+        if let Wire::Duplex(send) = &self.wire {
+            lock(send).take();
+        }
+    }
+
+    /// The connection ended: every request still waiting fails.
+    pub(crate) fn on_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+        lock(&self.pending).clear();
+    }
+
+    /// One message from the server, from any stream.
+    pub(crate) fn on_incoming(self: &Arc<Self>, value: Value) {
+        match Message::from_value(value) {
+            Ok(Message::Response(resp)) => {
+                if let Some(tx) = lock(&self.pending).remove(&resp.id) {
+                    let _ = tx.send(resp.outcome);
+                } else {
+                    tracing::debug!(id = %resp.id, "a response to no request of ours; ignored");
+                }
+            }
+            Ok(Message::Notification(n)) => {
+                let _ = self.notifications.send(Notification {
+                    method: n.method,
+                    params: n.params.unwrap_or(Value::Null),
+                });
+            }
+            Ok(Message::Request(req)) => {
+                let peer = self.clone();
+                tokio::spawn(async move {
+                    let reply = peer.serve_request(&req.method, req.params).await;
+                    let message = match reply {
+                        Ok(result) => jsonrpc::result_message(&req.id, result),
+                        Err(error) => jsonrpc::error_message(Some(&req.id), &error),
+                    };
+                    if let Err(e) = peer.send_unanswered(message).await {
+                        tracing::warn!(error = %e, method = %req.method, "could not answer the server");
+                    }
+                });
+            }
+            Err(rejected) => {
+                tracing::warn!(error = %rejected.error, "an unreadable message from the server; ignored");
+            }
+        }
+    }
+
+    /// Answers one server-to-client request (legacy inline, or tagged `related-task`).
+    async fn serve_request(&self, method: &str, params: Option<Value>) -> Outcome {
+        let params = params.unwrap_or_else(|| json!({}));
+        if method == "ping" {
+            return Ok(json!({}));
+        }
+        let related = params
+            .get("_meta")
+            .and_then(|m| m.get(meta::RELATED_TASK))
+            .cloned();
+        let context = InputContext {
+            task_id: related
+                .as_ref()
+                .and_then(|r| r.get("taskId"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            key: None,
+        };
+        let caps = self.handler.capabilities();
+        let declared = match method {
+            "elicitation/create" => caps.elicitation || caps.elicitation_url,
+            "sampling/createMessage" => caps.sampling,
+            "roots/list" => caps.roots,
+            _ => false,
+        };
+        if !declared {
+            return Err(RpcError::method_not_found(method));
+        }
+        match answer(&*self.handler, method, params, context).await {
+            Answer::Result(mut result) => {
+                if let (Some(related), Some(obj)) = (related, result.as_object_mut()) {
+                    obj.insert("_meta".into(), json!({ meta::RELATED_TASK: related }));
+                }
+                Ok(result)
+            }
+            Answer::Declined => Err(RpcError::new(
+                -1,
+                format!("the user declined the {method} request"),
+            )),
+            Answer::Unknown => Err(RpcError::method_not_found(method)),
+        }
+    }
+}
+
+fn duplex_send(send: &Mutex<Option<DuplexSend>>, message: Value) -> bool {
+    lock(send).as_ref().is_some_and(|send| send(message))
+}
+
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: RequestId,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.peer.pending).remove(&self.id);
+    }
+}
