@@ -8,8 +8,10 @@ use serde_json::{Map, Value};
 /// questions, Ctrl-C to cancel).
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 success, 1 the tool reported an error (isError), \
-2 protocol or usage error, 130 interrupted (the task was cancelled).")]
+#[command(
+    after_help = "Exit codes: 0 success, 1 the tool reported an error (isError), \
+2 protocol or usage error, 130 interrupted (the task was cancelled)."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Sub,
@@ -52,7 +54,12 @@ pub struct TargetArgs {
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// A bearer token for `--url`.
-    #[arg(long, value_name = "T", env = "MCP_TASKS_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "T",
+        env = "MCP_TASKS_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
@@ -136,7 +143,9 @@ impl Cli {
                 tool,
                 args: json_object("--args", &args)?,
                 json,
-                answers: answers.as_deref().map_or(Ok(Answers::default()), parse_answers)?,
+                answers: answers
+                    .as_deref()
+                    .map_or(Ok(Answers::default()), parse_answers)?,
                 era: target.era,
                 target: target.check()?,
             }),
@@ -147,9 +156,7 @@ impl Cli {
 impl TargetArgs {
     fn check(self) -> Result<Target, String> {
         match (self.url, self.command.split_first()) {
-            (Some(_), Some(_)) => {
-                Err("give either --url URL or -- CMD [ARGS...], not both".into())
-            }
+            (Some(_), Some(_)) => Err("give either --url URL or -- CMD [ARGS...], not both".into()),
             (None, None) => Err(
                 "no server: give --url URL (Streamable HTTP) or -- CMD [ARGS...] (stdio)".into(),
             ),
@@ -262,7 +269,16 @@ mod tests {
             })
         );
         assert_eq!(
-            parse(&["tools", "--json", "--era", "modern", "--url", "http://h/mcp", "--token", "t"]),
+            parse(&[
+                "tools",
+                "--json",
+                "--era",
+                "modern",
+                "--url",
+                "http://h/mcp",
+                "--token",
+                "t"
+            ]),
             Ok(Command::Tools {
                 json: true,
                 era: EraArg::Modern,
@@ -312,10 +328,26 @@ mod tests {
         assert!(err(&["tools", "--url", "http://h", "--", "srv"]).contains("not both"));
         assert!(err(&["tools", "--url", "h:1"]).contains("is not an http:// or https:// URL"));
         assert!(err(&["tools", "--token", "t", "--", "srv"]).contains("--token is for --url"));
-        assert!(err(&["call", "t", "--args", "[1]", "--", "s"]).contains("--args must be a JSON object"));
+        assert!(
+            err(&["call", "t", "--args", "[1]", "--", "s"])
+                .contains("--args must be a JSON object")
+        );
         assert!(err(&["call", "t", "--args", "{", "--", "s"]).contains("--args is not valid JSON"));
-        assert!(err(&["call", "t", "--answers", r#"{"@action": "maybe"}"#, "--", "s"]).contains("\"@action\" must be"));
-        assert!(err(&["call", "t", "--answers", r#"{"@x": 1}"#, "--", "s"]).contains("unknown key \"@x\""));
+        assert!(
+            err(&[
+                "call",
+                "t",
+                "--answers",
+                r#"{"@action": "maybe"}"#,
+                "--",
+                "s"
+            ])
+            .contains("\"@action\" must be")
+        );
+        assert!(
+            err(&["call", "t", "--answers", r#"{"@x": 1}"#, "--", "s"])
+                .contains("unknown key \"@x\"")
+        );
         assert!(err(&["call", "--", "s"]).contains("<TOOL>"));
         assert!(err(&["tools", "--era", "old", "--", "s"]).contains("invalid value 'old'"));
     }
@@ -325,6 +357,9 @@ mod tests {
         let a = parse_answers(r#"{"@action": "cancel"}"#).unwrap();
         assert_eq!(a.refuse, Some(Refusal::Cancel));
         assert!(a.given && a.fields.is_empty());
-        assert_eq!(parse_answers(r#"{"@action": "decline"}"#).unwrap().refuse, Some(Refusal::Decline));
+        assert_eq!(
+            parse_answers(r#"{"@action": "decline"}"#).unwrap().refuse,
+            Some(Refusal::Decline)
+        );
     }
 }

@@ -326,7 +326,9 @@ impl Field {
     /// A few words for "expected ...".
     pub fn expects(&self) -> String {
         match &self.kind {
-            Kind::Text { format: Some(f), .. } => format!("text ({f})"),
+            Kind::Text {
+                format: Some(f), ..
+            } => format!("text ({f})"),
             Kind::Text { .. } => "text".into(),
             Kind::Integer { .. } => "a whole number".into(),
             Kind::Number { .. } => "a number".into(),
@@ -478,7 +480,9 @@ mod tests {
         // serde_json keeps object keys sorted, so the fields come in name order.
         assert_eq!(
             names,
-            ["age", "color", "mail", "name", "ok", "score", "size", "tags"]
+            [
+                "age", "color", "mail", "name", "ok", "score", "size", "tags"
+            ]
         );
         assert_eq!(f.fields[3].label, "Your name");
         assert_eq!(f.fields[3].default, Some(json!("Ada")));
@@ -486,12 +490,24 @@ mod tests {
         assert_eq!(
             f.fields[1].kind,
             Kind::Choice(vec![
-                Choice { value: "red".into(), label: "Red".into() },
-                Choice { value: "green".into(), label: "Green".into() },
+                Choice {
+                    value: "red".into(),
+                    label: "Red".into()
+                },
+                Choice {
+                    value: "green".into(),
+                    label: "Green".into()
+                },
             ])
         );
         assert!(matches!(&f.fields[6].kind, Kind::Choice(o) if o[1].label == "Large"));
-        assert!(matches!(&f.fields[7].kind, Kind::MultiChoice { max_items: Some(2), .. }));
+        assert!(matches!(
+            &f.fields[7].kind,
+            Kind::MultiChoice {
+                max_items: Some(2),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -499,7 +515,10 @@ mod tests {
         let f = sample();
         let age = &f.fields[0];
         assert_eq!(age.parse_text(" 42 "), Ok(json!(42)));
-        assert_eq!(age.parse_text("4.5"), Err("\"4.5\" is not a whole number".into()));
+        assert_eq!(
+            age.parse_text("4.5"),
+            Err("\"4.5\" is not a whole number".into())
+        );
         assert_eq!(age.parse_text("200"), Err("must be at most 150".into()));
         assert_eq!(age.parse_text("-1"), Err("must be at least 0".into()));
         assert_eq!(age.hint().as_deref(), Some("0 to 150"));
@@ -513,7 +532,10 @@ mod tests {
     fn text_booleans_and_choices_are_validated() {
         let f = sample();
         let field = |n: &str| f.fields.iter().find(|x| x.name == n).unwrap();
-        assert_eq!(field("name").parse_text("A"), Err("at least 2 characters, please".into()));
+        assert_eq!(
+            field("name").parse_text("A"),
+            Err("at least 2 characters, please".into())
+        );
         assert_eq!(field("ok").check(&json!("Yes")), Ok(json!(true)));
         assert_eq!(field("ok").check(&json!("n")), Ok(json!(false)));
         assert!(field("ok").check(&json!("maybe")).is_err());
@@ -523,10 +545,16 @@ mod tests {
             Err("\"blue\" is not one of red, green".into())
         );
         assert_eq!(field("tags").check(&json!("a, c")), Ok(json!(["a", "c"])));
-        assert_eq!(field("tags").check(&json!(["a", "b", "c"])), Err("choose at most 2".into()));
+        assert_eq!(
+            field("tags").check(&json!(["a", "b", "c"])),
+            Err("choose at most 2".into())
+        );
         assert!(field("mail").parse_text("not-an-address").is_err());
         assert_eq!(field("mail").parse_text("a@b.io"), Ok(json!("a@b.io")));
-        assert_eq!(field("age").check(&json!(true)), Err("expected a whole number, got true".into()));
+        assert_eq!(
+            field("age").check(&json!(true)),
+            Err("expected a whole number, got true".into())
+        );
     }
 
     #[test]
@@ -538,7 +566,9 @@ mod tests {
             Value::Object(out),
             json!({ "name": "Ada", "age": 30, "score": 9.5, "ok": true, "color": "red" })
         );
-        let err = f.answer_from(json!({ "age": 1 }).as_object().unwrap()).unwrap_err();
+        let err = f
+            .answer_from(json!({ "age": 1 }).as_object().unwrap())
+            .unwrap_err();
         assert_eq!(err, "no answer for required field `color`");
         let err = f.answer_from(&Map::new()).unwrap_err();
         assert_eq!(err, "no answer for required fields `age`, `color`");
@@ -550,11 +580,14 @@ mod tests {
 
     #[test]
     fn a_default_that_does_not_fit_is_not_offered_and_odd_schemas_are_refused() {
-        let f = form(json!({"properties": {"n": {"type": "integer", "maximum": 3, "default": 10}}}));
+        let f =
+            form(json!({"properties": {"n": {"type": "integer", "maximum": 3, "default": 10}}}));
         assert_eq!(f.fields[0].default, None);
-        assert!(Form::from_schema(&json!({"properties": {"o": {"type": "object"}}}))
-            .unwrap_err()
-            .contains("type `object` cannot be asked"));
+        assert!(
+            Form::from_schema(&json!({"properties": {"o": {"type": "object"}}}))
+                .unwrap_err()
+                .contains("type `object` cannot be asked")
+        );
         assert!(Form::from_schema(&json!([])).is_err());
         assert_eq!(form(json!({"type": "object"})).fields, vec![]);
     }
