@@ -6,39 +6,16 @@
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;
 use expectrl::{ControlCode, Eof, Expect, Regex};
+use mcp_tasks_tests::cli::mcp_tasks_bin;
+use mcp_tasks_tests::example_bin;
 use mcp_tasks_tests::http::HttpServer;
-use mcp_tasks_tests::{example_bin, workspace_root};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The `mcp-tasks` binary, built once per test process with the tests' profile.
 fn cli_bin() -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(workspace_root())
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "mcp-tasks-client",
-                "--bin",
-                "mcp-tasks",
-            ])
-            .status()
-            .expect("cargo build runs");
-        assert!(status.success(), "building mcp-tasks failed");
-    });
-    let bin = example_bin("example_server")
-        .parent()
-        .expect("target/<profile>")
-        .join("mcp-tasks");
-    assert!(bin.exists(), "{} missing after the build", bin.display());
-    bin
+    mcp_tasks_bin()
 }
 
 /// `mcp-tasks <args>` in a pseudo-terminal of 100x30, with a 20 s expect timeout.

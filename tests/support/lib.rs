@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
+pub mod cli;
 pub mod http;
+pub mod peers;
 
 use std::path::PathBuf;
 use std::process::Command;
