@@ -251,19 +251,23 @@ async fn errors_are_typed() {
     client.close().await;
 
     // A tool that can only run as a task, from a client that does not take tasks.
-    let client = Client::builder()
-        .tasks(TaskMode::Never)
-        .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
-        .await
-        .unwrap();
-    match client.call_tool("research", json!({ "topic": "x" })).await {
-        Err(Error::TaskCreation { tool, error, .. }) => {
-            assert_eq!(tool, "research");
-            assert_eq!(error.map(|e| e.code), Some(-32021));
+    for (era, code) in [(EraChoice::Modern, -32021), (EraChoice::Legacy, -32601)] {
+        let client = Client::builder()
+            .era(era)
+            .tasks(TaskMode::Never)
+            .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+            .await
+            .unwrap();
+        client.list_tools().await.unwrap();
+        match client.call_tool("research", json!({ "topic": "x" })).await {
+            Err(Error::TaskCreation { tool, error, .. }) => {
+                assert_eq!(tool, "research");
+                assert_eq!(error.map(|e| e.code), Some(code), "{era:?}");
+            }
+            other => panic!("{era:?}: expected a TaskCreation error, got {other:?}"),
         }
-        other => panic!("expected a TaskCreation error, got {other:?}"),
+        client.close().await;
     }
-    client.close().await;
 }
 
 #[tokio::test]
@@ -276,14 +280,16 @@ async fn http_bearer_tokens_are_sent_and_refusals_are_typed() {
         .expect("connects with the token");
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "research"));
-    let refused = Client::builder()
-        .era(EraChoice::Modern)
-        .bearer_token("wrong")
-        .connect_http(&server.url)
-        .await;
-    match refused {
-        Err(Error::Negotiation(why)) => assert!(why.contains("401"), "{why}"),
-        other => panic!("expected a refusal, got {other:?}"),
+    for era in [EraChoice::Auto, EraChoice::Legacy] {
+        let refused = Client::builder()
+            .era(era)
+            .bearer_token("wrong")
+            .connect_http(&server.url)
+            .await;
+        match refused {
+            Err(Error::Http { status, .. }) => assert_eq!(status, 401, "{era:?}"),
+            other => panic!("{era:?}: expected HTTP 401, got {other:?}"),
+        }
     }
 }
 
@@ -444,6 +450,10 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
             stuck.1.status_message.as_deref(),
             Some("waiting for a lock")
         );
+        assert!(
+            task.stuck_for()
+                .is_some_and(|d| d >= Duration::from_millis(300))
+        );
         // The caller acts on it.
         task.cancel().await.unwrap();
         assert!(matches!(
@@ -464,9 +474,508 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
             }
         }
         assert!(changes >= 5, "{era:?}: saw only {changes} changes");
+        assert_eq!(task.stuck_for(), None);
         assert_eq!(
             task.result().await.map(|r| mcp_tasks_client::text(&r)),
             Ok("done".into())
         );
     }
+}
+
+// ---- A scripted HTTP server (loopback, one request per connection), for what our servers do not do. ----
+
+/// One request as the fake server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: serde_json::Value,
+    at: Instant,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn rpc_method(&self) -> &str {
+        self.body["method"].as_str().unwrap_or("")
+    }
+}
+
+/// Starts a server that answers each request with `answer(request)`: the raw HTTP response.
+async fn fake_http(
+    answer: impl Fn(&Seen) -> String + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Seen>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let answer = std::sync::Arc::new(answer);
+    tokio::spawn(async move {
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                return;
+            };
+            let (log, answer) = (log.clone(), answer.clone());
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(socket);
+                let mut line = String::new();
+                reader.read_line(&mut line).await.unwrap();
+                let method = line.split(' ').next().unwrap_or("").to_owned();
+                let mut headers = Vec::new();
+                loop {
+                    line.clear();
+                    reader.read_line(&mut line).await.unwrap();
+                    let Some((k, v)) = line.trim_end().split_once(':') else {
+                        break;
+                    };
+                    headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                }
+                let length = headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                    .map_or(0, |(_, v)| v.parse::<usize>().unwrap());
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).await.unwrap();
+                let seen = Seen {
+                    method,
+                    headers,
+                    body: serde_json::from_slice(&body).unwrap_or_default(),
+                    at: Instant::now(),
+                };
+                let response = answer(&seen);
+                log.lock().unwrap().push(seen);
+                let mut socket = reader.into_inner();
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn http_json(status: &str, extra: &str, body: serde_json::Value) -> String {
+    let body = body.to_string();
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn http_sse(events: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{events}",
+        events.len()
+    )
+}
+
+#[tokio::test]
+async fn a_legacy_only_server_gets_initialize_and_a_broken_sse_response_is_resumed() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        match (req.method.as_str(), req.rpc_method()) {
+            // A 2025-11-25 server: no server/discover, no session yet.
+            ("POST", "server/discover") => http_json(
+                "400 Bad Request",
+                "",
+                json!({ "jsonrpc": "2.0", "id": null,
+                        "error": { "code": -32000, "message": "Bad Request: No valid session ID provided" } }),
+            ),
+            ("POST", "initialize") => http_json(
+                "200 OK",
+                "mcp-session-id: s-1\r\n",
+                json!({ "jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "old", "version": "1" } } }),
+            ),
+            ("POST", "tools/list") => http_json(
+                "200 OK",
+                "",
+                json!({ "jsonrpc": "2.0", "id": id, "result": { "tools": [
+                    { "name": "slow", "inputSchema": { "type": "object" } } ] } }),
+            ),
+            // The response stream primes an event id, then breaks before the response.
+            ("POST", "tools/call") => http_sse("id: ev-1\nretry: 300\ndata: \n\n"),
+            ("POST", _) => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+            ("GET", _) if req.header("last-event-id") == Some("ev-1") => http_sse(
+                &format!(
+                    "id: ev-2\ndata: {}\n\n",
+                    json!({ "jsonrpc": "2.0", "id": 4, "result": {
+                        "content": [{ "type": "text", "text": "resumed" }] } })
+                ),
+            ),
+            _ => "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+        }
+    })
+    .await;
+    let client = timeout(WAIT, Client::builder().connect_http(&url))
+        .await
+        .unwrap()
+        .expect("falls back to initialize");
+    assert_eq!(client.era().version(), "2025-11-25");
+    assert_eq!(client.server().name, "old");
+    let result = timeout(WAIT, client.call_tool("slow", json!({})))
+        .await
+        .expect("in time")
+        .expect("the resumed stream brings the response")
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&result), "resumed");
+
+    let seen = seen.lock().unwrap().clone();
+    // The session's GET stream was asked for before any request that could need it.
+    let first_get = seen
+        .iter()
+        .position(|s| s.method == "GET")
+        .expect("a GET stream");
+    let first_list = seen
+        .iter()
+        .position(|s| s.rpc_method() == "tools/list")
+        .unwrap();
+    assert!(first_get < first_list, "{seen:?}");
+    let call = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tools/call")
+        .unwrap();
+    assert_eq!(call.body["id"], 4, "the fake server answers id 4");
+    assert_eq!(call.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(call.header("mcp-protocol-version"), Some("2025-11-25"));
+    let resume = seen
+        .iter()
+        .find(|s| s.header("last-event-id").is_some())
+        .expect("a GET with Last-Event-ID");
+    assert_eq!(resume.method, "GET");
+    assert_eq!(resume.header("mcp-session-id"), Some("s-1"));
+    assert!(
+        resume.at.duration_since(call.at) >= Duration::from_millis(300),
+        "waited the server's retry: {:?}",
+        resume.at.duration_since(call.at)
+    );
+}
+
+// ---- In-process: declines, progress, expired tasks. ----
+
+/// Asks the client's model, as a task when it can.
+#[tool(task_support = "optional", poll_interval = "10ms")]
+async fn ask_model(ctx: ToolContext) -> Result<String, ToolError> {
+    let params = mcp_tasks_runtime::CreateMessageParams::user_text("Say hi", 10);
+    match ctx.sample(params).await {
+        Ok(answer) => Ok(answer.text().unwrap_or_default().to_owned()),
+        Err(e) => Err(ToolError::new(format!("no answer: {e}"))),
+    }
+}
+
+/// Reports progress three times, as a task when it can.
+#[tool(task_support = "optional", poll_interval = "500ms")]
+async fn with_progress(ctx: ToolContext) -> Result<String, ToolError> {
+    for step in 1..=3 {
+        ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step}")));
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    Ok("done".into())
+}
+
+/// Outlives its time-to-live.
+#[tool(task_support = "required", ttl = "100ms", poll_interval = "90ms")]
+async fn outlives(ctx: ToolContext) -> Result<String, ToolError> {
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+fn misc_server() -> Server {
+    Server::new("misc", "1.0.0")
+        .config(ServerConfig {
+            sweep_every: Duration::from_millis(20),
+            ..ServerConfig::default()
+        })
+        .tool::<ask_model>()
+        .tool::<with_progress>()
+        .tool::<outlives>()
+}
+
+#[tokio::test]
+async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
+    // Legacy (a task, and inline): the server gets a JSON-RPC error and the tool goes on.
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let result = client
+        .call_tool("ask_model", ())
+        .await
+        .unwrap()
+        .result()
+        .await;
+    let result = result.expect("the tool's own error");
+    assert!(
+        mcp_tasks_client::text(&result).starts_with("no answer"),
+        "{result:?}"
+    );
+
+    // A modern task cannot be told no: the client cancels it.
+    let client = Client::builder()
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let call = client.call_tool("ask_model", ()).await.unwrap();
+    assert!(call.task().is_some());
+    assert!(
+        matches!(
+            timeout(WAIT, call.result()).await.unwrap(),
+            Err(Error::TaskCancelled { .. })
+        ),
+        "a declined sampling cancels the modern task"
+    );
+
+    // Modern inline (MRTR): the call is abandoned.
+    let client = Client::builder()
+        .tasks(TaskMode::Never)
+        .handler(Scripted::new())
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    match client.call_tool("ask_model", ()).await {
+        Err(Error::InputDeclined { method }) => assert_eq!(method, "sampling/createMessage"),
+        other => panic!("expected InputDeclined, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn legacy_task_progress_reaches_the_updates() {
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .connect_in_process(&misc_server())
+        .await
+        .unwrap();
+    let call = client.call_tool("with_progress", ()).await.unwrap();
+    let task = call.task().expect("a task").clone();
+    assert_eq!(
+        call.result().await.map(|r| mcp_tasks_client::text(&r)),
+        Ok("done".into())
+    );
+    let progress: Vec<(f64, Option<String>)> = task
+        .history()
+        .iter()
+        .filter_map(|s| s.progress.as_ref())
+        .map(|p| (p.progress, p.message.clone()))
+        .collect();
+    assert!(
+        progress.contains(&(3.0, Some("step 3".into()))),
+        "progress seen: {progress:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_task_fails_with_the_servers_error() {
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&misc_server())
+            .await
+            .unwrap();
+        let call = client.call_tool("outlives", ()).await.unwrap();
+        match timeout(WAIT, call.result()).await.expect("ends in time") {
+            Err(Error::TaskFailed { error, .. }) => {
+                assert_eq!(error.code, -32603, "{era:?}: {error:?}");
+                assert!(error.message.contains("expired"), "{era:?}: {error:?}");
+            }
+            other => panic!("{era:?}: expected a failed task, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tasks_get_failure_is_a_typed_error_and_modern_requests_carry_their_headers() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        let result = match req.rpc_method() {
+            "server/discover" => json!({ "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } },
+                "ttlMs": 0, "cacheScope": "private" }),
+            "tools/list" => json!({ "resultType": "complete", "tools": [
+                { "name": "job", "inputSchema": { "type": "object" } } ] }),
+            "tools/call" => json!({ "resultType": "task", "taskId": "t-1", "status": "working",
+                "createdAt": "2026-07-28T00:00:00Z", "lastUpdatedAt": "2026-07-28T00:00:00Z",
+                "ttlMs": 60000, "pollIntervalMs": 50 }),
+            _ => {
+                return http_json("200 OK", "", json!({ "jsonrpc": "2.0", "id": id,
+                    "error": { "code": -32602, "message": "Failed to retrieve task: Task has expired" } }));
+            }
+        };
+        http_json("200 OK", "", json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+    })
+    .await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    assert!(client.era().is_modern() && client.server().supports_tasks);
+    let call = client.call_tool("job", json!({})).await.unwrap();
+    match timeout(WAIT, call.result()).await.expect("ends in time") {
+        Err(Error::TaskGet { task_id, error }) => {
+            assert_eq!(task_id, "t-1");
+            assert_eq!(error.code, -32602);
+        }
+        other => panic!("expected a tasks/get error, got {other:?}"),
+    }
+    let seen = seen.lock().unwrap().clone();
+    let get = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tasks/get")
+        .expect("polled");
+    assert_eq!(get.header("mcp-method"), Some("tasks/get"));
+    assert_eq!(get.header("mcp-name"), Some("t-1"));
+    assert_eq!(get.header("mcp-protocol-version"), Some("2026-07-28"));
+    let meta = &get.body["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(
+        meta["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some()
+    );
+    let call = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tools/call")
+        .unwrap();
+    assert_eq!(call.header("mcp-name"), Some("job"));
+}
+
+static GAVE_UP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets [`GAVE_UP`] when the tool stops, however it stops (the server drops a cancelled call).
+struct SetOnDrop;
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        GAVE_UP.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Waits until the call is cancelled.
+#[tool]
+async fn wait_for_cancel(ctx: ToolContext) -> Result<String, ToolError> {
+    let _stopped = SetOnDrop;
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+#[tokio::test]
+async fn an_inline_call_the_caller_stops_waiting_for_is_cancelled_on_the_server() {
+    let server = Server::new("waits", "1.0.0").tool::<wait_for_cancel>();
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        GAVE_UP.store(false, std::sync::atomic::Ordering::SeqCst);
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&server)
+            .await
+            .unwrap();
+        let call = timeout(
+            Duration::from_millis(200),
+            client.call_tool("wait_for_cancel", ()),
+        )
+        .await;
+        assert!(call.is_err(), "{era:?}: the call is still running");
+        let started = Instant::now();
+        while !GAVE_UP.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{era:?}: the tool was not cancelled"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_tasks_update_is_retried_at_the_poll_interval_then_given_up() {
+    let (url, seen) = fake_http(|req| {
+        let id = req.body["id"].clone();
+        let task = json!({ "taskId": "t-2", "createdAt": "2026-07-28T00:00:00Z",
+            "lastUpdatedAt": "2026-07-28T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 100 });
+        let mut result = match req.rpc_method() {
+            "server/discover" => json!({ "supportedVersions": ["2026-07-28"],
+                "capabilities": { "extensions": { "io.modelcontextprotocol/tasks": {} } },
+                "ttlMs": 0, "cacheScope": "private" }),
+            "tools/list" => json!({ "tools": [] }),
+            "tools/call" => {
+                let mut t = task.clone();
+                t["resultType"] = json!("task");
+                t["status"] = json!("working");
+                t
+            }
+            "tasks/get" => {
+                let mut t = task.clone();
+                t["status"] = json!("input_required");
+                t["inputRequests"] = json!({ "q": { "method": "elicitation/create", "params": {
+                    "message": "Name?", "requestedSchema": { "type": "object",
+                        "properties": { "name": { "type": "string" } } } } } });
+                t
+            }
+            _ => {
+                return http_json(
+                    "200 OK",
+                    "",
+                    json!({ "jsonrpc": "2.0", "id": id,
+                    "error": { "code": -32603, "message": "storage is down" } }),
+                );
+            }
+        };
+        if result.get("resultType").is_none() {
+            result["resultType"] = json!("complete");
+        }
+        http_json(
+            "200 OK",
+            "",
+            json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        )
+    })
+    .await;
+    let script = Scripted::new().accept(json!({ "name": "Ada" }));
+    let client = Client::builder()
+        .handler(script.clone())
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let call = client.call_tool("job", json!({})).await.unwrap();
+    match timeout(WAIT, call.result())
+        .await
+        .expect("gives up in time")
+    {
+        Err(Error::Rpc { method, error }) => {
+            assert_eq!(method, "tasks/update");
+            assert_eq!(error.message, "storage is down");
+        }
+        other => panic!("expected the tasks/update refusal, got {other:?}"),
+    }
+    // The user was asked once; the same answer was sent three times, a poll interval apart.
+    assert_eq!(script.asked().len(), 1);
+    let updates: Vec<Seen> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.rpc_method() == "tasks/update")
+        .cloned()
+        .collect();
+    assert_eq!(updates.len(), 3);
+    for pair in updates.windows(2) {
+        assert_eq!(
+            pair[0].body["params"]["inputResponses"],
+            pair[1].body["params"]["inputResponses"]
+        );
+        assert!(pair[1].at.duration_since(pair[0].at) >= Duration::from_millis(90));
+    }
+    assert_eq!(
+        updates[0].body["params"]["inputResponses"]["q"],
+        json!({ "action": "accept", "content": { "name": "Ada" } })
+    );
 }

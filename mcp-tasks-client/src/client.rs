@@ -2,13 +2,13 @@
 //! calling tools.
 
 use crate::error::Error;
-use crate::handler::{Answer, DynHandler, InputContext, InputHandler, NoInput, answer};
+use crate::handler::{DynHandler, InputHandler, NoInput, answer_all};
 use crate::http::HttpWire;
-use crate::peer::{DuplexSend, Outcome, Peer, Wire};
+use crate::peer::{DuplexSend, Peer, Wire};
+use crate::result::structured;
+use crate::session::{Era, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::task::{TaskHandle, TaskKind};
-use mcp_tasks_runtime::protocol::{
-    CallToolResult, LEGACY_VERSION, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, codes, meta,
-};
+use mcp_tasks_runtime::protocol::{CallToolResult, LEGACY_VERSION, TASKS_EXTENSION, codes, meta};
 use mcp_tasks_runtime::{Server, TaskSupport};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
@@ -20,6 +20,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// How many `InputRequiredResult` rounds one inline call may take before the client gives up.
 const MAX_INPUT_ROUNDS: usize = 32;
@@ -35,93 +39,6 @@ pub enum EraChoice {
     Modern,
     /// 2025-11-25 only (`initialize`, a session, experimental tasks).
     Legacy,
-}
-
-/// The era the client and server agreed on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Era {
-    /// 2026-07-28 and later: the protocol version sent on every request.
-    Modern {
-        /// The version.
-        version: String,
-    },
-    /// 2025-11-25 and earlier: the version `initialize` negotiated.
-    Legacy {
-        /// The version.
-        version: String,
-    },
-}
-
-impl Era {
-    /// The protocol version.
-    pub fn version(&self) -> &str {
-        match self {
-            Era::Modern { version } | Era::Legacy { version } => version,
-        }
-    }
-
-    /// Whether this is the modern (2026-07-28) era.
-    pub fn is_modern(&self) -> bool {
-        matches!(self, Era::Modern { .. })
-    }
-}
-
-/// Whether the client asks for tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TaskMode {
-    /// Modern: declare the tasks extension on every request (the server decides). Legacy: send
-    /// `task` for tools whose `execution.taskSupport` is `optional` or `required`, when the server
-    /// declares task-augmented `tools/call`.
-    #[default]
-    Auto,
-    /// Never ask for tasks: tools that can only run as tasks fail with
-    /// [`Error::TaskCreation`].
-    Never,
-}
-
-/// What the server said about itself.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerInfo {
-    /// `serverInfo.name` (empty when the server sent none).
-    pub name: String,
-    /// `serverInfo.version`.
-    pub version: String,
-    /// `serverInfo.title`.
-    pub title: Option<String>,
-    /// Instructions for the model.
-    pub instructions: Option<String>,
-    /// The server's capabilities, as sent.
-    pub capabilities: Value,
-    /// Whether the server runs tool calls as tasks (modern: the tasks extension; legacy:
-    /// `tasks.requests.tools.call`).
-    pub supports_tasks: bool,
-}
-
-impl ServerInfo {
-    fn from(result: &Value, server_info: Option<&Value>, modern: bool) -> Self {
-        let text = |v: Option<&Value>, k: &str| {
-            v.and_then(|v| v.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let capabilities = result.get("capabilities").cloned().unwrap_or(json!({}));
-        let supports_tasks = if modern {
-            capabilities
-                .get("extensions")
-                .and_then(|e| e.get(TASKS_EXTENSION))
-                .is_some()
-        } else {
-            capabilities.pointer("/tasks/requests/tools/call").is_some()
-        };
-        ServerInfo {
-            name: text(server_info, "name").unwrap_or_default(),
-            version: text(server_info, "version").unwrap_or_default(),
-            title: text(server_info, "title"),
-            instructions: text(Some(result), "instructions"),
-            capabilities,
-            supports_tasks,
-        }
-    }
 }
 
 /// A tool as `tools/list` describes it.
@@ -178,6 +95,48 @@ impl ToolInfo {
     }
 }
 
+/// The characters of an HTTP token (RFC 9110 `tchar`).
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The `x-mcp-header` annotations of a tool's input schema as `(argument, header name)` pairs,
+/// or why they are invalid (then the tool must not be used): a name must be a non-empty HTTP
+/// token, unique (ignoring case), on a `string`, `integer` or `boolean` property.
+fn header_params(input_schema: &Value) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let Some(props) = input_schema.get("properties").and_then(Value::as_object) else {
+        return Ok(out);
+    };
+    for (prop, schema) in props {
+        let Some(header) = schema.get("x-mcp-header") else {
+            continue;
+        };
+        let header = header
+            .as_str()
+            .ok_or_else(|| format!("`{prop}`: x-mcp-header is not a string"))?;
+        if !is_token(header) {
+            return Err(format!(
+                "`{prop}`: x-mcp-header {header:?} is not a valid header name"
+            ));
+        }
+        let kind = schema.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("string" | "integer" | "boolean")) {
+            return Err(format!(
+                "`{prop}`: x-mcp-header is allowed on string, integer and boolean properties only"
+            ));
+        }
+        if out.iter().any(|(_, h)| h.eq_ignore_ascii_case(header)) {
+            return Err(format!("`{prop}`: x-mcp-header {header:?} is used twice"));
+        }
+        out.push((prop.clone(), header.to_owned()));
+    }
+    Ok(out)
+}
+
 /// What a `tools/call` came to: the result at once, or a task to follow.
 #[derive(Debug)]
 pub enum ToolCall {
@@ -211,25 +170,6 @@ impl ToolCall {
     }
 }
 
-/// A result as `T`: its structured content, or (for servers that send none) its only text block
-/// read as JSON. A tool error is [`Error::Tool`].
-pub fn structured<T: DeserializeOwned>(result: CallToolResult) -> Result<T, Error> {
-    if result.is_error {
-        return Err(Error::Tool(result));
-    }
-    if let Some(value) = result.structured_content {
-        return serde_json::from_value(value).map_err(|e| Error::Decode(e.to_string()));
-    }
-    match result.content.as_slice() {
-        [mcp_tasks_runtime::Content::Text { text }] => {
-            serde_json::from_str(text).map_err(|e| Error::Decode(e.to_string()))
-        }
-        _ => Err(Error::Decode(
-            "the result has no structured content and no single text block".into(),
-        )),
-    }
-}
-
 /// Settings of a connection; see [`Client::builder`].
 pub struct ClientBuilder {
     handler: Arc<dyn DynHandler>,
@@ -253,14 +193,6 @@ impl std::fmt::Debug for ClientBuilder {
             .field("task_mode", &self.task_mode)
             .finish_non_exhaustive()
     }
-}
-
-/// How tasks are followed.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskConfig {
-    pub(crate) stuck_after: Option<Duration>,
-    pub(crate) default_poll_interval: Duration,
-    pub(crate) min_poll_interval: Duration,
 }
 
 impl ClientBuilder {
@@ -391,7 +323,7 @@ impl ClientBuilder {
     /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
     pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
         let wire = HttpWire::new(url.into(), self.bearer.clone(), self.headers.clone())?;
-        let peer = Peer::new(Wire::Http(wire), self.handler.clone());
+        let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
         self.finish(peer, None).await
     }
 
@@ -419,7 +351,7 @@ impl ClientBuilder {
         peer: Arc<Peer>,
         child: Option<tokio::process::Child>,
     ) -> Result<Client, Error> {
-        let mut inner = ClientInner {
+        let mut inner = Session {
             peer,
             era: Era::Legacy {
                 version: LEGACY_VERSION.into(),
@@ -429,7 +361,7 @@ impl ClientBuilder {
             config: self.config.clone(),
             task_mode: self.task_mode,
             task_ttl: self.task_ttl,
-            tools: Mutex::new(HashMap::new()),
+            tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
         let modern = match self.era {
@@ -483,207 +415,7 @@ impl ClientBuilder {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Client {
-    inner: Arc<ClientInner>,
-}
-
-pub(crate) struct ClientInner {
-    peer: Arc<Peer>,
-    era: Era,
-    server: ServerInfo,
-    client_info: Value,
-    pub(crate) config: TaskConfig,
-    task_mode: TaskMode,
-    task_ttl: Option<Duration>,
-    /// Legacy: the tools' `taskSupport`, from the last `tools/list`.
-    tools: Mutex<HashMap<String, Option<TaskSupport>>>,
-    child: tokio::sync::Mutex<Option<tokio::process::Child>>,
-}
-
-impl std::fmt::Debug for ClientInner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientInner")
-            .field("era", &self.era)
-            .field("server", &self.server.name)
-            .finish_non_exhaustive()
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl ClientInner {
-    /// Client capabilities for this era.
-    fn capabilities(&self, modern: bool) -> Value {
-        let mut caps = self.peer.handler().capabilities().to_json();
-        if modern && self.task_mode == TaskMode::Auto {
-            caps.insert("extensions".into(), json!({ TASKS_EXTENSION: {} }));
-        }
-        Value::Object(caps)
-    }
-
-    fn modern_meta(&self) -> Value {
-        json!({
-            meta::PROTOCOL_VERSION: MODERN_VERSION,
-            meta::CLIENT_CAPABILITIES: self.capabilities(true),
-            meta::CLIENT_INFO: self.client_info,
-        })
-    }
-
-    /// `server/discover`: `Ok(Ok(..))` for a 2026-07-28 server, `Ok(Err(why))` for one that is
-    /// not (or did not answer within `timeout`), `Err` when the server cannot be reached.
-    async fn discover(
-        &self,
-        timeout: Option<Duration>,
-    ) -> Result<Result<(Era, ServerInfo), String>, Error> {
-        if let Some(http) = self.peer.http() {
-            http.set_modern(MODERN_VERSION);
-        }
-        let request = self
-            .peer
-            .request("server/discover", json!({ "_meta": self.modern_meta() }));
-        let outcome = match timeout {
-            Some(t) => match tokio::time::timeout(t, request).await {
-                Ok(r) => r,
-                Err(_) => return Ok(Err(format!("no answer to server/discover within {t:?}"))),
-            },
-            None => request.await,
-        };
-        let result = match outcome {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => return Ok(Err(format!("server/discover: {error}"))),
-            Err(Error::Http { status, body }) => {
-                return Ok(Err(format!("server/discover: HTTP {status}: {body}")));
-            }
-            Err(Error::InvalidResponse { reason, .. }) => {
-                return Ok(Err(format!("server/discover: {reason}")));
-            }
-            Err(e) => return Err(e),
-        };
-        let supported: Vec<&str> = result
-            .get("supportedVersions")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let Some(version) = MODERN_VERSIONS
-            .iter()
-            .find(|v| supported.contains(v))
-            .copied()
-        else {
-            return Ok(Err(format!(
-                "the server supports {supported:?}, none of {MODERN_VERSIONS:?}"
-            )));
-        };
-        let server_info = result
-            .get("_meta")
-            .and_then(|m| m.get(meta::SERVER_INFO))
-            .or_else(|| result.get("serverInfo"));
-        let info = ServerInfo::from(&result, server_info, true);
-        Ok(Ok((
-            Era::Modern {
-                version: version.to_owned(),
-            },
-            info,
-        )))
-    }
-
-    /// The legacy handshake: `initialize`, then `notifications/initialized`.
-    async fn initialize(&mut self) -> Result<(), Error> {
-        if let Some(http) = self.peer.http() {
-            http.start_initialize();
-        }
-        let params = json!({
-            "protocolVersion": LEGACY_VERSION,
-            "capabilities": self.capabilities(false),
-            "clientInfo": self.client_info,
-        });
-        let result = match self.peer.request("initialize", params).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => {
-                return Err(Error::Negotiation(format!("initialize failed: {error}")));
-            }
-            Err(e) => return Err(e),
-        };
-        let version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::invalid("initialize", "no `protocolVersion` in the result"))?
-            .to_owned();
-        if MODERN_VERSIONS.contains(&version.as_str()) {
-            return Err(Error::Negotiation(format!(
-                "initialize answered with {version}, a version that has no initialize"
-            )));
-        }
-        self.server = ServerInfo::from(&result, result.get("serverInfo"), false);
-        if let Some(http) = self.peer.http() {
-            http.set_legacy(&version);
-        }
-        self.era = Era::Legacy { version };
-        self.peer
-            .notify("notifications/initialized", json!({}))
-            .await?;
-        if let Some(http) = self.peer.http() {
-            http.open_session_stream(Arc::downgrade(&self.peer));
-        }
-        Ok(())
-    }
-
-    /// Params with the era's additions (`_meta` in the modern era).
-    pub(crate) fn params(&self, mut params: Value) -> Value {
-        if self.era.is_modern() {
-            let obj = params.as_object_mut().expect("params are an object");
-            let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-            if let (Some(meta), Value::Object(add)) = (meta.as_object_mut(), self.modern_meta()) {
-                meta.extend(add);
-            }
-        }
-        params
-    }
-
-    /// A request with the era's additions; a JSON-RPC error is [`Error::Rpc`].
-    pub(crate) async fn call(&self, method: &str, params: Value) -> Result<Value, Error> {
-        match self.request(method, params).await? {
-            Ok(v) => Ok(v),
-            Err(error) => Err(Error::Rpc {
-                method: method.to_owned(),
-                error,
-            }),
-        }
-    }
-
-    /// A request with the era's additions, its JSON-RPC error kept apart.
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Outcome, Error> {
-        self.peer.request(method, self.params(params)).await
-    }
-
-    pub(crate) fn peer(&self) -> &Arc<Peer> {
-        &self.peer
-    }
-}
-
-/// Answers every request of an input-requests map with the handler: the `inputResponses` map,
-/// or the method of a request the handler declined where the wire has no way to decline.
-pub(crate) async fn answer_all(
-    handler: &dyn DynHandler,
-    requests: &Map<String, Value>,
-    task_id: Option<&str>,
-) -> Result<Map<String, Value>, String> {
-    let mut responses = Map::new();
-    for (key, request) in requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = request.get("params").cloned().unwrap_or(json!({}));
-        let context = InputContext {
-            task_id: task_id.map(str::to_owned),
-            key: Some(key.clone()),
-        };
-        match answer(handler, method, params, context).await {
-            Answer::Result(r) => {
-                responses.insert(key.clone(), r);
-            }
-            Answer::Declined | Answer::Unknown => return Err(method.to_owned()),
-        }
-    }
-    Ok(responses)
+    inner: Arc<Session>,
 }
 
 fn parse_result(method: &str, value: Value) -> Result<CallToolResult, Error> {
@@ -726,6 +458,8 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let modern = self.inner.era.is_modern();
         let mut tools = Vec::new();
+        let mut headers = HashMap::new();
+        let mut invalid = HashMap::new();
         let mut cursor: Option<String> = None;
         loop {
             let params = match &cursor {
@@ -738,17 +472,35 @@ impl Client {
                 .and_then(Value::as_array)
                 .ok_or_else(|| Error::invalid("tools/list", "no `tools` array"))?;
             for raw in page {
-                tools.push(ToolInfo::parse(raw.clone(), modern)?);
+                let tool = ToolInfo::parse(raw.clone(), modern)?;
+                match header_params(&tool.input_schema) {
+                    Ok(params) => {
+                        headers.insert(tool.name.clone(), params);
+                        tools.push(tool);
+                    }
+                    Err(why) => {
+                        tracing::warn!(tool = %tool.name, %why, "left out a tool with an invalid x-mcp-header");
+                        invalid.insert(tool.name, why);
+                    }
+                }
             }
             match result.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
                 _ => break,
             }
         }
-        let mut known = lock(&self.inner.tools);
-        known.clear();
-        known.extend(tools.iter().map(|t| (t.name.clone(), t.task_support)));
-        drop(known);
+        if let Some(http) = self.inner.peer.http() {
+            headers.retain(|_, params: &mut Vec<(String, String)>| !params.is_empty());
+            http.set_param_headers(headers);
+        }
+        *lock(&self.inner.tools) = ToolCache {
+            listed: true,
+            tools: tools
+                .iter()
+                .map(|t| (t.name.clone(), t.task_support))
+                .collect(),
+            invalid,
+        };
         Ok(tools)
     }
 
@@ -775,6 +527,16 @@ impl Client {
                     "tool arguments must be a JSON object, not {other}"
                 )));
             }
+        }
+        if self.inner.peer.http().is_some() && !lock(&self.inner.tools).listed {
+            // The tool's x-mcp-header annotations decide the request's headers.
+            self.list_tools_for_call().await;
+        }
+        if let Some(why) = lock(&self.inner.tools).invalid.get(name) {
+            return Err(Error::invalid(
+                "tools/list",
+                format!("the tool `{name}` is not usable: {why}"),
+            ));
         }
         if self.inner.era.is_modern() {
             self.call_modern(name, params).await
@@ -822,7 +584,8 @@ impl Client {
                     return Ok(ToolCall::Done(parse_result("tools/call", result)?));
                 }
                 Some("task") => {
-                    let task = TaskHandle::start(self.clone(), name, TaskKind::Modern, &result)?;
+                    let task =
+                        TaskHandle::start(self.inner.clone(), name, TaskKind::Modern, &result)?;
                     return Ok(ToolCall::Task(task));
                 }
                 Some("input_required") => {
@@ -869,7 +632,7 @@ impl Client {
         let augment = self.inner.task_mode == TaskMode::Auto
             && self.inner.server.supports_tasks
             && matches!(
-                self.task_support(name).await?,
+                self.task_support(name).await,
                 Some(TaskSupport::Optional | TaskSupport::Required)
             );
         let progress_token = format!("mcp-tasks-client-{}", rand_token());
@@ -897,6 +660,17 @@ impl Client {
                     error: Some(error),
                 });
             }
+            Err(error)
+                if error.code == codes::METHOD_NOT_FOUND
+                    && lock(&self.inner.tools).tools.get(name)
+                        == Some(&Some(TaskSupport::Required)) =>
+            {
+                return Err(Error::TaskCreation {
+                    tool: name.to_owned(),
+                    reason: "the tool runs only as a task, and the call was not one".into(),
+                    error: Some(error),
+                });
+            }
             Err(error) => {
                 return Err(Error::Rpc {
                     method: "tools/call".into(),
@@ -910,7 +684,7 @@ impl Client {
                     progress_token: augment.then_some(progress_token),
                 };
                 Ok(ToolCall::Task(TaskHandle::start(
-                    self.clone(),
+                    self.inner.clone(),
                     name,
                     kind,
                     task,
@@ -921,12 +695,27 @@ impl Client {
     }
 
     /// Legacy: a tool's `taskSupport`, listing the tools first if it is not known yet.
-    async fn task_support(&self, name: &str) -> Result<Option<TaskSupport>, Error> {
-        if let Some(known) = lock(&self.inner.tools).get(name) {
-            return Ok(*known);
+    async fn task_support(&self, name: &str) -> Option<TaskSupport> {
+        {
+            let cache = lock(&self.inner.tools);
+            if let Some(known) = cache.tools.get(name) {
+                return *known;
+            }
+            if cache.listed {
+                return None;
+            }
         }
-        self.list_tools().await?;
-        Ok(lock(&self.inner.tools).get(name).copied().flatten())
+        self.list_tools_for_call().await;
+        lock(&self.inner.tools).tools.get(name).copied().flatten()
+    }
+
+    /// Lists the tools for what a call needs to know; a server that cannot list them is called
+    /// without that knowledge (and not asked again).
+    async fn list_tools_for_call(&self) {
+        if let Err(e) = self.list_tools().await {
+            tracing::debug!(error = %e, "tools/list failed; calling without the tools' metadata");
+            lock(&self.inner.tools).listed = true;
+        }
     }
 
     /// Sends `ping` and waits for the answer.
@@ -958,10 +747,6 @@ impl Client {
             let _ = child.kill().await;
         }
     }
-
-    pub(crate) fn inner(&self) -> &ClientInner {
-        &self.inner
-    }
 }
 
 /// A short random token (progress tokens).
@@ -974,4 +759,76 @@ fn rand_token() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     format!("{t:x}-{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x_mcp_header_annotations_are_validated() {
+        let schema = |props: Value| json!({ "type": "object", "properties": props });
+        let ok = header_params(&schema(json!({
+            "region": { "type": "string", "x-mcp-header": "Region" },
+            "n": { "type": "integer", "x-mcp-header": "N" },
+            "b": { "type": "boolean", "x-mcp-header": "Flag_1" },
+            "plain": { "type": "number" },
+        })))
+        .unwrap();
+        assert_eq!(ok.len(), 3);
+        for (why, props) in [
+            (
+                "empty",
+                json!({ "a": { "type": "string", "x-mcp-header": "" } }),
+            ),
+            (
+                "space",
+                json!({ "a": { "type": "string", "x-mcp-header": "A B" } }),
+            ),
+            (
+                "colon",
+                json!({ "a": { "type": "string", "x-mcp-header": "A:B" } }),
+            ),
+            (
+                "non-ASCII",
+                json!({ "a": { "type": "string", "x-mcp-header": "Ré" } }),
+            ),
+            (
+                "control",
+                json!({ "a": { "type": "string", "x-mcp-header": "A\u{1}" } }),
+            ),
+            (
+                "number",
+                json!({ "a": { "type": "number", "x-mcp-header": "A" } }),
+            ),
+            (
+                "object",
+                json!({ "a": { "type": "object", "x-mcp-header": "A" } }),
+            ),
+            (
+                "array",
+                json!({ "a": { "type": "array", "x-mcp-header": "A" } }),
+            ),
+            (
+                "null",
+                json!({ "a": { "type": "null", "x-mcp-header": "A" } }),
+            ),
+            (
+                "not a string",
+                json!({ "a": { "type": "string", "x-mcp-header": 1 } }),
+            ),
+            (
+                "duplicate",
+                json!({
+                    "a": { "type": "string", "x-mcp-header": "Region" },
+                    "b": { "type": "string", "x-mcp-header": "region" },
+                }),
+            ),
+        ] {
+            assert!(
+                header_params(&schema(props)).is_err(),
+                "{why} must be refused"
+            );
+        }
+    }
 }

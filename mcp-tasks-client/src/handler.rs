@@ -100,6 +100,20 @@ impl ElicitRequest {
         }
     }
 
+    /// The schema's default for each field that has one (SEP-1034).
+    pub fn defaults(&self) -> Map<String, Value> {
+        self.requested_schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.get("default")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The names of the fields the form asks for, in the schema's order.
     pub fn fields(&self) -> Vec<&str> {
         self.requested_schema
@@ -114,7 +128,8 @@ impl ElicitRequest {
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitResponse {
-    /// Submitted, with these field values (empty for URL mode).
+    /// Submitted, with these field values (empty for URL mode). Fields left out that have a
+    /// `default` in the requested schema are sent with it.
     Accept(Map<String, Value>),
     /// The user said no.
     Decline,
@@ -358,7 +373,18 @@ pub(crate) async fn answer(
         return Answer::Unknown;
     };
     match asked {
-        Asked::Elicit(r) => Answer::Result(handler.elicit(r).await.to_json()),
+        Asked::Elicit(r) => {
+            let defaults = r.defaults();
+            let mut response = handler.elicit(r).await;
+            // Fields the answer leaves out take the schema's defaults (SEP-1034), as a form
+            // pre-filled with them would have sent.
+            if let ElicitResponse::Accept(content) = &mut response {
+                for (k, v) in defaults {
+                    content.entry(k).or_insert(v);
+                }
+            }
+            Answer::Result(response.to_json())
+        }
         Asked::Sample(r) => match handler.sample(r).await {
             SamplingResponse::Message(m) => Answer::Result(
                 serde_json::to_value(m).expect("a CreateMessageResult always serialises"),
@@ -369,5 +395,69 @@ pub(crate) async fn answer(
             let roots = handler.roots(r).await;
             Answer::Result(json!({ "roots": roots }))
         }
+    }
+}
+
+/// Answers every request of an input-requests map with the handler: the `inputResponses` map,
+/// or the method of a request the handler declined where the wire has no way to decline.
+pub(crate) async fn answer_all(
+    handler: &dyn DynHandler,
+    requests: &Map<String, Value>,
+    task_id: Option<&str>,
+) -> Result<Map<String, Value>, String> {
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(json!({}));
+        let context = InputContext {
+            task_id: task_id.map(str::to_owned),
+            key: Some(key.clone()),
+        };
+        match answer(handler, method, params, context).await {
+            Answer::Result(r) => {
+                responses.insert(key.clone(), r);
+            }
+            Answer::Declined | Answer::Unknown => return Err(method.to_owned()),
+        }
+    }
+    Ok(responses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct AcceptEmpty;
+    impl InputHandler for AcceptEmpty {
+        async fn elicit(&self, _: ElicitRequest) -> ElicitResponse {
+            ElicitResponse::accept(json!({ "name": "Ada" }))
+        }
+    }
+
+    #[tokio::test]
+    async fn accepted_forms_take_the_schema_defaults_for_fields_left_out() {
+        let params = json!({
+            "message": "Who?",
+            "requestedSchema": { "type": "object", "properties": {
+                "name": { "type": "string", "default": "Bob" },
+                "age": { "type": "integer", "default": 30 },
+                "verified": { "type": "boolean", "default": true },
+                "nickname": { "type": "string" },
+            } }
+        });
+        let answer = answer(
+            &AcceptEmpty,
+            "elicitation/create",
+            params,
+            InputContext::default(),
+        )
+        .await;
+        assert_eq!(
+            answer,
+            Answer::Result(json!({
+                "action": "accept",
+                "content": { "name": "Ada", "age": 30, "verified": true }
+            }))
+        );
     }
 }

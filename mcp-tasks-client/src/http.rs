@@ -4,20 +4,32 @@
 //! session's GET stream brings what the server sends on its own.
 
 use crate::error::Error;
-use crate::peer::{Outcome, Peer};
 use base64::Engine as _;
-use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId};
+use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId, RpcError};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// How many times a broken SSE response stream is resumed (`Last-Event-ID`) before giving up.
 const MAX_RESUMES: u32 = 5;
+/// How long opening a legacy session's GET stream may hold up `connect`.
+const GET_STREAM_WAIT: Duration = Duration::from_secs(2);
 /// The wait before resuming when the server named none (`retry:`).
 const DEFAULT_RETRY: Duration = Duration::from_millis(500);
+
+/// What a request to the server came to: its result, or the JSON-RPC error it got.
+pub(crate) type Outcome = Result<Value, RpcError>;
+
+/// Where the messages an HTTP stream carries besides the awaited response go (the server's own
+/// requests and notifications).
+pub(crate) trait Inbox: Send + Sync + 'static {
+    /// One message from the server.
+    fn deliver(self: Arc<Self>, message: Value);
+}
 
 #[derive(Debug, Default)]
 struct HttpState {
@@ -30,17 +42,31 @@ struct HttpState {
 }
 
 pub(crate) struct HttpWire {
+    core: Arc<Core>,
+    get_stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// What requests need, shared with the background GET stream.
+pub(crate) struct Core {
     http: reqwest::Client,
     url: String,
     headers: HeaderMap,
     state: Mutex<HttpState>,
-    get_stream: Mutex<Option<JoinHandle<()>>>,
+    /// Per tool, the arguments mirrored into `Mcp-Param-{name}` headers on `tools/call`.
+    param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
+}
+
+impl std::ops::Deref for HttpWire {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
 }
 
 impl std::fmt::Debug for HttpWire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpWire")
-            .field("url", &self.url)
+            .field("url", &self.core.url)
             .finish_non_exhaustive()
     }
 }
@@ -60,8 +86,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A header value as the 2026-07-28 rules want it: as is when it is visible ASCII without edge
 /// spaces, else `=?base64?…?=`.
 fn header_text(value: &str) -> HeaderValue {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+    let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ');
     let text = if plain {
@@ -92,20 +117,93 @@ impl HttpWire {
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
         Ok(HttpWire {
-            http,
-            url,
-            headers,
-            state: Mutex::new(HttpState::default()),
+            core: Arc::new(Core {
+                http,
+                url,
+                headers,
+                state: Mutex::new(HttpState::default()),
+                param_headers: Mutex::new(HashMap::new()),
+            }),
             get_stream: Mutex::new(None),
         })
     }
 
+    /// Opens the legacy session's GET stream, for what the server sends outside any response
+    /// (some servers send a task's or a call's requests there). Returns once the server has
+    /// answered the GET (or after [`GET_STREAM_WAIT`]), so that no request sent afterwards can
+    /// outrun the stream; reading, and re-opening when it breaks, go on in the background. A
+    /// server without one (405) is fine.
+    pub(crate) async fn open_session_stream(&self, inbox: Weak<dyn Inbox>) {
+        if lock(&self.state).session_id.is_none() {
+            return;
+        }
+        let core = self.core.clone();
+        let (opened, is_open) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut opened = Some(opened);
+            let mut cursor = SseCursor::default();
+            loop {
+                let got = core.get(cursor.last_id.as_deref()).await;
+                if let Some(opened) = opened.take() {
+                    let _ = opened.send(());
+                }
+                let mut resp = match got {
+                    Ok(r) if r.status().is_success() => r,
+                    Ok(r) => {
+                        tracing::debug!(status = %r.status(), "no GET stream for this session");
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the session's GET stream failed");
+                        return;
+                    }
+                };
+                read_events(&mut resp, &mut cursor, |m| {
+                    if let Some(inbox) = inbox.upgrade() {
+                        inbox.deliver(m);
+                    }
+                    None::<()>
+                })
+                .await;
+                if inbox.strong_count() == 0 {
+                    return;
+                }
+                tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
+            }
+        });
+        if let Some(old) = lock(&self.get_stream).replace(task) {
+            old.abort();
+        }
+        let _ = tokio::time::timeout(GET_STREAM_WAIT, is_open).await;
+    }
+
+    /// Ends the legacy session (DELETE), if there is one.
+    pub(crate) async fn close(&self) {
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        let has_session = lock(&self.state).session_id.is_some();
+        if has_session {
+            let mut headers = self.headers_for(&Value::Null);
+            headers.remove(reqwest::header::CONTENT_TYPE);
+            let _ = self.http.delete(&self.url).headers(headers).send().await;
+            lock(&self.state).session_id = None;
+        }
+    }
+}
+
+impl Core {
     /// From now on, requests are modern (2026-07-28) with this version.
     pub(crate) fn set_modern(&self, version: &str) {
         let mut s = lock(&self.state);
         s.modern = true;
         s.protocol_version = Some(version.to_owned());
         s.session_id = None;
+    }
+
+    /// The `x-mcp-header` annotations of the tools, from `tools/list`.
+    pub(crate) fn set_param_headers(&self, headers: HashMap<String, Vec<(String, String)>>) {
+        *lock(&self.param_headers) = headers;
     }
 
     /// Before `initialize`: no version header, no session.
@@ -130,6 +228,9 @@ impl HttpWire {
             reqwest::header::ACCEPT,
             HeaderValue::from_static("application/json, text/event-stream"),
         );
+        if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+            self.add_param_headers(message, &mut headers);
+        }
         let s = lock(&self.state);
         if let Some(v) = &s.protocol_version
             && let Ok(v) = HeaderValue::from_str(v)
@@ -162,6 +263,30 @@ impl HttpWire {
         headers
     }
 
+    /// `Mcp-Param-{name}` for each annotated argument of a `tools/call` that has a value.
+    fn add_param_headers(&self, message: &Value, headers: &mut HeaderMap) {
+        let params = message.get("params");
+        let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+            return;
+        };
+        let known = lock(&self.param_headers);
+        let Some(mirrored) = known.get(tool) else {
+            return;
+        };
+        let args = params.and_then(|p| p.get("arguments"));
+        for (arg, header) in mirrored {
+            let text = match args.and_then(|a| a.get(arg)) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::Bool(b)) => b.to_string(),
+                _ => continue,
+            };
+            if let Ok(name) = HeaderName::from_bytes(format!("mcp-param-{header}").as_bytes()) {
+                headers.insert(name, header_text(&text));
+            }
+        }
+    }
+
     async fn post(&self, message: &Value) -> Result<reqwest::Response, Error> {
         let body = serde_json::to_vec(message).expect("JSON values serialise");
         self.http
@@ -177,7 +302,7 @@ impl HttpWire {
     /// first; those go to the peer).
     pub(crate) async fn request(
         &self,
-        peer: &Arc<Peer>,
+        inbox: &Arc<dyn Inbox>,
         id: &RequestId,
         method: &str,
         message: Value,
@@ -199,12 +324,19 @@ impl HttpWire {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") && status.is_success() {
-            return self.read_response_stream(peer, id, method, resp).await;
+            return self.read_response_stream(inbox, id, method, resp).await;
         }
         let bytes = resp
             .bytes()
             .await
             .map_err(|e| Error::transport(format!("reading the answer to {method}: {e}")))?;
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            // Not a protocol matter, whatever the body says.
+            return Err(Error::Http {
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&bytes[..bytes.len().min(500)]).into_owned(),
+            });
+        }
         let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
         if let Some(value) = parsed {
             let mut found = None;
@@ -215,7 +347,16 @@ impl HttpWire {
             for m in messages {
                 match take_response(m, id) {
                     Ok(outcome) => found = Some(outcome),
-                    Err(other) => peer.on_incoming(other),
+                    // A refusal before the body was read (HTTP 4xx) may not name the request.
+                    Err(other) if !status.is_success() && other.get("id") == Some(&Value::Null) => {
+                        if let Some(error) = other
+                            .get("error")
+                            .and_then(|e| serde_json::from_value(e.clone()).ok())
+                        {
+                            found = Some(Err(error));
+                        }
+                    }
+                    Err(other) => inbox.clone().deliver(other),
                 }
             }
             if let Some(outcome) = found {
@@ -238,7 +379,7 @@ impl HttpWire {
     /// stream breaks after naming an event id.
     async fn read_response_stream(
         &self,
-        peer: &Arc<Peer>,
+        inbox: &Arc<dyn Inbox>,
         id: &RequestId,
         method: &str,
         resp: reqwest::Response,
@@ -251,7 +392,7 @@ impl HttpWire {
                 read_events(&mut resp, &mut cursor, |m| match take_response(m, id) {
                     Ok(outcome) => Some(outcome),
                     Err(other) => {
-                        peer.on_incoming(other);
+                        inbox.clone().deliver(other);
                         None
                     }
                 })
@@ -313,60 +454,6 @@ impl HttpWire {
                 status: status.as_u16(),
                 body: body.chars().take(500).collect(),
             })
-        }
-    }
-
-    /// Opens the legacy session's GET stream in the background (re-opened when it breaks), for
-    /// what the server sends outside any response. A server without one (405) is fine.
-    pub(crate) fn open_session_stream(&self, peer: Weak<Peer>) {
-        if lock(&self.state).session_id.is_none() {
-            return;
-        }
-        let task = tokio::spawn(async move {
-            let mut cursor = SseCursor::default();
-            loop {
-                let resp = {
-                    let Some(p) = peer.upgrade() else { return };
-                    let Some(http) = p.http() else { return };
-                    http.get(cursor.last_id.as_deref()).await
-                };
-                let mut resp = match resp {
-                    Ok(r) if r.status().is_success() => r,
-                    Ok(r) => {
-                        tracing::debug!(status = %r.status(), "no GET stream for this session");
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "the session's GET stream failed");
-                        return;
-                    }
-                };
-                read_events(&mut resp, &mut cursor, |m| {
-                    if let Some(p) = peer.upgrade() {
-                        p.on_incoming(m);
-                    }
-                    None::<()>
-                })
-                .await;
-                tokio::time::sleep(cursor.retry.unwrap_or(DEFAULT_RETRY)).await;
-            }
-        });
-        if let Some(old) = lock(&self.get_stream).replace(task) {
-            old.abort();
-        }
-    }
-
-    /// Ends the legacy session (DELETE), if there is one.
-    pub(crate) async fn close(&self) {
-        if let Some(task) = lock(&self.get_stream).take() {
-            task.abort();
-        }
-        let has_session = lock(&self.state).session_id.is_some();
-        if has_session {
-            let mut headers = self.headers_for(&Value::Null);
-            headers.remove(reqwest::header::CONTENT_TYPE);
-            let _ = self.http.delete(&self.url).headers(headers).send().await;
-            lock(&self.state).session_id = None;
         }
     }
 }
@@ -527,6 +614,52 @@ mod tests {
         let events = p.push(b": ignored\n\nid: 7\ndata:\n\n");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
+        let wire = HttpWire::new(
+            "http://127.0.0.1:1/mcp".into(),
+            Some("t0k".into()),
+            HeaderMap::new(),
+        )
+        .unwrap();
+        wire.set_modern("2026-07-28");
+        wire.set_param_headers(HashMap::from([(
+            "weather".to_owned(),
+            vec![
+                ("region".to_owned(), "Region".to_owned()),
+                ("days".to_owned(), "Days".to_owned()),
+                ("metric".to_owned(), "Metric".to_owned()),
+                ("note".to_owned(), "Note".to_owned()),
+            ],
+        )]));
+        let message = serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "weather", "arguments": {
+                "region": "Zürich", "days": 3, "metric": false, "note": null
+            } }
+        });
+        let h = wire.headers_for(&message);
+        assert_eq!(h["mcp-protocol-version"], "2026-07-28");
+        assert_eq!(h["mcp-method"], "tools/call");
+        assert_eq!(h["mcp-name"], "weather");
+        assert_eq!(h["authorization"], "Bearer t0k");
+        assert_eq!(h["mcp-param-region"], "=?base64?WsO8cmljaA==?=");
+        assert_eq!(h["mcp-param-days"], "3");
+        assert_eq!(h["mcp-param-metric"], "false");
+        assert!(
+            h.get("mcp-param-note").is_none(),
+            "null arguments are not mirrored"
+        );
+
+        let get = serde_json::json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": { "taskId": "abc" }
+        });
+        assert_eq!(wire.headers_for(&get)["mcp-name"], "abc");
+        wire.set_legacy("2025-11-25");
+        let h = wire.headers_for(&get);
+        assert!(h.get("mcp-method").is_none() && h.get("mcp-name").is_none());
     }
 
     #[test]

@@ -15,38 +15,44 @@
 //! `requestState`). The caller never sees the difference.
 //!
 //! ```no_run
-//! use mcp_tasks_client::{Client, TaskEvent, ToolCall};
+//! use mcp_tasks_client::{Client, TaskEvent};
 //!
-//! # async fn run() -> Result<(), mcp_tasks_client::Error> {
-//! let client = Client::builder()
-//!     .connect_stdio(tokio::process::Command::new("my-mcp-server"))
-//!     .await?;
-//! match client.call_tool("research", serde_json::json!({ "topic": "tides" })).await? {
-//!     ToolCall::Done(result) => println!("{result:?}"),
-//!     ToolCall::Task(task) => {
+//! #[tokio::main]
+//! async fn main() -> Result<(), mcp_tasks_client::Error> {
+//!     let client = Client::builder()
+//!         .bearer_token("secret")
+//!         .stuck_after(std::time::Duration::from_secs(60))
+//!         .connect_http("http://127.0.0.1:8080/mcp")
+//!         .await?;
+//!     let call = client.call_tool("countdown", serde_json::json!({ "seconds": 5 })).await?;
+//!     if let Some(task) = call.task() {
 //!         let mut updates = task.updates();
-//!         while let Some(TaskEvent::Updated(state)) = updates.next().await {
-//!             println!("{}: {:?}", state.status, state.status_message);
+//!         while let Some(event) = updates.next().await {
+//!             match event {
+//!                 TaskEvent::Updated(state) => eprintln!("{}: {:?}", state.status, state.status_message),
+//!                 TaskEvent::Stuck { .. } => task.cancel().await?,
+//!             }
 //!         }
-//!         println!("{:?}", task.result().await?);
 //!     }
+//!     println!("{}", mcp_tasks_client::text(&call.result().await?));
+//!     Ok(())
 //! }
-//! # Ok(()) }
 //! ```
 //!
 //! # Testing your tools
 //!
 //! [`ClientBuilder::connect_in_process`] connects to a server in the same test, with no process or
 //! socket in between; a [`Scripted`] handler answers the tool's questions from a script and
-//! records them.
+//! records them; the task handle keeps every state the task went through. (The README's "Testing
+//! your tools" shows the same code as a `#[tokio::test]`.)
 //!
 //! ```
-//! use mcp_tasks_client::{Asked, Client, Scripted};
+//! use mcp_tasks_client::{Asked, Client, EraChoice, Scripted, TaskStatus};
 //! use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
-//! use mcp_tasks_runtime::protocol::task::TaskStatus;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Confirm {
+//!     /// Really delete it?
 //!     sure: bool,
 //! }
 //!
@@ -60,40 +66,49 @@
 //!     }
 //! }
 //!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), mcp_tasks_client::Error> {
-//! let server = Server::new("files", "1.0.0").tool::<delete>();
-//! let script = Scripted::new().accept(serde_json::json!({ "sure": true }));
-//! let client = Client::builder()
-//!     .handler(script.clone())
-//!     .connect_in_process(&server)
-//!     .await?;
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), mcp_tasks_client::Error> {
+//!     // Each era takes its own route for the question; the same script answers both.
+//!     for era in [EraChoice::Modern, EraChoice::Legacy] {
+//!         let server = Server::new("files", "1.0.0").tool::<delete>();
+//!         let script = Scripted::new().accept(serde_json::json!({ "sure": true }));
+//!         let client = Client::builder()
+//!             .era(era)
+//!             .handler(script.clone())
+//!             .connect_in_process(&server)
+//!             .await?;
 //!
-//! let call = client.call_tool("delete", serde_json::json!({ "path": "a.txt" })).await?;
-//! let task = call.task().expect("a task-capable client gets a task").clone();
-//! let result = call.result().await?;
-//! assert_eq!(mcp_tasks_client::text(&result), "deleted a.txt");
+//!         let call = client.call_tool("delete", serde_json::json!({ "path": "a.txt" })).await?;
+//!         let task = call.task().expect("a task-capable client gets a task").clone();
+//!         let result = call.result().await?;
+//!         assert_eq!(mcp_tasks_client::text(&result), "deleted a.txt");
 //!
-//! // What the tool asked, and the statuses it went through.
-//! assert!(matches!(&script.asked()[..], [Asked::Elicit(q)] if q.message == "Delete a.txt?"));
-//! let statuses: Vec<TaskStatus> = task.history().iter().map(|s| s.status).collect();
-//! assert_eq!(statuses.last(), Some(&TaskStatus::Completed));
-//! # Ok(()) }
+//!         // What the tool asked, and the states the task went through.
+//!         assert!(matches!(&script.asked()[..], [Asked::Elicit(q)] if q.message == "Delete a.txt?"));
+//!         let statuses: Vec<TaskStatus> = task.history().iter().map(|s| s.status).collect();
+//!         assert_eq!(statuses.first(), Some(&TaskStatus::Working));
+//!         assert_eq!(statuses.last(), Some(&TaskStatus::Completed));
+//!     }
+//!     Ok(())
+//! }
 //! ```
 
 #![warn(missing_docs)]
+
+#[cfg(test)]
+mod readme;
 
 mod client;
 mod error;
 mod handler;
 mod http;
 mod peer;
+mod result;
+mod session;
 mod task;
 mod testing;
 
-pub use client::{
-    Client, ClientBuilder, Era, EraChoice, ServerInfo, TaskMode, ToolCall, ToolInfo, structured,
-};
+pub use client::{Client, ClientBuilder, EraChoice, ToolCall, ToolInfo};
 pub use error::Error;
 pub use handler::{
     Asked, ElicitRequest, ElicitResponse, InputCapabilities, InputContext, InputHandler, NoInput,
@@ -103,18 +118,7 @@ pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
+pub use result::{structured, text};
+pub use session::{Era, ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
 pub use testing::Scripted;
-
-/// The text blocks of a result, joined by newlines.
-pub fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}

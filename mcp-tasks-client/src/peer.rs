@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::handler::{Answer, DynHandler, InputContext, answer};
-use crate::http::HttpWire;
+use crate::http::{HttpWire, Inbox, Outcome};
 use mcp_tasks_runtime::protocol::jsonrpc::{self, Message, RequestId, RpcError};
 use mcp_tasks_runtime::protocol::meta;
 use serde_json::{Value, json};
@@ -26,11 +26,10 @@ pub(crate) type DuplexSend = Box<dyn Fn(Value) -> bool + Send + Sync>;
 /// How messages travel.
 pub(crate) enum Wire {
     /// Whole messages both ways on one connection (stdio, in-process): responses come back
-    /// through [`Peer::on_incoming`].
-    /// `None` once closed.
+    /// through [`Peer::on_incoming`]. `None` once closed.
     Duplex(Mutex<Option<DuplexSend>>),
     /// Streamable HTTP.
-    Http(HttpWire),
+    Http(Box<HttpWire>),
 }
 
 pub(crate) struct Peer {
@@ -53,9 +52,6 @@ impl std::fmt::Debug for Peer {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-/// What a request to the server came to: its result, or the JSON-RPC error it got.
-pub(crate) type Outcome = Result<Value, RpcError>;
 
 impl Peer {
     pub(crate) fn new(wire: Wire, handler: Arc<dyn DynHandler>) -> Arc<Peer> {
@@ -96,7 +92,10 @@ impl Peer {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
         let message = jsonrpc::request_message(&id, method, params);
         match &self.wire {
-            Wire::Http(http) => http.request(self, &id, method, message).await,
+            Wire::Http(http) => {
+                let inbox: Arc<dyn Inbox> = self.clone();
+                http.request(&inbox, &id, method, message).await
+            }
             Wire::Duplex(send) => {
                 if self.closed.load(Ordering::Acquire) {
                     return Err(Error::transport("the connection is closed"));
@@ -107,9 +106,16 @@ impl Peer {
                     lock(&self.pending).remove(&id);
                     return Err(Error::transport("the connection is closed"));
                 }
-                let _guard = PendingGuard { peer: self, id };
-                rx.await
-                    .map_err(|_| Error::transport("the server closed the connection"))
+                let mut guard = PendingGuard {
+                    peer: self,
+                    id,
+                    done: false,
+                };
+                let outcome = rx
+                    .await
+                    .map_err(|_| Error::transport("the server closed the connection"));
+                guard.done = true;
+                outcome
             }
         }
     }
@@ -230,13 +236,37 @@ fn duplex_send(send: &Mutex<Option<DuplexSend>>, message: Value) -> bool {
     lock(send).as_ref().is_some_and(|send| send(message))
 }
 
+impl Inbox for Peer {
+    fn deliver(self: Arc<Self>, message: Value) {
+        self.on_incoming(message);
+    }
+}
+
+/// Forgets a request when its future ends; when the caller gave up before the answer came, the
+/// server is told (`notifications/cancelled`) so it can stop the work. (Over HTTP, dropping the
+/// response stream says the same.)
 struct PendingGuard<'a> {
     peer: &'a Peer,
     id: RequestId,
+    done: bool,
 }
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        lock(&self.peer.pending).remove(&self.id);
+        let waiting = lock(&self.peer.pending).remove(&self.id).is_some();
+        if waiting
+            && !self.done
+            && let Wire::Duplex(send) = &self.peer.wire
+        {
+            let id = match &self.id {
+                RequestId::Number(n) => json!(n),
+                RequestId::String(s) => json!(s),
+            };
+            let params = json!({ "requestId": id, "reason": "the client stopped waiting" });
+            duplex_send(
+                send,
+                jsonrpc::notification_message("notifications/cancelled", params),
+            );
+        }
     }
 }

@@ -10,9 +10,12 @@
 //! whole `DetailedTask`, or legacy `notifications/tasks/status`) is handled exactly like a poll's
 //! answer, so a server that pushes is followed without waiting for the next poll.
 
-use crate::client::{Client, answer_all, structured};
 use crate::error::Error;
-use crate::peer::{Notification, Outcome};
+use crate::handler::answer_all;
+use crate::http::Outcome;
+use crate::peer::Notification;
+use crate::result::structured;
+use crate::session::Session;
 use mcp_tasks_runtime::protocol::jsonrpc::RpcError;
 use mcp_tasks_runtime::protocol::task::TaskStatus;
 use mcp_tasks_runtime::protocol::{CallToolResult, codes, meta};
@@ -30,6 +33,10 @@ use tokio::time::Instant;
 
 /// Consecutive transport failures of `tasks/get` after which the task is given up.
 const MAX_POLL_FAILURES: u32 = 3;
+/// How many states [`TaskHandle::history`] keeps: the first and the latest ones.
+const MAX_HISTORY: usize = 1024;
+/// Consecutive failed `tasks/update`s after which the task is given up.
+const MAX_UPDATE_FAILURES: u32 = 3;
 /// Legacy: how many times `tasks/result` may fail on a task that is still running before the
 /// task is given up.
 const MAX_RESULT_RETRIES: u32 = 3;
@@ -169,7 +176,7 @@ struct State {
 struct Shared {
     id: String,
     tool: String,
-    client: Client,
+    session: Arc<Session>,
     kind: TaskKind,
     state: Mutex<State>,
     outcome: watch::Sender<Option<TaskOutcome>>,
@@ -198,6 +205,10 @@ impl Shared {
         let changed = !state.latest.same_state(&snap);
         state.latest = snap.clone();
         if changed {
+            if state.history.len() >= MAX_HISTORY {
+                // Keep the first state and the latest ones.
+                state.history.remove(1);
+            }
             state.history.push(snap.clone());
             state.changed_at = Instant::now();
             state.stuck_reported = false;
@@ -226,14 +237,14 @@ impl Shared {
 
     /// When the task would count as stuck, if that is still to be raised.
     fn stuck_deadline(&self) -> Option<Instant> {
-        let after = self.client.inner().config.stuck_after?;
+        let after = self.session.config.stuck_after?;
         let state = lock(&self.state);
         (!state.stuck_reported && !state.latest.status.is_terminal())
             .then(|| state.changed_at + after)
     }
 
     fn check_stuck(&self) {
-        let Some(after) = self.client.inner().config.stuck_after else {
+        let Some(after) = self.session.config.stuck_after else {
             return;
         };
         let mut state = lock(&self.state);
@@ -253,7 +264,7 @@ impl Shared {
     }
 
     fn poll_interval(&self) -> Duration {
-        let config = &self.client.inner().config;
+        let config = &self.session.config;
         lock(&self.state)
             .latest
             .poll_interval
@@ -275,8 +286,7 @@ impl Shared {
 
     /// A request about this task, with the era's additions.
     async fn request(&self, method: &str) -> Result<Outcome, Error> {
-        self.client
-            .inner()
+        self.session
             .request(method, json!({ "taskId": self.id }))
             .await
     }
@@ -425,7 +435,10 @@ async fn drive_modern(
 ) -> TaskOutcome {
     let mut last_poll = Instant::now();
     let mut failures = 0;
+    // Keys the server took an answer for, answers it has not taken yet, failed updates in a row.
     let mut answered: HashSet<String> = HashSet::new();
+    let mut kept: Map<String, Value> = Map::new();
+    let mut update_failures = 0;
     loop {
         let task = match wait_next(shared, notes, last_poll).await {
             Wake::Pushed(task) => task,
@@ -454,27 +467,55 @@ async fn drive_modern(
                 if asked.is_empty() {
                     continue;
                 }
-                let handler = shared.client.inner().peer().handler();
-                match answer_all(handler, &asked, Some(&shared.id)).await {
-                    Ok(responses) => {
-                        let params = json!({ "taskId": shared.id, "inputResponses": responses });
-                        match shared.client.inner().request("tasks/update", params).await {
-                            Ok(Ok(_)) => answered.extend(asked.keys().cloned()),
-                            Ok(Err(error)) => {
-                                tracing::warn!(%error, task = %shared.id, "tasks/update was refused")
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, task = %shared.id, "tasks/update failed")
-                            }
+                // Ask the handler only once per request: an answer the server has not taken yet
+                // is kept and sent again.
+                let new: Map<String, Value> = asked
+                    .iter()
+                    .filter(|(key, _)| !kept.contains_key(*key))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !new.is_empty() {
+                    let handler = shared.session.peer().handler();
+                    match answer_all(handler, &new, Some(&shared.id)).await {
+                        Ok(responses) => kept.extend(responses),
+                        Err(method) => {
+                            tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
+                            // Not asked again while the cancellation takes effect.
+                            answered.extend(new.keys().cloned());
+                            shared.cancel().await?;
+                            continue;
                         }
                     }
-                    Err(method) => {
-                        tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
-                        shared.cancel().await?;
-                    }
+                    shared.touch();
                 }
-                shared.touch();
-                shared.wake.notify_one();
+                let responses: Map<String, Value> = asked
+                    .keys()
+                    .filter_map(|k| Some((k.clone(), kept.get(k)?.clone())))
+                    .collect();
+                let params = json!({ "taskId": shared.id, "inputResponses": responses });
+                let refusal = match shared.session.request("tasks/update", params).await {
+                    Ok(Ok(_)) => {
+                        for key in responses.keys() {
+                            kept.remove(key);
+                            answered.insert(key.clone());
+                        }
+                        update_failures = 0;
+                        // See what the answers changed without waiting a whole interval.
+                        shared.wake.notify_one();
+                        continue;
+                    }
+                    Ok(Err(error)) => Error::Rpc {
+                        method: "tasks/update".into(),
+                        error,
+                    },
+                    Err(e) => e,
+                };
+                update_failures += 1;
+                if update_failures >= MAX_UPDATE_FAILURES {
+                    return Err(refusal);
+                }
+                // Try again after the poll interval, with the same answers.
+                tracing::warn!(error = %refusal, task = %shared.id, "tasks/update failed; will retry");
             }
             TaskStatus::Completed => {
                 let result = task.get("result").cloned().ok_or_else(|| {
@@ -508,11 +549,10 @@ type ResultFuture = Pin<Box<dyn Future<Output = Result<Outcome, Error>> + Send>>
 /// Legacy `tasks/result`: blocks until the task is over; the server's requests for the task come
 /// while it waits (tagged `related-task`) and go to the input handler like any other.
 fn start_result(shared: &Shared) -> ResultFuture {
-    let client = shared.client.clone();
+    let session = shared.session.clone();
     let id = shared.id.clone();
     Box::pin(async move {
-        client
-            .inner()
+        session
             .request("tasks/result", json!({ "taskId": id }))
             .await
     })
@@ -542,7 +582,17 @@ async fn drive_legacy(
         match woke {
             Err(outcome) => {
                 result = None;
-                let outcome = outcome?;
+                let outcome = match outcome {
+                    Ok(outcome) => outcome,
+                    // The wait broke (an SSE stream cut without resumption): ask again when the
+                    // status next moves; polling tells whether the server is gone for good.
+                    Err(e) if result_failures < MAX_RESULT_RETRIES => {
+                        tracing::debug!(error = %e, task = %shared.id, "tasks/result broke off");
+                        result_failures += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 // The final status, for the history (and to tell a failed task from a refusal).
                 let snap = match poll(shared, &mut failures).await {
                     Ok(Some(task)) => parse_snapshot(shared, "tasks/get", &task).ok(),
@@ -638,7 +688,7 @@ pub struct TaskHandle {
 impl TaskHandle {
     /// Starts following the task `task` (a `CreateTaskResult`, or legacy the `task` in it).
     pub(crate) fn start(
-        client: Client,
+        session: Arc<Session>,
         tool: &str,
         kind: TaskKind,
         task: &Value,
@@ -651,7 +701,7 @@ impl TaskHandle {
         let shared = Arc::new(Shared {
             id: seed.task_id.clone(),
             tool: tool.to_owned(),
-            client,
+            session,
             kind,
             state: Mutex::new(State {
                 history: vec![seed.clone()],
@@ -666,7 +716,7 @@ impl TaskHandle {
         });
         let driver = {
             let shared = shared.clone();
-            let mut notes = shared.client.inner().peer().subscribe();
+            let mut notes = shared.session.peer().subscribe();
             tokio::spawn(async move {
                 let outcome = match &shared.kind {
                     TaskKind::Modern => drive_modern(&shared, &mut notes).await,
@@ -697,7 +747,7 @@ impl TaskHandle {
     }
 
     /// Every distinct state seen so far (status, message, progress), oldest first, starting with
-    /// the one the task was created in.
+    /// the one the task was created in (for a very long task: that one and the latest 1,023).
     pub fn history(&self) -> Vec<TaskSnapshot> {
         lock(&self.shared.state).history.clone()
     }
@@ -715,8 +765,9 @@ impl TaskHandle {
     }
 
     /// Waits for the final result. A tool error (`isError: true`) is a result; a task that
-    /// failed is [`Error::TaskFailed`], one cancelled [`Error::TaskCancelled`]. May be called
-    /// any number of times, from any clone.
+    /// failed is [`Error::TaskFailed`], one cancelled [`Error::TaskCancelled`]; a task the client
+    /// gave up on says why ([`Error::TaskGet`], or [`Error::Rpc`] for `tasks/update` refused three
+    /// times in a row, one poll interval apart). May be called any number of times, from any clone.
     pub async fn result(&self) -> Result<CallToolResult, Error> {
         let mut rx = self.shared.outcome.subscribe();
         loop {
@@ -732,6 +783,13 @@ impl TaskHandle {
     /// The final result's structured content as `T` (see [`structured`](crate::structured)).
     pub async fn structured<T: DeserializeOwned>(&self) -> Result<T, Error> {
         structured(self.result().await?)
+    }
+
+    /// How long the task has been unchanged, when it counts as stuck right now (a
+    /// [`TaskEvent::Stuck`] was raised and nothing has changed since).
+    pub fn stuck_for(&self) -> Option<Duration> {
+        let state = lock(&self.shared.state);
+        (state.stuck_reported && !state.finished).then(|| state.changed_at.elapsed())
     }
 
     /// Whether the outcome is known.
