@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
 /// questions, Ctrl-C to cancel).
 #[derive(Debug, Parser)]
-#[command(name = "mcp-tasks", version, about, long_about = None)]
+#[command(name = "mcp-tasks", version, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success, 1 the tool reported an error (isError), \
 2 protocol or usage error, 130 interrupted (the task was cancelled)."
