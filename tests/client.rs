@@ -243,6 +243,31 @@ async fn errors_are_typed() {
         }
         other => panic!("expected an Rpc error, got {other:?}"),
     }
+    // URLs this client cannot speak to are refused before anything is sent.
+    for url in [
+        "https://127.0.0.1:1/mcp",
+        "ftp://127.0.0.1/mcp",
+        "127.0.0.1:1",
+    ] {
+        match Client::builder().connect_http(url).await {
+            Err(Error::Transport(why)) => assert!(why.starts_with(url), "{why}"),
+            other => panic!("{url}: expected a transport error, got {other:?}"),
+        }
+    }
+    match Client::builder()
+        .connect_stdio(tokio::process::Command::new("/nonexistent/mcp-server"))
+        .await
+    {
+        Err(Error::Transport(why)) => assert!(why.contains("could not start"), "{why}"),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+    // Nobody listening: a transport error, not an era question.
+    assert!(matches!(
+        Client::builder()
+            .connect_http("http://127.0.0.1:1/mcp")
+            .await,
+        Err(Error::Transport(_))
+    ));
     // Arguments that are not an object never reach the server.
     assert!(matches!(
         client.call_tool("greet", json!([1])).await,

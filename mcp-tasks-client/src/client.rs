@@ -321,8 +321,23 @@ impl ClientBuilder {
     }
 
     /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
+    /// Plain `http://` only: this build has no TLS (put a TLS-terminating proxy in front of an
+    /// `https://` server).
     pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
-        let wire = HttpWire::new(url.into(), self.bearer.clone(), self.headers.clone())?;
+        let url = url.into();
+        match url
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase())
+        {
+            Some(scheme) if scheme == "http" => {}
+            Some(scheme) if scheme == "https" => {
+                return Err(Error::Transport(format!(
+                    "{url}: https is not supported by this build (no TLS); use http://"
+                )));
+            }
+            _ => return Err(Error::Transport(format!("{url}: not an http:// URL"))),
+        }
+        let wire = HttpWire::new(url, self.bearer.clone(), self.headers.clone())?;
         let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
         self.finish(peer, None).await
     }

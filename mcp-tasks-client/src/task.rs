@@ -6,9 +6,11 @@
 //! | modern | `tasks/get` (`DetailedTask`) | `inputRequests` answered with `tasks/update` | `result` / `error` in the task |
 //! | legacy | `tasks/get` (flat `Task`), `notifications/progress` | server-to-client requests tagged `related-task`, while `tasks/result` waits | `tasks/result` |
 //!
-//! Push slots in at [`wait_next`]: a notification about the task (`notifications/tasks` with a
-//! whole `DetailedTask`, or legacy `notifications/tasks/status`) is handled exactly like a poll's
-//! answer, so a server that pushes is followed without waiting for the next poll.
+//! Push slots in at [`wait_next`]: a notification about the task that reaches the client is
+//! handled exactly like a poll's answer, without waiting for the next poll. Today that is legacy
+//! `notifications/tasks/status` on the session; modern `notifications/tasks` (a whole
+//! `DetailedTask`) will arrive the same way once the client opens a `subscriptions/listen` stream,
+//! which it does not do yet (no server offers it yet).
 
 use crate::error::Error;
 use crate::handler::answer_all;
