@@ -111,6 +111,31 @@ fn pty_ctrl_c_cancels_the_task_and_exits_130() {
     );
 }
 
+/// Ctrl-C while a question is on screen (the prompt holds the terminal in raw mode) cancels the
+/// task too, and exits 130.
+#[test]
+fn pty_ctrl_c_at_a_question_cancels_the_task() {
+    let server = bin("example_server");
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--",
+        &server,
+    ]);
+    p.expect("How many sources should I read")
+        .expect("the question");
+    p.expect("sources").expect("the field's prompt");
+    p.send(ControlCode::EndOfText).expect("Ctrl-C");
+    p.expect("cancelling task")
+        .expect("the cancellation starts");
+    p.expect(Regex(r"task \S+ (cancelled|ended)"))
+        .expect("the task ends");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 130);
+}
+
 /// Runs `mcp-tasks <args>` with no terminal (stdin null, pipes); returns (code, stdout, stderr).
 fn headless(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(cli_bin())
