@@ -153,14 +153,16 @@ fn headless(args: &[&str]) -> (i32, String, String) {
 
 /// `--json --answers` with no terminal: the question is answered from `--answers`, the sampling
 /// request from `"@sampling"`, and stdout is exactly the result as JSON (progress on stderr).
-/// Over stdio in the modern era, and over HTTP in the legacy era.
+/// Over stdio and HTTP, in both eras.
 #[test]
 fn headless_json_answers_give_the_result_on_stdout() {
     let server = bin("example_server");
     let http = HttpServer::start_bin("example_server", &[]);
     let answers = r#"{"sources": 4, "@sampling": "Tides follow the moon."}"#;
-    let runs: [Vec<&str>; 2] = [
+    let runs: [Vec<&str>; 4] = [
         vec!["--", &server],
+        vec!["--era", "legacy", "--", &server],
+        vec!["--url", &http.url],
         vec!["--era", "legacy", "--url", &http.url],
     ];
     for target in runs {
