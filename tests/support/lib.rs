@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
+pub mod cli;
 pub mod http;
+pub mod peers;
 pub mod redis;
 
 /// Every Rust block of the README, compiled (and run unless marked `no_run`) as a doc test.

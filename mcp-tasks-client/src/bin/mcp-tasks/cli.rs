@@ -1,0 +1,365 @@
+//! The command line: what `mcp-tasks` accepts, checked into a [`Command`] before anything
+//! connects, so every usage mistake is an exit-2 message and nothing else.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+
+/// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
+/// questions, Ctrl-C to cancel).
+#[derive(Debug, Parser)]
+#[command(name = "mcp-tasks", version, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 success, 1 the tool reported an error (isError), \
+2 protocol or usage error, 130 interrupted (the task was cancelled)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// List the server's tools and their task support.
+    Tools {
+        /// Print the tools as JSON (the `tools/list` result) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Call a tool; a task is followed to its end.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        /// Print the final result as JSON on stdout (progress and logs go to stderr).
+        #[arg(long)]
+        json: bool,
+        /// Answers to the tool's questions by field name, a JSON object, e.g.
+        /// '{"confirm": true}'. `"@action": "decline"|"cancel"` refuses every question;
+        /// `"@sampling": "text"` answers a sampling request.
+        #[arg(long, value_name = "JSON")]
+        answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}
+
+/// Where the server is: `--url` (Streamable HTTP) or a command after `--` (stdio).
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// The server's Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// A bearer token for `--url`.
+    #[arg(
+        long,
+        value_name = "T",
+        env = "MCP_TASKS_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Which protocol era to speak: probe (`auto`), or one pinned.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    pub era: EraArg,
+    /// The server command and its arguments (after `--`), spoken to over stdio.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EraArg {
+    /// `server/discover`, falling back to `initialize`.
+    Auto,
+    /// 2025-11-25 (`initialize`, sessions).
+    Legacy,
+    /// 2026-07-28 (stateless).
+    Modern,
+}
+
+/// A checked target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Http { url: String, token: Option<String> },
+    Stdio { program: String, args: Vec<String> },
+}
+
+/// A checked command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Tools {
+        json: bool,
+        target: Target,
+        era: EraArg,
+    },
+    Call {
+        tool: String,
+        args: Map<String, Value>,
+        json: bool,
+        answers: Answers,
+        target: Target,
+        era: EraArg,
+    },
+}
+
+/// What `--answers` says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answers {
+    /// Whether `--answers` was given at all.
+    pub given: bool,
+    /// Field name -> answer.
+    pub fields: Map<String, Value>,
+    /// `@action`: refuse every question this way.
+    pub refuse: Option<Refusal>,
+    /// `@sampling`: the reply to sampling requests.
+    pub sampling: Option<String>,
+}
+
+/// How a question is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Decline,
+    Cancel,
+}
+
+impl Cli {
+    /// Checks what clap parsed.
+    pub fn into_command(self) -> Result<Command, String> {
+        match self.command {
+            Sub::Tools { json, target } => Ok(Command::Tools {
+                json,
+                era: target.era,
+                target: target.check()?,
+            }),
+            Sub::Call {
+                tool,
+                args,
+                json,
+                answers,
+                target,
+            } => Ok(Command::Call {
+                tool,
+                args: json_object("--args", &args)?,
+                json,
+                answers: answers
+                    .as_deref()
+                    .map_or(Ok(Answers::default()), parse_answers)?,
+                era: target.era,
+                target: target.check()?,
+            }),
+        }
+    }
+}
+
+impl TargetArgs {
+    fn check(self) -> Result<Target, String> {
+        match (self.url, self.command.split_first()) {
+            (Some(_), Some(_)) => Err("give either --url URL or -- CMD [ARGS...], not both".into()),
+            (None, None) => Err(
+                "no server: give --url URL (Streamable HTTP) or -- CMD [ARGS...] (stdio)".into(),
+            ),
+            (Some(url), None) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!("--url {url:?} is not an http:// or https:// URL"));
+                }
+                Ok(Target::Http {
+                    url,
+                    token: self.token,
+                })
+            }
+            (None, Some((program, args))) => {
+                if self.token.is_some() {
+                    return Err("--token is for --url; a stdio server gets no token".into());
+                }
+                Ok(Target::Stdio {
+                    program: program.clone(),
+                    args: args.to_vec(),
+                })
+            }
+        }
+    }
+}
+
+/// A JSON object given on the command line, or a message naming the flag.
+pub fn json_object(flag: &str, text: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "{flag} must be a JSON object, like '{{\"key\": 1}}'; got {}",
+            kind(&other)
+        )),
+        Err(e) => Err(format!("{flag} is not valid JSON: {e}")),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads `--answers`.
+pub fn parse_answers(text: &str) -> Result<Answers, String> {
+    let mut fields = json_object("--answers", text)?;
+    let refuse = match fields.remove("@action") {
+        None => None,
+        Some(Value::String(s)) if s == "decline" => Some(Refusal::Decline),
+        Some(Value::String(s)) if s == "cancel" => Some(Refusal::Cancel),
+        Some(Value::String(s)) if s == "accept" => None,
+        Some(other) => {
+            return Err(format!(
+                "--answers \"@action\" must be \"accept\", \"decline\" or \"cancel\"; got {other}"
+            ));
+        }
+    };
+    let sampling = match fields.remove("@sampling") {
+        None => None,
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            return Err(format!(
+                "--answers \"@sampling\" must be a string (the reply); got {}",
+                kind(&other)
+            ));
+        }
+    };
+    if let Some(key) = fields.keys().find(|k| k.starts_with('@')) {
+        return Err(format!(
+            "--answers has an unknown key {key:?} (the special keys are \"@action\" and \"@sampling\")"
+        ));
+    }
+    Ok(Answers {
+        given: true,
+        fields,
+        refuse,
+        sampling,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(args: &[&str]) -> Result<Command, String> {
+        let mut all = vec!["mcp-tasks"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all)
+            .map_err(|e| e.to_string())?
+            .into_command()
+    }
+
+    #[test]
+    fn tools_over_stdio_and_http() {
+        assert_eq!(
+            parse(&["tools", "--", "server", "--flag", "x"]),
+            Ok(Command::Tools {
+                json: false,
+                era: EraArg::Auto,
+                target: Target::Stdio {
+                    program: "server".into(),
+                    args: vec!["--flag".into(), "x".into()]
+                }
+            })
+        );
+        assert_eq!(
+            parse(&[
+                "tools",
+                "--json",
+                "--era",
+                "modern",
+                "--url",
+                "http://h/mcp",
+                "--token",
+                "t"
+            ]),
+            Ok(Command::Tools {
+                json: true,
+                era: EraArg::Modern,
+                target: Target::Http {
+                    url: "http://h/mcp".into(),
+                    token: Some("t".into())
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn call_reads_args_and_answers() {
+        let Ok(Command::Call {
+            tool,
+            args,
+            answers,
+            json,
+            ..
+        }) = parse(&[
+            "call",
+            "confirm_delete",
+            "--args",
+            r#"{"path": "/tmp/x"}"#,
+            "--json",
+            "--answers",
+            r#"{"confirm": true, "@sampling": "hi"}"#,
+            "--",
+            "srv",
+        ])
+        else {
+            panic!("parses")
+        };
+        assert_eq!(tool, "confirm_delete");
+        assert!(json);
+        assert_eq!(Value::Object(args), json!({"path": "/tmp/x"}));
+        assert!(answers.given);
+        assert_eq!(Value::Object(answers.fields), json!({"confirm": true}));
+        assert_eq!(answers.sampling.as_deref(), Some("hi"));
+        assert_eq!(answers.refuse, None);
+    }
+
+    #[test]
+    fn usage_mistakes_get_precise_messages() {
+        let err = |a: &[&str]| parse(a).unwrap_err();
+        assert!(err(&["tools"]).starts_with("no server: give --url URL"));
+        assert!(err(&["tools", "--url", "http://h", "--", "srv"]).contains("not both"));
+        assert!(err(&["tools", "--url", "h:1"]).contains("is not an http:// or https:// URL"));
+        assert!(err(&["tools", "--token", "t", "--", "srv"]).contains("--token is for --url"));
+        assert!(
+            err(&["call", "t", "--args", "[1]", "--", "s"])
+                .contains("--args must be a JSON object")
+        );
+        assert!(err(&["call", "t", "--args", "{", "--", "s"]).contains("--args is not valid JSON"));
+        assert!(
+            err(&[
+                "call",
+                "t",
+                "--answers",
+                r#"{"@action": "maybe"}"#,
+                "--",
+                "s"
+            ])
+            .contains("\"@action\" must be")
+        );
+        assert!(
+            err(&["call", "t", "--answers", r#"{"@x": 1}"#, "--", "s"])
+                .contains("unknown key \"@x\"")
+        );
+        assert!(err(&["call", "--", "s"]).contains("<TOOL>"));
+        assert!(err(&["tools", "--era", "old", "--", "s"]).contains("invalid value 'old'"));
+    }
+
+    #[test]
+    fn answers_can_refuse() {
+        let a = parse_answers(r#"{"@action": "cancel"}"#).unwrap();
+        assert_eq!(a.refuse, Some(Refusal::Cancel));
+        assert!(a.given && a.fields.is_empty());
+        assert_eq!(
+            parse_answers(r#"{"@action": "decline"}"#).unwrap().refuse,
+            Some(Refusal::Decline)
+        );
+    }
+}

@@ -1,0 +1,594 @@
+//! Elicitation forms: the `requestedSchema` of an `elicitation/create` request read into fields,
+//! each with its validation, and the answers (typed at the prompt, or given with `--answers`)
+//! checked against them.
+//!
+//! Everything here is pure, so the rules a user meets at the prompt are the ones the unit tests
+//! check; the terminal side lives in `ui.rs`.
+
+use serde_json::{Map, Value, json};
+
+/// One question of a form: a property of the requested schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The property name (the key of the answer, and of `--answers`).
+    pub name: String,
+    /// What the prompt shows: the schema's `title`, else the name.
+    pub label: String,
+    pub description: Option<String>,
+    pub required: bool,
+    pub kind: Kind,
+    /// The schema's `default`, already checked against the field.
+    pub default: Option<Value>,
+}
+
+/// What a field accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    Text {
+        min_len: Option<u64>,
+        max_len: Option<u64>,
+        format: Option<String>,
+    },
+    Integer {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    Number {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
+    Boolean,
+    /// One of a fixed set (`enum`, `oneOf` with `const`/`title`, or legacy `enumNames`).
+    Choice(Vec<Choice>),
+    /// Several of a fixed set (`type: array` with `items.enum` or `items.anyOf`).
+    MultiChoice {
+        options: Vec<Choice>,
+        min_items: Option<u64>,
+        max_items: Option<u64>,
+    },
+}
+
+/// One option of a choice: the value sent, and the label shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+/// A whole form: the message and the fields, in the schema's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub fields: Vec<Field>,
+}
+
+impl Form {
+    /// Reads a `requestedSchema`. A property of a type an elicitation schema cannot have is an
+    /// error naming it (the question is then declined rather than answered wrongly).
+    pub fn from_schema(schema: &Value) -> Result<Form, String> {
+        let Some(obj) = schema.as_object() else {
+            return Err("the requested schema is not a JSON object".into());
+        };
+        let required: Vec<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut fields = Vec::new();
+        if let Some(props) = obj.get("properties") {
+            let Some(props) = props.as_object() else {
+                return Err("`properties` of the requested schema is not an object".into());
+            };
+            for (name, prop) in props {
+                let mut field = field(name, prop)?;
+                field.required = required.contains(&name.as_str());
+                fields.push(field);
+            }
+        }
+        Ok(Form { fields })
+    }
+
+    /// The answer built from `--answers` alone (no terminal): each field takes its answer, else
+    /// its default; an optional field with neither is left out. `Err` names the required fields
+    /// nothing answers, or the first answer that does not fit its field.
+    pub fn answer_from(&self, answers: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+        let mut out = Map::new();
+        let mut missing = Vec::new();
+        for field in &self.fields {
+            match answers.get(&field.name) {
+                Some(v) => {
+                    let v = field
+                        .check(v)
+                        .map_err(|e| format!("--answers `{}`: {e}", field.name))?;
+                    out.insert(field.name.clone(), v);
+                }
+                None => match &field.default {
+                    Some(d) => {
+                        out.insert(field.name.clone(), d.clone());
+                    }
+                    None if field.required => missing.push(field.name.as_str()),
+                    None => {}
+                },
+            }
+        }
+        if missing.is_empty() {
+            Ok(out)
+        } else {
+            Err(format!(
+                "no answer for required field{} {}",
+                if missing.len() == 1 { "" } else { "s" },
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    }
+}
+
+fn field(name: &str, prop: &Value) -> Result<Field, String> {
+    let bad = |why: &str| Err(format!("field `{name}`: {why}"));
+    let Some(p) = prop.as_object() else {
+        return bad("its schema is not an object");
+    };
+    let text = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
+    let num = |k: &str| p.get(k).and_then(Value::as_f64);
+    let uint = |k: &str| p.get(k).and_then(Value::as_u64);
+    let ty = p.get("type").and_then(Value::as_str);
+    let kind = match ty {
+        Some("string") => {
+            if let Some(options) = choices(p) {
+                Kind::Choice(options?)
+            } else {
+                Kind::Text {
+                    min_len: uint("minLength"),
+                    max_len: uint("maxLength"),
+                    format: text("format"),
+                }
+            }
+        }
+        Some("integer") => Kind::Integer {
+            min: num("minimum"),
+            max: num("maximum"),
+        },
+        Some("number") => Kind::Number {
+            min: num("minimum"),
+            max: num("maximum"),
+        },
+        Some("boolean") => Kind::Boolean,
+        Some("array") => {
+            let Some(items) = p.get("items").and_then(Value::as_object) else {
+                return bad("an array without `items` cannot be asked");
+            };
+            match choices(items) {
+                Some(options) => Kind::MultiChoice {
+                    options: options?,
+                    min_items: uint("minItems"),
+                    max_items: uint("maxItems"),
+                },
+                None => return bad("an array field must list its options (`items.enum`)"),
+            }
+        }
+        None if choices(p).is_some() => Kind::Choice(choices(p).expect("checked")?),
+        Some(other) => return bad(&format!("type `{other}` cannot be asked")),
+        None => return bad("it has no `type`"),
+    };
+    let mut field = Field {
+        name: name.to_owned(),
+        label: text("title").unwrap_or_else(|| name.to_owned()),
+        description: text("description"),
+        required: false,
+        kind,
+        default: None,
+    };
+    // A default that does not fit is not offered (the server's mistake should not become the
+    // user's answer).
+    field.default = p.get("default").and_then(|d| field.check(d).ok());
+    Ok(field)
+}
+
+/// The options of an enum-like schema: `enum` (+ legacy `enumNames`), `oneOf`/`anyOf` of
+/// `{const, title}`. `None` when the schema is no enum.
+fn choices(p: &Map<String, Value>) -> Option<Result<Vec<Choice>, String>> {
+    if let Some(values) = p.get("enum").and_then(Value::as_array) {
+        let names = p.get("enumNames").and_then(Value::as_array);
+        return Some(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let value = v
+                        .as_str()
+                        .ok_or_else(|| format!("enum value {v} is not a string"))?
+                        .to_owned();
+                    let label = names
+                        .and_then(|n| n.get(i))
+                        .and_then(Value::as_str)
+                        .map_or_else(|| value.clone(), str::to_owned);
+                    Ok(Choice { value, label })
+                })
+                .collect(),
+        );
+    }
+    let list = p
+        .get("oneOf")
+        .or_else(|| p.get("anyOf"))
+        .and_then(Value::as_array)?;
+    Some(
+        list.iter()
+            .map(|o| {
+                let value = o
+                    .get("const")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("option {o} has no string `const`"))?
+                    .to_owned();
+                let label = o
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| value.clone(), str::to_owned);
+                Ok(Choice { value, label })
+            })
+            .collect(),
+    )
+}
+
+impl Field {
+    /// Checks (and, where the meaning is plain, converts) a JSON answer: `"42"` for an integer,
+    /// `"yes"` for a boolean, an option's label for its value.
+    pub fn check(&self, v: &Value) -> Result<Value, String> {
+        match (&self.kind, v) {
+            (Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. }, Value::String(s)) => {
+                self.parse_text(s)
+            }
+            (Kind::Integer { .. } | Kind::Number { .. }, Value::Number(n)) => {
+                self.parse_text(&n.to_string())
+            }
+            (Kind::Boolean, Value::Bool(b)) => Ok(Value::Bool(*b)),
+            (Kind::Boolean, Value::String(s)) => parse_yes_no(s)
+                .map(Value::Bool)
+                .ok_or_else(|| format!("expected yes or no, got {s:?}")),
+            (Kind::Choice(options), Value::String(s)) => pick(options, s).map(Value::String),
+            (
+                Kind::MultiChoice {
+                    options,
+                    min_items,
+                    max_items,
+                },
+                Value::Array(items),
+            ) => {
+                let mut out = Vec::new();
+                for item in items {
+                    let s = item
+                        .as_str()
+                        .ok_or_else(|| format!("expected option names, got {item}"))?;
+                    out.push(Value::String(pick(options, s)?));
+                }
+                count_ok(out.len() as u64, *min_items, *max_items)?;
+                Ok(Value::Array(out))
+            }
+            (Kind::MultiChoice { .. }, Value::String(s)) => {
+                self.check(&json!(s.split(',').map(str::trim).collect::<Vec<_>>()))
+            }
+            (_, other) => Err(format!("expected {}, got {other}", self.expects())),
+        }
+    }
+
+    /// Parses what was typed at the prompt for a text, integer or number field.
+    pub fn parse_text(&self, s: &str) -> Result<Value, String> {
+        match &self.kind {
+            Kind::Text {
+                min_len,
+                max_len,
+                format,
+            } => {
+                let n = s.chars().count() as u64;
+                if let Some(min) = min_len
+                    && n < *min
+                {
+                    return Err(format!("at least {min} characters, please"));
+                }
+                if let Some(max) = max_len
+                    && n > *max
+                {
+                    return Err(format!("at most {max} characters, please"));
+                }
+                if let Some(f) = format {
+                    check_format(f, s)?;
+                }
+                Ok(Value::String(s.to_owned()))
+            }
+            Kind::Integer { min, max } => {
+                let t = s.trim();
+                let i: i64 = t
+                    .parse()
+                    .map_err(|_| format!("{t:?} is not a whole number"))?;
+                in_range(i as f64, *min, *max)?;
+                Ok(json!(i))
+            }
+            Kind::Number { min, max } => {
+                let t = s.trim();
+                let x: f64 = t
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| x.is_finite())
+                    .ok_or_else(|| format!("{t:?} is not a number"))?;
+                in_range(x, *min, *max)?;
+                Ok(json!(x))
+            }
+            Kind::Boolean => parse_yes_no(s)
+                .map(Value::Bool)
+                .ok_or_else(|| format!("expected yes or no, got {s:?}")),
+            Kind::Choice(options) => pick(options, s).map(Value::String),
+            Kind::MultiChoice { .. } => self.check(&Value::String(s.to_owned())),
+        }
+    }
+
+    /// A few words for "expected ...".
+    pub fn expects(&self) -> String {
+        match &self.kind {
+            Kind::Text {
+                format: Some(f), ..
+            } => format!("text ({f})"),
+            Kind::Text { .. } => "text".into(),
+            Kind::Integer { .. } => "a whole number".into(),
+            Kind::Number { .. } => "a number".into(),
+            Kind::Boolean => "yes or no".into(),
+            Kind::Choice(o) | Kind::MultiChoice { options: o, .. } => format!(
+                "one of {}",
+                o.iter()
+                    .map(|c| c.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// The bounds of a numeric field as prompt text (`between 1 and 10`), if any.
+    pub fn hint(&self) -> Option<String> {
+        let range = |min: &Option<f64>, max: &Option<f64>| match (min, max) {
+            (Some(a), Some(b)) => Some(format!("{a} to {b}")),
+            (Some(a), None) => Some(format!("at least {a}")),
+            (None, Some(b)) => Some(format!("at most {b}")),
+            (None, None) => None,
+        };
+        match &self.kind {
+            Kind::Integer { min, max } | Kind::Number { min, max } => range(min, max),
+            Kind::Text {
+                format: Some(f), ..
+            } => Some(f.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// `yes`/`no` in the usual spellings.
+pub fn parse_yes_no(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "true" | "1" | "on" => Some(true),
+        "n" | "no" | "false" | "0" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn pick(options: &[Choice], s: &str) -> Result<String, String> {
+    let t = s.trim();
+    options
+        .iter()
+        .find(|c| c.value == t)
+        .or_else(|| options.iter().find(|c| c.label.eq_ignore_ascii_case(t)))
+        .map(|c| c.value.clone())
+        .ok_or_else(|| {
+            format!(
+                "{t:?} is not one of {}",
+                options
+                    .iter()
+                    .map(|c| c.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+fn in_range(x: f64, min: Option<f64>, max: Option<f64>) -> Result<(), String> {
+    if let Some(m) = min
+        && x < m
+    {
+        return Err(format!("must be at least {m}"));
+    }
+    if let Some(m) = max
+        && x > m
+    {
+        return Err(format!("must be at most {m}"));
+    }
+    Ok(())
+}
+
+fn count_ok(n: u64, min: Option<u64>, max: Option<u64>) -> Result<(), String> {
+    if let Some(m) = min
+        && n < m
+    {
+        return Err(format!("choose at least {m}"));
+    }
+    if let Some(m) = max
+        && n > m
+    {
+        return Err(format!("choose at most {m}"));
+    }
+    Ok(())
+}
+
+fn check_format(format: &str, s: &str) -> Result<(), String> {
+    let ok = match format {
+        "email" => s
+            .split_once('@')
+            .is_some_and(|(a, b)| !a.is_empty() && b.contains('.') && !b.contains('@')),
+        "uri" => s
+            .split_once(':')
+            .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.is_empty()),
+        "date" => is_date(s),
+        "date-time" => s
+            .split_once(['T', 't', ' '])
+            .is_some_and(|(d, t)| is_date(d) && t.len() >= 5),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{s:?} is not a valid {format}"))
+    }
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(schema: Value) -> Form {
+        Form::from_schema(&schema).expect("a valid schema")
+    }
+
+    fn sample() -> Form {
+        form(json!({
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "title": "Your name", "minLength": 2, "default": "Ada" },
+                "age": { "type": "integer", "minimum": 0, "maximum": 150 },
+                "score": { "type": "number", "default": 9.5 },
+                "ok": { "type": "boolean", "default": true },
+                "color": { "type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"] },
+                "size": { "type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}] },
+                "tags": { "type": "array", "items": { "type": "string", "enum": ["a", "b", "c"] }, "maxItems": 2 },
+                "mail": { "type": "string", "format": "email" }
+            },
+            "required": ["age", "color"]
+        }))
+    }
+
+    #[test]
+    fn schema_becomes_fields_in_order_with_kinds_defaults_and_required() {
+        let f = sample();
+        let names: Vec<_> = f.fields.iter().map(|f| f.name.as_str()).collect();
+        // serde_json keeps object keys sorted, so the fields come in name order.
+        assert_eq!(
+            names,
+            [
+                "age", "color", "mail", "name", "ok", "score", "size", "tags"
+            ]
+        );
+        assert_eq!(f.fields[3].label, "Your name");
+        assert_eq!(f.fields[3].default, Some(json!("Ada")));
+        assert!(f.fields[0].required && f.fields[1].required && !f.fields[3].required);
+        assert_eq!(
+            f.fields[1].kind,
+            Kind::Choice(vec![
+                Choice {
+                    value: "red".into(),
+                    label: "Red".into()
+                },
+                Choice {
+                    value: "green".into(),
+                    label: "Green".into()
+                },
+            ])
+        );
+        assert!(matches!(&f.fields[6].kind, Kind::Choice(o) if o[1].label == "Large"));
+        assert!(matches!(
+            &f.fields[7].kind,
+            Kind::MultiChoice {
+                max_items: Some(2),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn numbers_are_validated() {
+        let f = sample();
+        let age = &f.fields[0];
+        assert_eq!(age.parse_text(" 42 "), Ok(json!(42)));
+        assert_eq!(
+            age.parse_text("4.5"),
+            Err("\"4.5\" is not a whole number".into())
+        );
+        assert_eq!(age.parse_text("200"), Err("must be at most 150".into()));
+        assert_eq!(age.parse_text("-1"), Err("must be at least 0".into()));
+        assert_eq!(age.hint().as_deref(), Some("0 to 150"));
+        let score = &f.fields[5];
+        assert_eq!(score.parse_text("3.25"), Ok(json!(3.25)));
+        assert!(score.parse_text("abc").is_err());
+        assert!(score.parse_text("NaN").is_err());
+    }
+
+    #[test]
+    fn text_booleans_and_choices_are_validated() {
+        let f = sample();
+        let field = |n: &str| f.fields.iter().find(|x| x.name == n).unwrap();
+        assert_eq!(
+            field("name").parse_text("A"),
+            Err("at least 2 characters, please".into())
+        );
+        assert_eq!(field("ok").check(&json!("Yes")), Ok(json!(true)));
+        assert_eq!(field("ok").check(&json!("n")), Ok(json!(false)));
+        assert!(field("ok").check(&json!("maybe")).is_err());
+        assert_eq!(field("color").check(&json!("Green")), Ok(json!("green")));
+        assert_eq!(
+            field("color").check(&json!("blue")),
+            Err("\"blue\" is not one of red, green".into())
+        );
+        assert_eq!(field("tags").check(&json!("a, c")), Ok(json!(["a", "c"])));
+        assert_eq!(
+            field("tags").check(&json!(["a", "b", "c"])),
+            Err("choose at most 2".into())
+        );
+        assert!(field("mail").parse_text("not-an-address").is_err());
+        assert_eq!(field("mail").parse_text("a@b.io"), Ok(json!("a@b.io")));
+        assert_eq!(
+            field("age").check(&json!(true)),
+            Err("expected a whole number, got true".into())
+        );
+    }
+
+    #[test]
+    fn answers_fill_the_form_with_defaults_and_name_what_is_missing() {
+        let f = sample();
+        let answers = json!({ "age": "30", "color": "red", "extra": 1 });
+        let out = f.answer_from(answers.as_object().unwrap()).unwrap();
+        assert_eq!(
+            Value::Object(out),
+            json!({ "name": "Ada", "age": 30, "score": 9.5, "ok": true, "color": "red" })
+        );
+        let err = f
+            .answer_from(json!({ "age": 1 }).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(err, "no answer for required field `color`");
+        let err = f.answer_from(&Map::new()).unwrap_err();
+        assert_eq!(err, "no answer for required fields `age`, `color`");
+        let err = f
+            .answer_from(json!({ "age": 999, "color": "red" }).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(err, "--answers `age`: must be at most 150");
+    }
+
+    #[test]
+    fn a_default_that_does_not_fit_is_not_offered_and_odd_schemas_are_refused() {
+        let f =
+            form(json!({"properties": {"n": {"type": "integer", "maximum": 3, "default": 10}}}));
+        assert_eq!(f.fields[0].default, None);
+        assert!(
+            Form::from_schema(&json!({"properties": {"o": {"type": "object"}}}))
+                .unwrap_err()
+                .contains("type `object` cannot be asked")
+        );
+        assert!(Form::from_schema(&json!([])).is_err());
+        assert_eq!(form(json!({"type": "object"})).fields, vec![]);
+    }
+}

@@ -1,0 +1,381 @@
+//! `mcp-tasks`: try an MCP server from the terminal.
+//!
+//! ```text
+//! mcp-tasks tools [--json] (--url URL [--token T] | -- CMD [ARGS...])
+//! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
+//! ```
+//!
+//! A call that runs as a task is followed to its end: a live progress line on a terminal (one
+//! line per change elsewhere), the tool's questions asked at the prompt or answered from
+//! `--answers`, Ctrl-C cancels it (`tasks/cancel`) and exits 130. Exit codes: 0 success, 1 the
+//! tool reported an error, 2 protocol or usage error, 130 interrupted.
+
+mod cli;
+mod form;
+mod ui;
+
+use clap::Parser;
+use cli::{Answers, Command, EraArg, Target};
+use mcp_tasks_client::{
+    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
+};
+use serde_json::{Map, Value, json};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use ui::{CliHandler, Ui};
+
+/// How long Ctrl-C waits for the server to confirm a cancellation.
+const CANCEL_WAIT: Duration = Duration::from_secs(3);
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Success,
+    ToolError,
+    Failure,
+    Interrupted,
+}
+
+impl Outcome {
+    fn code(self) -> u8 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::ToolError => 1,
+            Outcome::Failure => 2,
+            Outcome::Interrupted => 130,
+        }
+    }
+
+    /// A call that ended in an error: the tool's own failures are 1, everything else 2.
+    fn of_error(e: &Error) -> Outcome {
+        match e {
+            Error::Tool(_) | Error::TaskFailed { .. } | Error::TaskCancelled { .. } => {
+                Outcome::ToolError
+            }
+            _ => Outcome::Failure,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let command = match cli::Cli::parse().into_command() {
+        Ok(c) => c,
+        Err(message) => {
+            eprintln!("mcp-tasks: {message}");
+            return ExitCode::from(Outcome::Failure.code());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let outcome = runtime.block_on(run(command));
+    // A prompt may still be blocked on stdin; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    ExitCode::from(outcome.code())
+}
+
+async fn run(command: Command) -> Outcome {
+    let ui = Ui::new();
+    match command {
+        Command::Tools { json, target, era } => {
+            let client = match connect(&target, era, &ui, Answers::default()).await {
+                Ok(c) => c,
+                Err(o) => return o,
+            };
+            let outcome = tools(&client, json).await;
+            client.close().await;
+            outcome
+        }
+        Command::Call {
+            tool,
+            args,
+            json,
+            answers,
+            target,
+            era,
+        } => {
+            let client = match connect(&target, era, &ui, answers).await {
+                Ok(c) => c,
+                Err(o) => return o,
+            };
+            let outcome = call(&client, &ui, &tool, args, json).await;
+            client.close().await;
+            outcome
+        }
+    }
+}
+
+async fn connect(
+    target: &Target,
+    era: EraArg,
+    ui: &Arc<Ui>,
+    answers: Answers,
+) -> Result<Client, Outcome> {
+    let builder = Client::builder()
+        .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
+        .era(match era {
+            EraArg::Auto => EraChoice::Auto,
+            EraArg::Legacy => EraChoice::Legacy,
+            EraArg::Modern => EraChoice::Modern,
+        })
+        .handler(CliHandler {
+            ui: ui.clone(),
+            answers: Arc::new(answers),
+        });
+    let connected = match target {
+        Target::Http { url, token } => {
+            let builder = match token {
+                Some(t) => builder.bearer_token(t.clone()),
+                None => builder,
+            };
+            builder.connect_http(url.clone()).await
+        }
+        Target::Stdio { program, args } => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            // Its own process group: Ctrl-C at the terminal is ours to handle (by cancelling the
+            // task), not a signal that kills the server before it hears `tasks/cancel`.
+            command.process_group(0);
+            builder.connect_stdio(command).await
+        }
+    };
+    connected.map_err(|e| {
+        eprintln!("mcp-tasks: could not connect: {e}");
+        Outcome::Failure
+    })
+}
+
+async fn tools(client: &Client, json: bool) -> Outcome {
+    let tools = match client.list_tools().await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("mcp-tasks: tools/list failed: {e}");
+            return Outcome::Failure;
+        }
+    };
+    if json {
+        let raw: Vec<&Value> = tools.iter().map(|t| &t.raw).collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "tools": raw })).expect("JSON")
+        );
+        return Outcome::Success;
+    }
+    let modern = client.era().is_modern();
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    println!("{:width$}  {:9}  DESCRIPTION", "TOOL", "TASKS");
+    for t in &tools {
+        let support = match t.task_support {
+            Some(s) => s.as_str(),
+            None if modern => "server",
+            None => "forbidden",
+        };
+        let description = t
+            .description
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .unwrap_or("");
+        println!("{:width$}  {support:9}  {description}", t.name);
+    }
+    if modern {
+        eprintln!(
+            "(protocol {}: the server decides per call which tools run as tasks)",
+            client.era().version()
+        );
+    }
+    Outcome::Success
+}
+
+async fn call(
+    client: &Client,
+    ui: &Arc<Ui>,
+    tool: &str,
+    args: Map<String, Value>,
+    json: bool,
+) -> Outcome {
+    let started = client.call_tool(tool, Value::Object(args));
+    let call = tokio::select! {
+        c = started => c,
+        _ = interrupt(ui) => {
+            eprintln!("mcp-tasks: interrupted");
+            return Outcome::Interrupted;
+        }
+    };
+    let call = match call {
+        Ok(c) => c,
+        Err(e) => return report_error(&e),
+    };
+    let result = match call {
+        ToolCall::Done(result) => Ok(result),
+        ToolCall::Task(task) => match follow(ui, &task).await {
+            Some(r) => r,
+            None => return Outcome::Interrupted,
+        },
+    };
+    ui.finish();
+    match result {
+        Ok(result) => print_result(&result, json),
+        Err(e) => report_error(&e),
+    }
+}
+
+/// Follows a task to its end, showing its state; `None` when Ctrl-C cancelled it.
+async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult, Error>> {
+    let mut updates = task.updates();
+    let shown = ui.clone();
+    let show = tokio::spawn(async move {
+        while let Some(event) = updates.next().await {
+            match event {
+                TaskEvent::Updated(s) => shown.task_state(&s),
+                TaskEvent::Stuck { unchanged_for, .. } => shown.say(&format!(
+                    "(no change for {}s; Ctrl-C cancels the task)",
+                    unchanged_for.as_secs()
+                )),
+            }
+        }
+    });
+    let outcome = tokio::select! {
+        r = task.result() => Some(r),
+        _ = interrupt(ui) => None,
+    };
+    if outcome.is_none() {
+        cancel(ui, task).await;
+    }
+    // Let the last state reach the screen.
+    let _ = tokio::time::timeout(Duration::from_millis(200), show).await;
+    outcome
+}
+
+/// Ctrl-C: `tasks/cancel`, then a short wait for the task to say `cancelled`.
+async fn cancel(ui: &Arc<Ui>, task: &TaskHandle) {
+    ui.say(&format!("^C: cancelling task {} ...", task.id()));
+    let confirmed = tokio::time::timeout(CANCEL_WAIT, async {
+        if let Err(e) = task.cancel().await {
+            return Err(e.to_string());
+        }
+        let mut updates = task.updates();
+        while let Some(event) = updates.next().await {
+            if let TaskEvent::Updated(s) = event
+                && s.status.is_terminal()
+            {
+                return Ok(s.status);
+            }
+        }
+        Ok(task.snapshot().status)
+    })
+    .await;
+    ui.finish();
+    match confirmed {
+        Ok(Ok(TaskStatus::Cancelled)) => eprintln!("mcp-tasks: task {} cancelled", task.id()),
+        Ok(Ok(other)) => eprintln!(
+            "mcp-tasks: task {} ended {} before the cancellation took effect",
+            task.id(),
+            other.as_str()
+        ),
+        Ok(Err(e)) => eprintln!("mcp-tasks: tasks/cancel failed: {e}"),
+        Err(_) => eprintln!(
+            "mcp-tasks: the server did not confirm the cancellation within {}s",
+            CANCEL_WAIT.as_secs()
+        ),
+    }
+}
+
+/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal).
+async fn interrupt(ui: &Arc<Ui>) {
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => {
+            if r.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        _ = ui.interrupted.notified() => {}
+    }
+}
+
+fn report_error(e: &Error) -> Outcome {
+    let outcome = Outcome::of_error(e);
+    match e {
+        Error::Tool(result) => return print_result(result, false),
+        _ => eprintln!("mcp-tasks: {e}"),
+    }
+    outcome
+}
+
+/// Prints a result (the JSON, or its content as text) and says how the call ended.
+fn print_result(result: &CallToolResult, json: bool) -> Outcome {
+    if json {
+        println!("{}", serde_json::to_string_pretty(result).expect("JSON"));
+    } else {
+        for block in &result.content {
+            println!("{}", render(block));
+        }
+        if result.content.is_empty()
+            && let Some(s) = &result.structured_content
+        {
+            println!("{}", serde_json::to_string_pretty(s).expect("JSON"));
+        }
+    }
+    if result.is_error {
+        eprintln!("mcp-tasks: the tool reported an error");
+        Outcome::ToolError
+    } else {
+        Outcome::Success
+    }
+}
+
+fn render(block: &Content) -> String {
+    match block {
+        Content::Text { text } => text.clone(),
+        other => match serde_json::to_value(other) {
+            Ok(v) => {
+                let kind = v.get("type").and_then(Value::as_str).unwrap_or("content");
+                let what = ["mimeType", "uri", "name"]
+                    .iter()
+                    .find_map(|k| v.get(k).and_then(Value::as_str))
+                    .unwrap_or("");
+                format!("[{kind} {what}]")
+            }
+            Err(_) => "[content]".into(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Outcome::Success.code(), 0);
+        assert_eq!(Outcome::ToolError.code(), 1);
+        assert_eq!(Outcome::Failure.code(), 2);
+        assert_eq!(Outcome::Interrupted.code(), 130);
+        let tool_error = CallToolResult {
+            content: vec![Content::text("no")],
+            structured_content: None,
+            is_error: true,
+            meta: None,
+        };
+        assert_eq!(
+            Outcome::of_error(&Error::Tool(tool_error.clone())),
+            Outcome::ToolError
+        );
+        assert_eq!(
+            Outcome::of_error(&Error::Transport("gone".into())),
+            Outcome::Failure
+        );
+        assert_eq!(
+            Outcome::of_error(&Error::Negotiation("x".into())),
+            Outcome::Failure
+        );
+        assert_eq!(print_result(&tool_error, true), Outcome::ToolError);
+        let ok = CallToolResult {
+            is_error: false,
+            ..tool_error
+        };
+        assert_eq!(print_result(&ok, true), Outcome::Success);
+    }
+}

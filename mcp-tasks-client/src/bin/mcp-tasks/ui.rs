@@ -1,0 +1,572 @@
+//! The terminal side: the live progress line, and the questions a tool asks (elicitation forms,
+//! sampling requests) answered at the prompt or from `--answers`.
+//!
+//! Everything the user is shown goes to stderr; stdout is only for the result.
+
+use crate::cli::{Answers, Refusal};
+use crate::form::{Field, Form, Kind};
+use dialoguer::theme::ColorfulTheme;
+use dialoguer::{Confirm, Input, MultiSelect, Select};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_tasks_client::{
+    ElicitRequest, ElicitResponse, InputCapabilities, InputHandler, Root, RootsRequest,
+    SamplingRequest, SamplingResponse, TaskSnapshot,
+};
+use serde_json::{Map, Value};
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// The model name a typed sampling reply is sent under.
+const HUMAN_MODEL: &str = "mcp-tasks-cli (typed by a person)";
+
+/// What the user sees, shared by the main flow and the input handler.
+#[derive(Debug)]
+pub struct Ui {
+    /// Questions are asked at the prompt (stdin and stderr are terminals).
+    pub interactive: bool,
+    /// The progress line (a spinner, or a bar once the task reports a total).
+    bar: Mutex<Option<ProgressBar>>,
+    /// Only one question on screen at a time.
+    asking: tokio::sync::Mutex<()>,
+    /// Ctrl-C pressed while a prompt had the terminal (raw mode swallows the signal).
+    pub interrupted: Notify,
+}
+
+impl Ui {
+    pub fn new() -> Arc<Ui> {
+        Arc::new(Ui {
+            interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            bar: Mutex::new(None),
+            asking: tokio::sync::Mutex::new(()),
+            interrupted: Notify::new(),
+        })
+    }
+
+    /// A line for the user (stderr), above the progress line if there is one.
+    pub fn say(&self, line: &str) {
+        match self.bar.lock().expect("bar lock").as_ref() {
+            Some(bar) if !bar.is_hidden() => bar.println(line),
+            _ => eprintln!("{line}"),
+        }
+    }
+
+    /// Shows a task's state: on a terminal the live line, elsewhere one line per change.
+    pub fn task_state(&self, s: &TaskSnapshot) {
+        let text = describe(s);
+        let mut slot = self.bar.lock().expect("bar lock");
+        let bar = slot.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(spinner_style());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        if bar.is_hidden() {
+            drop(slot);
+            eprintln!("task {}: {text}", s.task_id);
+            return;
+        }
+        match s
+            .progress
+            .as_ref()
+            .and_then(|p| p.total.map(|t| (p.progress, t)))
+        {
+            Some((done, total)) if total > 0.0 => {
+                if bar.length().is_none() {
+                    bar.set_style(bar_style());
+                }
+                // Whole units when the numbers are whole; else per mille of the total.
+                let (pos, len) = if done.fract() == 0.0 && total.fract() == 0.0 {
+                    (done as u64, total as u64)
+                } else {
+                    ((done / total * 1000.0) as u64, 1000)
+                };
+                bar.set_length(len);
+                bar.set_position(pos.min(len));
+            }
+            _ => {}
+        }
+        bar.set_message(text);
+    }
+
+    /// Removes the progress line (before the result is printed).
+    pub fn finish(&self) {
+        if let Some(bar) = self.bar.lock().expect("bar lock").take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// Runs a blocking prompt with the progress line out of the way.
+    async fn prompt<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+    ) -> std::io::Result<T> {
+        let _turn = self.asking.lock().await;
+        let bar = self.bar.lock().expect("bar lock").clone();
+        if let Some(bar) = &bar {
+            bar.disable_steady_tick();
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        let out = tokio::task::spawn_blocking(f)
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        if let Some(bar) = &bar {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        if out
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::Interrupted)
+        {
+            self.interrupted.notify_one();
+        }
+        out
+    }
+}
+
+fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("a valid template")
+}
+
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} [{bar:30}] {percent:>3}% {msg} [{elapsed}]")
+        .expect("a valid template")
+        .progress_chars("=> ")
+}
+
+/// `working: Fetching sources (3/10)`.
+pub fn describe(s: &TaskSnapshot) -> String {
+    let mut text = s.status.as_str().replace('_', " ");
+    if let Some(m) = s.status_message.as_deref().filter(|m| !m.is_empty()) {
+        text.push_str(": ");
+        text.push_str(m);
+    }
+    if let Some(p) = &s.progress {
+        if let Some(m) = p
+            .message
+            .as_deref()
+            .filter(|m| Some(*m) != s.status_message.as_deref())
+        {
+            text.push_str(" - ");
+            text.push_str(m);
+        }
+        match p.total {
+            Some(t) => text.push_str(&format!(" ({}/{})", p.progress, t)),
+            None => text.push_str(&format!(" ({})", p.progress)),
+        }
+    }
+    text
+}
+
+/// Answers what the server asks: at the prompt when there is a terminal, from `--answers`
+/// otherwise; a question nothing can answer is declined with a message, never left hanging.
+#[derive(Debug, Clone)]
+pub struct CliHandler {
+    pub ui: Arc<Ui>,
+    pub answers: Arc<Answers>,
+}
+
+impl InputHandler for CliHandler {
+    fn capabilities(&self) -> InputCapabilities {
+        InputCapabilities {
+            elicitation: true,
+            elicitation_url: true,
+            sampling: true,
+            roots: true,
+        }
+    }
+
+    async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
+        let ui = &self.ui;
+        ui.say(&format!("? {}", request.message));
+        if let Some(refusal) = self.answers.refuse {
+            ui.say("  (--answers \"@action\" refuses it)");
+            return refused(refusal);
+        }
+        if request.mode == "url" {
+            return self.elicit_url(&request).await;
+        }
+        let form = match request
+            .requested_schema
+            .as_ref()
+            .map_or(Ok(Form { fields: vec![] }), Form::from_schema)
+        {
+            Ok(form) => form,
+            Err(why) => {
+                ui.say(&format!("  cannot ask this question ({why}); declined"));
+                return ElicitResponse::Decline;
+            }
+        };
+        if self.answers.given || !ui.interactive {
+            if !self.answers.given {
+                ui.say(&format!(
+                    "  no terminal to ask at and no --answers: declined (answer with --answers '{}')",
+                    example_answers(&form)
+                ));
+                return ElicitResponse::Decline;
+            }
+            // --answers wins; on a terminal, what it leaves open is asked.
+            if !ui.interactive {
+                return match form.answer_from(&self.answers.fields) {
+                    Ok(content) => {
+                        ui.say(&format!(
+                            "  answered from --answers: {}",
+                            Value::Object(content.clone())
+                        ));
+                        ElicitResponse::Accept(content)
+                    }
+                    Err(why) => {
+                        ui.say(&format!("  {why} (and no terminal to ask at): declined"));
+                        ElicitResponse::Decline
+                    }
+                };
+            }
+        }
+        let given = self.answers.fields.clone();
+        let result = ui.prompt(move || ask_form(&form, &given)).await;
+        match result {
+            Ok(Some(content)) => ElicitResponse::Accept(content),
+            Ok(None) => {
+                eprintln!("  declined");
+                ElicitResponse::Decline
+            }
+            Err(e) => {
+                eprintln!("  cancelled ({e})");
+                ElicitResponse::Cancel
+            }
+        }
+    }
+
+    async fn sample(&self, request: SamplingRequest) -> SamplingResponse {
+        let ui = &self.ui;
+        ui.say("? The server asks for a completion from your model:");
+        if let Some(system) = request.system_prompt() {
+            ui.say(&format!("  system: {system}"));
+        }
+        for line in request.text().lines() {
+            ui.say(&format!("  {line}"));
+        }
+        if let Some(max) = request.max_tokens() {
+            ui.say(&format!("  (at most {max} tokens)"));
+        }
+        if self.answers.refuse.is_some() {
+            ui.say("  (--answers \"@action\" refuses it)");
+            return SamplingResponse::Decline;
+        }
+        if let Some(reply) = &self.answers.sampling {
+            ui.say(&format!("  answered from --answers: {reply}"));
+            return SamplingResponse::text(HUMAN_MODEL, reply.clone());
+        }
+        if !ui.interactive {
+            ui.say("  no terminal to ask at and no --answers \"@sampling\": declined");
+            return SamplingResponse::Decline;
+        }
+        let reply = ui
+            .prompt(|| {
+                Input::<String>::with_theme(&ColorfulTheme::default())
+                    .with_prompt("Reply as the model (Esc declines)")
+                    .interact_text()
+                    .map_err(io_error)
+            })
+            .await;
+        match reply {
+            Ok(text) => SamplingResponse::text(HUMAN_MODEL, text),
+            Err(e) => {
+                eprintln!("  declined ({e})");
+                SamplingResponse::Decline
+            }
+        }
+    }
+
+    async fn roots(&self, _request: RootsRequest) -> Vec<Root> {
+        // The directory the command runs in.
+        std::env::current_dir()
+            .ok()
+            .and_then(|dir| {
+                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                Some(Root {
+                    uri: format!("file://{}", dir.to_str()?),
+                    name,
+                })
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
+impl CliHandler {
+    async fn elicit_url(&self, request: &ElicitRequest) -> ElicitResponse {
+        let url = request.url.clone().unwrap_or_default();
+        self.ui.say(&format!("  open {url}"));
+        if !self.ui.interactive {
+            if self.answers.given {
+                self.ui
+                    .say("  accepted (--answers given; the page is left to you)");
+                return ElicitResponse::Accept(Map::new());
+            }
+            self.ui
+                .say("  no terminal to ask at and no --answers: declined");
+            return ElicitResponse::Decline;
+        }
+        let done = self
+            .ui
+            .prompt(|| {
+                Confirm::with_theme(&ColorfulTheme::default())
+                    .with_prompt("Done on that page?")
+                    .default(true)
+                    .interact_opt()
+                    .map_err(io_error)
+            })
+            .await;
+        match done {
+            Ok(Some(true)) => ElicitResponse::Accept(Map::new()),
+            Ok(_) => ElicitResponse::Decline,
+            Err(_) => ElicitResponse::Cancel,
+        }
+    }
+}
+
+fn refused(r: Refusal) -> ElicitResponse {
+    match r {
+        Refusal::Decline => ElicitResponse::Decline,
+        Refusal::Cancel => ElicitResponse::Cancel,
+    }
+}
+
+fn io_error(e: dialoguer::Error) -> std::io::Error {
+    match e {
+        dialoguer::Error::IO(e) => e,
+    }
+}
+
+/// `{"confirm": true}`-like text built from the form, for the "how to answer" hint.
+fn example_answers(form: &Form) -> String {
+    let mut ex = Map::new();
+    for f in &form.fields {
+        let v = f.default.clone().unwrap_or_else(|| match &f.kind {
+            Kind::Boolean => Value::Bool(true),
+            Kind::Integer { .. } | Kind::Number { .. } => Value::from(1),
+            Kind::Choice(o) => {
+                Value::String(o.first().map(|c| c.value.clone()).unwrap_or_default())
+            }
+            Kind::MultiChoice { options, .. } => Value::Array(
+                options
+                    .iter()
+                    .take(1)
+                    .map(|c| Value::String(c.value.clone()))
+                    .collect(),
+            ),
+            Kind::Text { .. } => Value::String("...".into()),
+        });
+        ex.insert(f.name.clone(), v);
+    }
+    Value::Object(ex).to_string()
+}
+
+/// Asks every field not in `given`; `None` when the user declines (Esc).
+fn ask_form(
+    form: &Form,
+    given: &Map<String, Value>,
+) -> std::io::Result<Option<Map<String, Value>>> {
+    eprintln!("  (Esc at a yes/no or a choice declines)");
+    let mut out = Map::new();
+    for field in &form.fields {
+        if let Some(v) = given.get(&field.name).and_then(|v| field.check(v).ok()) {
+            eprintln!("  {}: {v} (from --answers)", field.label);
+            out.insert(field.name.clone(), v);
+            continue;
+        }
+        match ask_field(field)? {
+            Asked::Value(v) => {
+                out.insert(field.name.clone(), v);
+            }
+            Asked::Skip => {}
+            Asked::Decline => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+enum Asked {
+    Value(Value),
+    Skip,
+    Decline,
+}
+
+fn ask_field(field: &Field) -> std::io::Result<Asked> {
+    let theme = ColorfulTheme::default();
+    let mut prompt = field.label.clone();
+    if let Some(d) = &field.description
+        && d != &field.label
+    {
+        prompt.push_str(&format!(" ({d})"));
+    }
+    if let Some(h) = field.hint() {
+        prompt.push_str(&format!(" [{h}]"));
+    }
+    if !field.required {
+        prompt.push_str(" (optional)");
+    }
+    let got = match &field.kind {
+        Kind::Boolean => {
+            let mut c = Confirm::with_theme(&theme).with_prompt(prompt);
+            if let Some(Value::Bool(d)) = field.default {
+                c = c.default(d);
+            }
+            c.interact_opt().map_err(io_error)?.map(Value::Bool)
+        }
+        Kind::Choice(options) => {
+            let labels: Vec<&str> = options.iter().map(|c| c.label.as_str()).collect();
+            let default = field
+                .default
+                .as_ref()
+                .and_then(|d| {
+                    options
+                        .iter()
+                        .position(|c| Some(c.value.as_str()) == d.as_str())
+                })
+                .unwrap_or(0);
+            Select::with_theme(&theme)
+                .with_prompt(prompt)
+                .items(&labels)
+                .default(default)
+                .interact_opt()
+                .map_err(io_error)?
+                .map(|i| Value::String(options[i].value.clone()))
+        }
+        Kind::MultiChoice { options, .. } => {
+            let labels: Vec<&str> = options.iter().map(|c| c.label.as_str()).collect();
+            let chosen: Vec<bool> = options
+                .iter()
+                .map(|c| {
+                    field
+                        .default
+                        .as_ref()
+                        .and_then(Value::as_array)
+                        .is_some_and(|d| d.iter().any(|v| v.as_str() == Some(&c.value)))
+                })
+                .collect();
+            loop {
+                let picked = MultiSelect::with_theme(&theme)
+                    .with_prompt(prompt.clone())
+                    .items(&labels)
+                    .defaults(&chosen)
+                    .interact_opt()
+                    .map_err(io_error)?;
+                let Some(picked) = picked else { break None };
+                let v = Value::Array(
+                    picked
+                        .iter()
+                        .map(|&i| Value::String(options[i].value.clone()))
+                        .collect(),
+                );
+                match field.check(&v) {
+                    Ok(v) => break Some(v),
+                    Err(e) => eprintln!("  {e}"),
+                }
+            }
+        }
+        Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. } => {
+            let mut input = Input::<String>::with_theme(&theme)
+                .with_prompt(prompt)
+                .allow_empty(!field.required || field.default.is_some());
+            if let Some(d) = &field.default {
+                input = input.default(match d {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+            }
+            let required = field.required;
+            let check = field.clone();
+            let text = input
+                .validate_with(move |s: &String| -> Result<(), String> {
+                    if s.is_empty() && !required {
+                        return Ok(());
+                    }
+                    check.parse_text(s).map(|_| ())
+                })
+                .interact_text()
+                .map_err(io_error)?;
+            if text.is_empty() && !field.required {
+                return Ok(Asked::Skip);
+            }
+            Some(field.parse_text(&text).map_err(std::io::Error::other)?)
+        }
+    };
+    Ok(got.map_or(Asked::Decline, Asked::Value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_tasks_client::{Progress, TaskStatus};
+
+    fn snapshot(
+        status: TaskStatus,
+        message: Option<&str>,
+        progress: Option<Progress>,
+    ) -> TaskSnapshot {
+        TaskSnapshot {
+            task_id: "t1".into(),
+            status,
+            status_message: message.map(str::to_owned),
+            progress,
+            poll_interval: None,
+            ttl: None,
+            created_at: None,
+            last_updated_at: None,
+        }
+    }
+
+    #[test]
+    fn the_progress_line_says_status_message_and_progress() {
+        assert_eq!(
+            describe(&snapshot(TaskStatus::Working, None, None)),
+            "working"
+        );
+        assert_eq!(
+            describe(&snapshot(TaskStatus::InputRequired, Some("asking"), None)),
+            "input required: asking"
+        );
+        let progress = Progress {
+            progress: 3.0,
+            total: Some(10.0),
+            message: Some("reading".into()),
+        };
+        assert_eq!(
+            describe(&snapshot(
+                TaskStatus::Working,
+                Some("fetching"),
+                Some(progress)
+            )),
+            "working: fetching - reading (3/10)"
+        );
+        let progress = Progress {
+            progress: 0.5,
+            total: None,
+            message: Some("same".into()),
+        };
+        assert_eq!(
+            describe(&snapshot(TaskStatus::Working, Some("same"), Some(progress))),
+            "working: same (0.5)"
+        );
+    }
+
+    #[test]
+    fn the_answers_hint_is_built_from_the_form() {
+        let form = Form::from_schema(&serde_json::json!({
+            "properties": {
+                "ok": { "type": "boolean" },
+                "n": { "type": "integer", "default": 3 },
+                "c": { "type": "string", "enum": ["x", "y"] },
+                "t": { "type": "string" }
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            example_answers(&form),
+            r#"{"c":"x","n":3,"ok":true,"t":"..."}"#
+        );
+    }
+}

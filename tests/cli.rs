@@ -1,0 +1,288 @@
+//! The `mcp-tasks` command, run as a user runs it: in a real pseudo-terminal (progress line,
+//! questions answered by typing, Ctrl-C), and headless with `--json --answers` (the result on
+//! stdout, nothing asked, nothing hanging). The servers are the example binaries over stdio and
+//! Streamable HTTP.
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession as Session;
+use expectrl::{ControlCode, Eof, Expect, Regex};
+use mcp_tasks_tests::cli::mcp_tasks_bin;
+use mcp_tasks_tests::example_bin;
+use mcp_tasks_tests::http::HttpServer;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn cli_bin() -> PathBuf {
+    mcp_tasks_bin()
+}
+
+/// `mcp-tasks <args>` in a pseudo-terminal of 100x30, with a 20 s expect timeout.
+fn spawn_pty(args: &[&str]) -> Session {
+    let mut cmd = Command::new(cli_bin());
+    cmd.args(args).env("NO_COLOR", "1").env("RUST_LOG", "warn");
+    let mut session = Session::spawn(cmd).expect("spawn mcp-tasks in a pty");
+    session
+        .get_process_mut()
+        .set_window_size(100, 30)
+        .expect("set the pty size");
+    session.set_expect_timeout(Some(Duration::from_secs(20)));
+    session
+}
+
+/// The exit code of the process behind a session.
+fn exit_code(session: &Session) -> i32 {
+    match session.get_process().wait().expect("wait for mcp-tasks") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("mcp-tasks did not exit normally: {other:?}"),
+    }
+}
+
+fn bin(name: &str) -> String {
+    example_bin(name).display().to_string()
+}
+
+/// A task that asks (an integer, validated) and samples, on a terminal: the live progress line
+/// shows the task's status, the question is answered by typing (a wrong answer first, which the
+/// prompt refuses), the sampling request is shown and answered by typing, and the result is
+/// printed; exit 0.
+#[test]
+fn pty_progress_and_questions_answered_by_typing() {
+    let server = bin("example_server");
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--",
+        &server,
+    ]);
+    // The progress line, from the task's status.
+    p.expect(Regex("working|input required"))
+        .expect("a progress line");
+    p.expect("How many sources should I read about \"tides\"?")
+        .expect("the question");
+    p.expect("sources").expect("the field's prompt");
+    p.send_line("many").expect("type");
+    p.expect("is not a whole number")
+        .expect("the validation message");
+    // Clear what was typed, then a valid answer.
+    for _ in 0.."many".len() {
+        p.send(ControlCode::Backspace).expect("type");
+    }
+    p.send_line("3").expect("type");
+    p.expect("Summarise what is known about tides in one sentence.")
+        .expect("the sampling request is shown");
+    p.expect("Reply as the model").expect("the sampling prompt");
+    p.send_line("Tides follow the moon.").expect("type");
+    p.expect("Tides follow the moon.").expect("the result");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 0);
+}
+
+/// Ctrl-C while a task runs sends `tasks/cancel`, waits for `cancelled`, and exits 130; the
+/// progress line showed the task's status message before.
+#[test]
+fn pty_ctrl_c_cancels_the_task_and_exits_130() {
+    let server = bin("example_server");
+    let started = Instant::now();
+    let mut p = spawn_pty(&[
+        "call",
+        "countdown",
+        "--args",
+        r#"{"seconds":60}"#,
+        "--",
+        &server,
+    ]);
+    p.expect(Regex(r"working: \d+s left"))
+        .expect("the status message in the progress line");
+    p.send(ControlCode::EndOfText).expect("Ctrl-C");
+    p.expect("cancelling task")
+        .expect("the cancellation starts");
+    p.expect(Regex(r"task \S+ cancelled"))
+        .expect("the server confirms it");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 130);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "cancelling took {:?}",
+        started.elapsed()
+    );
+}
+
+/// Ctrl-C while a question is on screen (the prompt holds the terminal in raw mode) cancels the
+/// task too, and exits 130.
+#[test]
+fn pty_ctrl_c_at_a_question_cancels_the_task() {
+    let server = bin("example_server");
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--",
+        &server,
+    ]);
+    p.expect("How many sources should I read")
+        .expect("the question");
+    p.expect("sources").expect("the field's prompt");
+    p.send(ControlCode::EndOfText).expect("Ctrl-C");
+    p.expect("cancelling task")
+        .expect("the cancellation starts");
+    p.expect(Regex(r"task \S+ (cancelled|ended)"))
+        .expect("the task ends");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 130);
+}
+
+/// Runs `mcp-tasks <args>` with no terminal (stdin null, pipes); returns (code, stdout, stderr).
+fn headless(args: &[&str]) -> (i32, String, String) {
+    use std::io::Read;
+    // A run that hangs fails here, after a bound far above any healthy run on a loaded machine
+    // (a healthy run takes about a second), instead of hanging the suite.
+    const HANG: Duration = Duration::from_secs(60);
+    let mut child = Command::new(cli_bin())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mcp-tasks");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for mcp-tasks") {
+            break status;
+        }
+        if started.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "mcp-tasks {args:?} hung for {HANG:?}; stderr: {}",
+                stderr.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status.code().expect("exited"),
+        stdout.join().expect("stdout"),
+        stderr.join().expect("stderr"),
+    )
+}
+
+/// `--json --answers` with no terminal: the question is answered from `--answers`, the sampling
+/// request from `"@sampling"`, and stdout is exactly the result as JSON (progress on stderr).
+/// Over stdio and HTTP, in both eras.
+#[test]
+fn headless_json_answers_give_the_result_on_stdout() {
+    let server = bin("example_server");
+    let http = HttpServer::start_bin("example_server", &[]);
+    let answers = r#"{"sources": 4, "@sampling": "Tides follow the moon."}"#;
+    let runs: [Vec<&str>; 4] = [
+        vec!["--", &server],
+        vec!["--era", "legacy", "--", &server],
+        vec!["--url", &http.url],
+        vec!["--era", "legacy", "--url", &http.url],
+    ];
+    for target in runs {
+        let mut args = vec![
+            "call",
+            "research",
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--json",
+        ];
+        args.extend(["--answers", answers]);
+        args.extend(target.iter().copied());
+        let (code, stdout, stderr) = headless(&args);
+        assert_eq!(code, 0, "{args:?}\nstderr: {stderr}");
+        let result: Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("stdout is not the JSON result ({e}): {stdout}"));
+        assert_eq!(
+            result["structuredContent"],
+            serde_json::json!({"topic": "tides", "sources": 4, "summary": "Tides follow the moon."}),
+            "{stdout}"
+        );
+        assert!(stderr.contains("answered from --answers"), "{stderr}");
+    }
+}
+
+/// With no terminal and no `--answers`, the question is declined with a message saying how to
+/// answer it, never left hanging; the tool's own answer to that (an error) exits 1. A tool that
+/// fails exits 1, a usage mistake 2, an unknown tool 2.
+#[test]
+fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
+    let server = bin("example_server");
+    let (code, stdout, stderr) = headless(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"x"}"#,
+        "--",
+        &server,
+    ]);
+    assert!(
+        stderr.contains("no terminal to ask at and no --answers: declined (answer with --answers '{\"sources\":1}')"),
+        "{stderr}"
+    );
+    assert_eq!(code, 1, "declining makes research fail: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("the user called the research off"),
+        "{stdout}"
+    );
+
+    let (code, _, stderr) = headless(&["call", "always_fails", "--", &server]);
+    assert_eq!(code, 1, "{stderr}");
+    let (code, _, stderr) = headless(&["call", "no_such_tool", "--", &server]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no_such_tool"), "{stderr}");
+    let (code, _, stderr) = headless(&["call", "greet", "--args", "[1]", "--", &server]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--args must be a JSON object"), "{stderr}");
+    let (code, _, stderr) = headless(&["tools"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no server"), "{stderr}");
+    let (code, _, stderr) = headless(&["call", "greet", "--url", "http://127.0.0.1:9/mcp"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("could not connect"), "{stderr}");
+}
+
+/// `tools` lists each tool with its task support (legacy era, where it is published), and
+/// `--json` prints the tools as the server sent them.
+#[test]
+fn tools_lists_task_support() {
+    let server = bin("example_server");
+    let (code, stdout, stderr) = headless(&["tools", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 0, "{stderr}");
+    let research = stdout
+        .lines()
+        .find(|l| l.starts_with("research "))
+        .unwrap_or_else(|| panic!("no research line: {stdout}"));
+    assert!(research.contains("required"), "{research}");
+    let countdown = stdout
+        .lines()
+        .find(|l| l.starts_with("countdown "))
+        .expect("countdown");
+    assert!(countdown.contains("optional"), "{countdown}");
+    let (code, stdout, _) = headless(&["tools", "--json", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&stdout).expect("JSON");
+    let research = json["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "research")
+        .expect("research");
+    assert_eq!(research["execution"]["taskSupport"], "required");
+}
