@@ -3,6 +3,7 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
+use super::peer::Peer;
 use crate::protocol::jsonrpc::{
     Notification, Request, RequestId, RpcError, codes, error_message, result_message,
 };
@@ -476,7 +477,8 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         )
         .await;
     }
-    let backend = inline::legacy_backend(conn, progress_token);
+    let peer: Arc<dyn Peer> = conn.clone();
+    let backend = inline::legacy_backend(Arc::downgrade(&peer), progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
         .with_request(request_info(conn, &req))
@@ -568,14 +570,15 @@ async fn run_mrtr(
             )));
         }
     };
-    let weak = Arc::downgrade(conn);
+    let peer: Arc<dyn Peer> = conn.clone();
+    let weak = Arc::downgrade(&peer);
     let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
     let log: Option<mrtr::LogFn> = req.log_level.map(|_| {
-        let weak = Arc::downgrade(conn);
+        let weak = Arc::downgrade(&peer);
         Box::new(move |params: Value| inline::send_log(&weak, params)) as mrtr::LogFn
     });
     let replay = Arc::new(mrtr::Replay::new(&gathered, volunteered, progress, log));

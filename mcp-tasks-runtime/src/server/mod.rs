@@ -5,12 +5,14 @@
 mod auth;
 mod connection;
 mod dispatch;
+mod driver;
 mod era;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
 mod limits;
 mod memory;
+mod peer;
 mod stdio;
 
 #[cfg(feature = "http")]

@@ -17,6 +17,7 @@ use super::ServerInner;
 use super::auth::{Authenticator, Principal};
 use super::connection::{Connection, Sink};
 use super::dispatch;
+use super::driver;
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, codes, error_message};
 use crate::protocol::task::Owner;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
@@ -1010,7 +1011,7 @@ async fn run_request(
         ));
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
     }
-    let Some(run) = conn.start_request(req) else {
+    let Some(run) = driver::start_request(&conn, req) else {
         let err = RpcError::invalid_request("Invalid Request: duplicate request id");
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
     };
