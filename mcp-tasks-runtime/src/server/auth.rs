@@ -3,10 +3,10 @@
 
 use axum::http::request::Parts;
 use std::collections::HashMap;
-use subtle::ConstantTimeEq;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use subtle::ConstantTimeEq;
 
 pub use crate::tool::Principal;
 
