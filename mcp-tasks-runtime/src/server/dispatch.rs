@@ -3,6 +3,7 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
+use super::listen::Listen;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{
     Notification, Request, RequestId, RpcError, codes, error_message, result_message,
@@ -303,6 +304,16 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
             Some(legacy_task_method(conn, &req).await)
         }
         ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
+        ("subscriptions/listen", true) => {
+            let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
+            match Listen::parse(&req.params, declared, missing_tasks_capability) {
+                Ok(listen) => {
+                    let owner = conn.owner_for(&req.era);
+                    listen.run(conn, &req.id, owner, cancel).await
+                }
+                Err(err) => Some(Err(err)),
+            }
+        }
         // A request with per-request `_meta` is a 2026-07-28 request, and `initialize` is not a
         // 2026-07-28 method (SEP-2575: -32601, HTTP 404). A 2025-11-25 client sends it without
         // `_meta`, and the transport opens a legacy session before it gets here.

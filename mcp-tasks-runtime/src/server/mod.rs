@@ -11,6 +11,7 @@ mod era;
 mod http;
 mod inline;
 mod limits;
+mod listen;
 mod memory;
 mod peer;
 mod stdio;
