@@ -352,4 +352,75 @@ mod http {
         // Bob heard nothing of it.
         assert_eq!(bob.next(Duration::from_millis(300)).await, None);
     }
+
+    fn legacy(url: &str, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        let mut b = reqwest::Client::new()
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(id) = session {
+            b = b
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        b
+    }
+
+    async fn open_session(url: &str) -> (String, Events) {
+        let r = legacy(
+            url,
+            None,
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "t", "version": "1" } } }),
+        )
+        .send()
+        .await
+        .expect("answered");
+        let id = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let stream = Events::open(
+            reqwest::Client::new()
+                .get(url)
+                .header("accept", "text/event-stream")
+                .header("mcp-session-id", &id)
+                .header("mcp-protocol-version", "2025-11-25"),
+        )
+        .await;
+        (id, stream)
+    }
+
+    #[tokio::test]
+    async fn legacy_status_notifications_go_to_the_session_that_owns_the_task() {
+        let s = HttpServer::start(&[]);
+        let (owner, mut owner_stream) = open_session(&s.url).await;
+        let (_other, mut other_stream) = open_session(&s.url).await;
+        let created = result(legacy(
+            &s.url,
+            Some(&owner),
+            json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "slow_compute", "arguments": { "seconds": 1 }, "task": { "ttl": 60000 } } }),
+        ))
+        .await;
+        let id = created["task"]["taskId"]
+            .as_str()
+            .expect("taskId")
+            .to_owned();
+        let done = loop {
+            let n = owner_stream
+                .next(WAIT)
+                .await
+                .expect("a status notification");
+            assert_eq!(n["method"], "notifications/tasks/status", "{n}");
+            assert_eq!(n["params"]["taskId"], id.as_str(), "{n}");
+            if n["params"]["status"] == "completed" {
+                break n;
+            }
+        };
+        assert!(
+            done["params"].get("result").is_none(),
+            "the status only: {done}"
+        );
+        assert_eq!(other_stream.next(Duration::from_millis(300)).await, None);
+    }
 }
