@@ -473,7 +473,18 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         .cloned();
     let arguments = req.params.get("arguments").cloned();
     let deferred = req.era.is_modern() && tool.info.defer_task;
-    if path == Path::Task && !deferred {
+    // A promotable call starts inline and becomes a task only if it runs long (modern era,
+    // extension declared: that is when an optional tool's path is a task).
+    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
+        (Path::Task, TaskSupport::Optional, true) => conn
+            .server
+            .promote_after
+            .get(name.as_str())
+            .copied()
+            .or(conn.server.config.promote_after),
+        _ => None,
+    };
+    if path == Path::Task && !deferred && promote_after.is_none() {
         return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
     }
     if req.era.is_modern() {
@@ -484,7 +495,11 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             arguments,
             progress_token,
             cancel,
-            path == Path::Task,
+            match (path == Path::Task, promote_after) {
+                (false, _) => Becomes::Never,
+                (true, None) => Becomes::WhenAsked,
+                (true, Some(after)) => Becomes::WhenAskedOrAfter(after),
+            },
         )
         .await;
     }
@@ -547,8 +562,13 @@ async fn run_mrtr(
     arguments: Option<Value>,
     progress_token: Option<Value>,
     cancel: CancellationToken,
-    may_become_task: bool,
+    becomes: Becomes,
 ) -> Outcome {
+    let may_become_task = !matches!(becomes, Becomes::Never);
+    let promote_after = match becomes {
+        Becomes::WhenAskedOrAfter(after) => Some(after),
+        _ => None,
+    };
     let name = tool.info.name;
     let info = request_info(conn, req);
     let owner = conn.owner_for(&req.era);
@@ -623,6 +643,8 @@ async fn run_mrtr(
             return None;
         }
         step = mrtr::drive(&mut fut, &replay, wants_task) => step,
+        // Still running at the threshold: the same run goes on as a task.
+        _ = sleep_or_never(promote_after) => mrtr::Step::Promote,
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
@@ -894,4 +916,21 @@ async fn legacy_task_result(
         ))
         .with_data(json!({ meta::RELATED_TASK: related }))),
     })
+}
+
+/// Whether an inline modern call may turn into a task: never, when the tool asks
+/// (`ctx.start_task()`, `defer_task`), or also once it has run for a while (promotion).
+#[derive(Debug, Clone, Copy)]
+enum Becomes {
+    Never,
+    WhenAsked,
+    WhenAskedOrAfter(std::time::Duration),
+}
+
+/// Resolves after `after`, or never.
+async fn sleep_or_never(after: Option<std::time::Duration>) {
+    match after {
+        Some(after) => tokio::time::sleep(after).await,
+        None => std::future::pending().await,
+    }
 }
