@@ -166,6 +166,9 @@ pub(crate) async fn request(
         Err(err) => return Some(error_message(Some(&id), &err)),
     };
     let era = incoming.era.clone();
+    let span = tracing::Span::current();
+    span.record("era", if era.is_modern() { "modern" } else { "legacy" });
+    span.record("owner", conn.owner_for(&era).as_str());
     let outcome = route(conn, incoming, cancel).await?;
     Some(match outcome {
         Ok(result) => result_message(&id, shape_result(conn, &era, result)),
@@ -448,6 +451,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             )));
         }
     };
+    tracing::Span::current().record("tool", name.as_str());
     let Some(tool) = conn.server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
             "Unknown tool: `{name}`"
@@ -753,9 +757,13 @@ fn missing_tasks_capability() -> RpcError {
     .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
 }
 
+/// The request's `taskId` (recorded on the request's span).
 fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
     match params.get("taskId") {
-        Some(Value::String(id)) => Ok(TaskId::new(id.clone())),
+        Some(Value::String(id)) => {
+            tracing::Span::current().record("task", id.as_str());
+            Ok(TaskId::new(id.clone()))
+        }
         Some(_) => Err(RpcError::invalid_params("`taskId` must be a string")),
         None => Err(RpcError::invalid_params(
             "missing required parameter `taskId`",

@@ -11,6 +11,7 @@ use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Handles one message from a transport that answers on the same channel it reads (stdio, in
 /// memory): replies go to the connection's sink, requests run concurrently on its tracker.
@@ -63,13 +64,27 @@ pub(crate) fn start_request(
         return None;
     };
     let conn = conn.clone();
-    Some(async move {
-        let _done = InflightGuard {
-            conn: &conn,
-            id: req.id.clone(),
-        };
-        dispatch::request(&conn, req, token).await
-    })
+    // One span per request; dispatch fills in the era, the owner, the tool and the task as it
+    // learns them, so one task can be followed across its polls.
+    let span = tracing::info_span!(
+        "request",
+        id = %req.id,
+        method = %req.method,
+        era = tracing::field::Empty,
+        owner = tracing::field::Empty,
+        tool = tracing::field::Empty,
+        task = tracing::field::Empty,
+    );
+    Some(
+        async move {
+            let _done = InflightGuard {
+                conn: &conn,
+                id: req.id.clone(),
+            };
+            dispatch::request(&conn, req, token).await
+        }
+        .instrument(span),
+    )
 }
 
 /// Takes a request off the in-flight table when its future ends, however it ends (a transport
