@@ -30,6 +30,16 @@ const TASKS: &[&str] = &[
     "tasks-mrtr-composition",
 ];
 
+/// Scenarios the pinned suite does not run (it reports them SKIPPED, with no checks), and why.
+/// They are not counted as passed: the test prints them as skipped, fails if any other scenario
+/// skips, and fails when one of these starts running (then it is held to the same bar as the
+/// rest, and leaves this list).
+const SKIPPED_BY_THE_SUITE: &[(&str, &str)] = &[(
+    "tasks-status-notifications",
+    "the suite's harness is pending its rewrite onto subscriptions/listen; tests/push.rs covers \
+     subscriptions/listen and notifications/tasks over stdio and HTTP",
+)];
+
 const INPUT_REQUIRED: &[&str] = &[
     "input-required-result-basic-elicitation",
     "input-required-result-basic-sampling",
@@ -140,6 +150,7 @@ fn official_conformance_suite() {
     }
     let server = HttpServer::start(&[]);
     let mut failed = Vec::new();
+    let mut skipped = Vec::new();
     let all = TASKS
         .iter()
         .chain(INPUT_REQUIRED)
@@ -162,6 +173,26 @@ fn official_conformance_suite() {
             .unwrap_or("(no summary)")
             .to_owned();
         eprintln!("{scenario}: {summary} [{:.1?}]", started.elapsed());
+        let known_skip = SKIPPED_BY_THE_SUITE.iter().find(|(s, _)| s == scenario);
+        if out.status.success() && was_skipped(&summary) {
+            match known_skip {
+                Some((_, why)) => {
+                    eprintln!("{scenario}: SKIPPED by the suite, not counted as passed ({why})");
+                    skipped.push(*scenario);
+                }
+                None => {
+                    eprintln!("---- {scenario}: skipped by the suite ----\n{stdout}");
+                    failed.push(*scenario);
+                }
+            }
+            continue;
+        }
+        if known_skip.is_some() {
+            eprintln!(
+                "{scenario} now runs: remove it from SKIPPED_BY_THE_SUITE (it must pass like the rest)"
+            );
+            failed.push(*scenario);
+        }
         if !out.status.success() {
             eprintln!(
                 "---- {scenario} output ----\n{stdout}\n{}",
@@ -176,10 +207,24 @@ fn official_conformance_suite() {
             failed.push(*scenario);
         }
     }
+    eprintln!("skipped by the suite (not passed): {skipped:?}");
     assert!(
         failed.is_empty(),
         "conformance scenarios failed: {failed:?}"
     );
+}
+
+/// Whether the suite skipped the scenario: it ran no check (a scenario that skips some of its
+/// checks and runs others is judged on those it runs).
+fn was_skipped(summary: &str) -> bool {
+    summary.starts_with("Passed: 0/0")
+}
+
+#[test]
+fn skipped_scenarios_are_recognised() {
+    assert!(was_skipped("Passed: 0/0, 0 failed, 0 warnings"));
+    assert!(!was_skipped("Passed: 2/2, 0 failed, 0 warnings"));
+    assert!(!was_skipped("(no summary)"));
 }
 
 /// The warning count of a summary line: `Passed: 2/2, 0 failed, 1 warnings`.

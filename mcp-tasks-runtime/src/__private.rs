@@ -1,78 +1,21 @@
 //! Not public API. Everything `#[tool]` expands to reaches the runtime through this module, with
 //! absolute paths, so that the expansion never depends on the user's imports. It may change in any
-//! release; `mcp-tasks-macros` is pinned to the exact version of this crate.
+//! release; `mcp-tasks-macros` is pinned to the exact version of this crate. It holds exactly what
+//! the expansion names (the snapshots in `mcp-tasks-macros/tests/snapshots/` and the trybuild cases
+//! in `tests/ui/` use all of it), and nothing else.
 
-pub use ::core::future::Future;
-pub use ::core::marker::Send;
 pub use ::core::option::Option::{self, None, Some};
-pub use ::core::result::Result::{self, Err, Ok};
-pub use ::schemars;
-pub use ::serde;
+pub use ::core::result::Result::{self, Ok};
 pub use ::serde_json;
-pub use ::std::boxed::Box;
-pub use ::std::time::Duration;
 
 pub use crate::protocol::ToolAnnotations;
 pub use crate::tool::{
-    ArgumentError, Arguments, IntoToolResult, ParamsBuilder, TaskSupport, Tool, ToolContext,
-    ToolFuture, ToolInfo, ToolParam,
+    ArgumentError, Arguments, ParamsBuilder, TaskSupport, Tool, ToolContext, ToolFuture, ToolInfo,
 };
 
-/// Adds one parameter to the input schema (`M` is inferred and picks the parameter's kind).
-#[inline]
-pub fn describe<P: ToolParam<M>, M>(
-    params: &mut ParamsBuilder,
-    name: &'static str,
-    doc: Option<&'static str>,
-) {
-    P::describe(params, name, doc)
-}
-
-/// Takes one parameter's value out of the call.
-#[inline]
-pub fn extract<P: ToolParam<M>, M>(
-    ctx: &ToolContext,
-    args: &mut Arguments,
-    name: &'static str,
-) -> Result<P, ArgumentError> {
-    P::extract(ctx, args, name)
-}
-
-/// The output schema of a return type.
-#[inline]
-pub fn output_schema<O: IntoToolResult<M>, M>() -> Option<serde_json::Value> {
-    O::output_schema()
-}
-
-/// Boxes the user's future and converts its output. The `Send` bound is what makes a tool runnable
-/// on the multi-threaded runtime and as a background task.
-#[inline]
-pub fn run<F, O, M>(fut: F) -> ToolFuture
-where
-    F: Future<Output = O> + Send + 'static,
-    O: IntoToolResult<M>,
-{
-    Box::pin(async move { fut.await.into_tool_result() })
-}
-
-/// Compile-time check that a parameter type is usable; emitted at the parameter's span.
-#[inline]
-pub const fn assert_param<P: ToolParam<M>, M>() {}
-
-/// Compile-time check that a return type is usable; emitted at the return type's span.
-#[inline]
-pub const fn assert_output<O: IntoToolResult<M>, M>() {}
-
-/// Compile-time check that the tool's future is `Send`; emitted at the function name's span.
-#[inline]
-pub fn assert_send<F: Future + Send>(_: &F) {}
-
-/// The elicitation form of `T` (used by compile-time checks of `elicit` types).
-#[inline]
-pub fn elicitation_schema<T: schemars::JsonSchema + 'static>() -> Result<serde_json::Value, String>
-{
-    crate::tool::schema::elicitation_schema::<T>()
-}
+use crate::tool::{IntoToolResult, ToolParam};
+use ::core::future::Future;
+use ::std::time::Duration;
 
 /// A `Duration` from milliseconds (the macro parses `ttl = "10m"` into milliseconds).
 #[inline]

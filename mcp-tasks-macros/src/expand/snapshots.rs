@@ -11,7 +11,7 @@ fn check(attr: TokenStream, item: TokenStream, expected: &ExpectFile) {
     expected.assert_eq(&prettyplease::unparse(&file));
 }
 
-/// The hand-written expansion in mcp-tasks-runtime/tests/hand_expanded.rs, generated.
+/// A context, a documented parameter and an optional one.
 #[test]
 fn greet() {
     check(

@@ -15,3 +15,6 @@ pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// Progress token.
 pub const PROGRESS_TOKEN: &str = "progressToken";
+/// Notification: the `subscriptions/listen` request it is delivered for (its JSON-RPC id;
+/// 2026-07-28).
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use subtle::ConstantTimeEq;
 
 pub use crate::tool::Principal;
 
@@ -132,7 +133,7 @@ impl BearerTokens {
             .ok_or_else(|| Unauthorized::new("Unauthorized: expected a Bearer token"))?;
         // Compare every token in constant time so timing does not tell how much of one matched.
         let found = self.tokens.iter().fold(None, |found, (known, principal)| {
-            if constant_time_eq(known.as_bytes(), token.as_bytes()) {
+            if bool::from(known.as_bytes().ct_eq(token.as_bytes())) {
                 Some(principal.clone())
             } else {
                 found
@@ -143,13 +144,6 @@ impl BearerTokens {
                 .with_challenge("Bearer error=\"invalid_token\"")
         })
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl Authenticator for BearerTokens {

@@ -1,23 +1,24 @@
-//! One client connection, whatever carries it: its legacy session, its in-flight requests, the
-//! requests this server sends to the client, and who owns the tasks it creates. Transports (the
-//! stdio loop in `stdio.rs`, Streamable HTTP in `http/`) feed it messages and give it a [`Sink`]
-//! for what the server sends on its own (notifications, server-to-client requests).
+//! One client connection, whatever carries it: the per-peer *state* (its legacy session, its
+//! in-flight requests, the requests this server sends to the client and their answers, who owns
+//! the tasks it creates). It drives nothing: the transports (the stdio loop in `stdio.rs`, the
+//! in-memory one in `memory.rs`, Streamable HTTP in `http/`) own their loops and hand each
+//! message to `driver.rs`, which calls `dispatch.rs`. A transport gives the connection a [`Sink`]
+//! for what the server sends on its own (notifications, server-to-client requests); code that
+//! serves a request reaches the client through the [`Peer`] interface it implements.
 
 use super::ServerInner;
-use super::dispatch;
 use super::era::ClientView;
 use super::era::Era;
+use super::peer::{Answer, Peer};
 use crate::protocol::LogLevel;
-use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message};
+use crate::protocol::jsonrpc::{self, RequestId, RpcError};
 use crate::protocol::task::Owner;
 use crate::task::engine::ClientChannel;
 use crate::transport::Outbound;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -170,7 +171,8 @@ impl Connection {
 
     /// This connection as the engine's way back to a legacy client.
     pub(crate) fn channel(self: &Arc<Self>) -> Arc<dyn ClientChannel> {
-        Arc::new(SessionChannel(Arc::downgrade(self)))
+        let peer: Arc<dyn Peer> = self.clone();
+        super::peer::channel(Arc::downgrade(&peer))
     }
 
     /// Sends a message to the client.
@@ -216,69 +218,22 @@ impl Connection {
         out
     }
 
-    /// Handles one message from a transport that answers on the same channel it reads (stdio):
-    /// replies go to the sink, requests run concurrently on the connection's tracker.
-    pub(crate) fn on_message(self: &Arc<Self>, message: Result<Message, jsonrpc::Rejected>) {
-        match message {
-            Err(rejected) => {
-                tracing::debug!(error = %rejected.error, "rejected a message");
-                if let Some(id) = &rejected.id {
-                    self.fail_pending(id, &rejected.error);
-                }
-                self.send(error_message(rejected.id.as_ref(), &rejected.error));
-            }
-            Ok(Message::Request(req)) if req.method == "initialize" => {
-                // Answered in order, before anything read after it, so a client that pipelines
-                // `initialize` with what follows is served in the session it opened.
-                let reply = dispatch::initialize(self, &req);
-                self.send(reply);
-            }
-            Ok(Message::Request(req)) => {
-                let req_id = req.id.clone();
-                let Some(run) = self.start_request(req) else {
-                    return;
-                };
-                let conn = self.clone();
-                let id = req_id;
-                self.tracker.spawn(async move {
-                    if let Some(reply) = run.await {
-                        conn.send(reply);
-                    }
-                    conn.replied(&id);
-                });
-            }
-            Ok(Message::Notification(n)) => dispatch::notification(self, n),
-            Ok(Message::Response(resp)) => self.on_response(resp),
+    /// Registers request `id` as in flight and returns the token that cancels it (a child of
+    /// the connection's `closing`); `None` when a request with this id is already in flight.
+    /// [`Connection::finished`] takes it off again.
+    pub(crate) fn begin(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut inflight = lock(&self.inflight);
+        if inflight.contains_key(id) {
+            return None;
         }
+        let token = self.closing.child_token();
+        inflight.insert(id.clone(), token.clone());
+        Some(token)
     }
 
-    /// Registers a request as in flight and returns the future that dispatches it and yields the
-    /// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is
-    /// answered at once with `-32600` through the sink, and `None` is returned.
-    pub(crate) fn start_request(
-        self: &Arc<Self>,
-        req: jsonrpc::Request,
-    ) -> Option<impl Future<Output = Option<Value>> + Send + 'static> {
-        let token = self.closing.child_token();
-        {
-            let mut inflight = lock(&self.inflight);
-            if inflight.contains_key(&req.id) {
-                drop(inflight);
-                let err = RpcError::invalid_request(format!(
-                    "Invalid Request: id {} is already in use by a request in flight",
-                    req.id
-                ));
-                self.send(error_message(Some(&req.id), &err));
-                return None;
-            }
-            inflight.insert(req.id.clone(), token.clone());
-        }
-        let conn = self.clone();
-        Some(async move {
-            let id = req.id.clone();
-            let _done = InflightGuard { conn: &conn, id };
-            dispatch::request(&conn, req, token).await
-        })
+    /// Request `id` is no longer in flight.
+    pub(crate) fn finished(&self, id: &RequestId) {
+        lock(&self.inflight).remove(id);
     }
 
     /// Whether a request with this id is in flight.
@@ -333,29 +288,13 @@ impl Connection {
     }
 }
 
-/// A legacy session, seen from the task engine.
-struct SessionChannel(Weak<Connection>);
-
-impl ClientChannel for SessionChannel {
-    fn request(
-        &self,
-        method: &str,
-        params: Value,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>> {
-        let method = method.to_owned();
-        Box::pin(async move {
-            let conn = self
-                .0
-                .upgrade()
-                .ok_or_else(|| RpcError::internal("the client connection is closed"))?;
-            conn.request(&method, params).await
-        })
+impl Peer for Connection {
+    fn send(&self, message: Value) -> bool {
+        Connection::send(self, message)
     }
 
-    fn notify(&self, method: &str, params: Value) {
-        if let Some(conn) = self.0.upgrade() {
-            conn.send(jsonrpc::notification_message(method, params));
-        }
+    fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a> {
+        Box::pin(Connection::request(self, method, params))
     }
 }
 
@@ -367,18 +306,5 @@ struct PendingGuard<'a> {
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         lock(&self.conn.pending).remove(&self.id);
-    }
-}
-
-/// Takes a request off the in-flight table when its future ends, however it ends (a transport
-/// may drop the future when its client goes away).
-struct InflightGuard<'a> {
-    conn: &'a Connection,
-    id: RequestId,
-}
-
-impl Drop for InflightGuard<'_> {
-    fn drop(&mut self) {
-        lock(&self.conn.inflight).remove(&self.id);
     }
 }

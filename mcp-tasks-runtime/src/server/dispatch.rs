@@ -3,6 +3,8 @@
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
 use super::inline;
+use super::listen::Listen;
+use super::peer::Peer;
 use crate::protocol::jsonrpc::{
     Notification, Request, RequestId, RpcError, codes, error_message, result_message,
 };
@@ -164,6 +166,9 @@ pub(crate) async fn request(
         Err(err) => return Some(error_message(Some(&id), &err)),
     };
     let era = incoming.era.clone();
+    let span = tracing::Span::current();
+    span.record("era", if era.is_modern() { "modern" } else { "legacy" });
+    span.record("owner", conn.owner_for(&era).as_str());
     let outcome = route(conn, incoming, cancel).await?;
     Some(match outcome {
         Ok(result) => result_message(&id, shape_result(conn, &era, result)),
@@ -302,6 +307,16 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
             Some(legacy_task_method(conn, &req).await)
         }
         ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
+        ("subscriptions/listen", true) => {
+            let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
+            match Listen::parse(&req.params, declared, missing_tasks_capability) {
+                Ok(listen) => {
+                    let owner = conn.owner_for(&req.era);
+                    listen.run(conn, &req.id, owner, cancel).await
+                }
+                Err(err) => Some(Err(err)),
+            }
+        }
         // A request with per-request `_meta` is a 2026-07-28 request, and `initialize` is not a
         // 2026-07-28 method (SEP-2575: -32601, HTTP 404). A 2025-11-25 client sends it without
         // `_meta`, and the transport opens a legacy session before it gets here.
@@ -436,6 +451,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             )));
         }
     };
+    tracing::Span::current().record("tool", name.as_str());
     let Some(tool) = conn.server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
             "Unknown tool: `{name}`"
@@ -461,7 +477,18 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         .cloned();
     let arguments = req.params.get("arguments").cloned();
     let deferred = req.era.is_modern() && tool.info.defer_task;
-    if path == Path::Task && !deferred {
+    // A promotable call starts inline and becomes a task only if it runs long (modern era,
+    // extension declared: that is when an optional tool's path is a task).
+    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
+        (Path::Task, TaskSupport::Optional, true) => conn
+            .server
+            .promote_after
+            .get(name.as_str())
+            .copied()
+            .or(conn.server.config.promote_after),
+        _ => None,
+    };
+    if path == Path::Task && !deferred && promote_after.is_none() {
         return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
     }
     if req.era.is_modern() {
@@ -472,11 +499,16 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             arguments,
             progress_token,
             cancel,
-            path == Path::Task,
+            match (path == Path::Task, promote_after) {
+                (false, _) => Becomes::Never,
+                (true, None) => Becomes::WhenAsked,
+                (true, Some(after)) => Becomes::WhenAskedOrAfter(after),
+            },
         )
         .await;
     }
-    let backend = inline::legacy_backend(conn, progress_token);
+    let peer: Arc<dyn Peer> = conn.clone();
+    let backend = inline::legacy_backend(Arc::downgrade(&peer), progress_token);
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
         .with_request(request_info(conn, &req))
@@ -534,8 +566,13 @@ async fn run_mrtr(
     arguments: Option<Value>,
     progress_token: Option<Value>,
     cancel: CancellationToken,
-    may_become_task: bool,
+    becomes: Becomes,
 ) -> Outcome {
+    let may_become_task = !matches!(becomes, Becomes::Never);
+    let promote_after = match becomes {
+        Becomes::WhenAskedOrAfter(after) => Some(after),
+        _ => None,
+    };
     let name = tool.info.name;
     let info = request_info(conn, req);
     let owner = conn.owner_for(&req.era);
@@ -568,14 +605,15 @@ async fn run_mrtr(
             )));
         }
     };
-    let weak = Arc::downgrade(conn);
+    let peer: Arc<dyn Peer> = conn.clone();
+    let weak = Arc::downgrade(&peer);
     let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
     let log: Option<mrtr::LogFn> = req.log_level.map(|_| {
-        let weak = Arc::downgrade(conn);
+        let weak = Arc::downgrade(&peer);
         Box::new(move |params: Value| inline::send_log(&weak, params)) as mrtr::LogFn
     });
     let replay = Arc::new(mrtr::Replay::new(&gathered, volunteered, progress, log));
@@ -609,6 +647,8 @@ async fn run_mrtr(
             return None;
         }
         step = mrtr::drive(&mut fut, &replay, wants_task) => step,
+        // Still running at the threshold: the same run goes on as a task.
+        _ = sleep_or_never(promote_after) => mrtr::Step::Promote,
     };
     Some(match step {
         mrtr::Step::Done(outcome) => finish(name, outcome),
@@ -717,9 +757,13 @@ fn missing_tasks_capability() -> RpcError {
     .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))
 }
 
+/// The request's `taskId` (recorded on the request's span).
 fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
     match params.get("taskId") {
-        Some(Value::String(id)) => Ok(TaskId::new(id.clone())),
+        Some(Value::String(id)) => {
+            tracing::Span::current().record("task", id.as_str());
+            Ok(TaskId::new(id.clone()))
+        }
         Some(_) => Err(RpcError::invalid_params("`taskId` must be a string")),
         None => Err(RpcError::invalid_params(
             "missing required parameter `taskId`",
@@ -880,4 +924,21 @@ async fn legacy_task_result(
         ))
         .with_data(json!({ meta::RELATED_TASK: related }))),
     })
+}
+
+/// Whether an inline modern call may turn into a task: never, when the tool asks
+/// (`ctx.start_task()`, `defer_task`), or also once it has run for a while (promotion).
+#[derive(Debug, Clone, Copy)]
+enum Becomes {
+    Never,
+    WhenAsked,
+    WhenAskedOrAfter(std::time::Duration),
+}
+
+/// Resolves after `after`, or never.
+async fn sleep_or_never(after: Option<std::time::Duration>) {
+    match after {
+        Some(after) => tokio::time::sleep(after).await,
+        None => std::future::pending().await,
+    }
 }

@@ -1,6 +1,7 @@
-//! Backends for calls that run inline (not as tasks).
+//! Backends for calls that run inline (not as tasks). They reach the client through the
+//! [`Peer`] interface only.
 
-use super::connection::Connection;
+use super::peer::Peer;
 use crate::protocol::InputRequest;
 use crate::tool::{ContextBackend, InputError, InputFuture};
 use serde_json::{Value, json};
@@ -9,17 +10,17 @@ use std::sync::{Arc, Weak};
 /// The backend of an inline call in a legacy session. (Inline modern calls use MRTR instead:
 /// `task::mrtr`.)
 pub(crate) fn legacy_backend(
-    conn: &Arc<Connection>,
+    conn: Weak<dyn Peer>,
     progress_token: Option<Value>,
 ) -> Arc<dyn ContextBackend> {
     Arc::new(LegacyInline {
-        conn: Arc::downgrade(conn),
+        conn,
         progress_token,
     })
 }
 
 pub(crate) fn send_progress(
-    conn: &Weak<Connection>,
+    conn: &Weak<dyn Peer>,
     token: &Option<Value>,
     progress: f64,
     total: Option<f64>,
@@ -43,7 +44,7 @@ pub(crate) fn send_progress(
 
 /// Inline in a legacy session: input requests are plain server-to-client requests.
 struct LegacyInline {
-    conn: Weak<Connection>,
+    conn: Weak<dyn Peer>,
     progress_token: Option<Value>,
 }
 
@@ -69,7 +70,7 @@ impl ContextBackend for LegacyInline {
 
 /// Sends a `notifications/message` on the connection (on HTTP, on the stream of the request it
 /// comes from).
-pub(crate) fn send_log(conn: &Weak<Connection>, params: Value) {
+pub(crate) fn send_log(conn: &Weak<dyn Peer>, params: Value) {
     if let Some(conn) = conn.upgrade() {
         conn.send(crate::protocol::jsonrpc::notification_message(
             "notifications/message",

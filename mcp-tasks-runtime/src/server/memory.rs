@@ -92,7 +92,7 @@ pub(crate) fn connect(server: Arc<ServerInner>) -> InMemoryConnection {
             true,
         );
         while let Some(message) = incoming.recv().await {
-            conn.on_message(Message::from_value(message));
+            super::driver::on_message(&conn, Message::from_value(message));
         }
         conn.tracker.close();
         if tokio::time::timeout(grace, conn.tracker.wait())

@@ -5,12 +5,15 @@
 mod auth;
 mod connection;
 mod dispatch;
+mod driver;
 mod era;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
 mod limits;
+mod listen;
 mod memory;
+mod peer;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -64,6 +67,12 @@ pub struct ServerConfig {
     pub cancel_grace: Duration,
     /// How often the lifetime rules (deadline, `ttl`, leases) are applied (default 1 s).
     pub sweep_every: Duration,
+    /// Promotion of long inline calls, server-wide (default `None`: off). With `Some(after)`, a
+    /// call of a `task_support = "optional"` tool from a 2026-07-28 client that declared the tasks
+    /// extension starts inline; if it has not finished after `after`, the client gets a
+    /// `CreateTaskResult` and the same run goes on as that task (nothing restarts). A call that
+    /// finishes sooner answers inline. [`Server::promote_after`] sets it for one tool.
+    pub promote_after: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -77,6 +86,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             cancel_grace: Duration::from_secs(5),
             sweep_every: Duration::from_secs(1),
+            promote_after: None,
         }
     }
 }
@@ -113,6 +123,8 @@ pub(crate) struct ServerInner {
     /// Application state (`Server::state`), handed to every call's context.
     pub(crate) state: Arc<crate::tool::StateMap>,
     pub(crate) limits: Limits,
+    /// Per-tool promotion thresholds ([`Server::promote_after`]), over `config.promote_after`.
+    pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
     engine: OnceLock<Arc<TaskEngine>>,
 }
 
@@ -157,6 +169,7 @@ impl Server {
                 store: Arc::new(MemoryTaskStore::new()),
                 state: Arc::default(),
                 limits: Limits::default(),
+                promote_after: std::collections::HashMap::new(),
                 engine: OnceLock::new(),
             }),
         }
@@ -194,7 +207,7 @@ impl Server {
     ///
     /// [`State<T>`]: crate::State
     pub fn check(&self) -> Result<(), SetupError> {
-        let missing: Vec<String> = self
+        let mut missing: Vec<String> = self
             .inner
             .tools
             .iter()
@@ -210,6 +223,19 @@ impl Server {
                     })
             })
             .collect();
+        for name in self.inner.promote_after.keys() {
+            let optional = self
+                .inner
+                .tools
+                .iter()
+                .find(|t| t.info.name == *name)
+                .map(|t| t.info.task_support == crate::tool::TaskSupport::Optional);
+            match optional {
+                None => missing.push(format!("`promote_after` names tool `{name}`, which is not registered")),
+                Some(false) => missing.push(format!("tool `{name}` is promoted (`promote_after`), so it must be `task_support = \"optional\"`")),
+                Some(true) => {}
+            }
+        }
         if missing.is_empty() {
             Ok(())
         } else {
@@ -226,6 +252,15 @@ impl Server {
     /// A display title for the server.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.inner_mut().info.title = Some(title.into());
+        self
+    }
+
+    /// Promotes long inline calls of tool `T` (see [`ServerConfig::promote_after`]): a call from a
+    /// 2026-07-28 client that declared the tasks extension runs inline, and turns into a task if
+    /// it is still running after `after`. `T` must be `task_support = "optional"`
+    /// ([`check`](Self::check) says so otherwise).
+    pub fn promote_after<T: Tool>(mut self, after: Duration) -> Self {
+        self.inner_mut().promote_after.insert(T::INFO.name, after);
         self
     }
 

@@ -68,7 +68,7 @@ where
     loop {
         tokio::select! {
             item = reader.next() => match item {
-                Some(Incoming::Line(line)) => conn.on_message(Message::parse(&line)),
+                Some(Incoming::Line(line)) => super::driver::on_message(&conn, Message::parse(&line)),
                 Some(Incoming::Unreadable(why)) => {
                     let err = RpcError::new(jsonrpc::codes::PARSE_ERROR, format!("Parse error: {why}"));
                     conn.send(error_message(None, &err));

@@ -1,5 +1,6 @@
 //! The persistence boundary: [`TaskStore`], the in-memory default [`MemoryTaskStore`], and the
-//! [`contract`] every store must pass.
+//! `contract` every store must pass (a test suite, behind the `contract` feature: enable it in
+//! the `[dev-dependencies]` of a store's tests).
 //!
 //! **The store is the truth.** Every state change of a task goes through its store, and the
 //! engine keeps nothing about a task that the store does not have, so a durable or shared store
@@ -55,6 +56,7 @@ use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, 
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
+#[cfg(any(test, feature = "contract"))]
 pub mod contract;
 pub mod machine;
 mod memory;
@@ -77,7 +79,8 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///
 /// Every operation is complete when its future resolves: a later operation, from this process or
 /// another one sharing the store, sees its effect (strong consistency). Implementations should
-/// apply the rules of [`machine`] (ideally by calling it) and must pass [`contract`].
+/// apply the rules of [`machine`] (ideally by calling it) and must pass the `contract` suite
+/// (feature `contract`).
 pub trait TaskStore: Send + Sync + fmt::Debug {
     /// Stores a new task (`working`, version 1, stamped with the store's clock) and returns it.
     /// Once this resolves, `get` finds it. [`StoreError::DuplicateId`] if the id is taken.

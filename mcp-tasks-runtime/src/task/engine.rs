@@ -418,11 +418,22 @@ impl TaskEngine {
         };
         let running = self.running.clone();
         let created = record.clone();
-        self.drivers.spawn(async move {
-            let id = run.id.clone();
-            run.drive(fut, status, created).await;
-            lock(&running).remove(&id);
-        });
+        // The task's own span: its id, tool, era and owner (a child of the request that started it).
+        let span = tracing::info_span!(
+            "task",
+            task = %record.id.as_str(),
+            tool = run.tool,
+            era = ?record.origin,
+            owner = %record.owner.as_str(),
+        );
+        self.drivers.spawn(tracing::Instrument::instrument(
+            async move {
+                let id = run.id.clone();
+                run.drive(fut, status, created).await;
+                lock(&running).remove(&id);
+            },
+            span,
+        ));
         Ok(record)
     }
 

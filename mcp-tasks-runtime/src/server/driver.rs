@@ -1,0 +1,101 @@
+//! From a transport's message to a dispatched request: the step every transport shares. A
+//! transport owns its loop (reading lines on stdio, channel messages in memory, POST bodies on
+//! HTTP) and calls in here; this module registers requests as in flight on the [`Connection`],
+//! hands them to `dispatch.rs`, and takes them off again however they end. Data flows one way:
+//! transport -> driver -> dispatch -> (tool, task engine, store), with `connection.rs` the state
+//! they share.
+
+use super::connection::Connection;
+use super::dispatch;
+use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message};
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Handles one message from a transport that answers on the same channel it reads (stdio, in
+/// memory): replies go to the connection's sink, requests run concurrently on its tracker.
+pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrpc::Rejected>) {
+    match message {
+        Err(rejected) => {
+            tracing::debug!(error = %rejected.error, "rejected a message");
+            if let Some(id) = &rejected.id {
+                conn.fail_pending(id, &rejected.error);
+            }
+            conn.send(error_message(rejected.id.as_ref(), &rejected.error));
+        }
+        Ok(Message::Request(req)) if req.method == "initialize" => {
+            // Answered in order, before anything read after it, so a client that pipelines
+            // `initialize` with what follows is served in the session it opened.
+            let reply = dispatch::initialize(conn, &req);
+            conn.send(reply);
+        }
+        Ok(Message::Request(req)) => {
+            let id = req.id.clone();
+            let Some(run) = start_request(conn, req) else {
+                return;
+            };
+            let conn = conn.clone();
+            conn.clone().tracker.spawn(async move {
+                if let Some(reply) = run.await {
+                    conn.send(reply);
+                }
+                conn.replied(&id);
+            });
+        }
+        Ok(Message::Notification(n)) => dispatch::notification(conn, n),
+        Ok(Message::Response(resp)) => conn.on_response(resp),
+    }
+}
+
+/// Registers a request as in flight and returns the future that dispatches it and yields the
+/// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is
+/// answered at once with `-32600` through the sink, and `None` is returned.
+pub(crate) fn start_request(
+    conn: &Arc<Connection>,
+    req: jsonrpc::Request,
+) -> Option<impl Future<Output = Option<Value>> + Send + 'static> {
+    let Some(token) = conn.begin(&req.id) else {
+        let err = RpcError::invalid_request(format!(
+            "Invalid Request: id {} is already in use by a request in flight",
+            req.id
+        ));
+        conn.send(error_message(Some(&req.id), &err));
+        return None;
+    };
+    let conn = conn.clone();
+    // One span per request; dispatch fills in the era, the owner, the tool and the task as it
+    // learns them, so one task can be followed across its polls.
+    let span = tracing::info_span!(
+        "request",
+        id = %req.id,
+        method = %req.method,
+        era = tracing::field::Empty,
+        owner = tracing::field::Empty,
+        tool = tracing::field::Empty,
+        task = tracing::field::Empty,
+    );
+    Some(
+        async move {
+            let _done = InflightGuard {
+                conn: &conn,
+                id: req.id.clone(),
+            };
+            dispatch::request(&conn, req, token).await
+        }
+        .instrument(span),
+    )
+}
+
+/// Takes a request off the in-flight table when its future ends, however it ends (a transport
+/// may drop the future when its client goes away).
+struct InflightGuard<'a> {
+    conn: &'a Connection,
+    id: RequestId,
+}
+
+impl Drop for InflightGuard<'_> {
+    fn drop(&mut self) {
+        self.conn.finished(&self.id);
+    }
+}

@@ -1,0 +1,142 @@
+//! The endpoint's settings: [`HttpConfig`] and which hosts are let in.
+
+use super::*;
+
+/// Which `Host` / `Origin` values are let in (DNS-rebinding protection).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum HostPolicy {
+    /// Loopback names only when serving on a loopback address; anything otherwise.
+    Auto,
+    Any,
+    Only(Vec<String>),
+}
+
+/// Settings of the Streamable HTTP endpoint.
+#[derive(Clone)]
+pub struct HttpConfig {
+    pub(super) path: String,
+    pub(super) max_body: usize,
+    pub(super) session_idle: Duration,
+    pub(super) max_sessions: usize,
+    pub(super) session_backlog: usize,
+    pub(super) sse_buffer: usize,
+    pub(super) hosts: HostPolicy,
+    pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("path", &self.path)
+            .field("max_body", &self.max_body)
+            .field("session_idle", &self.session_idle)
+            .field("max_sessions", &self.max_sessions)
+            .field("session_backlog", &self.session_backlog)
+            .field("sse_buffer", &self.sse_buffer)
+            .field("hosts", &self.hosts)
+            .field("authenticator", &self.authenticator.is_some())
+            .finish()
+    }
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            max_body: 4 * 1024 * 1024,
+            session_idle: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            session_backlog: 256,
+            sse_buffer: 1024,
+            hosts: HostPolicy::Auto,
+            authenticator: None,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The endpoint's path (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The largest request body accepted (default 4 MiB); larger ones get HTTP 413.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// How long a legacy session may sit idle (no request, no open GET stream) before it ends
+    /// (default 30 minutes). Its id then answers 404, and the client starts a new session.
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
+    }
+
+    /// How many legacy sessions may be open at once (default 10,000). Over it, `initialize`
+    /// answers `-32010` `Limit reached: …` with `data: {"limit": "sessions", "max": N}` (HTTP 200)
+    /// and opens nothing; the sessions already open go on.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// How many server-to-client requests a legacy session keeps for a stream to come when the
+    /// client has none open that can take them (default 256). Over it, the request is refused:
+    /// the tool that asked gets [`InputError::LimitReached`](crate::InputError::LimitReached)
+    /// (`-32010`, `"limit": "session_backlog"`) at once; nothing waiting is dropped.
+    pub fn session_backlog(mut self, n: usize) -> Self {
+        self.session_backlog = n;
+        self
+    }
+
+    /// How many messages an SSE response (or a session's GET stream) buffers for a client that
+    /// reads slowly (default 1,024, at least 1). A request that finds the buffer full goes to
+    /// another of the session's streams or its backlog (see [`session_backlog`](Self::session_backlog));
+    /// a notification (progress, log) is dropped. The reply to the request itself never is.
+    pub fn sse_buffer(mut self, messages: usize) -> Self {
+        self.sse_buffer = messages.max(1);
+        self
+    }
+
+    /// Lets in only requests whose `Host` and `Origin` (when sent) name one of these hosts (no
+    /// port; `[::1]` in brackets); others get HTTP 403. By default a server bound to a loopback
+    /// address allows `localhost`, `127.0.0.1` and `[::1]`, and one bound elsewhere allows any.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.hosts = HostPolicy::Only(
+            hosts
+                .into_iter()
+                .map(|h| h.into().to_ascii_lowercase())
+                .collect(),
+        );
+        self
+    }
+
+    /// Lets in any `Host` and `Origin` (behind a proxy that checks them, for instance).
+    pub fn allow_any_host(mut self) -> Self {
+        self.hosts = HostPolicy::Any;
+        self
+    }
+
+    /// Authenticates every request; tasks are bound to the principal it names.
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    pub(super) fn resolved(mut self, loopback: bool) -> Self {
+        if self.hosts == HostPolicy::Auto {
+            self.hosts = if loopback {
+                HostPolicy::Only(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()])
+            } else {
+                HostPolicy::Any
+            };
+        }
+        self
+    }
+}

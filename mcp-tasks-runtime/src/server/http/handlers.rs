@@ -1,0 +1,538 @@
+//! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
+//! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
+
+use super::*;
+
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, jsonrpc::Wire(body).to_json()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub(super) fn rpc_error_response(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    error: &RpcError,
+) -> Response {
+    json_response(status, &error_message(id, error))
+}
+
+pub(super) fn bad_request(message: impl Into<String>) -> Response {
+    rpc_error_response(
+        StatusCode::BAD_REQUEST,
+        None,
+        &RpcError::invalid_request(message),
+    )
+}
+
+pub(super) fn method_not_allowed(why: &str) -> Response {
+    let mut response = rpc_error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        &RpcError::invalid_request(format!("Method not allowed: {why}")),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+}
+
+pub(super) fn session_not_found() -> Response {
+    // 2025-11-25: an unknown or ended session is 404; the client starts a new one.
+    rpc_error_response(
+        StatusCode::NOT_FOUND,
+        None,
+        &RpcError::new(
+            -32001,
+            "Session not found: start a new session with `initialize`",
+        ),
+    )
+}
+
+/// The HTTP status of a JSON-RPC reply. `in_session`: the reply to a request of a legacy
+/// (2025-11-25) session, where a 404 means "your session is gone" and a compliant client drops
+/// the session and every task in it: there, only a message that could not be taken as a request
+/// at all is a 400, and every other JSON-RPC error (`-32601` for a `required` tool called
+/// without `task`, say) is HTTP 200.
+pub(super) fn status_of(
+    reply: &Value,
+    stateless_without_meta: bool,
+    in_session: bool,
+) -> StatusCode {
+    let Some(code) = reply
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_i64)
+    else {
+        return StatusCode::OK;
+    };
+    if in_session {
+        return match code {
+            codes::PARSE_ERROR | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        };
+    }
+    match code {
+        codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        codes::HEADER_MISMATCH
+        | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | codes::UNSUPPORTED_PROTOCOL_VERSION
+        | codes::PARSE_ERROR
+        | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+        // A request with neither per-request `_meta` nor a session, or whose `_meta` lacks a
+        // required key (the error names it in `data.missing`), is malformed.
+        codes::INVALID_PARAMS
+            if stateless_without_meta || reply["error"]["data"].get("missing").is_some() =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+// ---- POST ------------------------------------------------------------------------------------
+
+pub(super) async fn post(
+    state: Arc<HttpState>,
+    principal: Option<Principal>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !content_type
+        .split(';')
+        .next()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    {
+        return rpc_error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            &RpcError::invalid_request(
+                "Unsupported Media Type: send `Content-Type: application/json`",
+            ),
+        );
+    }
+    let accept = accepts(&headers);
+    if !accept.json && !accept.sse {
+        return rpc_error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            &RpcError::invalid_request(
+                "Not Acceptable: accept `application/json` and/or `text/event-stream`",
+            ),
+        );
+    }
+    let bytes = match read_body(body, state.config.max_body, &headers).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let message = match std::str::from_utf8(&bytes) {
+        Ok(text) => Message::parse(text),
+        Err(_) => Err(jsonrpc::Rejected {
+            id: None,
+            error: RpcError::new(codes::PARSE_ERROR, "Parse error: the body is not UTF-8"),
+        }),
+    };
+    let message = match message {
+        Ok(m) => m,
+        Err(rejected) => {
+            // A broken answer to one of a session's server-to-client requests fails that request
+            // (its tool gets the reason) instead of leaving it waiting.
+            if let (Some(id), Some(session)) = (
+                &rejected.id,
+                session_id(&headers).and_then(|s| state.sessions.get(&s, &principal)),
+            ) {
+                session.conn.fail_pending(id, &rejected.error);
+            }
+            return rpc_error_response(
+                StatusCode::BAD_REQUEST,
+                rejected.id.as_ref(),
+                &rejected.error,
+            );
+        }
+    };
+    let session_header = session_id(&headers);
+    match message {
+        Message::Response(resp) => {
+            let Some(id) = session_header else {
+                return bad_request(
+                    "Bad Request: a response to a server request needs the Mcp-Session-Id of its session",
+                );
+            };
+            let Some(session) = state.sessions.get(&id, &principal) else {
+                return session_not_found();
+            };
+            session.touch();
+            session.conn.on_response(resp);
+            StatusCode::ACCEPTED.into_response()
+        }
+        Message::Notification(n) => {
+            let empty = Map::new();
+            let params = n
+                .params
+                .as_ref()
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            if let Err(e) = check_routing_headers(
+                &headers,
+                &n.method,
+                params,
+                modern_version(n.params.as_ref()),
+            ) {
+                return rpc_error_response(StatusCode::BAD_REQUEST, None, &e);
+            }
+            if has_modern_meta(n.params.as_ref()) {
+                // Nothing in the modern era is a client notification over HTTP (closing the
+                // response stream cancels a request); accepted and ignored.
+                return StatusCode::ACCEPTED.into_response();
+            }
+            match session_header {
+                Some(id) => {
+                    let Some(session) = state.sessions.get(&id, &principal) else {
+                        return session_not_found();
+                    };
+                    session.touch();
+                    dispatch::notification(&session.conn, n);
+                    StatusCode::ACCEPTED.into_response()
+                }
+                None => StatusCode::ACCEPTED.into_response(),
+            }
+        }
+        Message::Request(req) => {
+            let modern = has_modern_meta(req.params.as_ref());
+            if req.method == "initialize" && !modern {
+                // `initialize` opens a session; sent on a live one it is an error and the
+                // session goes on as it was.
+                if let Some(id) = &session_header {
+                    return match state.sessions.get(id, &principal) {
+                        Some(_) => rpc_error_response(
+                            StatusCode::BAD_REQUEST,
+                            Some(&req.id),
+                            &dispatch::already_initialized(),
+                        ),
+                        None => session_not_found(),
+                    };
+                }
+                return initialize(&state, principal, &req);
+            }
+            let empty = Map::new();
+            let params = req
+                .params
+                .as_ref()
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let version = modern_version(req.params.as_ref());
+            let checked = check_routing_headers(&headers, &req.method, params, version).and_then(
+                |()| match (version, req.method.as_str()) {
+                    (Some(_), "tools/call") => check_param_headers(&state.server, &headers, params),
+                    _ => Ok(()),
+                },
+            );
+            if let Err(e) = checked {
+                return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
+            }
+            // Modern requests are stateless: a session id they carry means nothing.
+            let session = match session_header {
+                Some(id) if !modern => match state.sessions.get(&id, &principal) {
+                    Some(s) => Some(s),
+                    None => return session_not_found(),
+                },
+                _ => None,
+            };
+            run_request(&state, principal, session, req, accept).await
+        }
+    }
+}
+
+#[allow(clippy::result_large_err)] // as in check_host
+pub(super) async fn read_body(
+    body: Body,
+    max: usize,
+    headers: &HeaderMap,
+) -> Result<Bytes, Response> {
+    let too_large = || {
+        rpc_error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            &RpcError::invalid_request(format!(
+                "Payload Too Large: a request body may be at most {max} bytes"
+            )),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) => Err(bad_request(format!(
+            "Bad Request: reading the body failed: {e}"
+        ))),
+    }
+}
+
+/// `initialize` without per-request `_meta`: opens a legacy session.
+pub(super) fn initialize(
+    state: &Arc<HttpState>,
+    principal: Option<Principal>,
+    req: &jsonrpc::Request,
+) -> Response {
+    if state.sessions.len() >= state.config.max_sessions {
+        let err = RpcError::limit_reached(
+            "sessions",
+            state.config.max_sessions,
+            "the server has as many sessions open as it may; try again later",
+        );
+        return rpc_error_response(StatusCode::OK, Some(&req.id), &err);
+    }
+    let routes = Arc::new(Routes::new(state.config.session_backlog));
+    let conn = Connection::new(
+        state.server.clone(),
+        Arc::new(SessionSink(routes.clone())),
+        state.owner(&principal),
+        principal.clone(),
+        state.closing.child_token(),
+        principal.is_some(),
+    );
+    let reply = dispatch::initialize(&conn, req);
+    let Some(session_id) = conn.session().map(|s| s.id) else {
+        conn.close();
+        return json_response(status_of(&reply, false, false), &reply);
+    };
+    state.sessions.insert(
+        session_id.clone(),
+        Arc::new(HttpSession::new(principal, conn, routes)),
+    );
+    let mut response = json_response(StatusCode::OK, &reply);
+    if let Ok(v) = HeaderValue::from_str(&session_id) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    response
+}
+
+/// A stateless request's sink: its own response stream.
+#[derive(Debug)]
+pub(super) struct PostSink(mpsc::Sender<Value>);
+
+impl Sink for PostSink {
+    fn send(&self, message: Value) -> bool {
+        match self.0.try_send(message) {
+            Ok(()) => true,
+            // Only notifications go here; the reply does not (it has its own channel).
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::debug!("a response stream's buffer is full; notification dropped");
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+}
+
+/// Cancels a request whose client went away before its answer (closing the response = cancel).
+pub(super) struct CancelOnDrop {
+    pub(super) conn: Arc<Connection>,
+    pub(super) id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && self.conn.cancel_request(&id)
+        {
+            tracing::debug!(%id, "the client closed the response; request cancelled");
+        }
+    }
+}
+
+/// Unregisters a legacy POST's stream when its response ends.
+pub(super) struct RouteGuard {
+    pub(super) routes: Arc<Routes>,
+    pub(super) route: PostRoute,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.close_post(&self.route);
+    }
+}
+
+pub(super) async fn run_request(
+    state: &Arc<HttpState>,
+    principal: Option<Principal>,
+    session: Option<Arc<HttpSession>>,
+    req: jsonrpc::Request,
+    accept: Accepts,
+) -> Response {
+    let id = req.id.clone();
+    let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
+    let stateless_without_meta = session.is_none() && !has_modern_meta(req.params.as_ref());
+    let in_session = session.is_some();
+    let (conn, route_guard) = match &session {
+        Some(s) => {
+            s.touch();
+            // Only a client that reads SSE can be sent anything on this response.
+            let guard = accept.sse.then(|| {
+                let task = (req.method == "tasks/result")
+                    .then(|| {
+                        req.params
+                            .as_ref()?
+                            .get("taskId")?
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .flatten();
+                let progress = req
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+                    .map(Value::to_string);
+                RouteGuard {
+                    routes: s.routes.clone(),
+                    route: s.routes.open_post(&id, task, progress, tx.clone()),
+                }
+            });
+            (s.conn.clone(), guard)
+        }
+        None => (
+            Connection::new(
+                state.server.clone(),
+                Arc::new(PostSink(tx.clone())),
+                state.owner(&principal),
+                principal.clone(),
+                state.closing.child_token(),
+                principal.is_some(),
+            ),
+            None,
+        ),
+    };
+    drop(tx);
+    if conn.is_in_flight(&id) {
+        let err = RpcError::invalid_request(format!(
+            "Invalid Request: id {id} is already in use by a request in flight"
+        ));
+        return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
+    }
+    let Some(run) = driver::start_request(&conn, req) else {
+        let err = RpcError::invalid_request("Invalid Request: duplicate request id");
+        return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
+    };
+    let (reply_tx, mut reply_rx) = oneshot::channel();
+    let replied = (conn.clone(), id.clone());
+    state.requests.spawn(ORIGIN.scope(id.clone(), async move {
+        let _ = reply_tx.send(run.await);
+        replied.0.replied(&replied.1);
+    }));
+    let cancel = CancelOnDrop {
+        conn: conn.clone(),
+        id: Some(id.clone()),
+    };
+    let keep_session = session.clone();
+    // Whatever comes first decides the response: the reply (JSON) or a message before it (SSE).
+    let first = tokio::select! {
+        biased;
+        m = rx.recv(), if accept.sse => m,
+        r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta, in_session),
+    };
+    let Some(first) = first else {
+        // Nothing will be streamed (the sink is gone); wait for the reply.
+        return finish_json(reply_rx.await, cancel, stateless_without_meta, in_session);
+    };
+    let stream = SseState {
+        queued: vec![first],
+        rx: Some(rx),
+        reply: Some(reply_rx),
+        cancel: Some(cancel),
+        _route: route_guard,
+        _session: keep_session,
+    };
+    post_stream(stream)
+}
+
+pub(super) fn finish_json(
+    reply: Result<Option<Value>, oneshot::error::RecvError>,
+    mut cancel: CancelOnDrop,
+    stateless_without_meta: bool,
+    in_session: bool,
+) -> Response {
+    cancel.id = None;
+    match reply {
+        Ok(Some(reply)) => json_response(
+            status_of(&reply, stateless_without_meta, in_session),
+            &reply,
+        ),
+        _ => rpc_error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            &RpcError::internal("the request was cancelled (the server is shutting down)"),
+        ),
+    }
+}
+
+// ---- GET / DELETE ----------------------------------------------------------------------------
+
+pub(super) fn get(
+    state: Arc<HttpState>,
+    principal: Option<Principal>,
+    headers: &HeaderMap,
+) -> Response {
+    let Some(id) = session_id(headers) else {
+        return method_not_allowed(
+            "GET opens the stream of a legacy session (send Mcp-Session-Id); the 2026-07-28 protocol has no GET stream",
+        );
+    };
+    if !accepts(headers).sse {
+        return rpc_error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            &RpcError::invalid_request("Not Acceptable: GET needs `Accept: text/event-stream`"),
+        );
+    }
+    let Some(session) = state.sessions.get(&id, &principal) else {
+        return session_not_found();
+    };
+    let (tx, rx) = mpsc::channel(state.config.sse_buffer);
+    if !session.routes.open_get(tx.clone()) {
+        return rpc_error_response(
+            StatusCode::CONFLICT,
+            None,
+            &RpcError::invalid_request("Conflict: this session's GET stream is already open"),
+        );
+    }
+    session.touch();
+    let stream = GetStream {
+        rx,
+        tx,
+        session,
+        draining: state.draining.clone(),
+    };
+    get_stream(stream)
+}
+
+pub(super) fn delete(
+    state: Arc<HttpState>,
+    principal: Option<Principal>,
+    headers: &HeaderMap,
+) -> Response {
+    let Some(id) = session_id(headers) else {
+        return method_not_allowed(
+            "DELETE ends a legacy session (send Mcp-Session-Id); the 2026-07-28 protocol has no sessions",
+        );
+    };
+    if state.sessions.get(&id, &principal).is_none() {
+        return session_not_found();
+    }
+    state.sessions.remove(&id);
+    StatusCode::OK.into_response()
+}

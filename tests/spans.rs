@@ -1,0 +1,120 @@
+//! Tracing: every request runs in a `request` span (id, method, era, owner, and the tool or task it
+//! names) and every task in a `task` span (task id, tool, era, owner), so one task can be followed
+//! from its creation across its polls in a user's logs.
+
+use mcp_tasks_runtime::{Server, ToolContext, tool};
+use mcp_tasks_tests::modern;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tracing_subscriber::fmt::format::FmtSpan;
+
+/// Works a little, as a task when the client supports tasks.
+#[tool(task_support = "optional", poll_interval = "10ms")]
+async fn work(ctx: ToolContext) -> String {
+    ctx.status("working");
+    tracing::info!("the tool is working");
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    "done".into()
+}
+
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// One thread: the subscriber set below sees the server's tasks too.
+#[tokio::test(flavor = "current_thread")]
+async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner() {
+    let log = Log::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = Server::new("spans", "1.0.0").tool::<work>();
+    let mut c = server.connect_in_memory();
+    let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let mut next = 0;
+    let mut call = async |c: &mut mcp_tasks_runtime::server::InMemoryConnection,
+                          method: &str,
+                          params: Value| {
+        next += 1;
+        let id = next;
+        c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, caps.clone()) }));
+        loop {
+            let m = c.recv().await.expect("the server is up");
+            if m["id"] == id {
+                return m["result"].clone();
+            }
+        }
+    };
+    let created = call(
+        &mut c,
+        "tools/call",
+        json!({ "name": "work", "arguments": {} }),
+    )
+    .await;
+    let task = created["taskId"].as_str().expect("a task").to_owned();
+    loop {
+        let got = call(&mut c, "tasks/get", json!({ "taskId": task })).await;
+        if got["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(c);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let task_spans: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(&format!("task{{task={task} ")) && l.contains("close time"))
+        .collect();
+    assert_eq!(task_spans.len(), 1, "one task span closed:\n{text}");
+    let span = task_spans[0];
+    for field in ["tool=\"work\"", "era=Modern", "owner=in-memory:"] {
+        assert!(span.contains(field), "the task span has {field}: {span}");
+    }
+    // What the tool logs is attributed to its task.
+    let logged = lines
+        .iter()
+        .find(|l| l.contains("the tool is working"))
+        .unwrap_or_else(|| panic!("the tool's event:\n{text}"));
+    assert!(
+        logged.contains(&format!("task{{task={task} ")),
+        "the tool's event is in its task's span: {logged}"
+    );
+    let call_span = lines
+        .iter()
+        .find(|l| l.contains("request{") && l.contains("method=tools/call") && !l.contains("task{"))
+        .unwrap_or_else(|| panic!("a span for the call:\n{text}"));
+    for field in ["tool=\"work\"", "era=\"modern\"", "owner=\"in-memory:"] {
+        assert!(
+            call_span.contains(field),
+            "the call's span has {field}: {call_span}"
+        );
+    }
+    let polls = lines
+        .iter()
+        .filter(|l| {
+            l.contains(" request{")
+                && l.contains("method=tasks/get")
+                && l.contains(&format!("task=\"{task}\""))
+        })
+        .count();
+    assert!(polls >= 1, "every poll's span names the task:\n{text}");
+}
