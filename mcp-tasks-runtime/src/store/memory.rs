@@ -12,13 +12,14 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::TaskRecord;
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
