@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
@@ -37,7 +38,7 @@ const EVENT_CAPACITY: usize = 1024;
 pub struct MemoryTaskStore {
     clock: Arc<dyn Clock>,
     hasher: RandomState,
-    tasks: Box<[Mutex<HashMap<TaskId, Entry>>]>,
+    tasks: Box<[Mutex<Stripe>]>,
     owners: Box<[Mutex<HashMap<Owner, OwnerIndex>>]>,
     next_seq: AtomicU64,
     events: broadcast::Sender<TaskEvent>,
@@ -45,16 +46,82 @@ pub struct MemoryTaskStore {
     leases: Mutex<HashMap<String, SystemTime>>,
 }
 
+/// One stripe of the tasks.
+type Stripe = HashMap<TaskId, Box<Entry>>;
+
 /// One owner's tasks: creation sequence number → task id.
 type OwnerIndex = BTreeMap<u64, TaskId>;
 
+/// One stored task. Boxed in its stripe's map, so that the map's spare capacity costs a pointer
+/// per slot rather than a whole record.
 struct Entry {
+    /// The record; its `outcome` is `None` while [`result`](Self::result) holds it.
     record: TaskRecord,
+    /// The result of an ended task, as JSON text. As a `Value` tree every object of a result is a
+    /// B-tree node of about 600 bytes, so a small `CallToolResult` took about 1.5 KB; as text it
+    /// takes its length. Parsed again for each read of the task.
+    result: Option<Box<RawValue>>,
     /// Position in the owner's index.
     seq: u64,
     /// Carries the record's version to [`TaskStore::changed`] waiters; `None` while nobody waits.
     /// Dropping it (when the task is deleted) wakes every waiter with an error.
     waiters: Option<watch::Sender<u64>>,
+}
+
+impl Entry {
+    fn new(record: TaskRecord, seq: u64) -> Box<Self> {
+        Box::new(Entry {
+            record,
+            result: None,
+            seq,
+            waiters: None,
+        })
+    }
+
+    /// The whole record, result included.
+    fn snapshot(&self) -> TaskRecord {
+        let mut record = self.record.clone();
+        if let Some(result) = &self.result {
+            record.outcome = Some(TaskOutcome::Result(parse_result(result)));
+        }
+        record
+    }
+
+    /// Puts the result back into the record, before a change.
+    fn thaw(&mut self) {
+        if let Some(result) = self.result.take() {
+            self.record.outcome = Some(TaskOutcome::Result(parse_result(&result)));
+        }
+    }
+
+    /// Keeps an ended task's result as text, after a change.
+    fn freeze(&mut self) {
+        if let Some(TaskOutcome::Result(result)) = &self.record.outcome
+            && self.record.status.is_terminal()
+            && depth_within(result, MAX_FROZEN_DEPTH)
+            && let Ok(text) = serde_json::value::to_raw_value(result)
+        {
+            self.result = Some(text);
+            self.record.outcome = None;
+        }
+    }
+}
+
+/// Results nested deeper than this stay trees: `serde_json` refuses to parse text nested deeper
+/// than 128 levels, so such a result could not be read back.
+const MAX_FROZEN_DEPTH: usize = 100;
+
+fn depth_within(value: &Value, limit: usize) -> bool {
+    match value {
+        Value::Array(items) => limit > 0 && items.iter().all(|v| depth_within(v, limit - 1)),
+        Value::Object(map) => limit > 0 && map.values().all(|v| depth_within(v, limit - 1)),
+        _ => true,
+    }
+}
+
+fn parse_result(text: &RawValue) -> Value {
+    // The text was written from a `Value` no deeper than `MAX_FROZEN_DEPTH`, so it parses.
+    serde_json::from_str(text.get()).unwrap_or(Value::Null)
 }
 
 impl MemoryTaskStore {
@@ -130,12 +197,16 @@ impl MemoryTaskStore {
             .get_mut(id)
             .filter(|entry| owner.is_none_or(|owner| entry.record.owner == *owner))
             .ok_or(StoreError::NotFound)?;
+        entry.thaw();
         let before = entry.record.version;
-        let out = change(&mut entry.record, now)?;
-        if entry.record.version != before {
-            self.announce(entry, visible);
-        }
-        Ok((out, read(&entry.record)))
+        let out = change(&mut entry.record, now).map(|out| {
+            if entry.record.version != before {
+                self.announce(entry, visible);
+            }
+            (out, read(&entry.record))
+        });
+        entry.freeze();
+        out
     }
 
     /// Tells waiters and subscribers about a change; called under the stripe lock, so that
@@ -151,7 +222,7 @@ impl MemoryTaskStore {
         if visible && self.events.receiver_count() > 0 {
             let _ = self
                 .events
-                .send(TaskEvent::Updated(Arc::new(entry.record.clone())));
+                .send(TaskEvent::Updated(Arc::new(entry.snapshot())));
         }
     }
 
@@ -184,7 +255,7 @@ impl MemoryTaskStore {
             .filter_map(|(_, id)| {
                 let tasks = self.stripe(&self.tasks, id);
                 let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner)?;
-                Some(entry.record.clone())
+                Some(entry.snapshot())
             })
             .collect();
         Ok(TaskPage { tasks, next_cursor })
@@ -208,10 +279,12 @@ impl MemoryTaskStore {
                     Expiry::Keep => {}
                     Expiry::Remove => doomed.push(id.clone()),
                     verdict => {
+                        entry.thaw();
                         if machine::apply_expiry(&mut entry.record, verdict, now) {
                             self.announce(entry, true);
                             report.failed.push(entry.record.clone());
                         }
+                        entry.freeze();
                     }
                 }
             }
@@ -252,7 +325,7 @@ impl MemoryTaskStore {
         let mut tasks = self.stripe(&self.tasks, id);
         let entry = tasks.get_mut(id).ok_or(StoreError::NotFound)?;
         if entry.record.version > seen {
-            return Ok(Ok(entry.record.clone()));
+            return Ok(Ok(entry.snapshot()));
         }
         let version = entry.record.version;
         let sender = entry
@@ -292,13 +365,11 @@ impl TaskStore for MemoryTaskStore {
                 .entry(record.owner.clone())
                 .or_default()
                 .insert(seq, record.id.clone());
-            let entry = tasks.entry(record.id.clone()).or_insert(Entry {
-                record,
-                seq,
-                waiters: None,
-            });
+            let entry = tasks
+                .entry(record.id.clone())
+                .or_insert(Entry::new(record, seq));
             self.announce(entry, true);
-            Ok(entry.record.clone())
+            Ok(entry.snapshot())
         })
     }
 
@@ -306,14 +377,14 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move {
             let tasks = self.stripe(&self.tasks, id);
             let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner);
-            Ok(entry.map(|entry| entry.record.clone()))
+            Ok(entry.map(|entry| entry.snapshot()))
         })
     }
 
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
             let tasks = self.stripe(&self.tasks, id);
-            Ok(tasks.get(id).map(|entry| entry.record.clone()))
+            Ok(tasks.get(id).map(|entry| entry.snapshot()))
         })
     }
 
@@ -458,7 +529,7 @@ impl TaskStore for MemoryTaskStore {
                 let tasks = self.stripe(&self.tasks, id);
                 match tasks.get(id) {
                     Some(entry) if entry.record.version > seen_version => {
-                        return Ok(entry.record.clone());
+                        return Ok(entry.snapshot());
                     }
                     Some(_) => continue,
                     None => return Err(StoreError::NotFound),
@@ -510,6 +581,45 @@ mod tests {
         }
         for bad in ["", "!!", "AAAA", "AAAAAAAAAAAAAAAA"] {
             assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stored_result_is_read_back_exactly_however_deep() {
+        let store = MemoryTaskStore::new();
+        let alice = Owner::new("alice");
+        let mut deep = serde_json::json!("bottom");
+        for _ in 0..200 {
+            deep = serde_json::json!([deep]);
+        }
+        let results = [
+            serde_json::json!({"content": [{"type": "text", "text": "é\u{0}\"x"}], "isError": false,
+                "structuredContent": {"big": u64::MAX, "neg": i64::MIN, "f": 0.1, "z": -0.0, "n": null}}),
+            deep,
+        ];
+        for result in results {
+            let task = store
+                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+                .await
+                .unwrap();
+            let finished = store
+                .finish(&task.id, TaskOutcome::Result(result.clone()))
+                .await
+                .unwrap();
+            let want = Some(TaskOutcome::Result(result));
+            assert_eq!(finished.outcome, want);
+            let read = store.get(&task.id, &alice).await.unwrap().unwrap();
+            assert_eq!(read.outcome, want);
+            // A change to an ended task (none here) still sees the whole record.
+            let again = store.cancel(&task.id, &alice).await.unwrap();
+            assert_eq!(again.record().outcome, want);
+            let listed = store.list(&alice, None, 100).await.unwrap();
+            assert!(
+                listed
+                    .tasks
+                    .iter()
+                    .any(|t| t.id == task.id && t.outcome == want)
+            );
         }
     }
 
