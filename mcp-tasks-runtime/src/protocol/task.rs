@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -120,14 +121,16 @@ impl From<&str> for TaskId {
 /// Who a task belongs to: an opaque principal, either an authenticated identity or (legacy era,
 /// no authentication) the session id. Only the owner may read, list, answer or cancel a task;
 /// to anyone else the task does not exist.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Owner(String);
+///
+/// Cloning shares the string: every task of an owner names it, and the memory store keeps one
+/// copy per owner rather than one per task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(Arc<str>);
 
 impl Owner {
     /// An owner named by this principal string.
     pub fn new(principal: impl Into<String>) -> Self {
-        Owner(principal.into())
+        Owner(principal.into().into())
     }
 
     /// The principal string.
@@ -139,6 +142,18 @@ impl Owner {
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Owner::new)
     }
 }
 

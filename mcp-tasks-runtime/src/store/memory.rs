@@ -353,7 +353,7 @@ impl fmt::Debug for MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
-            let record = machine::new_record(task, self.clock.now());
+            let mut record = machine::new_record(task, self.clock.now());
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
             let mut tasks = self.stripe(&self.tasks, &record.id);
             if tasks.contains_key(&record.id) {
@@ -361,10 +361,17 @@ impl TaskStore for MemoryTaskStore {
             }
             // Index under the task's stripe lock, so a sweep cannot delete the task before it is
             // indexed (which would leave a stale index entry behind).
-            self.stripe(&self.owners, &record.owner)
+            let mut owners = self.stripe(&self.owners, &record.owner);
+            // The record shares the index's copy of the owner's name (an HTTP request brings its
+            // own copy each time).
+            if let Some((known, _)) = owners.get_key_value(&record.owner) {
+                record.owner = known.clone();
+            }
+            owners
                 .entry(record.owner.clone())
                 .or_default()
                 .insert(seq, record.id.clone());
+            drop(owners);
             let entry = tasks
                 .entry(record.id.clone())
                 .or_insert(Entry::new(record, seq));
