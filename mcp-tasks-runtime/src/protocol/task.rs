@@ -76,22 +76,27 @@ impl fmt::Display for TaskStatus {
 /// A task id. Ids are capabilities: [`TaskId::generate`] draws 128 bits from a cryptographically
 /// secure generator and writes them as 22 URL-safe base64 characters (no padding), so they can be
 /// used in URLs and headers (`Mcp-Name`) as they are.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
+///
+/// Cloning shares the string (a store names a task in its record and in its indexes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(Arc<str>);
 
 impl TaskId {
     /// A fresh, unguessable id (128 random bits).
     pub fn generate() -> Self {
         let mut bytes = [0u8; 16];
         rand::fill(&mut bytes[..]);
-        TaskId(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+        TaskId(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(bytes)
+                .into(),
+        )
     }
 
     /// An id as a client sent it (`params.taskId`), or as a custom id source made it. Any string
     /// is accepted: an id that names no task is simply not found.
     pub fn new(id: impl Into<String>) -> Self {
-        TaskId(id.into())
+        TaskId(id.into().into())
     }
 
     /// The id as text.
@@ -108,13 +113,13 @@ impl fmt::Display for TaskId {
 
 impl From<String> for TaskId {
     fn from(id: String) -> Self {
-        TaskId(id)
+        TaskId(id.into())
     }
 }
 
 impl From<&str> for TaskId {
     fn from(id: &str) -> Self {
-        TaskId(id.to_owned())
+        TaskId(id.into())
     }
 }
 
@@ -142,6 +147,18 @@ impl Owner {
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl Serialize for TaskId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(TaskId::from)
     }
 }
 
