@@ -1,7 +1,7 @@
 //! The in-memory task store, the default.
 
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,8 +33,9 @@ const EVENT_CAPACITY: usize = 1024;
 /// locks are plain mutexes held for a few map operations and never across an `await`, and each
 /// task has its own wake-up channel (created only while someone waits on it), so a change wakes
 /// the waiters of that task and nobody else. Each owner's tasks are indexed by creation order,
-/// so `list` reads only the page it returns. `expire` scans every task (a few milliseconds per
-/// 100,000 tasks).
+/// so `list` reads only the page it returns. Each stripe also indexes its tasks by due time
+/// ([`machine::due_at`]) and keeps the set of running ones, so `expire` visits only the tasks whose
+/// time has come and the running ones (for their runner's lease), however many are stored.
 pub struct MemoryTaskStore {
     clock: Arc<dyn Clock>,
     hasher: RandomState,
@@ -46,8 +47,38 @@ pub struct MemoryTaskStore {
     leases: Mutex<HashMap<String, SystemTime>>,
 }
 
-/// One stripe of the tasks.
-type Stripe = HashMap<TaskId, Box<Entry>>;
+/// One stripe of the tasks, with what `expire` needs to visit only the tasks it may change.
+#[derive(Default)]
+struct Stripe {
+    tasks: HashMap<TaskId, Box<Entry>>,
+    /// Every task that has a [`machine::due_at`], by that time.
+    due: BTreeSet<(SystemTime, TaskId)>,
+    /// The tasks that have not ended: their runner's lease decides whether they fail.
+    running: HashSet<TaskId>,
+}
+
+/// Files a task under its due time and running state after a change; `before` is the due time it
+/// is filed under now (`None`: not filed).
+fn reschedule(
+    due: &mut BTreeSet<(SystemTime, TaskId)>,
+    running: &mut HashSet<TaskId>,
+    id: &TaskId,
+    before: Option<SystemTime>,
+    record: &TaskRecord,
+) {
+    let after = machine::due_at(record);
+    if before != after {
+        if let Some(at) = before {
+            due.remove(&(at, id.clone()));
+        }
+        if let Some(at) = after {
+            due.insert((at, id.clone()));
+        }
+    }
+    if record.terminal_at.is_some() {
+        running.remove(id);
+    }
+}
 
 /// One owner's tasks: creation sequence number → task id.
 type OwnerIndex = BTreeMap<u64, TaskId>;
@@ -145,7 +176,7 @@ impl MemoryTaskStore {
 
     /// How many tasks are stored.
     pub fn len(&self) -> usize {
-        self.tasks.iter().map(|shard| lock(shard).len()).sum()
+        self.tasks.iter().map(|shard| lock(shard).tasks.len()).sum()
     }
 
     /// Whether no task is stored.
@@ -192,19 +223,23 @@ impl MemoryTaskStore {
         read: impl FnOnce(&TaskRecord) -> R,
     ) -> Result<(T, R), StoreError> {
         let now = self.clock.now();
-        let mut tasks = self.stripe(&self.tasks, id);
-        let entry = tasks
+        let mut stripe = self.stripe(&self.tasks, id);
+        let stripe = &mut *stripe;
+        let entry = stripe
+            .tasks
             .get_mut(id)
             .filter(|entry| owner.is_none_or(|owner| entry.record.owner == *owner))
             .ok_or(StoreError::NotFound)?;
         entry.thaw();
         let before = entry.record.version;
+        let due = machine::due_at(&entry.record);
         let out = change(&mut entry.record, now).map(|out| {
             if entry.record.version != before {
                 self.announce(entry, visible);
             }
             (out, read(&entry.record))
         });
+        reschedule(&mut stripe.due, &mut stripe.running, id, due, &entry.record);
         entry.freeze();
         out
     }
@@ -253,8 +288,8 @@ impl MemoryTaskStore {
         let tasks = ids
             .iter()
             .filter_map(|(_, id)| {
-                let tasks = self.stripe(&self.tasks, id);
-                let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner)?;
+                let stripe = self.stripe(&self.tasks, id);
+                let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner)?;
                 Some(entry.snapshot())
             })
             .collect();
@@ -270,14 +305,46 @@ impl MemoryTaskStore {
             leases.keys().cloned().collect()
         };
         for stripe in self.tasks.iter() {
-            let mut tasks = lock(stripe);
+            let mut stripe = lock(stripe);
+            let stripe = &mut *stripe;
+            // The only tasks `machine::expiry` can say anything but `Keep` about: those whose due
+            // time has come, and running ones whose runner holds no lease.
+            let mut visit = Vec::new();
+            while let Some((at, id)) = stripe.due.first()
+                && *at <= now
+            {
+                visit.push(id.clone());
+                stripe.due.pop_first();
+            }
+            visit.extend(
+                stripe
+                    .running
+                    .iter()
+                    .filter(|id| {
+                        let runner = stripe.tasks.get(*id).and_then(|e| e.record.runner.as_ref());
+                        runner.is_some_and(|r| !live.contains(r))
+                    })
+                    .cloned(),
+            );
+            visit.sort_unstable();
+            visit.dedup();
             let mut doomed = Vec::new();
-            for (id, entry) in tasks.iter_mut() {
+            for id in visit {
+                let Some(entry) = stripe.tasks.get_mut(&id) else {
+                    stripe.running.remove(&id);
+                    continue;
+                };
+                if let Some(at) = machine::due_at(&entry.record) {
+                    stripe.due.remove(&(at, id.clone()));
+                }
                 let record = &entry.record;
                 let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
                 match machine::expiry(record, now, alive) {
                     Expiry::Keep => {}
-                    Expiry::Remove => doomed.push(id.clone()),
+                    Expiry::Remove => {
+                        doomed.push(id);
+                        continue;
+                    }
                     verdict => {
                         entry.thaw();
                         if machine::apply_expiry(&mut entry.record, verdict, now) {
@@ -287,10 +354,18 @@ impl MemoryTaskStore {
                         entry.freeze();
                     }
                 }
+                reschedule(
+                    &mut stripe.due,
+                    &mut stripe.running,
+                    &id,
+                    None,
+                    &entry.record,
+                );
             }
             for id in doomed {
                 // Dropping the entry drops its watch sender, which wakes its waiters.
-                if let Some(entry) = tasks.remove(&id) {
+                stripe.running.remove(&id);
+                if let Some(entry) = stripe.tasks.remove(&id) {
                     removed.push((entry.record.owner, entry.seq, id));
                 }
             }
@@ -322,8 +397,8 @@ impl MemoryTaskStore {
         id: &TaskId,
         seen: u64,
     ) -> Result<Result<TaskRecord, watch::Receiver<u64>>, StoreError> {
-        let mut tasks = self.stripe(&self.tasks, id);
-        let entry = tasks.get_mut(id).ok_or(StoreError::NotFound)?;
+        let mut stripe = self.stripe(&self.tasks, id);
+        let entry = stripe.tasks.get_mut(id).ok_or(StoreError::NotFound)?;
         if entry.record.version > seen {
             return Ok(Ok(entry.snapshot()));
         }
@@ -355,8 +430,9 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move {
             let mut record = machine::new_record(task, self.clock.now());
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-            let mut tasks = self.stripe(&self.tasks, &record.id);
-            if tasks.contains_key(&record.id) {
+            let mut stripe = self.stripe(&self.tasks, &record.id);
+            let stripe = &mut *stripe;
+            if stripe.tasks.contains_key(&record.id) {
                 return Err(StoreError::DuplicateId(record.id));
             }
             // Index under the task's stripe lock, so a sweep cannot delete the task before it is
@@ -372,7 +448,16 @@ impl TaskStore for MemoryTaskStore {
                 .or_default()
                 .insert(seq, record.id.clone());
             drop(owners);
-            let entry = tasks
+            stripe.running.insert(record.id.clone());
+            reschedule(
+                &mut stripe.due,
+                &mut stripe.running,
+                &record.id,
+                None,
+                &record,
+            );
+            let entry = stripe
+                .tasks
                 .entry(record.id.clone())
                 .or_insert(Entry::new(record, seq));
             self.announce(entry, true);
@@ -382,16 +467,16 @@ impl TaskStore for MemoryTaskStore {
 
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
-            let tasks = self.stripe(&self.tasks, id);
-            let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner);
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
             Ok(entry.map(|entry| entry.snapshot()))
         })
     }
 
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
-            let tasks = self.stripe(&self.tasks, id);
-            Ok(tasks.get(id).map(|entry| entry.snapshot()))
+            let stripe = self.stripe(&self.tasks, id);
+            Ok(stripe.tasks.get(id).map(|entry| entry.snapshot()))
         })
     }
 
@@ -533,8 +618,8 @@ impl TaskStore for MemoryTaskStore {
                 if !woke {
                     return Err(StoreError::NotFound);
                 }
-                let tasks = self.stripe(&self.tasks, id);
-                match tasks.get(id) {
+                let stripe = self.stripe(&self.tasks, id);
+                match stripe.tasks.get(id) {
                     Some(entry) if entry.record.version > seen_version => {
                         return Ok(entry.snapshot());
                     }
@@ -640,7 +725,10 @@ mod tests {
         let first = store.create(new()).await.unwrap();
         store.create(new()).await.unwrap();
         // Simulate the race: the record disappears while the index still names it.
-        store.stripe(&store.tasks, &first.id).remove(&first.id);
+        store
+            .stripe(&store.tasks, &first.id)
+            .tasks
+            .remove(&first.id);
         let page = store.list(&alice, None, 10).await.unwrap();
         assert_eq!(page.tasks.len(), 1);
         assert_ne!(page.tasks[0].id, first.id);
@@ -655,7 +743,7 @@ mod tests {
             .await
             .unwrap();
         let has_channel = |store: &MemoryTaskStore| {
-            store.stripe(&store.tasks, &task.id)[&task.id]
+            store.stripe(&store.tasks, &task.id).tasks[&task.id]
                 .waiters
                 .is_some()
         };
