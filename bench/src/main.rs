@@ -4,13 +4,16 @@
 //!
 //! Options:
 //!   --quick                 short runs and 10,000 stored tasks (a smoke test, not figures)
-//!   --only LIST             scenarios, comma-separated: inline,lifecycle,elicit,store
+//!   --only LIST             scenarios, comma-separated: inline,lifecycle,elicit,store,scale
 //!   --transport LIST        stdio,pipes,inproc (default all; tasks skip `pipes`; `store` is stdio)
 //!   --servers LIST          mcp-tasks,mcp-sqlite,mcp-redis,rmcp (the floor always runs where a
 //!                           floor is needed); mcp-sqlite keeps tasks in a SQLite file (lifecycle
 //!                           and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned
 //!                           redis-server the run starts), in the stdio task rows only
 //!   --stored N              tasks stored for the `store` scenario (default 100000)
+//!   --stored-large N        tasks stored for the `scale` scenario (default 1000000): mcp-tasks
+//!                           only (memory store), `tasks/get` on a server holding 10,000 and on
+//!                           one holding N, in alternating rounds
 //!   --tasks N               tasks per round for `lifecycle` and `elicit` at 64 callers
 //!   --rounds N              rounds per figure (default 5 inline, 3 for tasks; servers alternate)
 //!   --budget SECS           end the run by then (default 540): the `store` scenario creates
@@ -31,6 +34,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const RESULT_SIZE: usize = 1024;
+/// The text of each stored task's result in the `store` and `scale` scenarios: a small result,
+/// so that the memory per task is what the server keeps about a task, not the payload.
+const STORED_RESULT_SIZE: usize = 16;
+/// Tasks stored when the `scale` scenario takes its first `tasks/get` figure.
+const SCALE_BASE: u64 = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Transport {
@@ -63,6 +71,8 @@ struct Opts {
     lifecycle_tasks: u64,
     elicit_tasks: u64,
     stored: u64,
+    /// Tasks stored for the `scale` scenario.
+    stored_large: u64,
     /// The whole run should end by then: the `store` scenario stops creating tasks early if it
     /// must (rmcp's `TaskManager` gets slower with every stored task).
     budget: Duration,
@@ -75,6 +85,111 @@ struct Opts {
     bin_dir: PathBuf,
     /// The Redis the `mcp-redis` server keeps its tasks in (started by `main`).
     redis: Option<Arc<mcp_tasks_tests::redis::RedisServer>>,
+}
+
+/// Does `tasks/get` stay as fast with many more tasks stored? mcp-tasks (memory store) only, over
+/// stdio: one server holds 10,000 completed tasks (small results), another `--stored-large` (as
+/// many as the run's time budget allows), and `tasks/get` over random ids is measured on each in
+/// alternating rounds (the median counts), so that the ratio survives a noisy machine.
+async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
+    let (k, t) = (Kind::McpTasks, Transport::Stdio);
+    let create: Arc<str> =
+        call_params("work", &format!(r#"{{"size":{STORED_RESULT_SIZE}}}"#)).into();
+    let mut servers = Vec::new();
+    let mut note = String::new();
+    for target in [SCALE_BASE.min(o.stored_large), o.stored_large] {
+        let conn = Conn::open(k, t, o).await?;
+        let client = conn.client.clone();
+        let ids = Arc::new(std::sync::Mutex::new(Vec::with_capacity(target as usize)));
+        let left = o
+            .budget
+            .saturating_sub(started().elapsed())
+            .saturating_sub(Duration::from_secs(40));
+        say(format!("{}: storing {target} tasks (scale)", k.name()));
+        let (c2, cr, ids2) = (client.clone(), create.clone(), ids.clone());
+        closed_loop(
+            64,
+            Stop::CountWithin(target, left.max(Duration::from_secs(30))),
+            move |_| {
+                let (c, cr, ids) = (c2.clone(), cr.clone(), ids2.clone());
+                async move {
+                    let id = mcp_tasks_bench::driver::create_task(&c, &cr).await?;
+                    ids.lock().expect("ids").push(id);
+                    Ok(1)
+                }
+            },
+        )
+        .await?;
+        let ids: Arc<Vec<String>> = Arc::new(std::mem::take(&mut *ids.lock().expect("ids")));
+        if (ids.len() as u64) < target {
+            note = format!(
+                "measured with {} stored: creating more would overrun the run's time budget",
+                ids.len()
+            );
+        }
+        for id in ids.iter().rev().take(64) {
+            poll_until(&client, &get_params(id), "completed").await?;
+        }
+        servers.push((conn, client, ids, Vec::new()));
+    }
+    for _ in 0..o.task_rounds {
+        for (_, client, ids, samples) in servers.iter_mut() {
+            let (c2, ids2) = (client.clone(), ids.clone());
+            let gets = closed_loop(64, Stop::After(o.get_for), move |i| {
+                let (c, ids) = (c2.clone(), ids2.clone());
+                async move {
+                    let id =
+                        &ids[Rng::new(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 7).below(ids.len())];
+                    let seen: mcp_tasks_bench::driver::Seen =
+                        c.call("tasks/get", &get_params(id)).await?;
+                    match (seen.status.as_deref(), seen.task_text().map(str::len)) {
+                        (Some("completed"), Some(STORED_RESULT_SIZE)) => Ok(1),
+                        other => Err(format!("tasks/get saw {other:?}").into()),
+                    }
+                }
+            })
+            .await?;
+            say(format!(
+                "{}: {:.0} gets/s with {} stored",
+                k.name(),
+                gets.per_sec(),
+                ids.len()
+            ));
+            samples.push(gets.per_sec());
+        }
+    }
+    let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
+    let mut figures = Vec::new();
+    for (conn, client, ids, samples) in servers {
+        drop(client);
+        conn.close().await;
+        let n = ids.len();
+        r.raw.insert(
+            format!("scale/{}/{n}", k.name()),
+            json!({"stored": n, "gets_per_sec_rounds": samples}),
+        );
+        let per_sec = median(samples);
+        r.rows.push(Row {
+            metric: format!("tasks/get, {n} stored, memory store, {}, c=64", t.name()),
+            unit: "gets/s",
+            floor,
+            values: vec![(k, per_sec)],
+            rate: Some(true),
+            note: note.clone(),
+        });
+        figures.push((n, per_sec));
+    }
+    if let [(small, base), (large, big)] = figures[..] {
+        r.rows.push(Row {
+            metric: format!("  tasks/get with {large} stored / with {small} stored"),
+            unit: "ratio",
+            floor: None,
+            values: vec![(k, big / base)],
+            rate: None,
+            note,
+        });
+    }
+    Ok(())
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -101,9 +216,10 @@ fn parse_opts() -> Result<Opts, Error> {
         lifecycle_tasks: 5_000,
         elicit_tasks: 2_000,
         stored: 100_000,
+        stored_large: 1_000_000,
         budget: Duration::from_secs(540),
         get_for: Duration::from_secs(3),
-        scenarios: list("inline,lifecycle,elicit,store"),
+        scenarios: list("inline,lifecycle,elicit,store,scale"),
         transports: vec![Transport::Stdio, Transport::Pipes, Transport::InProcess],
         servers: vec![
             Kind::McpTasks,
@@ -128,6 +244,7 @@ fn parse_opts() -> Result<Opts, Error> {
                 o.lifecycle_tasks = 500;
                 o.elicit_tasks = 200;
                 o.stored = 10_000;
+                o.stored_large = 100_000;
                 o.get_for = Duration::from_millis(500);
             }
             "--only" => o.scenarios = list(&value()?),
@@ -149,6 +266,7 @@ fn parse_opts() -> Result<Opts, Error> {
                     .collect::<Result<_, _>>()?
             }
             "--stored" => o.stored = value()?.parse()?,
+            "--stored-large" => o.stored_large = value()?.parse()?,
             "--tasks" => {
                 o.lifecycle_tasks = value()?.parse()?;
                 o.elicit_tasks = o.lifecycle_tasks;
@@ -670,7 +788,7 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     Ok(())
 }
 
-/// Many stored tasks (completed, 1 KiB results): resident memory per task, then `tasks/get`
+/// Many stored tasks (completed, small results): resident memory per task, then `tasks/get`
 /// throughput over random stored ids. Always over stdio (the server's memory is its process's).
 async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     let t = Transport::Stdio;
@@ -714,12 +832,13 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         let client = conn.client.clone();
         // Warm up (allocator pools, lazily built state), then take the baseline.
         closed_loop(8, Stop::Count(2_000), echo_op(&client, k)).await?;
-        let create: Arc<str> = call_params("work", &format!(r#"{{"size":{RESULT_SIZE}}}"#)).into();
+        let create: Arc<str> =
+            call_params("work", &format!(r#"{{"size":{STORED_RESULT_SIZE}}}"#)).into();
         {
             let (c2, cr) = (client.clone(), create.clone());
             closed_loop(8, Stop::Count(200), move |_| {
                 let (c, cr) = (c2.clone(), cr.clone());
-                async move { task_lifecycle(&c, &cr, RESULT_SIZE).await }
+                async move { task_lifecycle(&c, &cr, STORED_RESULT_SIZE).await }
             })
             .await?;
         }
@@ -801,7 +920,7 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
                     let seen: mcp_tasks_bench::driver::Seen =
                         c.call("tasks/get", &get_params(id)).await?;
                     match (seen.status.as_deref(), seen.task_text().map(str::len)) {
-                        (Some("completed"), Some(RESULT_SIZE)) => Ok(1),
+                        (Some("completed"), Some(STORED_RESULT_SIZE)) => Ok(1),
                         other => Err(format!("tasks/get saw {other:?}").into()),
                     }
                 }
@@ -959,6 +1078,9 @@ async fn main() -> Result<(), Error> {
     if has("store") {
         store(&o, &mut r).await?;
     }
+    if has("scale") && o.servers.contains(&Kind::McpTasks) {
+        scale(&o, &mut r).await?;
+    }
     let total = started().elapsed();
     println!();
     print_table(&o, &r);
@@ -993,7 +1115,7 @@ async fn main() -> Result<(), Error> {
         "rmcp_version": "3.9.0",
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "total_secs": total.as_secs_f64(),
-        "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "result_bytes": RESULT_SIZE },
+        "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "stored_large": o.stored_large, "result_bytes": RESULT_SIZE, "stored_result_bytes": STORED_RESULT_SIZE },
         "rows": rows,
         "raw": r.raw,
         "redis_commands": r.redis.iter().map(|(s, c)| (s.clone(), c.json())).collect::<serde_json::Map<_, _>>(),

@@ -1,22 +1,24 @@
-//! Tasks on the wire, for both eras: status, ids, the stored record, and pure renderers that turn
-//! a [`TaskRecord`] into each JSON shape a client sees.
+//! Tasks on the wire, for both eras: status, ids, outcomes, and pure renderers that turn a
+//! [`TaskView`] (the fields a client may see, borrowed from wherever the task is stored) into each
+//! JSON shape a client sees. The stored record itself is `crate::store::TaskRecord`.
 //!
 //! | shape | era | renderer |
 //! |---|---|---|
-//! | `CreateTaskResult` (flat, `resultType: "task"`) | 2026-07-28 | [`TaskRecord::modern_create_result`] |
-//! | `tasks/get` result (`DetailedTask`, `resultType: "complete"`) | 2026-07-28 | [`TaskRecord::modern_get_result`] |
-//! | `notifications/tasks` params (`DetailedTask`) | 2026-07-28 | [`TaskRecord::modern_notification_params`] |
-//! | `Task` (`tasks/get`, `tasks/cancel` results) | 2025-11-25 | [`TaskRecord::legacy_task`] |
-//! | `CreateTaskResult` (nested `{"task": …}`) | 2025-11-25 | [`TaskRecord::legacy_create_result`] |
-//! | `notifications/tasks/status` params | 2025-11-25 | [`TaskRecord::legacy_status_notification_params`] |
+//! | `CreateTaskResult` (flat, `resultType: "task"`) | 2026-07-28 | [`TaskView::modern_create_result`] |
+//! | `tasks/get` result (`DetailedTask`, `resultType: "complete"`) | 2026-07-28 | [`TaskView::modern_get_result`] |
+//! | `notifications/tasks` params (`DetailedTask`) | 2026-07-28 | [`TaskView::modern_notification_params`] |
+//! | `Task` (`tasks/get`, `tasks/cancel` results) | 2025-11-25 | [`TaskView::legacy_task`] |
+//! | `CreateTaskResult` (nested `{"task": …}`) | 2025-11-25 | [`TaskView::legacy_create_result`] |
+//! | `notifications/tasks/status` params | 2025-11-25 | [`TaskView::legacy_task`] |
 //! | `tasks/list` result | 2025-11-25 | [`legacy_list_result`] |
 //!
 //! The two eras name durations differently (`ttlMs`/`pollIntervalMs` against `ttl`/`pollInterval`)
 //! and only the modern era carries the payload (`inputRequests`, `result`, `error`) in the task
 //! itself; the renderers are the one place that knows this.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -74,22 +76,27 @@ impl fmt::Display for TaskStatus {
 /// A task id. Ids are capabilities: [`TaskId::generate`] draws 128 bits from a cryptographically
 /// secure generator and writes them as 22 URL-safe base64 characters (no padding), so they can be
 /// used in URLs and headers (`Mcp-Name`) as they are.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
+///
+/// Cloning shares the string (a store names a task in its record and in its indexes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(Arc<str>);
 
 impl TaskId {
     /// A fresh, unguessable id (128 random bits).
     pub fn generate() -> Self {
         let mut bytes = [0u8; 16];
         rand::fill(&mut bytes[..]);
-        TaskId(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+        TaskId(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(bytes)
+                .into(),
+        )
     }
 
     /// An id as a client sent it (`params.taskId`), or as a custom id source made it. Any string
     /// is accepted: an id that names no task is simply not found.
     pub fn new(id: impl Into<String>) -> Self {
-        TaskId(id.into())
+        TaskId(id.into().into())
     }
 
     /// The id as text.
@@ -106,27 +113,29 @@ impl fmt::Display for TaskId {
 
 impl From<String> for TaskId {
     fn from(id: String) -> Self {
-        TaskId(id)
+        TaskId(id.into())
     }
 }
 
 impl From<&str> for TaskId {
     fn from(id: &str) -> Self {
-        TaskId(id.to_owned())
+        TaskId(id.into())
     }
 }
 
 /// Who a task belongs to: an opaque principal, either an authenticated identity or (legacy era,
 /// no authentication) the session id. Only the owner may read, list, answer or cancel a task;
 /// to anyone else the task does not exist.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Owner(String);
+///
+/// Cloning shares the string: every task of an owner names it, and the memory store keeps one
+/// copy per owner rather than one per task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(Arc<str>);
 
 impl Owner {
     /// An owner named by this principal string.
     pub fn new(principal: impl Into<String>) -> Self {
-        Owner(principal.into())
+        Owner(principal.into().into())
     }
 
     /// The principal string.
@@ -138,6 +147,30 @@ impl Owner {
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl Serialize for TaskId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(TaskId::from)
+    }
+}
+
+impl Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Owner::new)
     }
 }
 
@@ -182,65 +215,39 @@ impl TaskOutcome {
     }
 }
 
-/// Everything stored about one task: plain data, read and written only through a task store
-/// (`crate::store`), rendered to the wire by the methods below.
-///
-/// The serde encoding is a *storage* format for durable stores, not a wire shape; the wire shapes
-/// are the renderers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskRecord {
+/// What a client may see of one task, borrowed from wherever it is stored; the input of every
+/// renderer. A store's record gives one through [`AsTaskView`].
+#[derive(Debug, Clone, Copy)]
+pub struct TaskView<'a> {
     /// The id.
-    pub id: TaskId,
-    /// Who may see and act on the task.
-    pub owner: Owner,
-    /// The era it was created in.
-    pub origin: TaskOrigin,
+    pub id: &'a TaskId,
     /// Current status.
     pub status: TaskStatus,
     /// A message for people about the current status.
-    pub status_message: Option<String>,
+    pub status_message: Option<&'a str>,
     /// When it was created.
     pub created_at: SystemTime,
     /// When anything a client can see last changed.
     pub last_updated_at: SystemTime,
-    /// How long the task's record is kept (the wire's `ttl`/`ttlMs`): at least `ttl` from
-    /// creation and, once the task has ended, `ttl` after it ended. It never ends a running task;
-    /// [`deadline`](Self::deadline) does. `None` = kept forever.
+    /// How long the record is kept (`None` = forever).
     pub ttl: Option<Duration>,
-    /// How long the task may run, from creation: a task still running at `created_at + deadline`
-    /// fails, with a status message that says so. `None` (the default) = no limit. Not on the
-    /// wire.
-    #[serde(default)]
-    pub deadline: Option<Duration>,
-    /// The engine instance running the task (see the store's leases): when that instance's lease
-    /// lapses, the task fails as stopped. `None` for a task no engine runs. Not on the wire.
-    #[serde(default)]
-    pub runner: Option<String>,
     /// The polling interval suggested to clients.
     pub poll_interval: Option<Duration>,
     /// Input requests waiting for an answer, by key.
-    pub input_requests: BTreeMap<String, InputRequest>,
-    /// Answers delivered by the client that the waiting tool has not taken yet, by key.
-    pub input_responses: BTreeMap<String, Value>,
-    /// Keys that were answered or withdrawn. A key is used for the task's whole life: it may not
-    /// name a second request.
-    pub retired_keys: BTreeSet<String>,
-    /// How it ended; set when the task turned `completed` or `failed` (never for `cancelled`).
-    pub outcome: Option<TaskOutcome>,
-    /// Bumped by every change; starts at 1. Waiters and optimistic writers compare it.
-    pub version: u64,
-    /// When it turned terminal.
-    pub terminal_at: Option<SystemTime>,
+    pub input_requests: &'a BTreeMap<String, InputRequest>,
+    /// How it ended, once `completed` or `failed`.
+    pub outcome: Option<&'a TaskOutcome>,
 }
 
-impl TaskRecord {
-    /// Whether `key` has named an input request of this task (outstanding, answered or withdrawn).
-    pub fn key_used(&self, key: &str) -> bool {
-        self.input_requests.contains_key(key) || self.retired_keys.contains(key)
-    }
+/// Anything a [`TaskView`] can be borrowed from (a store's record).
+pub trait AsTaskView {
+    /// The client-visible fields.
+    fn task_view(&self) -> TaskView<'_>;
+}
 
+impl TaskView<'_> {
     /// The 2026-07-28 `CreateTaskResult`: the flat task with `resultType: "task"`, never a payload.
-    pub fn modern_create_result(&self) -> Value {
+    pub fn modern_create_result(self) -> Value {
         let mut out = Map::new();
         out.insert("resultType".into(), "task".into());
         self.modern_task_fields(&mut out);
@@ -248,7 +255,7 @@ impl TaskRecord {
     }
 
     /// The 2026-07-28 `tasks/get` result: the `DetailedTask` with `resultType: "complete"`.
-    pub fn modern_get_result(&self) -> Value {
+    pub fn modern_get_result(self) -> Value {
         let mut out = Map::new();
         out.insert("resultType".into(), "complete".into());
         self.modern_task_fields(&mut out);
@@ -258,7 +265,7 @@ impl TaskRecord {
 
     /// The 2026-07-28 `notifications/tasks` params: the same `DetailedTask` as
     /// [`modern_get_result`](Self::modern_get_result), without `resultType`.
-    pub fn modern_notification_params(&self) -> Value {
+    pub fn modern_notification_params(self) -> Value {
         let mut out = Map::new();
         self.modern_task_fields(&mut out);
         self.modern_payload(&mut out);
@@ -267,7 +274,7 @@ impl TaskRecord {
 
     /// The 2025-11-25 `Task`: the result of legacy `tasks/get` and `tasks/cancel`. It never carries
     /// the payload (that is what `tasks/result` is for).
-    pub fn legacy_task(&self) -> Value {
+    pub fn legacy_task(self) -> Value {
         let mut out = Map::new();
         self.common_fields(&mut out);
         out.insert("ttl".into(), ttl_json(self.ttl));
@@ -278,20 +285,15 @@ impl TaskRecord {
     }
 
     /// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
-    pub fn legacy_create_result(&self) -> Value {
+    pub fn legacy_create_result(self) -> Value {
         json!({ "task": self.legacy_task() })
     }
 
-    /// The 2025-11-25 `notifications/tasks/status` params: the `Task`.
-    pub fn legacy_status_notification_params(&self) -> Value {
-        self.legacy_task()
-    }
-
-    fn common_fields(&self, out: &mut Map<String, Value>) {
+    fn common_fields(self, out: &mut Map<String, Value>) {
         out.insert("taskId".into(), self.id.as_str().into());
         out.insert("status".into(), self.status.as_str().into());
-        if let Some(message) = &self.status_message {
-            out.insert("statusMessage".into(), message.as_str().into());
+        if let Some(message) = self.status_message {
+            out.insert("statusMessage".into(), message.into());
         }
         out.insert("createdAt".into(), timestamp(self.created_at).into());
         out.insert(
@@ -300,7 +302,7 @@ impl TaskRecord {
         );
     }
 
-    fn modern_task_fields(&self, out: &mut Map<String, Value>) {
+    fn modern_task_fields(self, out: &mut Map<String, Value>) {
         self.common_fields(out);
         out.insert("ttlMs".into(), ttl_json(self.ttl));
         if let Some(interval) = self.poll_interval {
@@ -310,7 +312,7 @@ impl TaskRecord {
 
     /// `inputRequests` (all outstanding) while `input_required`; `result` or `error` once
     /// `completed`/`failed`; nothing while `working` or once `cancelled`.
-    fn modern_payload(&self, out: &mut Map<String, Value>) {
+    fn modern_payload(self, out: &mut Map<String, Value>) {
         match self.status {
             TaskStatus::InputRequired => {
                 let requests = self
@@ -320,7 +322,7 @@ impl TaskRecord {
                     .collect();
                 out.insert("inputRequests".into(), Value::Object(requests));
             }
-            TaskStatus::Completed | TaskStatus::Failed => match &self.outcome {
+            TaskStatus::Completed | TaskStatus::Failed => match self.outcome {
                 Some(TaskOutcome::Result(result)) => {
                     // Exactly what the call would have returned in this era: a 2026-07-28
                     // `CallToolResult` carries `resultType` (the extension's own client checks it).
@@ -339,14 +341,16 @@ impl TaskRecord {
         }
     }
 }
-
 /// The 2025-11-25 `tasks/list` result: `{"tasks": [<Task>…], "nextCursor"?}`.
-pub fn legacy_list_result<'a>(
-    tasks: impl IntoIterator<Item = &'a TaskRecord>,
+pub fn legacy_list_result<'a, T: AsTaskView + 'a>(
+    tasks: impl IntoIterator<Item = &'a T>,
     next_cursor: Option<&str>,
 ) -> Value {
     let mut out = Map::new();
-    let tasks = tasks.into_iter().map(TaskRecord::legacy_task).collect();
+    let tasks = tasks
+        .into_iter()
+        .map(|task| task.task_view().legacy_task())
+        .collect();
     out.insert("tasks".into(), Value::Array(tasks));
     if let Some(cursor) = next_cursor {
         out.insert("nextCursor".into(), cursor.into());
@@ -417,39 +421,11 @@ fn error_json(error: &RpcError) -> Value {
 mod tests {
     use super::*;
     use crate::protocol::codes;
+    use std::collections::BTreeSet;
 
     /// 2025-11-25T10:30:00Z.
     fn t0() -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_066_600)
-    }
-
-    fn record(status: TaskStatus) -> TaskRecord {
-        TaskRecord {
-            id: TaskId::new("786512e2"),
-            owner: Owner::new("alice"),
-            origin: TaskOrigin::Modern,
-            status,
-            status_message: None,
-            created_at: t0(),
-            last_updated_at: t0() + Duration::from_millis(600_250),
-            ttl: Some(Duration::from_secs(60)),
-            deadline: None,
-            runner: None,
-            poll_interval: Some(Duration::from_secs(5)),
-            input_requests: BTreeMap::new(),
-            input_responses: BTreeMap::new(),
-            retired_keys: BTreeSet::new(),
-            outcome: None,
-            version: 1,
-            terminal_at: None,
-        }
-    }
-
-    fn elicit() -> InputRequest {
-        InputRequest::new(
-            "elicitation/create",
-            json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}),
-        )
     }
 
     #[test]
@@ -522,312 +498,6 @@ mod tests {
     }
 
     #[test]
-    fn modern_create_result_is_flat_with_task_result_type() {
-        let mut r = record(TaskStatus::Working);
-        r.status_message = Some("The operation is now in progress.".into());
-        assert_eq!(
-            r.modern_create_result(),
-            json!({
-                "resultType": "task",
-                "taskId": "786512e2",
-                "status": "working",
-                "statusMessage": "The operation is now in progress.",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000
-            })
-        );
-    }
-
-    #[test]
-    fn modern_create_result_never_carries_a_payload() {
-        let mut r = record(TaskStatus::InputRequired);
-        r.input_requests.insert("name".into(), elicit());
-        let v = r.modern_create_result();
-        for key in ["inputRequests", "result", "error", "requestState", "task"] {
-            assert!(v.get(key).is_none(), "{key} in {v}");
-        }
-    }
-
-    #[test]
-    fn unlimited_ttl_is_null_and_tiny_durations_are_never_zero() {
-        let mut r = record(TaskStatus::Working);
-        r.ttl = None;
-        r.poll_interval = None;
-        assert_eq!(
-            r.modern_create_result(),
-            json!({
-                "resultType": "task",
-                "taskId": "786512e2",
-                "status": "working",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": null
-            })
-        );
-        r.ttl = Some(Duration::ZERO);
-        r.poll_interval = Some(Duration::from_micros(10));
-        let v = r.modern_create_result();
-        assert_eq!(v["ttlMs"], json!(1));
-        assert_eq!(v["pollIntervalMs"], json!(1));
-        let v = r.legacy_task();
-        assert_eq!(v["ttl"], json!(1));
-        assert_eq!(v["pollInterval"], json!(1));
-    }
-
-    #[test]
-    fn modern_get_working() {
-        assert_eq!(
-            record(TaskStatus::Working).modern_get_result(),
-            json!({
-                "resultType": "complete",
-                "taskId": "786512e2",
-                "status": "working",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000
-            })
-        );
-    }
-
-    #[test]
-    fn modern_get_input_required_lists_every_outstanding_request() {
-        let mut r = record(TaskStatus::InputRequired);
-        r.input_requests.insert("name".into(), elicit());
-        r.input_requests
-            .insert("roots".into(), InputRequest::new("roots/list", json!({})));
-        r.retired_keys.insert("earlier".into());
-        r.input_responses.insert("earlier".into(), json!({"x": 1}));
-        assert_eq!(
-            r.modern_get_result(),
-            json!({
-                "resultType": "complete",
-                "taskId": "786512e2",
-                "status": "input_required",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000,
-                "inputRequests": {
-                    "name": {
-                        "method": "elicitation/create",
-                        "params": {"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}
-                    },
-                    "roots": {"method": "roots/list", "params": {}}
-                }
-            })
-        );
-    }
-
-    #[test]
-    fn modern_get_completed_carries_the_result_as_a_2026_result() {
-        let mut r = record(TaskStatus::Completed);
-        let stored = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true});
-        r.outcome = Some(TaskOutcome::Result(stored));
-        // What the call itself would have answered in 2026-07-28, `resultType` included.
-        let result = json!({"content": [{"type": "text", "text": "Hello"}], "isError": true, "resultType": "complete"});
-        assert_eq!(
-            r.modern_get_result(),
-            json!({
-                "resultType": "complete",
-                "taskId": "786512e2",
-                "status": "completed",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000,
-                "result": result
-            })
-        );
-    }
-
-    #[test]
-    fn modern_get_failed_carries_the_error() {
-        let mut r = record(TaskStatus::Failed);
-        r.poll_interval = None;
-        r.status_message = Some("Tool execution failed: API rate limit exceeded".into());
-        r.outcome = Some(TaskOutcome::Error(
-            RpcError::internal("API rate limit exceeded").with_data(json!({"retryAfter": 3})),
-        ));
-        assert_eq!(
-            r.modern_get_result(),
-            json!({
-                "resultType": "complete",
-                "taskId": "786512e2",
-                "status": "failed",
-                "statusMessage": "Tool execution failed: API rate limit exceeded",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "error": {"code": -32603, "message": "API rate limit exceeded", "data": {"retryAfter": 3}}
-            })
-        );
-    }
-
-    #[test]
-    fn modern_get_cancelled_has_no_payload() {
-        let mut r = record(TaskStatus::Cancelled);
-        r.status_message = Some("The task was cancelled by request.".into());
-        assert_eq!(
-            r.modern_get_result(),
-            json!({
-                "resultType": "complete",
-                "taskId": "786512e2",
-                "status": "cancelled",
-                "statusMessage": "The task was cancelled by request.",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000
-            })
-        );
-    }
-
-    #[test]
-    fn modern_shapes_never_use_legacy_names() {
-        let mut r = record(TaskStatus::Completed);
-        r.outcome = Some(TaskOutcome::Result(json!({"content": []})));
-        for v in [
-            r.modern_create_result(),
-            r.modern_get_result(),
-            r.modern_notification_params(),
-        ] {
-            for key in ["ttl", "pollInterval", "requestState", "task"] {
-                assert!(v.get(key).is_none(), "{key} in {v}");
-            }
-        }
-    }
-
-    #[test]
-    fn modern_notification_params_are_the_detailed_task_without_result_type() {
-        let mut r = record(TaskStatus::Completed);
-        r.last_updated_at = t0() + Duration::from_secs(1200);
-        r.outcome = Some(TaskOutcome::Result(
-            json!({"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false}),
-        ));
-        assert_eq!(
-            r.modern_notification_params(),
-            json!({
-                "taskId": "786512e2",
-                "status": "completed",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:50:00.000Z",
-                "ttlMs": 60000,
-                "pollIntervalMs": 5000,
-                "result": {"content": [{"type": "text", "text": "Operation completed successfully."}], "isError": false, "resultType": "complete"}
-            })
-        );
-        let mut r = record(TaskStatus::InputRequired);
-        r.input_requests.insert("name".into(), elicit());
-        let mut expected = r.modern_get_result();
-        expected.as_object_mut().unwrap().remove("resultType");
-        assert_eq!(r.modern_notification_params(), expected);
-    }
-
-    #[test]
-    fn legacy_task_uses_legacy_names_and_no_payload() {
-        let mut r = record(TaskStatus::Failed);
-        r.origin = TaskOrigin::Legacy;
-        r.ttl = Some(Duration::from_secs(30));
-        r.status_message = Some("Tool execution failed: API rate limit exceeded".into());
-        r.outcome = Some(TaskOutcome::Error(RpcError::internal("rate limit")));
-        assert_eq!(
-            r.legacy_task(),
-            json!({
-                "taskId": "786512e2",
-                "status": "failed",
-                "statusMessage": "Tool execution failed: API rate limit exceeded",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttl": 30000,
-                "pollInterval": 5000
-            })
-        );
-        let mut r = record(TaskStatus::InputRequired);
-        r.input_requests.insert("name".into(), elicit());
-        r.ttl = None;
-        r.poll_interval = None;
-        assert_eq!(
-            r.legacy_task(),
-            json!({
-                "taskId": "786512e2",
-                "status": "input_required",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttl": null
-            })
-        );
-    }
-
-    #[test]
-    fn legacy_create_result_nests_the_task() {
-        let r = record(TaskStatus::Working);
-        assert_eq!(
-            r.legacy_create_result(),
-            json!({
-                "task": {
-                    "taskId": "786512e2",
-                    "status": "working",
-                    "createdAt": "2025-11-25T10:30:00.000Z",
-                    "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                    "ttl": 60000,
-                    "pollInterval": 5000
-                }
-            })
-        );
-    }
-
-    #[test]
-    fn legacy_status_notification_params_are_the_task() {
-        let r = record(TaskStatus::Completed);
-        assert_eq!(
-            r.legacy_status_notification_params(),
-            json!({
-                "taskId": "786512e2",
-                "status": "completed",
-                "createdAt": "2025-11-25T10:30:00.000Z",
-                "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                "ttl": 60000,
-                "pollInterval": 5000
-            })
-        );
-    }
-
-    #[test]
-    fn legacy_list_result_with_and_without_cursor() {
-        let a = record(TaskStatus::Working);
-        let mut b = record(TaskStatus::Completed);
-        b.id = TaskId::new("abc123");
-        b.poll_interval = None;
-        assert_eq!(
-            legacy_list_result([&a, &b], Some("next-page")),
-            json!({
-                "tasks": [
-                    {
-                        "taskId": "786512e2",
-                        "status": "working",
-                        "createdAt": "2025-11-25T10:30:00.000Z",
-                        "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                        "ttl": 60000,
-                        "pollInterval": 5000
-                    },
-                    {
-                        "taskId": "abc123",
-                        "status": "completed",
-                        "createdAt": "2025-11-25T10:30:00.000Z",
-                        "lastUpdatedAt": "2025-11-25T10:40:00.250Z",
-                        "ttl": 60000
-                    }
-                ],
-                "nextCursor": "next-page"
-            })
-        );
-        assert_eq!(legacy_list_result([], None), json!({"tasks": []}));
-    }
-
-    #[test]
     fn outcome_status_depends_on_era_for_tool_errors() {
         let tool_error = TaskOutcome::Result(json!({"content": [], "isError": true}));
         let ok = TaskOutcome::Result(json!({"content": [], "isError": false}));
@@ -844,17 +514,5 @@ mod tests {
             assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
             assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);
         }
-    }
-
-    #[test]
-    fn record_storage_encoding_round_trips() {
-        let mut r = record(TaskStatus::Failed);
-        r.input_responses
-            .insert("k".into(), json!({"action": "accept"}));
-        r.retired_keys.insert("k".into());
-        r.outcome = Some(TaskOutcome::Error(RpcError::internal("x")));
-        r.terminal_at = Some(t0());
-        let encoded = serde_json::to_string(&r).unwrap();
-        assert_eq!(serde_json::from_str::<TaskRecord>(&encoded).unwrap(), r);
     }
 }

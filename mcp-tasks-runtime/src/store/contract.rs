@@ -22,9 +22,10 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 use tokio::time::timeout;
 
+use super::TaskRecord;
 use super::machine::{CANCELLED_MESSAGE, DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE};
 use super::{CancelResult, Clock, ManualClock, NewTask, StoreError, TaskEvent, TaskStore};
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError, codes};
 
 /// How long a check waits for something that must happen (a wake-up, an event).

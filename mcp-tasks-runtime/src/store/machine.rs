@@ -15,8 +15,9 @@ use std::time::SystemTime;
 use serde_json::{Map, Value};
 
 use super::{NewTask, StoreError};
-use crate::protocol::task::{TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::task::{TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError};
+use crate::store::TaskRecord;
 
 /// The status message a task gets when it is cancelled.
 pub const CANCELLED_MESSAGE: &str = "The task was cancelled by request.";

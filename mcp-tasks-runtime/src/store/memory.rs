@@ -1,7 +1,7 @@
 //! The in-memory task store, the default.
 
 use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,16 +9,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::TaskRecord;
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
@@ -31,12 +33,13 @@ const EVENT_CAPACITY: usize = 1024;
 /// locks are plain mutexes held for a few map operations and never across an `await`, and each
 /// task has its own wake-up channel (created only while someone waits on it), so a change wakes
 /// the waiters of that task and nobody else. Each owner's tasks are indexed by creation order,
-/// so `list` reads only the page it returns. `expire` scans every task (a few milliseconds per
-/// 100,000 tasks).
+/// so `list` reads only the page it returns. Each stripe also indexes its tasks by due time
+/// ([`machine::due_at`]) and keeps the set of running ones, so `expire` visits only the tasks whose
+/// time has come and the running ones (for their runner's lease), however many are stored.
 pub struct MemoryTaskStore {
     clock: Arc<dyn Clock>,
     hasher: RandomState,
-    tasks: Box<[Mutex<HashMap<TaskId, Entry>>]>,
+    tasks: Box<[Mutex<Stripe>]>,
     owners: Box<[Mutex<HashMap<Owner, OwnerIndex>>]>,
     next_seq: AtomicU64,
     events: broadcast::Sender<TaskEvent>,
@@ -44,16 +47,112 @@ pub struct MemoryTaskStore {
     leases: Mutex<HashMap<String, SystemTime>>,
 }
 
+/// One stripe of the tasks, with what `expire` needs to visit only the tasks it may change.
+#[derive(Default)]
+struct Stripe {
+    tasks: HashMap<TaskId, Box<Entry>>,
+    /// Every task that has a [`machine::due_at`], by that time.
+    due: BTreeSet<(SystemTime, TaskId)>,
+    /// The tasks that have not ended: their runner's lease decides whether they fail.
+    running: HashSet<TaskId>,
+}
+
+/// Files a task under its due time and running state after a change; `before` is the due time it
+/// is filed under now (`None`: not filed).
+fn reschedule(
+    due: &mut BTreeSet<(SystemTime, TaskId)>,
+    running: &mut HashSet<TaskId>,
+    id: &TaskId,
+    before: Option<SystemTime>,
+    record: &TaskRecord,
+) {
+    let after = machine::due_at(record);
+    if before != after {
+        if let Some(at) = before {
+            due.remove(&(at, id.clone()));
+        }
+        if let Some(at) = after {
+            due.insert((at, id.clone()));
+        }
+    }
+    if record.terminal_at.is_some() {
+        running.remove(id);
+    }
+}
+
 /// One owner's tasks: creation sequence number → task id.
 type OwnerIndex = BTreeMap<u64, TaskId>;
 
+/// One stored task. Boxed in its stripe's map, so that the map's spare capacity costs a pointer
+/// per slot rather than a whole record.
 struct Entry {
+    /// The record; its `outcome` is `None` while [`result`](Self::result) holds it.
     record: TaskRecord,
+    /// The result of an ended task, as JSON text. As a `Value` tree every object of a result is a
+    /// B-tree node of about 600 bytes, so a small `CallToolResult` took about 1.5 KB; as text it
+    /// takes its length. Parsed again for each read of the task.
+    result: Option<Box<RawValue>>,
     /// Position in the owner's index.
     seq: u64,
     /// Carries the record's version to [`TaskStore::changed`] waiters; `None` while nobody waits.
     /// Dropping it (when the task is deleted) wakes every waiter with an error.
     waiters: Option<watch::Sender<u64>>,
+}
+
+impl Entry {
+    fn new(record: TaskRecord, seq: u64) -> Box<Self> {
+        Box::new(Entry {
+            record,
+            result: None,
+            seq,
+            waiters: None,
+        })
+    }
+
+    /// The whole record, result included.
+    fn snapshot(&self) -> TaskRecord {
+        let mut record = self.record.clone();
+        if let Some(result) = &self.result {
+            record.outcome = Some(TaskOutcome::Result(parse_result(result)));
+        }
+        record
+    }
+
+    /// Puts the result back into the record, before a change.
+    fn thaw(&mut self) {
+        if let Some(result) = self.result.take() {
+            self.record.outcome = Some(TaskOutcome::Result(parse_result(&result)));
+        }
+    }
+
+    /// Keeps an ended task's result as text, after a change.
+    fn freeze(&mut self) {
+        if let Some(TaskOutcome::Result(result)) = &self.record.outcome
+            && self.record.status.is_terminal()
+            && depth_within(result, MAX_FROZEN_DEPTH)
+            && let Ok(text) = serde_json::value::to_raw_value(result)
+        {
+            self.result = Some(text);
+            self.record.outcome = None;
+        }
+    }
+}
+
+/// Results nested deeper than this stay trees: `serde_json` refuses to parse text nested deeper
+/// than 128 levels, so such a result could not be read back.
+const MAX_FROZEN_DEPTH: usize = 100;
+
+fn depth_within(value: &Value, limit: usize) -> bool {
+    match value {
+        Value::Array(items) => limit > 0 && items.iter().all(|v| depth_within(v, limit - 1)),
+        Value::Object(map) => limit > 0 && map.values().all(|v| depth_within(v, limit - 1)),
+        _ => true,
+    }
+}
+
+fn parse_result(text: &RawValue) -> Value {
+    // The text was written from a `Value` no deeper than `MAX_FROZEN_DEPTH`, so it parses.
+    serde_json::from_str(text.get()).unwrap_or(Value::Null)
 }
 
 impl MemoryTaskStore {
@@ -77,7 +176,7 @@ impl MemoryTaskStore {
 
     /// How many tasks are stored.
     pub fn len(&self) -> usize {
-        self.tasks.iter().map(|shard| lock(shard).len()).sum()
+        self.tasks.iter().map(|shard| lock(shard).tasks.len()).sum()
     }
 
     /// Whether no task is stored.
@@ -124,17 +223,25 @@ impl MemoryTaskStore {
         read: impl FnOnce(&TaskRecord) -> R,
     ) -> Result<(T, R), StoreError> {
         let now = self.clock.now();
-        let mut tasks = self.stripe(&self.tasks, id);
-        let entry = tasks
+        let mut stripe = self.stripe(&self.tasks, id);
+        let stripe = &mut *stripe;
+        let entry = stripe
+            .tasks
             .get_mut(id)
             .filter(|entry| owner.is_none_or(|owner| entry.record.owner == *owner))
             .ok_or(StoreError::NotFound)?;
+        entry.thaw();
         let before = entry.record.version;
-        let out = change(&mut entry.record, now)?;
-        if entry.record.version != before {
-            self.announce(entry, visible);
-        }
-        Ok((out, read(&entry.record)))
+        let due = machine::due_at(&entry.record);
+        let out = change(&mut entry.record, now).map(|out| {
+            if entry.record.version != before {
+                self.announce(entry, visible);
+            }
+            (out, read(&entry.record))
+        });
+        reschedule(&mut stripe.due, &mut stripe.running, id, due, &entry.record);
+        entry.freeze();
+        out
     }
 
     /// Tells waiters and subscribers about a change; called under the stripe lock, so that
@@ -150,7 +257,7 @@ impl MemoryTaskStore {
         if visible && self.events.receiver_count() > 0 {
             let _ = self
                 .events
-                .send(TaskEvent::Updated(Arc::new(entry.record.clone())));
+                .send(TaskEvent::Updated(Arc::new(entry.snapshot())));
         }
     }
 
@@ -181,9 +288,9 @@ impl MemoryTaskStore {
         let tasks = ids
             .iter()
             .filter_map(|(_, id)| {
-                let tasks = self.stripe(&self.tasks, id);
-                let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner)?;
-                Some(entry.record.clone())
+                let stripe = self.stripe(&self.tasks, id);
+                let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner)?;
+                Some(entry.snapshot())
             })
             .collect();
         Ok(TaskPage { tasks, next_cursor })
@@ -198,25 +305,67 @@ impl MemoryTaskStore {
             leases.keys().cloned().collect()
         };
         for stripe in self.tasks.iter() {
-            let mut tasks = lock(stripe);
+            let mut stripe = lock(stripe);
+            let stripe = &mut *stripe;
+            // The only tasks `machine::expiry` can say anything but `Keep` about: those whose due
+            // time has come, and running ones whose runner holds no lease.
+            let mut visit = Vec::new();
+            while let Some((at, id)) = stripe.due.first()
+                && *at <= now
+            {
+                visit.push(id.clone());
+                stripe.due.pop_first();
+            }
+            visit.extend(
+                stripe
+                    .running
+                    .iter()
+                    .filter(|id| {
+                        let runner = stripe.tasks.get(*id).and_then(|e| e.record.runner.as_ref());
+                        runner.is_some_and(|r| !live.contains(r))
+                    })
+                    .cloned(),
+            );
+            visit.sort_unstable();
+            visit.dedup();
             let mut doomed = Vec::new();
-            for (id, entry) in tasks.iter_mut() {
+            for id in visit {
+                let Some(entry) = stripe.tasks.get_mut(&id) else {
+                    stripe.running.remove(&id);
+                    continue;
+                };
+                if let Some(at) = machine::due_at(&entry.record) {
+                    stripe.due.remove(&(at, id.clone()));
+                }
                 let record = &entry.record;
                 let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
                 match machine::expiry(record, now, alive) {
                     Expiry::Keep => {}
-                    Expiry::Remove => doomed.push(id.clone()),
+                    Expiry::Remove => {
+                        doomed.push(id);
+                        continue;
+                    }
                     verdict => {
+                        entry.thaw();
                         if machine::apply_expiry(&mut entry.record, verdict, now) {
                             self.announce(entry, true);
                             report.failed.push(entry.record.clone());
                         }
+                        entry.freeze();
                     }
                 }
+                reschedule(
+                    &mut stripe.due,
+                    &mut stripe.running,
+                    &id,
+                    None,
+                    &entry.record,
+                );
             }
             for id in doomed {
                 // Dropping the entry drops its watch sender, which wakes its waiters.
-                if let Some(entry) = tasks.remove(&id) {
+                stripe.running.remove(&id);
+                if let Some(entry) = stripe.tasks.remove(&id) {
                     removed.push((entry.record.owner, entry.seq, id));
                 }
             }
@@ -248,10 +397,10 @@ impl MemoryTaskStore {
         id: &TaskId,
         seen: u64,
     ) -> Result<Result<TaskRecord, watch::Receiver<u64>>, StoreError> {
-        let mut tasks = self.stripe(&self.tasks, id);
-        let entry = tasks.get_mut(id).ok_or(StoreError::NotFound)?;
+        let mut stripe = self.stripe(&self.tasks, id);
+        let entry = stripe.tasks.get_mut(id).ok_or(StoreError::NotFound)?;
         if entry.record.version > seen {
-            return Ok(Ok(entry.record.clone()));
+            return Ok(Ok(entry.snapshot()));
         }
         let version = entry.record.version;
         let sender = entry
@@ -279,40 +428,55 @@ impl fmt::Debug for MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
-            let record = machine::new_record(task, self.clock.now());
+            let mut record = machine::new_record(task, self.clock.now());
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-            let mut tasks = self.stripe(&self.tasks, &record.id);
-            if tasks.contains_key(&record.id) {
+            let mut stripe = self.stripe(&self.tasks, &record.id);
+            let stripe = &mut *stripe;
+            if stripe.tasks.contains_key(&record.id) {
                 return Err(StoreError::DuplicateId(record.id));
             }
             // Index under the task's stripe lock, so a sweep cannot delete the task before it is
             // indexed (which would leave a stale index entry behind).
-            self.stripe(&self.owners, &record.owner)
+            let mut owners = self.stripe(&self.owners, &record.owner);
+            // The record shares the index's copy of the owner's name (an HTTP request brings its
+            // own copy each time).
+            if let Some((known, _)) = owners.get_key_value(&record.owner) {
+                record.owner = known.clone();
+            }
+            owners
                 .entry(record.owner.clone())
                 .or_default()
                 .insert(seq, record.id.clone());
-            let entry = tasks.entry(record.id.clone()).or_insert(Entry {
-                record,
-                seq,
-                waiters: None,
-            });
+            drop(owners);
+            stripe.running.insert(record.id.clone());
+            reschedule(
+                &mut stripe.due,
+                &mut stripe.running,
+                &record.id,
+                None,
+                &record,
+            );
+            let entry = stripe
+                .tasks
+                .entry(record.id.clone())
+                .or_insert(Entry::new(record, seq));
             self.announce(entry, true);
-            Ok(entry.record.clone())
+            Ok(entry.snapshot())
         })
     }
 
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
-            let tasks = self.stripe(&self.tasks, id);
-            let entry = tasks.get(id).filter(|entry| entry.record.owner == *owner);
-            Ok(entry.map(|entry| entry.record.clone()))
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.map(|entry| entry.snapshot()))
         })
     }
 
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
-            let tasks = self.stripe(&self.tasks, id);
-            Ok(tasks.get(id).map(|entry| entry.record.clone()))
+            let stripe = self.stripe(&self.tasks, id);
+            Ok(stripe.tasks.get(id).map(|entry| entry.snapshot()))
         })
     }
 
@@ -454,10 +618,10 @@ impl TaskStore for MemoryTaskStore {
                 if !woke {
                     return Err(StoreError::NotFound);
                 }
-                let tasks = self.stripe(&self.tasks, id);
-                match tasks.get(id) {
+                let stripe = self.stripe(&self.tasks, id);
+                match stripe.tasks.get(id) {
                     Some(entry) if entry.record.version > seen_version => {
-                        return Ok(entry.record.clone());
+                        return Ok(entry.snapshot());
                     }
                     Some(_) => continue,
                     None => return Err(StoreError::NotFound),
@@ -513,6 +677,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stored_result_is_read_back_exactly_however_deep() {
+        let store = MemoryTaskStore::new();
+        let alice = Owner::new("alice");
+        let mut deep = serde_json::json!("bottom");
+        for _ in 0..200 {
+            deep = serde_json::json!([deep]);
+        }
+        let results = [
+            serde_json::json!({"content": [{"type": "text", "text": "é\u{0}\"x"}], "isError": false,
+                "structuredContent": {"big": u64::MAX, "neg": i64::MIN, "f": 0.1, "z": -0.0, "n": null}}),
+            deep,
+        ];
+        for result in results {
+            let task = store
+                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+                .await
+                .unwrap();
+            let finished = store
+                .finish(&task.id, TaskOutcome::Result(result.clone()))
+                .await
+                .unwrap();
+            let want = Some(TaskOutcome::Result(result));
+            assert_eq!(finished.outcome, want);
+            let read = store.get(&task.id, &alice).await.unwrap().unwrap();
+            assert_eq!(read.outcome, want);
+            // A change to an ended task (none here) still sees the whole record.
+            let again = store.cancel(&task.id, &alice).await.unwrap();
+            assert_eq!(again.record().outcome, want);
+            let listed = store.list(&alice, None, 100).await.unwrap();
+            assert!(
+                listed
+                    .tasks
+                    .iter()
+                    .any(|t| t.id == task.id && t.outcome == want)
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn a_listed_task_removed_before_its_record_is_read_is_skipped() {
         let clock = ManualClock::new();
         let store = MemoryTaskStore::with_clock(Arc::new(clock.clone()));
@@ -522,7 +725,10 @@ mod tests {
         let first = store.create(new()).await.unwrap();
         store.create(new()).await.unwrap();
         // Simulate the race: the record disappears while the index still names it.
-        store.stripe(&store.tasks, &first.id).remove(&first.id);
+        store
+            .stripe(&store.tasks, &first.id)
+            .tasks
+            .remove(&first.id);
         let page = store.list(&alice, None, 10).await.unwrap();
         assert_eq!(page.tasks.len(), 1);
         assert_ne!(page.tasks[0].id, first.id);
@@ -537,7 +743,7 @@ mod tests {
             .await
             .unwrap();
         let has_channel = |store: &MemoryTaskStore| {
-            store.stripe(&store.tasks, &task.id)[&task.id]
+            store.stripe(&store.tasks, &task.id).tasks[&task.id]
                 .waiters
                 .is_some()
         };

@@ -52,7 +52,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
@@ -60,6 +60,7 @@ mod clock;
 pub mod contract;
 pub mod machine;
 mod memory;
+mod record;
 #[cfg(feature = "redis")]
 mod redis_store;
 #[cfg(feature = "sqlite")]
@@ -67,6 +68,7 @@ mod sqlite;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
+pub use record::TaskRecord;
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisTaskStore, RedisTaskStoreBuilder};
 #[cfg(feature = "sqlite")]

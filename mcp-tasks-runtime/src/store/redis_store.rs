@@ -15,13 +15,14 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
+use super::TaskRecord;
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;

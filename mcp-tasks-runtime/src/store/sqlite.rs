@@ -10,6 +10,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::TaskRecord;
 use super::machine::{self, Expiry};
 use super::memory::{decode_cursor, encode_cursor};
 use super::{
@@ -17,7 +18,7 @@ use super::{
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskRecord};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;

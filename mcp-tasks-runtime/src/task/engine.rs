@@ -10,8 +10,9 @@
 
 use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskRecord, TaskStatus};
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, meta};
+use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore, machine};
 use crate::tool::{
     ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo, StateMap, ToolContext,
