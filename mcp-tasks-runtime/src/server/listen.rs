@@ -15,8 +15,8 @@
 use super::connection::Connection;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};
 use crate::protocol::meta;
-use crate::protocol::task::{Owner, TaskId, TaskRecord};
-use crate::store::TaskEvent;
+use crate::protocol::task::{Owner, TaskId};
+use crate::store::{TaskEvent, TaskRecord};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio::sync::broadcast;
