@@ -269,3 +269,56 @@ export async function checkTools(client, wire, callTool) {
     const late = wire.find((w) => w.dir === '<-' && w.conn === call.conn && w.message.id === call.message.id);
     ok(late ? `server answered the cancelled request anyway (allowed, SHOULD NOT): ${show(late.message)}` : 'server sent no response for the cancelled request');
 }
+
+/**
+ * A raw JSON-RPC request path on `transport`, sharing it with the Client connected to it (the
+ * host request path ext-tasks sessions need; see modern_tasks.mjs). With `abortClosesRequest`
+ * (Streamable HTTP), aborting also closes the request's POST, which is how the modern era cancels
+ * a request.
+ */
+export function rawCoordinator(transport, { abortClosesRequest = false } = {}) {
+    const pending = new Map();
+    let next = 0;
+    const clientOnMessage = transport.onmessage;
+    assert(typeof clientOnMessage === 'function', 'the transport has no onmessage after connect');
+    transport.onmessage = function (message, ...rest) {
+        const isResponse = message && typeof message === 'object' && !('method' in message) && ('result' in message || 'error' in message);
+        if (isResponse && pending.has(message.id)) {
+            const settle = pending.get(message.id);
+            pending.delete(message.id);
+            settle(message);
+            return;
+        }
+        return clientOnMessage.call(this, message, ...rest);
+    };
+    return (request, options = {}) =>
+        new Promise((resolve, reject) => {
+            const id = `raw-${++next}`;
+            const { signal } = options;
+            const timeoutMs = options.context?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+            const done = () => {
+                pending.delete(id);
+                clearTimeout(timer);
+                signal?.removeEventListener('abort', onAbort);
+            };
+            const onAbort = () => {
+                done();
+                reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+            };
+            const timer = setTimeout(() => {
+                done();
+                reject(new Error(`raw ${request.method} (${id}) got no response in ${timeoutMs} ms`));
+            }, timeoutMs);
+            if (signal?.aborted) return onAbort();
+            signal?.addEventListener('abort', onAbort, { once: true });
+            pending.set(id, (message) => {
+                done();
+                resolve('error' in message ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result });
+            });
+            const sendOptions = abortClosesRequest && signal ? { requestSignal: signal } : undefined;
+            transport.send({ jsonrpc: '2.0', id, ...request }, sendOptions).catch((error) => {
+                done();
+                reject(error);
+            });
+        });
+}

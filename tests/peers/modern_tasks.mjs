@@ -22,7 +22,7 @@
 //     outcome `cancelled` (V2 cancellation is cooperative), so the script reads the server's
 //     final state with its own `tasks/get` (`session.task(id).snapshot()`).
 //
-// The raw path below (`rawCoordinator`) is what the library calls "the host request
+// The raw path (`rawCoordinator`, in common.mjs) is what the library calls "the host request
 // coordinator that owns request IDs and response matching": it writes to the same stdio
 // transport as the Client, with string ids (`raw-N`) that cannot collide with the Client's
 // numeric ones, and takes those responses before the Client sees them.
@@ -39,6 +39,7 @@ import {
     fail,
     main,
     ok,
+    rawCoordinator,
     serverBin,
     serverEnv,
     show,
@@ -49,53 +50,6 @@ import {
 const CLIENT_INFO = { name: 'mcp-tasks-peer-modern-tasks', version: '2.4.0' };
 const CAPABILITIES = { elicitation: {}, sampling: {} };
 const TASKS_EXT = 'io.modelcontextprotocol/tasks';
-
-/** A raw JSON-RPC request path on `transport`, sharing it with the Client connected to it. */
-function rawCoordinator(transport) {
-    const pending = new Map();
-    let next = 0;
-    const clientOnMessage = transport.onmessage;
-    assert(typeof clientOnMessage === 'function', 'the transport has no onmessage after connect');
-    transport.onmessage = function (message, ...rest) {
-        const isResponse = message && typeof message === 'object' && !('method' in message) && ('result' in message || 'error' in message);
-        if (isResponse && pending.has(message.id)) {
-            const settle = pending.get(message.id);
-            pending.delete(message.id);
-            settle(message);
-            return;
-        }
-        return clientOnMessage.call(this, message, ...rest);
-    };
-    return (request, options = {}) =>
-        new Promise((resolve, reject) => {
-            const id = `raw-${++next}`;
-            const { signal } = options;
-            const timeoutMs = options.context?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-            const done = () => {
-                pending.delete(id);
-                clearTimeout(timer);
-                signal?.removeEventListener('abort', onAbort);
-            };
-            const onAbort = () => {
-                done();
-                reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-            };
-            const timer = setTimeout(() => {
-                done();
-                reject(new Error(`raw ${request.method} (${id}) got no response in ${timeoutMs} ms`));
-            }, timeoutMs);
-            if (signal?.aborted) return onAbort();
-            signal?.addEventListener('abort', onAbort, { once: true });
-            pending.set(id, (message) => {
-                done();
-                resolve('error' in message ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result });
-            });
-            transport.send({ jsonrpc: '2.0', id, ...request }).catch((error) => {
-                done();
-                reject(error);
-            });
-        });
-}
 
 /** Connects a 2.4.0 client in the modern era to `bin` and wraps it in an ext-tasks session. */
 async function connect(bin, onInputRequest) {

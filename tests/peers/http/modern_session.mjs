@@ -4,60 +4,12 @@
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/client';
-import { MODERN_VERSION, REQUEST_TIMEOUT_MS, assert, assertEq } from '../common.mjs';
+import { MODERN_VERSION, REQUEST_TIMEOUT_MS, assertEq, rawCoordinator } from '../common.mjs';
 import { tracingFetch } from './trace.mjs';
 
 const CLIENT_INFO = { name: 'mcp-tasks-peer-http-modern-tasks', version: '2.4.0' };
 const CAPABILITIES = { elicitation: {}, sampling: {} };
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
-
-/** A raw JSON-RPC request path on `transport`, sharing it with the Client connected to it. */
-function rawCoordinator(transport) {
-    const pending = new Map();
-    let next = 0;
-    const clientOnMessage = transport.onmessage;
-    assert(typeof clientOnMessage === 'function', 'the transport has no onmessage after connect');
-    transport.onmessage = function (message, ...rest) {
-        const isResponse = message && typeof message === 'object' && !('method' in message) && ('result' in message || 'error' in message);
-        if (isResponse && pending.has(message.id)) {
-            const settle = pending.get(message.id);
-            pending.delete(message.id);
-            settle(message);
-            return;
-        }
-        return clientOnMessage.call(this, message, ...rest);
-    };
-    return (request, options = {}) =>
-        new Promise((resolve, reject) => {
-            const id = `raw-${++next}`;
-            const { signal } = options;
-            const timeoutMs = options.context?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-            const done = () => {
-                pending.delete(id);
-                clearTimeout(timer);
-                signal?.removeEventListener('abort', onAbort);
-            };
-            const onAbort = () => {
-                done();
-                reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-            };
-            const timer = setTimeout(() => {
-                done();
-                reject(new Error(`raw ${request.method} (${id}) got no response in ${timeoutMs} ms`));
-            }, timeoutMs);
-            if (signal?.aborted) return onAbort();
-            signal?.addEventListener('abort', onAbort, { once: true });
-            pending.set(id, (message) => {
-                done();
-                resolve('error' in message ? { kind: 'error', error: message.error } : { kind: 'result', result: message.result });
-            });
-            // Aborting closes this request's POST, which is how the modern era cancels a request.
-            transport.send({ jsonrpc: '2.0', id, ...request }, signal ? { requestSignal: signal } : undefined).catch((error) => {
-                done();
-                reject(error);
-            });
-        });
-}
 
 /**
  * Connects a 2.4.0 client in the modern era to `url` and wraps it in an ext-tasks session;
@@ -76,7 +28,7 @@ export async function connect(url, label, onInputRequest, headers = {}) {
     assertEq([discover?.status, discover?.headers['mcp-method'], discover?.headers['mcp-protocol-version']], [200, 'server/discover', MODERN_VERSION], `${label}: server/discover [status, Mcp-Method, MCP-Protocol-Version]`);
     const session = createTaskSessionFromClient(client, {
         endpointId: `peers-http:${label}`,
-        rawDispatch: rawCoordinator(transport),
+        rawDispatch: rawCoordinator(transport, { abortClosesRequest: true }),
         v2RequestFraming: { protocolVersion: client.getNegotiatedProtocolVersion(), clientInfo: CLIENT_INFO, clientCapabilities: CAPABILITIES },
         onInputRequest,
         onError: (error) => console.error(`    ext-tasks background error: ${error?.stack ?? error}`),
