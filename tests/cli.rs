@@ -111,8 +111,8 @@ fn pty_ctrl_c_cancels_the_task_and_exits_130() {
     );
 }
 
-/// Ctrl-C while a question is on screen (the prompt holds the terminal in raw mode) cancels the
-/// task too, and exits 130.
+/// Ctrl-C while a question is on screen (the prompt holds the terminal in raw mode, or is about
+/// to) cancels the task too, and exits 130.
 #[test]
 fn pty_ctrl_c_at_a_question_cancels_the_task() {
     let server = bin("example_server");
@@ -130,8 +130,9 @@ fn pty_ctrl_c_at_a_question_cancels_the_task() {
     p.send(ControlCode::EndOfText).expect("Ctrl-C");
     p.expect("cancelling task")
         .expect("the cancellation starts");
-    p.expect(Regex(r"task \S+ (cancelled|ended)"))
-        .expect("the task ends");
+    // The question is left unanswered (an answer could end the task some other way first).
+    p.expect(Regex(r"task \S+ cancelled"))
+        .expect("the task ends cancelled");
     p.expect(Eof).expect("mcp-tasks exits");
     assert_eq!(exit_code(&p), 130);
 }

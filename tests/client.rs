@@ -416,6 +416,62 @@ async fn in_process_inline_calls_take_the_mrtr_route_when_tasks_are_off() {
     }
 }
 
+/// A person who never answers: records that a question came, then keeps it open forever.
+#[derive(Clone, Default)]
+struct NeverAnswers(std::sync::Arc<tokio::sync::Notify>);
+
+impl mcp_tasks_client::InputHandler for NeverAnswers {
+    async fn elicit(&self, _: mcp_tasks_client::ElicitRequest) -> mcp_tasks_client::ElicitResponse {
+        self.0.notify_one();
+        std::future::pending().await
+    }
+}
+
+/// Asks once; polled every 2 s, so only a wake-up makes the client look sooner.
+#[tool(task_support = "required", poll_interval = "2s")]
+async fn ask_slowly(ctx: ToolContext) -> Result<String, ToolError> {
+    match ctx.elicit::<Pin>("Your PIN?").await? {
+        ElicitOutcome::Accept(Pin { pin }) => Ok(pin),
+        _ => Err(ToolError::new("no PIN given")),
+    }
+}
+
+/// A task cancelled while its question is still open (a person thinking, a prompt on screen)
+/// ends as `cancelled` for the caller at once: the client keeps watching the task while the
+/// handler answers, and drops the question when the task ends. Both eras.
+#[tokio::test]
+async fn cancelling_while_a_question_is_open_ends_the_task_at_once() {
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let person = NeverAnswers::default();
+        let server = Server::new("vault", "1.0.0").tool::<ask_slowly>();
+        let client = Client::builder()
+            .era(era)
+            .handler(person.clone())
+            .connect_in_process(&server)
+            .await
+            .unwrap();
+        let call = client.call_tool("ask_slowly", ()).await.unwrap();
+        let task = call.task().expect("a task").clone();
+        timeout(WAIT, person.0.notified())
+            .await
+            .expect("the question reaches the handler");
+        let started = Instant::now();
+        task.cancel().await.expect("tasks/cancel is accepted");
+        let outcome = timeout(Duration::from_secs(5), task.result())
+            .await
+            .unwrap_or_else(|_| panic!("{era:?}: the task's end was not seen while asking"));
+        assert!(
+            matches!(outcome, Err(Error::TaskCancelled { .. })),
+            "{era:?}: {outcome:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{era:?}: seen only after {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 /// A test fixture: says it is waiting, then never changes again until cancelled.
 #[tool(task_support = "required", poll_interval = "20ms")]
 async fn frozen(ctx: ToolContext) -> Result<String, ToolError> {

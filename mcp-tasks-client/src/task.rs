@@ -307,12 +307,24 @@ impl Shared {
                 self.wake.notify_one();
                 Ok(())
             }
-            // Over before the cancel arrived (legacy servers refuse to cancel a terminal task).
+            // Over before the cancel arrived (servers refuse to cancel a terminal task).
             Err(_) if self.is_finished() || self.latest().status.is_terminal() => Ok(()),
-            Err(error) => Err(Error::Rpc {
-                method: "tasks/cancel".into(),
-                error,
-            }),
+            Err(error) => {
+                // The task may have ended on the server after our last look (an answer we sent
+                // just before ended it): ask once, and record what it says.
+                if let Ok(Ok(task)) = self.request("tasks/get").await
+                    && let Ok(snap) = parse_snapshot(self, "tasks/get", &task)
+                    && snap.status.is_terminal()
+                {
+                    self.apply(snap);
+                    self.wake.notify_one();
+                    return Ok(());
+                }
+                Err(Error::Rpc {
+                    method: "tasks/cancel".into(),
+                    error,
+                })
+            }
         }
     }
 
@@ -441,16 +453,21 @@ async fn drive_modern(
     let mut answered: HashSet<String> = HashSet::new();
     let mut kept: Map<String, Value> = Map::new();
     let mut update_failures = 0;
+    // A terminal state seen while the handler was still answering.
+    let mut seen: Option<Value> = None;
     loop {
-        let task = match wait_next(shared, notes, last_poll).await {
-            Wake::Pushed(task) => task,
-            Wake::Poll => {
-                last_poll = Instant::now();
-                match poll(shared, &mut failures).await? {
-                    Some(task) => task,
-                    None => continue,
+        let task = match seen.take() {
+            Some(task) => task,
+            None => match wait_next(shared, notes, last_poll).await {
+                Wake::Pushed(task) => task,
+                Wake::Poll => {
+                    last_poll = Instant::now();
+                    match poll(shared, &mut failures).await? {
+                        Some(task) => task,
+                        None => continue,
+                    }
                 }
-            }
+            },
         };
         let snap = parse_snapshot(shared, "tasks/get", &task)?;
         let status = snap.status;
@@ -478,7 +495,24 @@ async fn drive_modern(
                     .collect();
                 if !new.is_empty() {
                     let handler = shared.session.peer().handler();
-                    match answer_all(handler, &new, Some(&shared.id)).await {
+                    let answering = answer_all(handler, &new, Some(&shared.id));
+                    let answers = match watch_while_answering(
+                        shared,
+                        answering,
+                        &mut last_poll,
+                        &mut failures,
+                    )
+                    .await?
+                    {
+                        Ok(answers) => answers,
+                        Err(ended) => {
+                            // The task ended (cancelled, say) while the question was open: the
+                            // question is dropped, and the end handled like any other.
+                            seen = Some(ended);
+                            continue;
+                        }
+                    };
+                    match answers {
                         Ok(responses) => kept.extend(responses),
                         Err(method) => {
                             tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
@@ -542,6 +576,35 @@ async fn drive_modern(
                     message,
                 });
             }
+        }
+    }
+}
+
+/// Awaits the input handler while polling the task at its interval (or at once when woken, by
+/// [`TaskHandle::cancel`] say): `Err(task)` with the task's terminal state when it ended before
+/// the handler answered. A person may take minutes to answer; meanwhile the task can be
+/// cancelled, fail or run out of time, and the caller learns it then, not after the answer.
+async fn watch_while_answering<F: Future>(
+    shared: &Shared,
+    answering: F,
+    last_poll: &mut Instant,
+    failures: &mut u32,
+) -> Result<Result<F::Output, Value>, Error> {
+    tokio::pin!(answering);
+    loop {
+        let due = *last_poll + shared.poll_interval();
+        tokio::select! {
+            answers = &mut answering => return Ok(Ok(answers)),
+            _ = tokio::time::sleep_until(due) => {}
+            _ = shared.wake.notified() => {}
+        }
+        *last_poll = Instant::now();
+        if let Some(task) = poll(shared, failures).await?
+            && parse_snapshot(shared, "tasks/get", &task)?
+                .status
+                .is_terminal()
+        {
+            return Ok(Err(task));
         }
     }
 }

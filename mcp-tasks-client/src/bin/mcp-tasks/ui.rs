@@ -115,14 +115,22 @@ impl Ui {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(120));
         }
-        if out
-            .as_ref()
-            .is_err_and(|e| e.kind() == std::io::ErrorKind::Interrupted)
-        {
+        if out.as_ref().is_err_and(is_interrupt) {
             self.interrupted.notify_one();
         }
         out
     }
+}
+
+fn is_interrupt(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Interrupted
+}
+
+/// Ctrl-C at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
+/// no answer at all (an answer could end the task some other way first). The client drops this
+/// future once it sees the task end.
+async fn left_unanswered<T>() -> T {
+    std::future::pending().await
 }
 
 fn spinner_style() -> ProgressStyle {
@@ -231,6 +239,7 @@ impl InputHandler for CliHandler {
                 eprintln!("  declined");
                 ElicitResponse::Decline
             }
+            Err(e) if is_interrupt(&e) => left_unanswered().await,
             Err(e) => {
                 eprintln!("  cancelled ({e})");
                 ElicitResponse::Cancel
@@ -272,6 +281,7 @@ impl InputHandler for CliHandler {
             .await;
         match reply {
             Ok(text) => SamplingResponse::text(HUMAN_MODEL, text),
+            Err(e) if is_interrupt(&e) => left_unanswered().await,
             Err(e) => {
                 eprintln!("  declined ({e})");
                 SamplingResponse::Decline
