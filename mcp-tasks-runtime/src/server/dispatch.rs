@@ -2,6 +2,7 @@
 
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
+use super::fallback;
 use super::inline;
 use super::listen::Listen;
 use super::peer::Peer;
@@ -298,7 +299,7 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
         ("server/discover", true) => Some(Ok(discover(conn))),
         ("ping", false) => Some(Ok(json!({}))),
         ("logging/setLevel", false) => Some(set_log_level(conn, &req)),
-        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
+        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era, &req.client))),
         ("tools/call", _) => tools_call(conn, req, cancel).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(modern_task_method(conn, &req).await)
@@ -364,7 +365,9 @@ fn discover(conn: &Connection) -> Value {
     result
 }
 
-fn tools_list(conn: &Connection, era: &Era) -> Value {
+fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
+    let fallback =
+        conn.server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     let tools: Vec<Value> = conn
         .server
         .tools
@@ -378,7 +381,9 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             if let Some(description) = info.description {
                 tool["description"] = json!(description);
             }
-            if let Some(schema) = &t.output_schema {
+            if let Some(schema) = &t.output_schema
+                && !(fallback && info.task_support == TaskSupport::Required)
+            {
                 tool["outputSchema"] = (**schema).clone();
             }
             if !info.annotations.is_empty() {
@@ -390,6 +395,10 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             tool
         })
         .collect();
+    let mut tools = tools;
+    if conn.server.task_fallback {
+        tools.extend(fallback::tools(era));
+    }
     if era.is_modern() {
         // 2026-07-28: ListToolsResult is a CacheableResult. The list never changes while the server
         // runs, but it differs by era, so it must not be shared across clients.
@@ -452,15 +461,45 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         }
     };
     tracing::Span::current().record("tool", name.as_str());
+    // In the modern era the legacy `task` param is an unknown field and means nothing.
+    let legacy_task_param =
+        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    if conn.server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+        // The companion tools run inline, like any `forbidden` tool.
+        if let Err(err) = decide_path(
+            TaskSupport::Forbidden,
+            &req.era,
+            &req.client,
+            legacy_task_param,
+        ) {
+            return Some(Err(err));
+        }
+        let owner = conn.owner_for(&req.era);
+        return Some(fallback::call_companion(conn, &name, &req.params, &owner).await);
+    }
     let Some(tool) = conn.server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
             "Unknown tool: `{name}`"
         ))
         .with_data(json!({ "tool": name }))));
     };
-    // In the modern era the legacy `task` param is an unknown field and means nothing.
-    let legacy_task_param =
-        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    if fallback::applies(
+        conn.server.task_fallback,
+        &tool,
+        &req.era,
+        &req.client.capabilities,
+        legacy_task_param,
+    ) {
+        let call = fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            arguments: req.params.get("arguments").cloned(),
+            log_level: req.log_level,
+            request: request_info(conn, &req),
+        };
+        return Some(fallback::launch(conn, tool, call).await);
+    }
     let path = match decide_path(
         tool.info.task_support,
         &req.era,
@@ -771,7 +810,7 @@ fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
     }
 }
 
-fn task_not_found() -> RpcError {
+pub(super) fn task_not_found() -> RpcError {
     RpcError::invalid_params("Failed to retrieve task: Task not found")
 }
 
