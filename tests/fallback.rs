@@ -370,7 +370,7 @@ async fn with_the_fallback_off_nothing_changes() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(names, ["report", "interview", "greet"]);
+    assert_eq!(names, ["report", "interview", "tally", "greet"]);
     let report = list["tools"]
         .as_array()
         .unwrap()
@@ -392,7 +392,42 @@ async fn with_the_fallback_off_nothing_changes() {
     let list = c
         .result("tools/list", json!({ "_meta": modern_meta(json!({})) }))
         .await;
-    assert_eq!(list["tools"].as_array().unwrap().len(), 3, "{list}");
+    assert_eq!(list["tools"].as_array().unwrap().len(), 4, "{list}");
+    c.close().await;
+}
+
+/// An `optional` tool with a promotion threshold (`tally`, 300 ms): a quick taskless call answers
+/// inline; a long one answers the fallback's text past the threshold, and the same run's result
+/// comes through `tasks_result`. In both eras.
+#[tokio::test]
+async fn a_long_taskless_call_of_a_promotable_tool_gets_the_fallback_answer() {
+    let mut c = fallback_server();
+    c.initialize(json!({})).await;
+    for caps in [None, Some(json!({}))] {
+        let quick = call(&mut c, "tally", json!({ "to": 3 }), &caps).await;
+        assert_eq!(quick["content"][0]["text"], "counted to 3", "{quick}");
+        assert!(
+            quick
+                .get("_meta")
+                .and_then(|m| m.get("io.modelcontextprotocol/related-task"))
+                .is_none()
+        );
+        let started = tokio::time::Instant::now();
+        let long = call(&mut c, "tally", json!({ "to": 60 }), &caps).await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(300) && waited < Duration::from_millis(550),
+            "answered after {waited:?}"
+        );
+        let id = started_id(&long);
+        let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
+        assert_eq!(status["structuredContent"]["status"], "working", "{status}");
+        let done = wait_result(&mut c, &id, &caps).await;
+        assert_eq!(
+            done["result"]["content"][0]["text"], "counted to 60",
+            "{done}"
+        );
+    }
     c.close().await;
 }
 

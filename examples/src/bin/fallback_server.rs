@@ -1,7 +1,8 @@
 //! A server whose long tools run only as tasks, for clients that know nothing of tasks: run it
 //! with `--task-fallback` ([`Server::task_fallback`]) and any MCP client can call `report` or
 //! `interview`, get a task id back at once, and follow the task with the companion tools
-//! `tasks_status`, `tasks_result` and `tasks_cancel`.
+//! `tasks_status`, `tasks_result` and `tasks_cancel`. `tally` is `optional` and promoted after
+//! 300 ms: a quick call answers inline, a long one the same way as `report`.
 //!
 //! ```sh
 //! cargo run -p mcp-tasks-examples --bin fallback_server -- --task-fallback
@@ -74,12 +75,28 @@ pub async fn interview(ctx: ToolContext) -> Result<String, ToolError> {
     }
 }
 
+/// Count to `to`, one number every 10 ms: inline when quick; past 300 ms it goes on as a task
+/// (`promote_after`), and a client without tasks gets the fallback's answer.
+#[tool(task_support = "optional", poll_interval = "100ms")]
+pub async fn tally(ctx: ToolContext, to: u32) -> Result<String, ToolError> {
+    for n in 1..=to {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = ctx.cancelled() => return Err(ToolError::new("tally cancelled")),
+        }
+        ctx.status(format!("counted to {n}"));
+    }
+    Ok(format!("counted to {to}"))
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     mcp_tasks_runtime::init_logging();
     let server = Server::new("mcp-tasks-fallback", env!("CARGO_PKG_VERSION"))
         .tool::<report>()
         .tool::<interview>()
+        .tool::<tally>()
+        .promote_after::<tally>(Duration::from_millis(300))
         .tool::<mcp_tasks_examples::greet>();
     mcp_tasks_examples::serve_from_args(server).await
 }

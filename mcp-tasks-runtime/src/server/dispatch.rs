@@ -382,7 +382,7 @@ fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
                 tool["description"] = json!(description);
             }
             if let Some(schema) = &t.output_schema
-                && !(fallback && info.task_support == TaskSupport::Required)
+                && !(fallback && fallback::may_answer_started(conn, t))
             {
                 tool["outputSchema"] = (**schema).clone();
             }
@@ -518,13 +518,21 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     let deferred = req.era.is_modern() && tool.info.defer_task;
     // A promotable call starts inline and becomes a task only if it runs long (modern era,
     // extension declared: that is when an optional tool's path is a task).
-    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
-        (Path::Task, TaskSupport::Optional, true) => conn
-            .server
+    let threshold = || {
+        conn.server
             .promote_after
             .get(name.as_str())
             .copied()
-            .or(conn.server.config.promote_after),
+            .or(conn.server.config.promote_after)
+    };
+    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
+        (Path::Task, TaskSupport::Optional, true) => threshold(),
+        _ => None,
+    };
+    // With the task fallback, a taskless call of such a tool is promoted too, and its client
+    // gets the fallback's answer instead of a `CreateTaskResult`.
+    let fallback_after = match (&path, tool.info.task_support) {
+        (Path::Inline, TaskSupport::Optional) if conn.server.task_fallback => threshold(),
         _ => None,
     };
     if path == Path::Task && !deferred && promote_after.is_none() {
@@ -539,7 +547,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             progress_token,
             cancel,
             match (path == Path::Task, promote_after) {
-                (false, _) => Becomes::Never,
+                (false, _) => fallback_after.map_or(Becomes::Never, Becomes::FallbackAfter),
                 (true, None) => Becomes::WhenAsked,
                 (true, Some(after)) => Becomes::WhenAskedOrAfter(after),
             },
@@ -548,6 +556,17 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     }
     let peer: Arc<dyn Peer> = conn.clone();
     let backend = inline::legacy_backend(Arc::downgrade(&peer), progress_token);
+    if let Some(after) = fallback_after.filter(|_| !tool.info.defer_task) {
+        let call = fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            arguments,
+            log_level: req.log_level,
+            request: request_info(conn, &req),
+        };
+        return fallback::run_promotable(conn, tool, call, backend, cancel, after).await;
+    }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
         .with_request(request_info(conn, &req))
@@ -583,10 +602,10 @@ fn request_info(conn: &Connection, req: &Incoming) -> Arc<RequestInfo> {
     )
 }
 
-type Caught =
+pub(super) type Caught =
     Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
 
-fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+pub(super) fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
     match outcome {
         Ok(Ok(result)) => {
             serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
@@ -609,9 +628,10 @@ async fn run_mrtr(
 ) -> Outcome {
     let may_become_task = !matches!(becomes, Becomes::Never);
     let promote_after = match becomes {
-        Becomes::WhenAskedOrAfter(after) => Some(after),
+        Becomes::WhenAskedOrAfter(after) | Becomes::FallbackAfter(after) => Some(after),
         _ => None,
     };
+    let fallback = matches!(becomes, Becomes::FallbackAfter(_));
     let name = tool.info.name;
     let info = request_info(conn, req);
     let owner = conn.owner_for(&req.era);
@@ -712,6 +732,7 @@ async fn run_mrtr(
         }
         mrtr::Step::Promote => {
             let deferred = deferred.expect("only a deferred call asks to become a task");
+            let started = tool.clone();
             let launch = Launch {
                 tool,
                 arguments,
@@ -720,7 +741,8 @@ async fn run_mrtr(
                 requested_ttl: None,
                 capabilities: req.client.capabilities.clone(),
                 channel: None,
-                progress_token,
+                // A taskless client's progress token ends with the fallback's answer.
+                progress_token: progress_token.filter(|_| !fallback),
                 start_after: None,
                 log_level: req.log_level,
                 request: info,
@@ -728,14 +750,20 @@ async fn run_mrtr(
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
-            let task_backend = prepared.backend();
+            let task_backend = match fallback {
+                true => fallback::no_answers(prepared.backend()),
+                false => prepared.backend(),
+            };
             // The MRTR phase's keys end here; the task has its own key space.
             engine
                 .start(prepared, fut, tool_cancel, |record| {
                     deferred.switch_to(record.id.as_str(), task_backend)
                 })
                 .await
-                .map(|record| record.modern_create_result())
+                .map(|record| match fallback {
+                    true => fallback::started(&record, &started),
+                    false => record.modern_create_result(),
+                })
         }
     })
 }
@@ -972,6 +1000,8 @@ enum Becomes {
     Never,
     WhenAsked,
     WhenAskedOrAfter(std::time::Duration),
+    /// As `WhenAskedOrAfter`, for a client without tasks: the task fallback's answer.
+    FallbackAfter(std::time::Duration),
 }
 
 /// Resolves after `after`, or never.

@@ -22,6 +22,7 @@ use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, TASKS_EXTENSION, meta};
 use crate::store::{CancelResult, StoreError, TaskRecord};
+use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
 use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo};
 use crate::tool::{TaskSupport, ToolContext};
@@ -64,13 +65,27 @@ fn asks_for_task(era: &Era, caps: &ClientCapabilities, task_param: bool) -> bool
 
 /// Whether a client declared that it knows tasks: the tasks extension in this request's
 /// capabilities (2026-07-28), `tasks` in the session's `initialize` capabilities (2025-11-25).
-/// `tools/list` shows a client that did not no `outputSchema` for `required` tools while the
-/// fallback is on: all it gets from them is the fallback's answer, which has no structured
-/// content to match one (clients reject a result without it for a tool that declares one).
+/// `tools/list` shows a client that did not no `outputSchema` for the tools that may answer it with
+/// the fallback's answer ([`may_answer_started`]) while the fallback is on: that answer has no
+/// structured content to match one (clients reject a result without it for a tool that declares
+/// one).
 pub(crate) fn declares_tasks(era: &Era, caps: &ClientCapabilities) -> bool {
     match era {
         Era::Modern { .. } => caps.has_extension(TASKS_EXTENSION),
         Era::Legacy { .. } => caps.has("tasks"),
+    }
+}
+
+/// Whether a taskless call of `tool` may be answered with the fallback's answer: it runs only as a
+/// task, or it is `optional` with a promotion threshold.
+pub(crate) fn may_answer_started(conn: &Connection, tool: &RegisteredTool) -> bool {
+    match tool.info.task_support {
+        TaskSupport::Required => true,
+        TaskSupport::Optional => {
+            conn.server.promote_after.contains_key(tool.info.name)
+                || conn.server.config.promote_after.is_some()
+        }
+        TaskSupport::Forbidden => false,
     }
 }
 
@@ -168,7 +183,7 @@ pub(crate) async fn launch(
     } else {
         // As `TaskEngine::launch`, with a backend that refuses input: nobody could answer it.
         let prepared = engine.prepare(&launch);
-        let backend: Arc<dyn ContextBackend> = Arc::new(NoAnswers(prepared.backend()));
+        let backend = no_answers(prepared.backend());
         let cancel = CancellationToken::new();
         let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone())
             .with_log_level(launch.log_level)
@@ -184,10 +199,79 @@ pub(crate) async fn launch(
     Ok(started(&record, &tool))
 }
 
+/// A legacy taskless call of an `optional` tool with a promotion threshold
+/// ([`Server::promote_after`](super::Server::promote_after)): it runs inline on `inline` (the
+/// session's backend) and answers inline if it ends within `after`; otherwise the same run goes on
+/// as a fallback task and the client gets the fallback's answer. Cancelling the request reaches
+/// the tool only while it is inline.
+pub(crate) async fn run_promotable(
+    conn: &Arc<Connection>,
+    tool: Arc<RegisteredTool>,
+    call: Call,
+    inline: Arc<dyn ContextBackend>,
+    cancel: CancellationToken,
+    after: std::time::Duration,
+) -> Option<Result<Value, RpcError>> {
+    let deferred = Arc::new(Deferred::new(inline));
+    let tool_cancel = CancellationToken::new();
+    let ctx = ToolContext::new(
+        deferred.clone(),
+        call.capabilities.clone(),
+        tool_cancel.clone(),
+    )
+    .with_log_level(call.log_level)
+    .with_request(call.request.clone())
+    .with_state(conn.server.state.clone());
+    let fut = match tool.call(ctx, call.arguments.clone()) {
+        Ok(fut) => fut,
+        Err(err) => return Some(Err(err.to_rpc())),
+    };
+    let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => {
+            tool_cancel.cancel();
+            return None;
+        }
+        outcome = &mut fut => return Some(super::dispatch::finish(tool.info.name, outcome)),
+        _ = tokio::time::sleep(after) => {}
+    }
+    let launch = Launch {
+        tool: tool.clone(),
+        arguments: call.arguments,
+        owner: conn.owner_for(&call.era),
+        origin: TaskOrigin::Legacy,
+        requested_ttl: None,
+        capabilities: call.capabilities,
+        channel: Some(Arc::new(Quiet(conn.channel()))),
+        progress_token: None,
+        start_after: None,
+        log_level: call.log_level,
+        request: call.request,
+        state: conn.server.state.clone(),
+    };
+    let engine = conn.server.engine();
+    let prepared = engine.prepare(&launch);
+    let backend = prepared.backend();
+    Some(
+        engine
+            .start(prepared, fut, tool_cancel, |record| {
+                deferred.switch_to(record.id.as_str(), backend)
+            })
+            .await
+            .map(|record| started(&record, &tool)),
+    )
+}
+
+/// A modern fallback task's backend: `task`'s, but input requests fail at once.
+pub(crate) fn no_answers(task: Arc<dyn ContextBackend>) -> Arc<dyn ContextBackend> {
+    Arc::new(NoAnswers(task))
+}
+
 /// The answer to the call that started a fallback task: a text naming the task and the companion
 /// tools, the task in `_meta` (`related-task`), and, for a tool without an `outputSchema` (whose
 /// structured content could not match it), `{taskId, status}` as structured content.
-fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
+pub(crate) fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
     let id = record.id.as_str();
     let poll = record
         .poll_interval
