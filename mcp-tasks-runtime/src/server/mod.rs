@@ -300,6 +300,15 @@ impl Server {
     ///   request fails at once with [`InputError::NotSupported`](crate::InputError) (`-32021` when
     ///   returned with `?`).
     ///
+    /// - An `optional` tool with a promotion threshold ([`promote_after`](Self::promote_after),
+    ///   [`ServerConfig::promote_after`]) called by such a client runs inline; if it is still
+    ///   running at the threshold, the same run goes on as a task and the client gets the same
+    ///   answer as above (a call that ends sooner answers inline).
+    /// - `tools/list` shows such a client (2026-07-28: no tasks extension in the request;
+    ///   2025-11-25: no `tasks` in the session's `initialize` capabilities) no `outputSchema` for
+    ///   the tools that may answer it that way, since that answer cannot match one; the
+    ///   companion tools are listed to every client.
+    ///
     /// Clients that ask for tasks are served exactly as without the fallback.
     pub fn task_fallback(mut self) -> Self {
         self.inner_mut().task_fallback = true;
