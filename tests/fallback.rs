@@ -105,9 +105,9 @@ async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
     assert!(report.get("outputSchema").is_none(), "{report}");
 
     let started = tokio::time::Instant::now();
-    let result = call(c, "report", json!({ "steps": 20, "step_ms": 50 }), &caps).await;
+    let result = call(c, "report", json!({ "steps": 40, "step_ms": 50 }), &caps).await;
     assert!(
-        started.elapsed() < Duration::from_millis(900),
+        started.elapsed() < Duration::from_millis(1500),
         "answered at once"
     );
     let id = started_id(&result);
@@ -126,7 +126,7 @@ async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
         let message = status["structuredContent"]["statusMessage"]
             .as_str()
             .unwrap_or_default();
-        if message.contains("/20: step") {
+        if message.contains("/40: step") {
             assert!(
                 status["content"][0]["text"]
                     .as_str()
@@ -155,7 +155,7 @@ async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
     let result = &done["result"];
     assert_eq!(
         result["structuredContent"],
-        json!({ "steps": 20, "note": "report of 20 steps" }),
+        json!({ "steps": 40, "note": "report of 40 steps" }),
         "{done}"
     );
     assert_ne!(result["isError"], json!(true));
@@ -292,10 +292,11 @@ async fn bad_and_unknown_task_ids_are_precise_errors() {
     )
     .await;
     assert_eq!(unknown["code"], -32602, "{unknown}");
-    assert_eq!(
-        unknown["message"],
-        "Failed to retrieve task: Task not found"
-    );
+    // The very answer of `tasks/get`.
+    let get = c
+        .error("tasks/get", json!({ "taskId": "no-such-task" }))
+        .await;
+    assert_eq!(unknown, get);
     for tool in ["tasks_result", "tasks_cancel"] {
         assert_eq!(
             call_err(&mut c, tool, json!({ "taskId": "no-such-task" }), none).await,
@@ -413,10 +414,10 @@ async fn a_long_taskless_call_of_a_promotable_tool_gets_the_fallback_answer() {
                 .is_none()
         );
         let started = tokio::time::Instant::now();
-        let long = call(&mut c, "tally", json!({ "to": 60 }), &caps).await;
+        let long = call(&mut c, "tally", json!({ "to": 250 }), &caps).await;
         let waited = started.elapsed();
         assert!(
-            waited >= Duration::from_millis(300) && waited < Duration::from_millis(550),
+            waited >= Duration::from_millis(300) && waited < Duration::from_millis(2000),
             "answered after {waited:?}"
         );
         let id = started_id(&long);
@@ -424,7 +425,7 @@ async fn a_long_taskless_call_of_a_promotable_tool_gets_the_fallback_answer() {
         assert_eq!(status["structuredContent"]["status"], "working", "{status}");
         let done = wait_result(&mut c, &id, &caps).await;
         assert_eq!(
-            done["result"]["content"][0]["text"], "counted to 60",
+            done["result"]["content"][0]["text"], "counted to 250",
             "{done}"
         );
     }

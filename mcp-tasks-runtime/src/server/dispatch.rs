@@ -602,10 +602,10 @@ fn request_info(conn: &Connection, req: &Incoming) -> Arc<RequestInfo> {
     )
 }
 
-pub(super) type Caught =
+type Caught =
     Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
 
-pub(super) fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
     match outcome {
         Ok(Ok(result)) => {
             serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
@@ -838,7 +838,7 @@ fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
     }
 }
 
-pub(super) fn task_not_found() -> RpcError {
+fn task_not_found() -> RpcError {
     RpcError::invalid_params("Failed to retrieve task: Task not found")
 }
 

@@ -233,7 +233,13 @@ pub(crate) async fn run_promotable(
             tool_cancel.cancel();
             return None;
         }
-        outcome = &mut fut => return Some(super::dispatch::finish(tool.info.name, outcome)),
+        outcome = &mut fut => {
+            return Some(match outcome {
+                Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string())),
+                Ok(Err(err)) => Err(err),
+                Err(panic) => Err(crate::task::panic_error(tool.info.name, &*panic)),
+            });
+        }
         _ = tokio::time::sleep(after) => {}
     }
     let launch = Launch {
@@ -316,17 +322,22 @@ pub(crate) async fn call_companion(
                 Some(record.legacy_task()),
                 true,
             )),
-            Err(StoreError::NotFound) => Err(super::dispatch::task_not_found()),
+            Err(StoreError::NotFound) => Err(task_not_found()),
             Err(e) => Err(e.to_rpc_error()),
         };
     }
     let Some(record) = store.get(&id, owner).await? else {
-        return Err(super::dispatch::task_not_found());
+        return Err(task_not_found());
     };
     if name == TASK_STATUS_TOOL {
         return Ok(status(&record));
     }
     result(record)
+}
+
+/// The answer of `tasks/get` for an id that is unknown or another owner's.
+fn task_not_found() -> RpcError {
+    RpcError::invalid_params("Failed to retrieve task: Task not found")
 }
 
 /// `{"taskId": string}`, and nothing else.
