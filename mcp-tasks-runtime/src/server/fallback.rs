@@ -521,3 +521,37 @@ impl ContextBackend for NoAnswers {
         self.0.task_id()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_companion_tools_follow_the_tool_name_rules_and_are_listed_in_both_eras() {
+        // MCP tool names: 1 to 128 characters of A-Z, a-z, 0-9, `_`, `-`, `.`.
+        for name in COMPANION_TOOLS {
+            assert!((1..=128).contains(&name.len()), "{name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)),
+                "{name}"
+            );
+        }
+        let modern = tools(&Era::Modern {
+            version: crate::protocol::MODERN_VERSION.into(),
+        });
+        let legacy = tools(&Era::Legacy {
+            version: crate::protocol::LEGACY_VERSIONS[0].into(),
+        });
+        for list in [&modern, &legacy] {
+            let names: Vec<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+            assert_eq!(names, COMPANION_TOOLS);
+        }
+        assert!(modern.iter().all(|t| t.get("execution").is_none()));
+        assert!(
+            legacy
+                .iter()
+                .all(|t| t["execution"]["taskSupport"] == "forbidden")
+        );
+    }
+}
