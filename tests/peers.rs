@@ -335,6 +335,40 @@ fn legacy_python_mcp_1_30_tasks() {
     run_python_script("legacy_tasks.py");
 }
 
+/// Runs `tests/peers/<script> <fallback_server>` with `interpreter`: the fallback for clients
+/// without tasks (`fallback_server --task-fallback`; the script passes the flag).
+fn run_fallback_script(interpreter: &Path, script: &str) {
+    let bin = example_bin("fallback_server");
+    run_script_with(
+        interpreter,
+        script,
+        &[bin.as_os_str()],
+        &[("MCP_SERVER_BIN", bin.as_os_str())],
+        &String::new,
+    );
+}
+
+/// The task fallback with Python `mcp` 1.30.0 and plain `session.call_tool` (no task API), legacy
+/// era: the required `report` answers a task id at once, `tasks_status` / `tasks_result` follow it
+/// to the tool's own result, `interview`'s question arrives as an ordinary `elicitation/create`,
+/// and `tasks_cancel` cancels a second `report`.
+#[test]
+fn fallback_python_mcp_1_30_plain_call_tool() {
+    install("python");
+    run_fallback_script(&venv_python(), "fallback.py");
+}
+
+/// The task fallback with @modelcontextprotocol/client 2.4.0 without ext-tasks, plain
+/// `client.callTool`, in both eras: a task id at once, status and result through the companion
+/// tools, a second task cancelled; on the modern era a question the client cannot answer is
+/// `-32021`.
+#[test]
+fn fallback_typescript_client_2_4_without_ext_tasks() {
+    require_node();
+    install("node");
+    run_fallback_script(Path::new(&node()), "fallback.mjs");
+}
+
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in
 /// this venv.
 #[test]

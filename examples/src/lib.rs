@@ -220,6 +220,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
                     ..ServerConfig::default()
                 });
             }
+            "--task-fallback" => server = server.task_fallback(),
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
             "--token" => {
                 let spec = args
@@ -284,7 +285,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

@@ -91,7 +91,13 @@ pub struct StdioClient {
 impl StdioClient {
     /// Starts a binary with piped stdin/stdout (stderr inherited, so server logs show in test output).
     pub fn spawn(bin: &std::path::Path) -> Self {
+        Self::spawn_with(bin, &[])
+    }
+
+    /// [`spawn`](Self::spawn) with these command-line arguments.
+    pub fn spawn_with(bin: &std::path::Path, args: &[&str]) -> Self {
         let mut child = tokio::process::Command::new(bin)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -2,6 +2,7 @@
 
 use super::connection::{Connection, LegacySession};
 use super::era::{ClientView, Era};
+use super::fallback;
 use super::inline;
 use super::listen::Listen;
 use super::peer::Peer;
@@ -298,7 +299,7 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
         ("server/discover", true) => Some(Ok(discover(conn))),
         ("ping", false) => Some(Ok(json!({}))),
         ("logging/setLevel", false) => Some(set_log_level(conn, &req)),
-        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era))),
+        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era, &req.client))),
         ("tools/call", _) => tools_call(conn, req, cancel).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(modern_task_method(conn, &req).await)
@@ -364,7 +365,9 @@ fn discover(conn: &Connection) -> Value {
     result
 }
 
-fn tools_list(conn: &Connection, era: &Era) -> Value {
+fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
+    let fallback =
+        conn.server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     let tools: Vec<Value> = conn
         .server
         .tools
@@ -378,7 +381,9 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             if let Some(description) = info.description {
                 tool["description"] = json!(description);
             }
-            if let Some(schema) = &t.output_schema {
+            if let Some(schema) = &t.output_schema
+                && !(fallback && fallback::may_answer_started(conn, t))
+            {
                 tool["outputSchema"] = (**schema).clone();
             }
             if !info.annotations.is_empty() {
@@ -390,6 +395,10 @@ fn tools_list(conn: &Connection, era: &Era) -> Value {
             tool
         })
         .collect();
+    let mut tools = tools;
+    if conn.server.task_fallback {
+        tools.extend(fallback::tools(era));
+    }
     if era.is_modern() {
         // 2026-07-28: ListToolsResult is a CacheableResult. The list never changes while the server
         // runs, but it differs by era, so it must not be shared across clients.
@@ -452,15 +461,45 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         }
     };
     tracing::Span::current().record("tool", name.as_str());
+    // In the modern era the legacy `task` param is an unknown field and means nothing.
+    let legacy_task_param =
+        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    if conn.server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+        // The companion tools run inline, like any `forbidden` tool.
+        if let Err(err) = decide_path(
+            TaskSupport::Forbidden,
+            &req.era,
+            &req.client,
+            legacy_task_param,
+        ) {
+            return Some(Err(err));
+        }
+        let owner = conn.owner_for(&req.era);
+        return Some(fallback::call_companion(conn, &name, &req.params, &owner).await);
+    }
     let Some(tool) = conn.server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
             "Unknown tool: `{name}`"
         ))
         .with_data(json!({ "tool": name }))));
     };
-    // In the modern era the legacy `task` param is an unknown field and means nothing.
-    let legacy_task_param =
-        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
+    if fallback::applies(
+        conn.server.task_fallback,
+        &tool,
+        &req.era,
+        &req.client.capabilities,
+        legacy_task_param,
+    ) {
+        let call = fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            arguments: req.params.get("arguments").cloned(),
+            log_level: req.log_level,
+            request: request_info(conn, &req),
+        };
+        return Some(fallback::launch(conn, tool, call).await);
+    }
     let path = match decide_path(
         tool.info.task_support,
         &req.era,
@@ -479,13 +518,21 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     let deferred = req.era.is_modern() && tool.info.defer_task;
     // A promotable call starts inline and becomes a task only if it runs long (modern era,
     // extension declared: that is when an optional tool's path is a task).
-    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
-        (Path::Task, TaskSupport::Optional, true) => conn
-            .server
+    let threshold = || {
+        conn.server
             .promote_after
             .get(name.as_str())
             .copied()
-            .or(conn.server.config.promote_after),
+            .or(conn.server.config.promote_after)
+    };
+    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
+        (Path::Task, TaskSupport::Optional, true) => threshold(),
+        _ => None,
+    };
+    // With the task fallback, a taskless call of such a tool is promoted too, and its client
+    // gets the fallback's answer instead of a `CreateTaskResult`.
+    let fallback_after = match (&path, tool.info.task_support) {
+        (Path::Inline, TaskSupport::Optional) if conn.server.task_fallback => threshold(),
         _ => None,
     };
     if path == Path::Task && !deferred && promote_after.is_none() {
@@ -500,7 +547,7 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
             progress_token,
             cancel,
             match (path == Path::Task, promote_after) {
-                (false, _) => Becomes::Never,
+                (false, _) => fallback_after.map_or(Becomes::Never, Becomes::FallbackAfter),
                 (true, None) => Becomes::WhenAsked,
                 (true, Some(after)) => Becomes::WhenAskedOrAfter(after),
             },
@@ -509,6 +556,17 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     }
     let peer: Arc<dyn Peer> = conn.clone();
     let backend = inline::legacy_backend(Arc::downgrade(&peer), progress_token);
+    if let Some(after) = fallback_after.filter(|_| !tool.info.defer_task) {
+        let call = fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            arguments,
+            log_level: req.log_level,
+            request: request_info(conn, &req),
+        };
+        return fallback::run_promotable(conn, tool, call, backend, cancel, after).await;
+    }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
         .with_request(request_info(conn, &req))
@@ -570,9 +628,10 @@ async fn run_mrtr(
 ) -> Outcome {
     let may_become_task = !matches!(becomes, Becomes::Never);
     let promote_after = match becomes {
-        Becomes::WhenAskedOrAfter(after) => Some(after),
+        Becomes::WhenAskedOrAfter(after) | Becomes::FallbackAfter(after) => Some(after),
         _ => None,
     };
+    let fallback = matches!(becomes, Becomes::FallbackAfter(_));
     let name = tool.info.name;
     let info = request_info(conn, req);
     let owner = conn.owner_for(&req.era);
@@ -673,6 +732,7 @@ async fn run_mrtr(
         }
         mrtr::Step::Promote => {
             let deferred = deferred.expect("only a deferred call asks to become a task");
+            let started = tool.clone();
             let launch = Launch {
                 tool,
                 arguments,
@@ -681,7 +741,8 @@ async fn run_mrtr(
                 requested_ttl: None,
                 capabilities: req.client.capabilities.clone(),
                 channel: None,
-                progress_token,
+                // A taskless client's progress token ends with the fallback's answer.
+                progress_token: progress_token.filter(|_| !fallback),
                 start_after: None,
                 log_level: req.log_level,
                 request: info,
@@ -689,14 +750,20 @@ async fn run_mrtr(
             };
             let engine = conn.server.engine();
             let prepared = engine.prepare(&launch);
-            let task_backend = prepared.backend();
+            let task_backend = match fallback {
+                true => fallback::no_answers(prepared.backend()),
+                false => prepared.backend(),
+            };
             // The MRTR phase's keys end here; the task has its own key space.
             engine
                 .start(prepared, fut, tool_cancel, |record| {
                     deferred.switch_to(record.id.as_str(), task_backend)
                 })
                 .await
-                .map(|record| record.modern_create_result())
+                .map(|record| match fallback {
+                    true => fallback::started(&record, &started),
+                    false => record.modern_create_result(),
+                })
         }
     })
 }
@@ -933,6 +1000,8 @@ enum Becomes {
     Never,
     WhenAsked,
     WhenAskedOrAfter(std::time::Duration),
+    /// As `WhenAskedOrAfter`, for a client without tasks: the task fallback's answer.
+    FallbackAfter(std::time::Duration),
 }
 
 /// Resolves after `after`, or never.

@@ -7,6 +7,7 @@ mod connection;
 mod dispatch;
 mod driver;
 mod era;
+mod fallback;
 #[cfg(feature = "http")]
 mod http;
 mod inline;
@@ -22,6 +23,7 @@ pub use auth::{
 };
 pub use connection::Connection;
 pub use era::Era;
+pub use fallback::{COMPANION_TOOLS, TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
@@ -125,6 +127,8 @@ pub(crate) struct ServerInner {
     pub(crate) limits: Limits,
     /// Per-tool promotion thresholds ([`Server::promote_after`]), over `config.promote_after`.
     pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
+    /// [`Server::task_fallback`]: taskless clients get a task id and the companion tools.
+    pub(crate) task_fallback: bool,
     engine: OnceLock<Arc<TaskEngine>>,
 }
 
@@ -170,6 +174,7 @@ impl Server {
                 state: Arc::default(),
                 limits: Limits::default(),
                 promote_after: std::collections::HashMap::new(),
+                task_fallback: false,
                 engine: OnceLock::new(),
             }),
         }
@@ -236,6 +241,13 @@ impl Server {
                 Some(true) => {}
             }
         }
+        if self.inner.task_fallback {
+            for name in COMPANION_TOOLS {
+                if self.inner.tools.get(name).is_some() {
+                    missing.push(format!("tool `{name}` has the name of a companion tool of the task fallback (`task_fallback`); rename the tool or leave the fallback off"));
+                }
+            }
+        }
         if missing.is_empty() {
             Ok(())
         } else {
@@ -261,6 +273,45 @@ impl Server {
     /// ([`check`](Self::check) says so otherwise).
     pub fn promote_after<T: Tool>(mut self, after: Duration) -> Self {
         self.inner_mut().promote_after.insert(T::INFO.name, after);
+        self
+    }
+
+    /// Turns on the **fallback for clients without tasks** (off by default), so that any MCP
+    /// client can use a tool that runs only as a task (`task_support = "required"`):
+    ///
+    /// - A `tools/call` of such a tool that does not ask for a task (2025-11-25: no `task` param;
+    ///   2026-07-28: the request does not declare the `io.modelcontextprotocol/tasks` extension),
+    ///   which otherwise is an error, starts the task and answers at once with an ordinary
+    ///   `CallToolResult`: a text naming the task id and the companion tools, the id in `_meta`
+    ///   (`io.modelcontextprotocol/related-task`) and, when the tool declares no `outputSchema`,
+    ///   `structuredContent: {taskId, status}`.
+    /// - Three companion tools are listed in `tools/list` and served, each taking
+    ///   `{"taskId": string}`: **`tasks_status`** (the task's status, status message and
+    ///   progress, and any question it waits on), **`tasks_result`** (the tool's own
+    ///   `CallToolResult` once the task completed, its JSON-RPC error if it failed with one, a
+    ///   note while it still runs) and **`tasks_cancel`**. They see only the caller's own tasks
+    ///   (the owner rules of `tasks/get`); an unknown or foreign id is the same `-32602` "Task not
+    ///   found". [`check`](Self::check) refuses a registered tool with one of these names
+    ///   ([`COMPANION_TOOLS`]).
+    /// - A fallback task that asks for input: on a 2025-11-25 session the question goes to the
+    ///   client as an ordinary server-to-client request (`elicitation/create`, ...; the client
+    ///   must have declared the capability) and `tasks_status` shows it while it waits; a
+    ///   2026-07-28 client without the tasks extension cannot answer a task, so the tool's input
+    ///   request fails at once with [`InputError::NotSupported`](crate::InputError) (`-32021` when
+    ///   returned with `?`).
+    ///
+    /// - An `optional` tool with a promotion threshold ([`promote_after`](Self::promote_after),
+    ///   [`ServerConfig::promote_after`]) called by such a client runs inline; if it is still
+    ///   running at the threshold, the same run goes on as a task and the client gets the same
+    ///   answer as above (a call that ends sooner answers inline).
+    /// - `tools/list` shows such a client (2026-07-28: no tasks extension in the request;
+    ///   2025-11-25: no `tasks` in the session's `initialize` capabilities) no `outputSchema` for
+    ///   the tools that may answer it that way, since that answer cannot match one; the
+    ///   companion tools are listed to every client.
+    ///
+    /// Clients that ask for tasks are served exactly as without the fallback.
+    pub fn task_fallback(mut self) -> Self {
+        self.inner_mut().task_fallback = true;
         self
     }
 

@@ -1,0 +1,618 @@
+//! The fallback for clients without tasks (`Server::task_fallback`), over real stdio and HTTP
+//! against `fallback_server` (`report`: required, progress, structured output; `interview`:
+//! required, elicits): a taskless call of a required tool answers a task id at once; the companion
+//! tools `tasks_status`, `tasks_result` and `tasks_cancel` follow it, for its owner only; with the
+//! fallback off nothing changes.
+
+use mcp_tasks_runtime::{Server, tool};
+use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::{StdioClient, WAIT, example_bin, modern, modern_meta};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn fallback_server() -> StdioClient {
+    StdioClient::spawn_with(&example_bin("fallback_server"), &["--task-fallback"])
+}
+
+/// The task id a fallback answer names: in the text, and in `_meta`.
+fn started_id(result: &Value) -> String {
+    assert_ne!(result["isError"], json!(true), "{result}");
+    let id = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no related-task in {result}"))
+        .to_owned();
+    let text = result["content"][0]["text"].as_str().expect("a text");
+    assert!(text.contains(&id), "{text}");
+    for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        assert!(text.contains(tool), "{text}");
+    }
+    id
+}
+
+/// A `tools/call` in the era `caps` says: `None` for a legacy session, `Some(caps)` for modern.
+fn call_params(name: &str, args: Value, caps: &Option<Value>) -> Value {
+    let params = json!({ "name": name, "arguments": args });
+    match caps {
+        Some(caps) => modern(params, caps.clone()),
+        None => params,
+    }
+}
+
+async fn call(c: &mut StdioClient, name: &str, args: Value, caps: &Option<Value>) -> Value {
+    c.result("tools/call", call_params(name, args, caps)).await
+}
+
+async fn call_err(c: &mut StdioClient, name: &str, args: Value, caps: &Option<Value>) -> Value {
+    c.error("tools/call", call_params(name, args, caps)).await
+}
+
+/// Calls `tasks_result` until the task has a result (the note while it runs is not one).
+async fn wait_result(c: &mut StdioClient, id: &str, caps: &Option<Value>) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let resp = c
+            .request(
+                "tools/call",
+                call_params("tasks_result", json!({ "taskId": id }), caps),
+            )
+            .await;
+        if let Some(result) = resp.get("result") {
+            let text = result["content"][0]["text"].as_str().unwrap_or_default();
+            if !text.contains("has no result yet") {
+                return resp;
+            }
+        } else {
+            return resp;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {id} never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The required tool -> a task id at once; status while it runs (with progress); the result is the
+/// tool's real result; no task notification reaches a client that knows nothing of tasks.
+async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
+    let list = c
+        .result(
+            "tools/list",
+            match &caps {
+                Some(caps) => json!({ "_meta": modern_meta(caps.clone()) }),
+                None => json!({}),
+            },
+        )
+        .await;
+    let tools = list["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for companion in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        assert!(names.contains(&companion), "{names:?}");
+        let tool = tools
+            .iter()
+            .find(|t| t["name"] == companion)
+            .expect("listed");
+        assert_eq!(tool["inputSchema"]["required"], json!(["taskId"]));
+    }
+    // The client only ever gets the fallback's answer from `report`, so no `outputSchema` it
+    // would reject that answer against.
+    let report = tools
+        .iter()
+        .find(|t| t["name"] == "report")
+        .expect("report");
+    assert!(report.get("outputSchema").is_none(), "{report}");
+
+    let started = tokio::time::Instant::now();
+    let result = call(c, "report", json!({ "steps": 40, "step_ms": 50 }), &caps).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "answered at once"
+    );
+    let id = started_id(&result);
+    assert!(
+        result.get("structuredContent").is_none(),
+        "report declares an outputSchema: {result}"
+    );
+
+    let status = call(c, "tasks_status", json!({ "taskId": id }), &caps).await;
+    assert_eq!(status["structuredContent"]["taskId"], json!(id), "{status}");
+    assert_eq!(status["structuredContent"]["status"], "working", "{status}");
+    // Progress shows in the status message.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = call(c, "tasks_status", json!({ "taskId": id }), &caps).await;
+        let message = status["structuredContent"]["statusMessage"]
+            .as_str()
+            .unwrap_or_default();
+        if message.contains("/40: step") {
+            assert!(
+                status["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(message)
+            );
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no progress in {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let early = call(c, "tasks_result", json!({ "taskId": id }), &caps).await;
+    assert!(
+        early["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("has no result yet"),
+        "{early}"
+    );
+    assert_ne!(early["isError"], json!(true));
+
+    let done = wait_result(c, &id, &caps).await;
+    let result = &done["result"];
+    assert_eq!(
+        result["structuredContent"],
+        json!({ "steps": 40, "note": "report of 40 steps" }),
+        "{done}"
+    );
+    assert_ne!(result["isError"], json!(true));
+    let status = call(c, "tasks_status", json!({ "taskId": id }), &caps).await;
+    assert_eq!(
+        status["structuredContent"]["status"], "completed",
+        "{status}"
+    );
+    assert!(
+        c.try_take(
+            |m| m["method"] == "notifications/tasks/status" || m["method"] == "notifications/tasks"
+        )
+        .is_none(),
+        "a client without tasks got a task notification"
+    );
+}
+
+/// A long `report` is cancelled through `tasks_cancel`: it ends `cancelled`, its tool sees it, and
+/// neither a second cancel nor `tasks_result` pretends otherwise.
+async fn report_is_cancelled(c: &mut StdioClient, caps: Option<Value>) {
+    let id = started_id(&call(c, "report", json!({ "steps": 1000, "step_ms": 50 }), &caps).await);
+    let cancelled = call(c, "tasks_cancel", json!({ "taskId": id }), &caps).await;
+    assert_eq!(
+        cancelled["structuredContent"]["status"], "cancelled",
+        "{cancelled}"
+    );
+    assert_ne!(cancelled["isError"], json!(true));
+    c.wait_for_log("report: cancelled").await;
+    let status = call(c, "tasks_status", json!({ "taskId": id }), &caps).await;
+    assert_eq!(
+        status["structuredContent"]["status"], "cancelled",
+        "{status}"
+    );
+    let result = call(c, "tasks_result", json!({ "taskId": id }), &caps).await;
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled")
+    );
+    let again = call(c, "tasks_cancel", json!({ "taskId": id }), &caps).await;
+    assert_eq!(again["isError"], json!(true), "{again}");
+    assert!(
+        again["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("already ended")
+    );
+}
+
+#[tokio::test]
+async fn legacy_session_without_tasks_gets_a_task_id_and_follows_it_with_the_companion_tools() {
+    let mut c = fallback_server();
+    let init = c.initialize(json!({})).await;
+    assert_eq!(init["protocolVersion"], "2025-11-25");
+    report_runs_to_its_result(&mut c, None).await;
+    report_is_cancelled(&mut c, None).await;
+    // Companion tools run inline only, like any `forbidden` tool.
+    let err = c
+        .error(
+            "tools/call",
+            json!({ "name": "tasks_status", "arguments": { "taskId": "x" }, "task": {} }),
+        )
+        .await;
+    assert_eq!(err["code"], -32601, "{err}");
+    c.close().await;
+}
+
+#[tokio::test]
+async fn modern_client_without_the_extension_gets_a_task_id_and_follows_it_with_the_companion_tools()
+ {
+    let mut c = fallback_server();
+    let caps = Some(json!({ "elicitation": {} }));
+    report_runs_to_its_result(&mut c, caps.clone()).await;
+    report_is_cancelled(&mut c, caps.clone()).await;
+    // A question the client could never answer (no `tasks/update` without the extension) fails
+    // the tool at once with -32021 naming the extension, instead of waiting for ever.
+    let id = started_id(&call(&mut c, "interview", json!({}), &caps).await);
+    let done = wait_result(&mut c, &id, &caps).await;
+    assert_eq!(done["error"]["code"], -32021, "{done}");
+    assert!(
+        done["error"]["message"].as_str().unwrap().contains(TASKS),
+        "{done}"
+    );
+    let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
+    assert_eq!(status["structuredContent"]["status"], "failed", "{status}");
+    c.close().await;
+}
+
+/// On a legacy session a fallback task's question is an ordinary `elicitation/create` request;
+/// `tasks_status` shows it while it waits; the answer reaches the tool.
+#[tokio::test]
+async fn a_legacy_fallback_task_asks_with_an_ordinary_request_and_the_status_shows_the_question() {
+    let mut c = fallback_server();
+    c.initialize(json!({ "elicitation": {} })).await;
+    let id = started_id(&call(&mut c, "interview", json!({}), &None).await);
+    let ask = c.wait_for(|m| m["method"] == "elicitation/create").await;
+    assert_eq!(ask["params"]["message"], "What is your name?", "{ask}");
+    let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &None).await;
+    assert_eq!(
+        status["structuredContent"]["status"], "input_required",
+        "{status}"
+    );
+    let text = status["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("What is your name?"), "{text}");
+    assert_eq!(
+        status["structuredContent"]["inputRequests"]
+            .as_object()
+            .map(|m| m.len()),
+        Some(1),
+        "{status}"
+    );
+    c.send(&json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "accept", "content": { "name": "Ada" } } }))
+        .await;
+    let done = wait_result(&mut c, &id, &None).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Nice to meet you, Ada.",
+        "{done}"
+    );
+    c.close().await;
+}
+
+#[tokio::test]
+async fn bad_and_unknown_task_ids_are_precise_errors() {
+    let mut c = fallback_server();
+    c.initialize(json!({})).await;
+    let none = &None;
+    let unknown = call_err(
+        &mut c,
+        "tasks_status",
+        json!({ "taskId": "no-such-task" }),
+        none,
+    )
+    .await;
+    assert_eq!(unknown["code"], -32602, "{unknown}");
+    // The very answer of `tasks/get`.
+    let get = c
+        .error("tasks/get", json!({ "taskId": "no-such-task" }))
+        .await;
+    assert_eq!(unknown, get);
+    for tool in ["tasks_result", "tasks_cancel"] {
+        assert_eq!(
+            call_err(&mut c, tool, json!({ "taskId": "no-such-task" }), none).await,
+            unknown
+        );
+    }
+    for (args, says) in [
+        (json!({}), "missing required argument `taskId`"),
+        (json!({ "taskId": 7 }), "`taskId` must be a string"),
+        (
+            json!({ "taskId": "a", "extra": 1 }),
+            "unknown argument `extra`",
+        ),
+        (json!([1]), "`arguments` must be an object"),
+    ] {
+        let err = call_err(&mut c, "tasks_status", args.clone(), none).await;
+        assert_eq!(err["code"], -32602, "{args}: {err}");
+        assert!(
+            err["message"].as_str().unwrap().contains(says),
+            "{args}: {err}"
+        );
+    }
+    c.close().await;
+}
+
+/// Clients that ask for tasks are served as without the fallback.
+#[tokio::test]
+async fn clients_that_ask_for_tasks_still_get_tasks() {
+    let mut c = fallback_server();
+    c.initialize(json!({})).await;
+    let legacy = c
+        .result(
+            "tools/call",
+            json!({ "name": "report", "arguments": { "steps": 1, "step_ms": 1 }, "task": {} }),
+        )
+        .await;
+    assert!(legacy["task"]["taskId"].is_string(), "{legacy}");
+    let modern = call(
+        &mut c,
+        "report",
+        json!({ "steps": 1, "step_ms": 1 }),
+        &Some(json!({ "extensions": { TASKS: {} } })),
+    )
+    .await;
+    assert_eq!(modern["resultType"], "task", "{modern}");
+    let list = c
+        .result(
+            "tools/list",
+            json!({ "_meta": modern_meta(json!({ "extensions": { TASKS: {} } })) }),
+        )
+        .await;
+    let report = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "report")
+        .unwrap()
+        .clone();
+    assert!(report.get("outputSchema").is_some(), "{report}");
+    c.close().await;
+}
+
+/// Without `--task-fallback`: the old errors, no companion tools.
+#[tokio::test]
+async fn with_the_fallback_off_nothing_changes() {
+    let mut c = StdioClient::spawn(&example_bin("fallback_server"));
+    c.initialize(json!({})).await;
+    let list = c.result("tools/list", json!({})).await;
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["report", "interview", "tally", "greet"]);
+    let report = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "report")
+        .unwrap()
+        .clone();
+    assert!(report.get("outputSchema").is_some(), "{report}");
+    let args = json!({ "steps": 1, "step_ms": 1 });
+    let legacy = call_err(&mut c, "report", args.clone(), &None).await;
+    assert_eq!(legacy["code"], -32601, "{legacy}");
+    let modern = call_err(&mut c, "report", args, &Some(json!({}))).await;
+    assert_eq!(modern["code"], -32021, "{modern}");
+    let companion = call_err(&mut c, "tasks_status", json!({ "taskId": "x" }), &None).await;
+    assert_eq!(
+        companion["message"], "Unknown tool: `tasks_status`",
+        "{companion}"
+    );
+    let list = c
+        .result("tools/list", json!({ "_meta": modern_meta(json!({})) }))
+        .await;
+    assert_eq!(list["tools"].as_array().unwrap().len(), 4, "{list}");
+    c.close().await;
+}
+
+/// An `optional` tool with a promotion threshold (`tally`, 300 ms): a quick taskless call answers
+/// inline; a long one answers the fallback's text past the threshold, and the same run's result
+/// comes through `tasks_result`. In both eras.
+#[tokio::test]
+async fn a_long_taskless_call_of_a_promotable_tool_gets_the_fallback_answer() {
+    let mut c = fallback_server();
+    c.initialize(json!({})).await;
+    for caps in [None, Some(json!({}))] {
+        let quick = call(&mut c, "tally", json!({ "to": 3 }), &caps).await;
+        assert_eq!(quick["content"][0]["text"], "counted to 3", "{quick}");
+        assert!(
+            quick
+                .get("_meta")
+                .and_then(|m| m.get("io.modelcontextprotocol/related-task"))
+                .is_none()
+        );
+        let started = tokio::time::Instant::now();
+        let long = call(&mut c, "tally", json!({ "to": 250 }), &caps).await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(300) && waited < Duration::from_millis(2000),
+            "answered after {waited:?}"
+        );
+        let id = started_id(&long);
+        let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
+        assert_eq!(status["structuredContent"]["status"], "working", "{status}");
+        let done = wait_result(&mut c, &id, &caps).await;
+        assert_eq!(
+            done["result"]["content"][0]["text"], "counted to 250",
+            "{done}"
+        );
+    }
+    c.close().await;
+}
+
+/// A user tool with a companion tool's name.
+#[tool]
+async fn tasks_result() -> String {
+    "mine".into()
+}
+
+#[test]
+fn a_tool_named_like_a_companion_tool_is_a_setup_error_with_the_fallback_on() {
+    let plain = Server::new("t", "1").tool::<tasks_result>();
+    assert!(plain.check().is_ok());
+    let err = plain
+        .task_fallback()
+        .check()
+        .expect_err("a clash")
+        .to_string();
+    assert!(
+        err.contains("`tasks_result`") && err.contains("task_fallback"),
+        "{err}"
+    );
+}
+
+// --- HTTP: owners ---------------------------------------------------------------------------
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client")
+}
+
+/// The JSON-RPC response in a body that is JSON or an SSE stream.
+async fn answer(r: reqwest::Response) -> Value {
+    let text = r.text().await.expect("a body");
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+        .unwrap_or_else(|| panic!("no response in {text}"))
+}
+
+/// A modern `tools/call` (no tasks extension) as the holder of `token`.
+async fn modern_call(
+    c: &reqwest::Client,
+    url: &str,
+    token: &str,
+    name: &str,
+    args: Value,
+) -> Value {
+    let params = json!({ "name": name, "arguments": args, "_meta": modern_meta(json!({})) });
+    let r = c
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .body(
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params })
+                .to_string(),
+        )
+        .send()
+        .await
+        .expect("the server answers");
+    answer(r).await
+}
+
+/// A legacy message on `session` (or `initialize` without one) as the holder of `token`.
+async fn legacy_post(
+    c: &reqwest::Client,
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    msg: Value,
+) -> reqwest::Response {
+    let mut b = c
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(msg.to_string());
+    if let Some(session) = session {
+        b = b
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    b.send().await.expect("the server answers")
+}
+
+async fn legacy_session(c: &reqwest::Client, url: &str, token: &str) -> String {
+    let r = legacy_post(c, url, token, None, json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } })).await;
+    let session = r.headers()["mcp-session-id"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    answer(r).await;
+    legacy_post(
+        c,
+        url,
+        token,
+        Some(&session),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+    )
+    .await;
+    session
+}
+
+async fn legacy_call(
+    c: &reqwest::Client,
+    url: &str,
+    token: &str,
+    session: &str,
+    name: &str,
+    args: Value,
+) -> Value {
+    let msg = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": name, "arguments": args } });
+    answer(legacy_post(c, url, token, Some(session), msg).await).await
+}
+
+/// A task started by one owner is invisible to another through every companion tool (the same
+/// `-32602` as an id that never existed), over HTTP: two bearer tokens (modern), and two legacy
+/// sessions of the same principal.
+#[tokio::test]
+async fn another_owner_sees_nothing_of_a_fallback_task() {
+    let s = HttpServer::start_bin(
+        "fallback_server",
+        &["--task-fallback", "--token", "A=alice", "--token", "B=bob"],
+    );
+    let c = http();
+    let long = json!({ "steps": 1000, "step_ms": 50 });
+    let started = modern_call(&c, &s.url, "A", "report", long.clone()).await;
+    let id = started_id(&started["result"]);
+    let unknown = modern_call(
+        &c,
+        &s.url,
+        "B",
+        "tasks_status",
+        json!({ "taskId": "no-such-task" }),
+    )
+    .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        let foreign = modern_call(&c, &s.url, "B", tool, json!({ "taskId": id })).await;
+        assert_eq!(foreign["error"], unknown["error"], "{tool}: {foreign}");
+    }
+    // Still running for its owner (bob's cancel did nothing), who can cancel it.
+    let own = modern_call(&c, &s.url, "A", "tasks_status", json!({ "taskId": id })).await;
+    assert_eq!(
+        own["result"]["structuredContent"]["status"], "working",
+        "{own}"
+    );
+    let cancelled = modern_call(&c, &s.url, "A", "tasks_cancel", json!({ "taskId": id })).await;
+    assert_eq!(
+        cancelled["result"]["structuredContent"]["status"], "cancelled",
+        "{cancelled}"
+    );
+
+    // Legacy: a task belongs to the session that started it.
+    let one = legacy_session(&c, &s.url, "A").await;
+    let two = legacy_session(&c, &s.url, "A").await;
+    let started = legacy_call(&c, &s.url, "A", &one, "report", long).await;
+    let id = started_id(&started["result"]);
+    for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        let foreign = legacy_call(&c, &s.url, "A", &two, tool, json!({ "taskId": id })).await;
+        assert_eq!(foreign["error"], unknown["error"], "{tool}: {foreign}");
+    }
+    let own = legacy_call(
+        &c,
+        &s.url,
+        "A",
+        &one,
+        "tasks_cancel",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(
+        own["result"]["structuredContent"]["status"], "cancelled",
+        "{own}"
+    );
+}
