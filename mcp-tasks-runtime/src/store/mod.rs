@@ -52,7 +52,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+use crate::protocol::task::{
+    AsTaskView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus, TaskView,
+};
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
@@ -90,6 +92,19 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
 
     /// The task, if it exists and belongs to `owner`.
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// The task as `render` shows it, if it exists and belongs to `owner`: what
+    /// [`get`](Self::get) then `render` on its [`TaskView`] give. A store may render in place,
+    /// without copying the record out first (the memory store renders under its stripe lock, so
+    /// a `tasks/get` copies neither the record nor its input requests' schemas).
+    fn get_rendered<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        render: fn(TaskView<'_>) -> Value,
+    ) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move { Ok(self.get(id, owner).await?.map(|r| render(r.task_view()))) })
+    }
 
     /// The task, whoever owns it. For the engine only, never on behalf of a client.
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>>;
