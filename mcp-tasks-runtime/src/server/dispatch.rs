@@ -215,7 +215,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
         };
         let info = meta_obj
             .and_then(|m| m.get(meta::CLIENT_INFO))
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
+            .and_then(|v| serde::Deserialize::deserialize(v).ok());
         let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
             None => None,
             Some(v) => Some(LogLevel::from_wire(v).map_err(|why| {

@@ -20,7 +20,7 @@ use super::{
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskView};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
@@ -404,16 +404,17 @@ impl MemoryTaskStore {
         report
     }
 
-    /// Subscribes to the task's versions, or returns the record if it is already newer.
-    fn watch(
+    /// Subscribes to the task's versions, or reads the task with `read` if it is already newer.
+    fn watch<T>(
         &self,
         id: &TaskId,
         seen: u64,
-    ) -> Result<Result<TaskRecord, watch::Receiver<u64>>, StoreError> {
+        read: impl Fn(&Entry) -> T,
+    ) -> Result<Result<T, watch::Receiver<u64>>, StoreError> {
         let mut stripe = self.stripe(&self.tasks, id);
         let entry = stripe.tasks.get_mut(id).ok_or(StoreError::NotFound)?;
         if entry.record.version > seen {
-            return Ok(Ok(entry.snapshot()));
+            return Ok(Ok(read(entry)));
         }
         let version = entry.record.version;
         let sender = entry
@@ -629,35 +630,56 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let mut versions = match self.watch(id, seen_version)? {
-                Ok(record) => return Ok(record),
-                Err(versions) => versions,
-            };
-            loop {
-                // Err: the sender was dropped, i.e. the task was deleted. The borrow `wait_for`
-                // returns must end here, before the stripe lock is taken again.
-                let woke = versions
-                    .wait_for(|version| *version > seen_version)
-                    .await
-                    .is_ok();
-                if !woke {
-                    return Err(StoreError::NotFound);
-                }
-                let stripe = self.stripe(&self.tasks, id);
-                match stripe.tasks.get(id) {
-                    Some(entry) if entry.record.version > seen_version => {
-                        return Ok(entry.snapshot());
-                    }
-                    Some(_) => continue,
-                    None => return Err(StoreError::NotFound),
-                }
-            }
-        })
+        Box::pin(self.wait_past(id, seen_version, Entry::snapshot))
+    }
+
+    fn changed_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(self.wait_past(id, seen_version, |entry| {
+            (entry.record.version, entry.record.status)
+        }))
     }
 
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.events.subscribe()
+    }
+}
+
+impl MemoryTaskStore {
+    /// Waits until the task's version is past `seen_version`, then reads it with `read` (under
+    /// the stripe lock).
+    async fn wait_past<T>(
+        &self,
+        id: &TaskId,
+        seen_version: u64,
+        read: impl Fn(&Entry) -> T,
+    ) -> Result<T, StoreError> {
+        let mut versions = match self.watch(id, seen_version, &read)? {
+            Ok(now) => return Ok(now),
+            Err(versions) => versions,
+        };
+        loop {
+            // Err: the sender was dropped, i.e. the task was deleted. The borrow `wait_for`
+            // returns must end here, before the stripe lock is taken again.
+            let woke = versions
+                .wait_for(|version| *version > seen_version)
+                .await
+                .is_ok();
+            if !woke {
+                return Err(StoreError::NotFound);
+            }
+            let stripe = self.stripe(&self.tasks, id);
+            match stripe.tasks.get(id) {
+                Some(entry) if entry.record.version > seen_version => {
+                    return Ok(read(entry));
+                }
+                Some(_) => continue,
+                None => return Err(StoreError::NotFound),
+            }
+        }
     }
 }
 
@@ -786,6 +808,31 @@ mod tests {
         let missing = TaskId::new("missing");
         let none = store.get_rendered(&missing, &alice, renderers[0]).await;
         assert_eq!(none.unwrap(), None);
+    }
+
+    /// `changed_status` reads what `changed` reads, without the record: at once when the task is
+    /// already past the version, else at its next change.
+    #[tokio::test]
+    async fn changed_status_follows_changed() {
+        let store = Arc::new(MemoryTaskStore::new());
+        let alice = Owner::new("alice");
+        let task = store
+            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let now = store.changed_status(&task.id, 0).await.unwrap();
+        assert_eq!(now, (task.version, TaskStatus::Working));
+        let waiter = {
+            let (store, id) = (store.clone(), task.id.clone());
+            tokio::spawn(async move { store.changed_status(&id, task.version).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        let cancelled = store.cancel(&task.id, &alice).await.unwrap();
+        let seen = waiter.await.unwrap().unwrap();
+        assert_eq!(seen, (cancelled.record().version, TaskStatus::Cancelled));
+        let missing = store.changed_status(&TaskId::new("missing"), 0).await;
+        assert!(matches!(missing, Err(StoreError::NotFound)));
     }
 
     #[tokio::test]

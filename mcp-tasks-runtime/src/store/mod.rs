@@ -197,6 +197,21 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// waiting.
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord>;
 
+    /// [`changed`](Self::changed) for a waiter that only needs to know where the task stands:
+    /// its version and status once the version is past `seen_version`. A store may skip copying
+    /// the record (the memory store does; a record waiting for input carries its requests'
+    /// schemas).
+    fn changed_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = self.changed(id, seen_version).await?;
+            Ok((record.version, record.status))
+        })
+    }
+
     /// A feed of client-visible changes to every task (creation, and every change that updates
     /// `lastUpdatedAt`), for status notifications. Best effort: events of one task arrive in
     /// version order, but a receiver that falls behind gets
