@@ -390,7 +390,8 @@ pub fn timestamp(at: SystemTime) -> String {
     ] {
         out[at] = byte;
     }
-    out.iter().map(|&b| char::from(b)).collect()
+    // Every byte is an ASCII digit or separator.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 /// A duration in whole milliseconds, at least 1: both eras want a positive integer (conformance

@@ -216,7 +216,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
         };
         let info = meta_obj
             .and_then(|m| m.get(meta::CLIENT_INFO))
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
+            .and_then(|v| serde::Deserialize::deserialize(v).ok());
         let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
             None => None,
             Some(v) => Some(LogLevel::from_wire(v).map_err(|why| {
@@ -852,8 +852,8 @@ async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
     let owner = conn.owner_for(&req.era);
     let store = conn.server.engine().store().clone();
     match req.method.as_str() {
-        "tasks/get" => match store.get(&id, &owner).await? {
-            Some(record) => Ok(record.modern_get_result()),
+        "tasks/get" => match (store.get_rendered(&id, &owner, |t| t.modern_get_result())).await? {
+            Some(result) => Ok(result),
             None => Err(task_not_found()),
         },
         "tasks/update" => {
@@ -919,8 +919,8 @@ async fn legacy_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
         }
         "tasks/get" => {
             let id = task_id_param(&req.params)?;
-            match store.get(&id, &owner).await? {
-                Some(record) => Ok(record.legacy_task()),
+            match (store.get_rendered(&id, &owner, |t| t.legacy_task())).await? {
+                Some(task) => Ok(task),
                 None => Err(task_not_found()),
             }
         }

@@ -20,7 +20,7 @@ use super::{
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
@@ -116,6 +116,19 @@ impl Entry {
             record.outcome = Some(TaskOutcome::Result(parse_result(result)));
         }
         record
+    }
+
+    /// `render` on the task's view, result included, without copying the record.
+    fn render(&self, render: fn(TaskView<'_>) -> Value) -> Value {
+        let outcome = self
+            .result
+            .as_ref()
+            .map(|result| TaskOutcome::Result(parse_result(result)));
+        let mut view = self.record.task_view();
+        if outcome.is_some() {
+            view.outcome = outcome.as_ref();
+        }
+        render(view)
     }
 
     /// Puts the result back into the record, before a change.
@@ -391,16 +404,17 @@ impl MemoryTaskStore {
         report
     }
 
-    /// Subscribes to the task's versions, or returns the record if it is already newer.
-    fn watch(
+    /// Subscribes to the task's versions, or reads the task with `read` if it is already newer.
+    fn watch<T>(
         &self,
         id: &TaskId,
         seen: u64,
-    ) -> Result<Result<TaskRecord, watch::Receiver<u64>>, StoreError> {
+        read: impl Fn(&Entry) -> T,
+    ) -> Result<Result<T, watch::Receiver<u64>>, StoreError> {
         let mut stripe = self.stripe(&self.tasks, id);
         let entry = stripe.tasks.get_mut(id).ok_or(StoreError::NotFound)?;
         if entry.record.version > seen {
-            return Ok(Ok(entry.snapshot()));
+            return Ok(Ok(read(entry)));
         }
         let version = entry.record.version;
         let sender = entry
@@ -470,6 +484,19 @@ impl TaskStore for MemoryTaskStore {
             let stripe = self.stripe(&self.tasks, id);
             let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
             Ok(entry.map(|entry| entry.snapshot()))
+        })
+    }
+
+    fn get_rendered<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        render: fn(TaskView<'_>) -> Value,
+    ) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.map(|entry| entry.render(render)))
         })
     }
 
@@ -603,35 +630,56 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let mut versions = match self.watch(id, seen_version)? {
-                Ok(record) => return Ok(record),
-                Err(versions) => versions,
-            };
-            loop {
-                // Err: the sender was dropped, i.e. the task was deleted. The borrow `wait_for`
-                // returns must end here, before the stripe lock is taken again.
-                let woke = versions
-                    .wait_for(|version| *version > seen_version)
-                    .await
-                    .is_ok();
-                if !woke {
-                    return Err(StoreError::NotFound);
-                }
-                let stripe = self.stripe(&self.tasks, id);
-                match stripe.tasks.get(id) {
-                    Some(entry) if entry.record.version > seen_version => {
-                        return Ok(entry.snapshot());
-                    }
-                    Some(_) => continue,
-                    None => return Err(StoreError::NotFound),
-                }
-            }
-        })
+        Box::pin(self.wait_past(id, seen_version, Entry::snapshot))
+    }
+
+    fn changed_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(self.wait_past(id, seen_version, |entry| {
+            (entry.record.version, entry.record.status)
+        }))
     }
 
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.events.subscribe()
+    }
+}
+
+impl MemoryTaskStore {
+    /// Waits until the task's version is past `seen_version`, then reads it with `read` (under
+    /// the stripe lock).
+    async fn wait_past<T>(
+        &self,
+        id: &TaskId,
+        seen_version: u64,
+        read: impl Fn(&Entry) -> T,
+    ) -> Result<T, StoreError> {
+        let mut versions = match self.watch(id, seen_version, &read)? {
+            Ok(now) => return Ok(now),
+            Err(versions) => versions,
+        };
+        loop {
+            // Err: the sender was dropped, i.e. the task was deleted. The borrow `wait_for`
+            // returns must end here, before the stripe lock is taken again.
+            let woke = versions
+                .wait_for(|version| *version > seen_version)
+                .await
+                .is_ok();
+            if !woke {
+                return Err(StoreError::NotFound);
+            }
+            let stripe = self.stripe(&self.tasks, id);
+            match stripe.tasks.get(id) {
+                Some(entry) if entry.record.version > seen_version => {
+                    return Ok(read(entry));
+                }
+                Some(_) => continue,
+                None => return Err(StoreError::NotFound),
+            }
+        }
     }
 }
 
@@ -713,6 +761,78 @@ mod tests {
                     .any(|t| t.id == task.id && t.outcome == want)
             );
         }
+    }
+
+    /// `get_rendered` renders in place; it must show exactly what `get` then the renderer show,
+    /// in every state (the stored result included), and nothing to another owner.
+    #[tokio::test]
+    async fn get_rendered_shows_what_get_shows() {
+        let store = MemoryTaskStore::new();
+        let (alice, bob) = (Owner::new("alice"), Owner::new("bob"));
+        let renderers: [fn(TaskView<'_>) -> Value; 2] =
+            [|t| t.modern_get_result(), |t| t.legacy_task()];
+        let check = async |id: &TaskId| {
+            let record = store.get(id, &alice).await.unwrap().unwrap();
+            for render in renderers {
+                let shown = store.get_rendered(id, &alice, render).await.unwrap();
+                assert_eq!(shown, Some(render(record.task_view())));
+                assert_eq!(store.get_rendered(id, &bob, render).await.unwrap(), None);
+            }
+        };
+        let new = || NewTask::new(alice.clone(), TaskOrigin::Modern);
+        let asked = store.create(new()).await.unwrap();
+        check(&asked.id).await;
+        let question = InputRequest::new(
+            "elicitation/create",
+            serde_json::json!({"message": "Name?", "requestedSchema": {"type": "object"}}),
+        );
+        store
+            .add_input_request(&asked.id, "elicit-0".into(), question)
+            .await
+            .unwrap();
+        check(&asked.id).await;
+        let done = store.create(new()).await.unwrap();
+        let result = serde_json::json!({"content": [{"type": "text", "text": "hi"}]});
+        store
+            .finish(&done.id, TaskOutcome::Result(result))
+            .await
+            .unwrap();
+        check(&done.id).await;
+        let failed = store.create(new()).await.unwrap();
+        let error = crate::protocol::RpcError::internal("boom");
+        store
+            .finish(&failed.id, TaskOutcome::Error(error))
+            .await
+            .unwrap();
+        check(&failed.id).await;
+        let missing = TaskId::new("missing");
+        let none = store.get_rendered(&missing, &alice, renderers[0]).await;
+        assert_eq!(none.unwrap(), None);
+    }
+
+    /// `changed_status` reads what `changed` reads, without the record: at once when the task is
+    /// already past the version, else at its next change.
+    #[tokio::test]
+    async fn changed_status_follows_changed() {
+        let store = Arc::new(MemoryTaskStore::new());
+        let alice = Owner::new("alice");
+        let task = store
+            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let now = store.changed_status(&task.id, 0).await.unwrap();
+        assert_eq!(now, (task.version, TaskStatus::Working));
+        let waiter = {
+            let (store, id) = (store.clone(), task.id.clone());
+            tokio::spawn(async move { store.changed_status(&id, task.version).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        let cancelled = store.cancel(&task.id, &alice).await.unwrap();
+        let seen = waiter.await.unwrap().unwrap();
+        assert_eq!(seen, (cancelled.record().version, TaskStatus::Cancelled));
+        let missing = store.changed_status(&TaskId::new("missing"), 0).await;
+        assert!(matches!(missing, Err(StoreError::NotFound)));
     }
 
     #[tokio::test]

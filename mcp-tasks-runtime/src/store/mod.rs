@@ -52,7 +52,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+use crate::protocol::task::{
+    AsTaskView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus, TaskView,
+};
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
@@ -90,6 +92,19 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
 
     /// The task, if it exists and belongs to `owner`.
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// The task as `render` shows it, if it exists and belongs to `owner`: what
+    /// [`get`](Self::get) then `render` on its [`TaskView`] give. A store may render in place,
+    /// without copying the record out first (the memory store renders under its stripe lock, so
+    /// a `tasks/get` copies neither the record nor its input requests' schemas).
+    fn get_rendered<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        render: fn(TaskView<'_>) -> Value,
+    ) -> StoreFuture<'a, Option<Value>> {
+        Box::pin(async move { Ok(self.get(id, owner).await?.map(|r| render(r.task_view()))) })
+    }
 
     /// The task, whoever owns it. For the engine only, never on behalf of a client.
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>>;
@@ -181,6 +196,21 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// wake its waiters. [`StoreError::NotFound`] if the task does not exist or is deleted while
     /// waiting.
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord>;
+
+    /// [`changed`](Self::changed) for a waiter that only needs to know where the task stands:
+    /// its version and status once the version is past `seen_version`. A store may skip copying
+    /// the record (the memory store does; a record waiting for input carries its requests'
+    /// schemas).
+    fn changed_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = self.changed(id, seen_version).await?;
+            Ok((record.version, record.status))
+        })
+    }
 
     /// A feed of client-visible changes to every task (creation, and every change that updates
     /// `lastUpdatedAt`), for status notifications. Best effort: events of one task arrive in

@@ -525,13 +525,16 @@ impl Run {
                         tracing::debug!(task = %self.id, error = %e, "status message not recorded");
                     }
                 }
-                changed = self.store.changed(&self.id, seen) => match changed {
-                    Ok(record) => {
-                        seen = record.version;
-                        self.notify(&record, &mut last_status);
-                        if record.status.is_terminal() {
+                changed = self.next_change(seen) => match changed {
+                    Ok((version, status, record)) => {
+                        seen = version;
+                        match &record {
+                            Some(record) => self.notify(record, &mut last_status),
+                            None => last_status = status,
+                        }
+                        if status.is_terminal() {
                             // Cancelled or expired elsewhere: tell the tool, give it a moment.
-                            tracing::debug!(task = %self.id, status = %record.status, "the task ended outside its tool; stopping the tool");
+                            tracing::debug!(task = %self.id, %status, "the task ended outside its tool; stopping the tool");
                             self.cancel.cancel();
                             let _ = tokio::time::timeout(self.grace, &mut run).await;
                             return;
@@ -548,6 +551,21 @@ impl Run {
                     }
                 }
             }
+        }
+    }
+
+    /// The task's next change after version `seen`: its version and status, with the record
+    /// only when a legacy session is told about it (a copy of a record is not free).
+    async fn next_change(
+        &self,
+        seen: u64,
+    ) -> Result<(u64, TaskStatus, Option<TaskRecord>), StoreError> {
+        if self.channel.is_some() {
+            let record = self.store.changed(&self.id, seen).await?;
+            Ok((record.version, record.status, Some(record)))
+        } else {
+            let (version, status) = self.store.changed_status(&self.id, seen).await?;
+            Ok((version, status, None))
         }
     }
 
@@ -713,8 +731,12 @@ impl ContextBackend for TaskBackend {
                     .await
                     .map_err(store_err)?;
             }
+            // Only the 2025-11-25 path sends the request itself; the store takes the only copy
+            // otherwise (a schema is a tree: copying it is not free).
+            let sent = matches!((origin, &channel), (TaskOrigin::Legacy, Some(_)))
+                .then(|| request.clone());
             let record = store
-                .add_input_request(&id, key.clone(), request.clone())
+                .add_input_request(&id, key.clone(), request)
                 .await
                 .map_err(store_err)?;
             let mut guard = Outstanding {
@@ -722,8 +744,8 @@ impl ContextBackend for TaskBackend {
                 id: id.clone(),
                 key: Some(key.clone()),
             };
-            let answer = match (origin, channel) {
-                (TaskOrigin::Legacy, Some(channel)) => {
+            let answer = match (sent, channel) {
+                (Some(request), Some(channel)) => {
                     // 2025-11-25: an ordinary server-to-client request tagged with the task.
                     let mut params = request.params;
                     if !params.is_object() {
@@ -816,12 +838,12 @@ async fn wait_for_answer(
         if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
             return Ok(answer);
         }
-        let record = store.changed(id, seen).await.map_err(store_err)?;
-        if record.status.is_terminal() {
-            tracing::debug!(task = %id, status = %record.status, "the task ended while its tool waited for input; stopping the tool");
+        let (version, status) = store.changed_status(id, seen).await.map_err(store_err)?;
+        if status.is_terminal() {
+            tracing::debug!(task = %id, %status, "the task ended while its tool waited for input; stopping the tool");
             return Err(InputError::Cancelled);
         }
-        seen = record.version;
+        seen = version;
     }
 }
 

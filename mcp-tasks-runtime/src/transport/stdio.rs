@@ -11,6 +11,9 @@ use tokio::task::JoinHandle;
 /// and reported as [`Incoming::Unreadable`].
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// The largest line buffer a [`LineReader`] keeps between lines.
+const KEPT_CAPACITY: usize = 64 * 1024;
+
 /// One item read from the peer.
 #[derive(Debug)]
 pub enum Incoming {
@@ -92,10 +95,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            return Some(match String::from_utf8(std::mem::take(&mut self.buf)) {
-                Ok(s) => Incoming::Line(s),
+            // Copied out at its exact length: the buffer keeps its capacity for the next line,
+            // instead of each line growing a fresh one step by step (unless a huge line grew it).
+            let line = match std::str::from_utf8(&self.buf) {
+                Ok(s) => Incoming::Line(s.to_owned()),
                 Err(_) => Incoming::Unreadable("message is not valid UTF-8".into()),
-            });
+            };
+            if self.buf.capacity() > KEPT_CAPACITY {
+                self.buf = Vec::new();
+            }
+            return Some(line);
         }
     }
 }
