@@ -14,6 +14,7 @@ mod limits;
 mod listen;
 mod memory;
 mod peer;
+mod plan;
 mod stdio;
 
 #[cfg(feature = "http")]
@@ -71,7 +72,8 @@ pub struct ServerConfig {
     /// call of a `task_support = "optional"` tool from a 2026-07-28 client that declared the tasks
     /// extension starts inline; if it has not finished after `after`, the client gets a
     /// `CreateTaskResult` and the same run goes on as that task (nothing restarts). A call that
-    /// finishes sooner answers inline. [`Server::promote_after`] sets it for one tool.
+    /// finishes sooner answers inline. A tool's own `#[tool(promote_after = "...")]` wins over
+    /// this, and [`Server::promote_after`] (for one tool) wins over both.
     pub promote_after: Option<Duration>,
 }
 
@@ -123,7 +125,8 @@ pub(crate) struct ServerInner {
     /// Application state (`Server::state`), handed to every call's context.
     pub(crate) state: Arc<crate::tool::StateMap>,
     pub(crate) limits: Limits,
-    /// Per-tool promotion thresholds ([`Server::promote_after`]), over `config.promote_after`.
+    /// Per-tool promotion thresholds ([`Server::promote_after`]), over the tool's attribute and
+    /// `config.promote_after` (see `plan.rs`).
     pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
     engine: OnceLock<Arc<TaskEngine>>,
 }
@@ -259,6 +262,9 @@ impl Server {
     /// 2026-07-28 client that declared the tasks extension runs inline, and turns into a task if
     /// it is still running after `after`. `T` must be `task_support = "optional"`
     /// ([`check`](Self::check) says so otherwise).
+    ///
+    /// The threshold that applies to a call is the first of: this setting, the tool's
+    /// `#[tool(promote_after = "...")]`, [`ServerConfig::promote_after`].
     pub fn promote_after<T: Tool>(mut self, after: Duration) -> Self {
         self.inner_mut().promote_after.insert(T::INFO.name, after);
         self
