@@ -274,6 +274,7 @@ fn dispatch_sees_the_client_only_through_peer() {
     };
     for below in [
         "server/dispatch",
+        "server/plan",
         "server/listen",
         "server/inline",
         "server/peer",

@@ -47,7 +47,7 @@ impl Sink for Outbound {
 
 /// A client connection. Requests on it are handled concurrently.
 #[derive(Debug)]
-pub struct Connection {
+pub(crate) struct Connection {
     pub(crate) server: Arc<ServerInner>,
     sink: Arc<dyn Sink>,
     session: Mutex<Option<LegacySession>>,

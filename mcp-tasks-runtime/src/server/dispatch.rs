@@ -1,4 +1,10 @@
-//! Method dispatch for both eras.
+//! Method dispatch for both eras: a service over the server (its tools, configuration and task
+//! engine) and one client seen as a [`Peer`]. It decides the era of a request, answers the
+//! methods of both eras, and carries out the [`CallPlan`] of a `tools/call` (`plan.rs` decides
+//! it): a task goes to the task engine, an inline call runs here (MRTR in the modern era, plain
+//! server-to-client requests in the legacy one) and may hand its running future to the engine
+//! when it becomes a task. It knows nothing of connections or transports: `driver.rs` calls in
+//! with the connection as a [`Peer`].
 
 use super::ServerInner;
 use super::era::{ClientView, Era};

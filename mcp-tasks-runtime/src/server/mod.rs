@@ -1,5 +1,11 @@
 //! The server: era detection, dispatch by method, legacy sessions, and JSON-RPC errors. The only
 //! layer that knows both protocol eras.
+//!
+//! Data flows one way through it (README, "Layout"): the transports (`stdio.rs`, `memory.rs`,
+//! `http/`) own their loops and hand each message to `driver.rs`, which keeps requests in flight
+//! on the per-peer state (`connection.rs`) and calls `dispatch.rs` with the connection seen only
+//! as a `Peer` (`peer.rs`: send, request, owner, session). Dispatch decides how a `tools/call`
+//! runs with the pure function in `plan.rs` and carries the plan out on the task engine.
 
 #[cfg(feature = "http")]
 mod auth;
@@ -21,7 +27,6 @@ mod stdio;
 pub use auth::{
     AuthFuture, Authenticator, BearerTokens, Principal, RequestParts, Unauthorized, auth_future,
 };
-pub use connection::Connection;
 pub use era::Era;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
