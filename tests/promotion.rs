@@ -161,3 +161,51 @@ async fn a_server_wide_threshold_applies_to_every_optional_tool() {
     .await;
     assert_eq!(plain["content"][0]["text"], "plain", "{plain}");
 }
+
+/// Sleeps `ms` milliseconds; promoted by its own attribute after 100 ms.
+#[tool(task_support = "optional", promote_after = "100ms")]
+async fn declared(ms: u64) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    "slept".into()
+}
+
+/// How a 400 ms call of `declared` is answered on `server`: `"task"` or `"complete"`.
+async fn long_call(server: Server) -> Value {
+    let mut c = server.tool::<declared>().connect_in_memory();
+    let answer = call(
+        &mut c,
+        1,
+        "tools/call",
+        json!({ "name": "declared", "arguments": { "ms": 400 } }),
+    )
+    .await;
+    answer["resultType"].clone()
+}
+
+#[tokio::test]
+async fn the_builder_wins_over_the_attribute_and_the_attribute_over_the_server_wide_default() {
+    let server = || Server::new("promotion", "1.0.0");
+    let slow = Duration::from_secs(10);
+    // The attribute alone promotes a long call, and leaves a fast one inline.
+    assert_eq!(long_call(server()).await, "task");
+    let mut c = server().tool::<declared>().connect_in_memory();
+    let fast = call(
+        &mut c,
+        1,
+        "tools/call",
+        json!({ "name": "declared", "arguments": { "ms": 5 } }),
+    )
+    .await;
+    assert_eq!(fast["resultType"], "complete", "{fast}");
+    // Over a server-wide default that would not promote it in time: the attribute applies.
+    let config = ServerConfig {
+        promote_after: Some(slow),
+        ..ServerConfig::default()
+    };
+    assert_eq!(long_call(server().config(config)).await, "task");
+    // Under a per-tool builder setting that would not promote it in time: the builder applies.
+    assert_eq!(
+        long_call(server().promote_after::<declared>(slow)).await,
+        "complete"
+    );
+}

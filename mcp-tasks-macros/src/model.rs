@@ -78,6 +78,8 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Start inline; become a task at `ctx.start_task()`.
     pub defer_task: bool,
+    /// Promotion threshold in milliseconds (`optional` tools only).
+    pub promote_after_ms: Option<u64>,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The `async fn`'s output type (`()` at the function name when omitted).

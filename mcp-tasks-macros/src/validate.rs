@@ -20,6 +20,10 @@ pub const MAX_TTL_MS: u64 = 30 * 86_400_000;
 pub const MIN_POLL_MS: u64 = 10;
 /// Longest poll interval a tool may suggest.
 pub const MAX_POLL_MS: u64 = 3_600_000;
+/// Shortest promotion threshold a tool may declare.
+pub const MIN_PROMOTE_MS: u64 = 1;
+/// Longest promotion threshold a tool may declare.
+pub const MAX_PROMOTE_MS: u64 = 86_400_000;
 /// Longest MCP tool name.
 pub const MAX_NAME_LEN: usize = 128;
 
@@ -69,6 +73,27 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         Some(kv) => kv.value,
         None => false,
     };
+    let promote_after_ms = match attr.promote_after.as_ref() {
+        // Promotion turns a call that may run either way into a task part-way: a `required`
+        // tool is a task from the start, a `forbidden` one never becomes one.
+        Some(kv) if task_support != TaskSupport::Optional => {
+            diag.error(
+                kv.key.span(),
+                format!(
+                    "`promote_after` turns a long inline call into a task, so it needs a tool that \
+                     may run either way: declare `task_support = \"optional\"` ({})",
+                    match task_support {
+                        TaskSupport::Required => {
+                            "a `required` tool runs as a task from the start"
+                        }
+                        _ => "this tool is `forbidden`, the default: it never runs as a task",
+                    }
+                ),
+            );
+            None
+        }
+        kv => duration_key(kv, task_support, MIN_PROMOTE_MS, MAX_PROMOTE_MS, diag),
+    };
     let params = params(f, diag);
     let output = match &f.item.sig.output {
         ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
@@ -97,6 +122,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         poll_interval_ms,
         annotations: annotations(attr.annotations.map(|kv| kv.value)),
         defer_task,
+        promote_after_ms,
         params,
         output,
     })

@@ -239,3 +239,58 @@ fn a_circle_is_found() {
         ]
     );
 }
+
+/// Everything `from` depends on, directly or not.
+fn reach(edges: &BTreeMap<Module, BTreeSet<Module>>, from: &Module) -> BTreeSet<Module> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.clone()];
+    while let Some(m) = todo.pop() {
+        for next in edges.get(&m).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                todo.push(next.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn dispatch_sees_the_client_only_through_peer() {
+    // Transports own their loops and sit above dispatch: dispatch, and what it calls, never name
+    // the connection, the driver or a transport (they reach the client through `server/peer.rs`).
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = edges(&src);
+    let above = |m: &Module| {
+        let path = m.join("/");
+        [
+            "server/connection",
+            "server/driver",
+            "server/stdio",
+            "server/memory",
+        ]
+        .contains(&path.as_str())
+            || path.starts_with("server/http")
+            || path.starts_with("transport")
+    };
+    for below in [
+        "server/dispatch",
+        "server/plan",
+        "server/fallback",
+        "server/listen",
+        "server/inline",
+        "server/peer",
+    ] {
+        let module: Module = below.split('/').map(str::to_owned).collect();
+        assert!(edges.contains_key(&module), "no module {below}");
+        let wrong: Vec<String> = reach(&edges, &module)
+            .iter()
+            .filter(|m| above(m))
+            .map(|m| m.join("/"))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "{below} depends on what sits above it: {}",
+            wrong.join(", ")
+        );
+    }
+}

@@ -111,6 +111,7 @@ impl ToTokens for ImplTool<'_> {
             poll_interval_ms: spec.poll_interval_ms,
             annotations: spec.annotations,
             defer_task: spec.defer_task,
+            promote_after_ms: spec.promote_after_ms,
         };
         let describe = Describe(&spec.params);
         let call = Call(spec);

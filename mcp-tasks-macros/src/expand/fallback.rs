@@ -39,6 +39,7 @@ impl ToTokens for Stub<'_> {
             poll_interval_ms: None,
             annotations: Annotations::default(),
             defer_task: false,
+            promote_after_ms: None,
         };
         tokens.extend(quote! {
             const _: () = {

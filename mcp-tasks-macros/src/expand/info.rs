@@ -16,6 +16,7 @@ pub struct Info<'a> {
     pub poll_interval_ms: Option<u64>,
     pub annotations: Annotations,
     pub defer_task: bool,
+    pub promote_after_ms: Option<u64>,
 }
 
 impl ToTokens for Info<'_> {
@@ -27,6 +28,7 @@ impl ToTokens for Info<'_> {
         let ttl = Opt(self.ttl_ms.map(Millis));
         let poll_interval = Opt(self.poll_interval_ms.map(Millis));
         let defer_task = self.defer_task;
+        let promote_after = Opt(self.promote_after_ms.map(Millis));
         let a = &self.annotations;
         let (read_only, destructive) = (Opt(a.read_only), Opt(a.destructive));
         let (idempotent, open_world) = (Opt(a.idempotent), Opt(a.open_world));
@@ -39,6 +41,7 @@ impl ToTokens for Info<'_> {
                 ttl: #ttl,
                 poll_interval: #poll_interval,
                 defer_task: #defer_task,
+                promote_after: #promote_after,
                 annotations: #Rt::ToolAnnotations {
                     title: #title,
                     read_only_hint: #read_only,

@@ -54,6 +54,21 @@ fn task_tool_with_every_key() {
     );
 }
 
+/// Promotion: an optional tool that becomes a task when an inline call runs long.
+#[test]
+fn promoted_tool() {
+    check(
+        quote!(task_support = "optional", promote_after = "1m30s"),
+        quote! {
+            /// Builds the report.
+            async fn report(month: String) -> String {
+                month
+            }
+        },
+        &expect_file!["../../tests/snapshots/report.expanded.rs"],
+    );
+}
+
 #[test]
 fn no_parameters_no_return_type() {
     check(

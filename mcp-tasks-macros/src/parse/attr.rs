@@ -29,6 +29,8 @@ pub struct ToolAttr {
     pub annotations: Option<Kv<AnnotationsAttr>>,
     /// `defer_task = true`: start inline, become a task at `ctx.start_task()`.
     pub defer_task: Option<Kv<bool>>,
+    /// `promote_after = "30s"`: an inline call still running this long becomes a task.
+    pub promote_after: Option<Kv<syn::LitStr>>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Kv<syn::Path>>,
@@ -181,6 +183,7 @@ pub fn example(key: &str) -> &'static str {
         "poll_interval" => "#[tool(poll_interval = \"2s\")]",
         "annotations" => "#[tool(annotations(read_only = true))]",
         "defer_task" => "#[tool(task_support = \"required\", defer_task = true)]",
+        "promote_after" => "#[tool(task_support = \"optional\", promote_after = \"30s\")]",
         "crate" => "#[tool(crate = \"::mcp_tasks_runtime\")]",
         "read_only" => "annotations(read_only = true)",
         "destructive" => "annotations(destructive = false)",

@@ -325,3 +325,47 @@ fn fallback_drops_what_rustc_would_reject_again() {
     ));
     assert!(!super::fallback(f, None).declare);
 }
+
+#[test]
+fn promote_after() {
+    let f = quote!(
+        async fn f() {}
+    );
+    let spec = ok(
+        quote!(task_support = "optional", promote_after = "1m30s"),
+        f.clone(),
+    );
+    assert_eq!(spec.promote_after_ms, Some(90_000));
+    assert_eq!(
+        ok(quote!(task_support = "optional"), f.clone()).promote_after_ms,
+        None
+    );
+    for (support, why) in [
+        (
+            quote!(task_support = "required",),
+            "runs as a task from the start",
+        ),
+        (quote!(), "never runs as a task"),
+        (quote!(task_support = "forbidden",), "never runs as a task"),
+    ] {
+        let errs = errors(quote!(#support promote_after = "30s"), f.clone());
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].contains("declare `task_support = \"optional\"`"),
+            "{errs:?}"
+        );
+        assert!(errs[0].contains(why), "{errs:?}");
+    }
+    for (value, want) in [
+        ("0s", "longer than zero"),
+        ("2d", "at most `1d`"),
+        ("later", "is not a duration"),
+    ] {
+        let errs = errors(
+            quote!(task_support = "optional", promote_after = #value),
+            f.clone(),
+        );
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains(want), "{errs:?} should contain {want:?}");
+    }
+}

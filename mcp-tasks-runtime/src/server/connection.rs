@@ -2,18 +2,17 @@
 //! in-flight requests, the requests this server sends to the client and their answers, who owns
 //! the tasks it creates). It drives nothing: the transports (the stdio loop in `stdio.rs`, the
 //! in-memory one in `memory.rs`, Streamable HTTP in `http/`) own their loops and hand each
-//! message to `driver.rs`, which calls `dispatch.rs`. A transport gives the connection a [`Sink`]
-//! for what the server sends on its own (notifications, server-to-client requests); code that
-//! serves a request reaches the client through the [`Peer`] interface it implements.
+//! message to `driver.rs`, which keeps the in-flight table here and calls `dispatch.rs` with the
+//! connection as a [`Peer`]: dispatch sees nothing else of it. A transport gives the connection a
+//! [`Sink`] for what the server sends on its own (notifications, server-to-client requests).
 
 use super::ServerInner;
-use super::era::ClientView;
 use super::era::Era;
-use super::peer::{Answer, Peer};
+use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, RequestId, RpcError};
 use crate::protocol::task::Owner;
-use crate::task::engine::ClientChannel;
+use crate::tool::Principal;
 use crate::transport::Outbound;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -22,18 +21,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-/// The legacy session opened by `initialize` on this connection.
-#[derive(Debug, Clone)]
-pub(crate) struct LegacySession {
-    pub(crate) version: String,
-    pub(crate) client: ClientView,
-    /// Random id: the owner of this session's tasks.
-    pub(crate) id: String,
-    /// The least severe level the client wants log messages for (`logging/setLevel`); every
-    /// level until it says otherwise.
-    pub(crate) log_level: LogLevel,
-}
 
 /// Where a connection sends what the server says on its own: notifications and server-to-client
 /// requests (responses to the client's requests are handed back to the transport instead).
@@ -60,13 +47,13 @@ impl Sink for Outbound {
 
 /// A client connection. Requests on it are handled concurrently.
 #[derive(Debug)]
-pub struct Connection {
+pub(crate) struct Connection {
     pub(crate) server: Arc<ServerInner>,
     sink: Arc<dyn Sink>,
-    pub(crate) session: Mutex<Option<LegacySession>>,
+    session: Mutex<Option<LegacySession>>,
     inflight: Mutex<HashMap<RequestId, CancellationToken>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
-    /// Work waiting until the reply to a request has gone out (see [`Connection::after_reply`]).
+    /// Work waiting until the reply to a request has gone out (see [`Peer::after_reply`]).
     reply_gates: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
     next_id: AtomicU64,
     pub(crate) tracker: TaskTracker,
@@ -75,7 +62,7 @@ pub struct Connection {
     /// HTTP (or the server's anonymous principal), the connection itself on stdio.
     owner: Owner,
     /// The authenticated caller (HTTP with an authenticator), as tools see it.
-    pub(crate) principal: Option<crate::tool::Principal>,
+    principal: Option<Principal>,
     /// Whether the server can tell this connection's requestor from others (a principal, or a
     /// connection that is one client): decides whether `tasks.list` is advertised.
     identified: bool,
@@ -93,7 +80,7 @@ impl Connection {
         server: Arc<ServerInner>,
         sink: Arc<dyn Sink>,
         owner: Owner,
-        principal: Option<crate::tool::Principal>,
+        principal: Option<Principal>,
         closing: CancellationToken,
         identified: bool,
     ) -> Arc<Self> {
@@ -113,20 +100,6 @@ impl Connection {
         })
     }
 
-    /// Whether the requestor is known (see [`Connection::new`]).
-    pub(crate) fn requestor_identified(&self) -> bool {
-        self.identified
-    }
-
-    /// Resolves once the reply to request `id` has been handed to the transport (or the request
-    /// ended without one). A legacy task waits on this before its tool runs, so that the client
-    /// sees the `CreateTaskResult` before any request that names the task.
-    pub(crate) fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()> {
-        let (tx, rx) = oneshot::channel();
-        lock(&self.reply_gates).insert(id.clone(), tx);
-        rx
-    }
-
     /// The transport has sent the reply to `id` (or there is none): releases what waits on it.
     pub(crate) fn replied(&self, id: &RequestId) {
         if let Some(gate) = lock(&self.reply_gates).remove(id) {
@@ -139,40 +112,6 @@ impl Connection {
     pub(crate) fn close(&self) {
         self.tracker.close();
         self.closing.cancel();
-    }
-
-    pub(crate) fn session(&self) -> Option<LegacySession> {
-        lock(&self.session).clone()
-    }
-
-    pub(crate) fn set_session(&self, session: LegacySession) {
-        *lock(&self.session) = Some(session);
-    }
-
-    /// `logging/setLevel`: `false` when there is no session to set it on.
-    pub(crate) fn set_log_level(&self, level: LogLevel) -> bool {
-        match lock(&self.session).as_mut() {
-            Some(session) => {
-                session.log_level = level;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The owner of tasks a request in this era creates or touches: the legacy session for
-    /// 2025-11-25 requests, the connection's principal for modern ones.
-    pub(crate) fn owner_for(&self, era: &Era) -> Owner {
-        match (era, self.session()) {
-            (Era::Legacy { .. }, Some(session)) => Owner::new(format!("session:{}", session.id)),
-            _ => self.owner.clone(),
-        }
-    }
-
-    /// This connection as the engine's way back to a legacy client.
-    pub(crate) fn channel(self: &Arc<Self>) -> Arc<dyn ClientChannel> {
-        let peer: Arc<dyn Peer> = self.clone();
-        super::peer::channel(Arc::downgrade(&peer))
     }
 
     /// Sends a message to the client.
@@ -295,6 +234,50 @@ impl Peer for Connection {
 
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a> {
         Box::pin(Connection::request(self, method, params))
+    }
+
+    fn owner(&self, era: &Era) -> Owner {
+        match (era, lock(&self.session).as_ref()) {
+            (Era::Legacy { .. }, Some(session)) => Owner::new(format!("session:{}", session.id)),
+            _ => self.owner.clone(),
+        }
+    }
+
+    fn principal(&self) -> Option<Principal> {
+        self.principal.clone()
+    }
+
+    fn identified(&self) -> bool {
+        self.identified
+    }
+
+    fn session(&self) -> Option<LegacySession> {
+        lock(&self.session).clone()
+    }
+
+    fn open_session(&self, session: LegacySession) -> bool {
+        let mut slot = lock(&self.session);
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(session);
+        true
+    }
+
+    fn set_log_level(&self, level: LogLevel) -> bool {
+        match lock(&self.session).as_mut() {
+            Some(session) => {
+                session.log_level = level;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.reply_gates).insert(id.clone(), tx);
+        rx
     }
 }
 

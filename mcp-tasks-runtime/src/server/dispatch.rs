@@ -1,13 +1,20 @@
-//! Method dispatch for both eras.
+//! Method dispatch for both eras: a service over the server (its tools, configuration and task
+//! engine) and one client seen as a [`Peer`]. It decides the era of a request, answers the
+//! methods of both eras, and carries out the [`CallPlan`] of a `tools/call` (`plan.rs` decides
+//! it): a task goes to the task engine, an inline call runs here (MRTR in the modern era, plain
+//! server-to-client requests in the legacy one) and may hand its running future to the engine
+//! when it becomes a task. It knows nothing of connections or transports: `driver.rs` calls in
+//! with the connection as a [`Peer`].
 
-use super::connection::{Connection, LegacySession};
+use super::ServerInner;
 use super::era::{ClientView, Era};
 use super::fallback;
 use super::inline;
 use super::listen::Listen;
-use super::peer::Peer;
+use super::peer::{LegacySession, Peer};
+use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
-    Notification, Request, RequestId, RpcError, codes, error_message, result_message,
+    Request, RequestId, RpcError, codes, error_message, result_message,
 };
 use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
 use crate::protocol::{
@@ -26,8 +33,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// Answers `initialize`: opens (or re-opens) the legacy session of this connection.
-pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
-    if conn.session().is_some() {
+pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -> Value {
+    if peer.session().is_some() {
         return error_message(Some(&req.id), &already_initialized());
     }
     let params = req.params.clone().unwrap_or_else(|| json!({}));
@@ -66,16 +73,18 @@ pub(crate) fn initialize(conn: &Arc<Connection>, req: &Request) -> Value {
     } else {
         LEGACY_VERSIONS[0].to_owned()
     };
-    conn.set_session(LegacySession {
+    let opened = peer.open_session(LegacySession {
         version: version.clone(),
         client: ClientView { capabilities, info },
         id: random_id(),
         log_level: LogLevel::Debug,
     });
-    let server = &conn.server;
+    if !opened {
+        return error_message(Some(&req.id), &already_initialized());
+    }
     let mut result = json!({
         "protocolVersion": version,
-        "capabilities": legacy_capabilities(conn.requestor_identified()),
+        "capabilities": legacy_capabilities(peer.identified()),
         "serverInfo": server.info,
     });
     if let Some(text) = &server.instructions {
@@ -119,31 +128,6 @@ fn random_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Handles a notification from the client.
-pub(crate) fn notification(conn: &Arc<Connection>, n: Notification) {
-    match n.method.as_str() {
-        "notifications/initialized" => {}
-        "notifications/cancelled" => {
-            let id = n
-                .params
-                .as_ref()
-                .and_then(|p| p.get("requestId"))
-                .and_then(RequestId::from_param);
-            match id {
-                Some(id) => {
-                    if !conn.cancel_request(&id) {
-                        tracing::debug!(%id, "cancellation for a request not in flight; ignored");
-                    }
-                }
-                None => {
-                    tracing::debug!("notifications/cancelled without a valid requestId; ignored")
-                }
-            }
-        }
-        other => tracing::debug!(method = other, "unhandled notification; ignored"),
-    }
-}
-
 /// What one request is, once its era is known.
 struct Incoming {
     id: RequestId,
@@ -157,28 +141,29 @@ struct Incoming {
 
 /// Handles a request. `None` means no response is due (the request was cancelled).
 pub(crate) async fn request(
-    conn: &Arc<Connection>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
     req: Request,
     cancel: CancellationToken,
 ) -> Option<Value> {
     let id = req.id.clone();
-    let incoming = match classify(conn, req) {
+    let incoming = match classify(&**peer, req) {
         Ok(incoming) => incoming,
         Err(err) => return Some(error_message(Some(&id), &err)),
     };
     let era = incoming.era.clone();
     let span = tracing::Span::current();
     span.record("era", if era.is_modern() { "modern" } else { "legacy" });
-    span.record("owner", conn.owner_for(&era).as_str());
-    let outcome = route(conn, incoming, cancel).await?;
+    span.record("owner", peer.owner(&era).as_str());
+    let outcome = route(server, peer, incoming, cancel).await?;
     Some(match outcome {
-        Ok(result) => result_message(&id, shape_result(conn, &era, result)),
+        Ok(result) => result_message(&id, shape_result(server, &era, result)),
         Err(err) => error_message(Some(&id), &err),
     })
 }
 
 /// Decides the era of a request from its `_meta` and the connection's session.
-fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
+fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
     let mut params = match req.params {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
@@ -232,7 +217,7 @@ fn classify(conn: &Connection, req: Request) -> Result<Incoming, RpcError> {
             log_level,
         });
     }
-    match conn.session() {
+    match peer.session() {
         Some(session) => {
             params
                 .remove("_meta")
@@ -277,7 +262,7 @@ fn unsupported_version(requested: &str) -> RpcError {
 }
 
 /// Adds what every modern result carries; legacy results pass unchanged.
-fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
+fn shape_result(server: &ServerInner, era: &Era, mut result: Value) -> Value {
     if era.is_modern()
         && let Value::Object(obj) = &mut result
     {
@@ -285,7 +270,7 @@ fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
             .or_insert_with(|| Value::String("complete".into()));
         let meta = obj.entry("_meta").or_insert_with(|| json!({}));
         if let Value::Object(meta) = meta {
-            meta.insert(meta::SERVER_INFO.into(), json!(conn.server.info));
+            meta.insert(meta::SERVER_INFO.into(), json!(server.info));
         }
     }
     result
@@ -293,27 +278,32 @@ fn shape_result(conn: &Connection, era: &Era, mut result: Value) -> Value {
 
 type Outcome = Option<Result<Value, RpcError>>;
 
-async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken) -> Outcome {
+async fn route(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: Incoming,
+    cancel: CancellationToken,
+) -> Outcome {
     let modern = req.era.is_modern();
     match (req.method.as_str(), modern) {
-        ("server/discover", true) => Some(Ok(discover(conn))),
+        ("server/discover", true) => Some(Ok(discover(server))),
         ("ping", false) => Some(Ok(json!({}))),
-        ("logging/setLevel", false) => Some(set_log_level(conn, &req)),
-        ("tools/list", _) => Some(Ok(tools_list(conn, &req.era, &req.client))),
-        ("tools/call", _) => tools_call(conn, req, cancel).await,
+        ("logging/setLevel", false) => Some(set_log_level(&**peer, &req)),
+        ("tools/list", _) => Some(Ok(tools_list(server, &req.era, &req.client))),
+        ("tools/call", _) => tools_call(server, peer, req, cancel).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
-            Some(modern_task_method(conn, &req).await)
+            Some(modern_task_method(server, peer, &req).await)
         }
         ("tasks/get" | "tasks/list" | "tasks/cancel", false) => {
-            Some(legacy_task_method(conn, &req).await)
+            Some(legacy_task_method(server, peer, &req).await)
         }
-        ("tasks/result", false) => legacy_task_result(conn, &req, cancel).await,
+        ("tasks/result", false) => legacy_task_result(server, peer, &req, cancel).await,
         ("subscriptions/listen", true) => {
             let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
             match Listen::parse(&req.params, declared, missing_tasks_capability) {
                 Ok(listen) => {
-                    let owner = conn.owner_for(&req.era);
-                    listen.run(conn, &req.id, owner, cancel).await
+                    let owner = peer.owner(&req.era);
+                    listen.run(server, &**peer, &req.id, owner, cancel).await
                 }
                 Err(err) => Some(Err(err)),
             }
@@ -333,7 +323,7 @@ async fn route(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken)
 }
 
 /// `logging/setLevel` (2025-11-25; the modern era sets a level per request in `_meta`).
-fn set_log_level(conn: &Connection, req: &Incoming) -> Result<Value, RpcError> {
+fn set_log_level(peer: &dyn Peer, req: &Incoming) -> Result<Value, RpcError> {
     let level = match req.params.get("level") {
         Some(v) => LogLevel::from_wire(v)
             .map_err(|why| RpcError::invalid_params(format!("`level`: {why}")))?,
@@ -343,14 +333,13 @@ fn set_log_level(conn: &Connection, req: &Incoming) -> Result<Value, RpcError> {
             ));
         }
     };
-    if !conn.set_log_level(level) {
+    if !peer.set_log_level(level) {
         return Err(RpcError::internal("the session ended"));
     }
     Ok(json!({}))
 }
 
-fn discover(conn: &Connection) -> Value {
-    let server = &conn.server;
+fn discover(server: &ServerInner) -> Value {
     let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
     supported.extend_from_slice(LEGACY_VERSIONS);
     let mut result = json!({
@@ -365,11 +354,9 @@ fn discover(conn: &Connection) -> Value {
     result
 }
 
-fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
-    let fallback =
-        conn.server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
-    let tools: Vec<Value> = conn
-        .server
+fn tools_list(server: &ServerInner, era: &Era, client: &ClientView) -> Value {
+    let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
+    let tools: Vec<Value> = server
         .tools
         .iter()
         .map(|t| {
@@ -382,7 +369,7 @@ fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
                 tool["description"] = json!(description);
             }
             if let Some(schema) = &t.output_schema
-                && !(fallback && fallback::may_answer_started(conn, t))
+                && !(fallback && fallback::may_answer_started(server, t))
             {
                 tool["outputSchema"] = (**schema).clone();
             }
@@ -396,7 +383,7 @@ fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
         })
         .collect();
     let mut tools = tools;
-    if conn.server.task_fallback {
+    if server.task_fallback {
         tools.extend(fallback::tools(era));
     }
     if era.is_modern() {
@@ -408,49 +395,35 @@ fn tools_list(conn: &Connection, era: &Era, client: &ClientView) -> Value {
     }
 }
 
-/// How a `tools/call` runs.
-#[derive(Debug, PartialEq)]
-enum Path {
-    Inline,
-    Task,
+/// One `tools/call`, read: the tool, its arguments, and the progress token to report under.
+struct ToolCall {
+    tool: Arc<crate::tool::RegisteredTool>,
+    arguments: Option<Value>,
+    progress_token: Option<Value>,
 }
 
-/// The `task_support` table of DESIGN.md.
-fn decide_path(
-    support: TaskSupport,
-    era: &Era,
-    client: &ClientView,
-    legacy_task_param: bool,
-) -> Result<Path, RpcError> {
-    match era {
-        Era::Modern { .. } => {
-            let declared = client.capabilities.has_extension(TASKS_EXTENSION);
-            match (support, declared) {
-                (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(Path::Inline),
-                (_, true) => Ok(Path::Task),
-                (TaskSupport::Required, false) => Err(RpcError::new(
-                    codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!("Missing required client capability: this tool runs only as a task; declare the `{TASKS_EXTENSION}` extension in the request's clientCapabilities"),
-                )
-                .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))),
-            }
+impl ToolCall {
+    /// What the task fallback needs of this call.
+    fn fallback(self, peer: &dyn Peer, req: &Incoming) -> fallback::Call {
+        fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            log_level: req.log_level,
+            request: request_info(peer, req),
+            arguments: self.arguments,
+            tool: self.tool,
         }
-        Era::Legacy { .. } => match (support, legacy_task_param) {
-            (TaskSupport::Forbidden, true) => Err(RpcError::new(
-                codes::METHOD_NOT_FOUND,
-                "This tool does not support task-augmented invocation (execution.taskSupport is \"forbidden\")",
-            )),
-            (TaskSupport::Required, false) => Err(RpcError::new(
-                codes::METHOD_NOT_FOUND,
-                "This tool requires task-augmented invocation (execution.taskSupport is \"required\"); send `task` in the params",
-            )),
-            (_, true) => Ok(Path::Task),
-            (_, false) => Ok(Path::Inline),
-        },
     }
 }
 
-async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationToken) -> Outcome {
+/// `tools/call`: decides how the call runs (a [`CallPlan`], see `plan.rs`) and carries it out.
+async fn tools_call(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: Incoming,
+    cancel: CancellationToken,
+) -> Outcome {
     let name = match req.params.get("name") {
         Some(Value::String(name)) => name.clone(),
         Some(_) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
@@ -461,117 +434,73 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
         }
     };
     tracing::Span::current().record("tool", name.as_str());
-    // In the modern era the legacy `task` param is an unknown field and means nothing.
-    let legacy_task_param =
-        !req.era.is_modern() && req.params.get("task").is_some_and(|t| !t.is_null());
-    if conn.server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+    if server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
         // The companion tools run inline, like any `forbidden` tool.
-        if let Err(err) = decide_path(
-            TaskSupport::Forbidden,
-            &req.era,
-            &req.client,
-            legacy_task_param,
-        ) {
+        if let CallPlan::Refuse(err) = plan::plan(&CallFacts {
+            support: TaskSupport::Forbidden,
+            era: protocol_era(&req.era),
+            declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
+            task_param: req.params.get("task").is_some_and(|t| !t.is_null()),
+            defers: false,
+            fallback: false,
+            promotion: Promotion::default(),
+        }) {
             return Some(Err(err));
         }
-        let owner = conn.owner_for(&req.era);
-        return Some(fallback::call_companion(conn, &name, &req.params, &owner).await);
+        let owner = peer.owner(&req.era);
+        return Some(fallback::call_companion(server, &name, &req.params, &owner).await);
     }
-    let Some(tool) = conn.server.tools.get(&name).cloned() else {
+    let Some(tool) = server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
             "Unknown tool: `{name}`"
         ))
         .with_data(json!({ "tool": name }))));
     };
-    if fallback::applies(
-        conn.server.task_fallback,
-        &tool,
-        &req.era,
-        &req.client.capabilities,
-        legacy_task_param,
-    ) {
-        let call = fallback::Call {
-            era: req.era.clone(),
-            id: req.id.clone(),
-            capabilities: req.client.capabilities.clone(),
-            arguments: req.params.get("arguments").cloned(),
-            log_level: req.log_level,
-            request: request_info(conn, &req),
-        };
-        return Some(fallback::launch(conn, tool, call).await);
-    }
-    let path = match decide_path(
-        tool.info.task_support,
-        &req.era,
-        &req.client,
-        legacy_task_param,
-    ) {
-        Ok(path) => path,
-        Err(err) => return Some(Err(err)),
+    let info = &tool.info;
+    let plan = plan::plan(&CallFacts {
+        support: info.task_support,
+        era: protocol_era(&req.era),
+        declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
+        task_param: req.params.get("task").is_some_and(|t| !t.is_null()),
+        defers: info.defer_task,
+        fallback: server.task_fallback,
+        promotion: Promotion {
+            builder: server.promote_after.get(info.name).copied(),
+            attribute: info.promote_after,
+            server: server.config.promote_after,
+        },
+    });
+    let call = ToolCall {
+        arguments: req.params.get("arguments").cloned(),
+        progress_token: req
+            .params
+            .get("_meta")
+            .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+            .cloned(),
+        tool,
     };
-    let progress_token = req
-        .params
-        .get("_meta")
-        .and_then(|m| m.get(meta::PROGRESS_TOKEN))
-        .cloned();
-    let arguments = req.params.get("arguments").cloned();
-    let deferred = req.era.is_modern() && tool.info.defer_task;
-    // A promotable call starts inline and becomes a task only if it runs long (modern era,
-    // extension declared: that is when an optional tool's path is a task).
-    let threshold = || {
-        conn.server
-            .promote_after
-            .get(name.as_str())
-            .copied()
-            .or(conn.server.config.promote_after)
+    let becomes = match plan {
+        CallPlan::Refuse(err) => return Some(Err(err)),
+        CallPlan::Task => return Some(launch_task(server, peer, call, &req).await),
+        CallPlan::Fallback => {
+            let call = call.fallback(&**peer, &req);
+            return Some(fallback::launch(server, peer, call).await);
+        }
+        CallPlan::Inline { becomes } => becomes,
     };
-    let promote_after = match (&path, tool.info.task_support, req.era.is_modern()) {
-        (Path::Task, TaskSupport::Optional, true) => threshold(),
-        _ => None,
-    };
-    // With the task fallback, a taskless call of such a tool is promoted too, and its client
-    // gets the fallback's answer instead of a `CreateTaskResult`.
-    let fallback_after = match (&path, tool.info.task_support) {
-        (Path::Inline, TaskSupport::Optional) if conn.server.task_fallback => threshold(),
-        _ => None,
-    };
-    if path == Path::Task && !deferred && promote_after.is_none() {
-        return Some(launch_task(conn, tool, &req, arguments, progress_token).await);
-    }
     if req.era.is_modern() {
-        return run_mrtr(
-            conn,
-            tool,
-            &req,
-            arguments,
-            progress_token,
-            cancel,
-            match (path == Path::Task, promote_after) {
-                (false, _) => fallback_after.map_or(Becomes::Never, Becomes::FallbackAfter),
-                (true, None) => Becomes::WhenAsked,
-                (true, Some(after)) => Becomes::WhenAskedOrAfter(after),
-            },
-        )
-        .await;
+        return run_mrtr(server, peer, call, &req, cancel, becomes).await;
     }
-    let peer: Arc<dyn Peer> = conn.clone();
-    let backend = inline::legacy_backend(Arc::downgrade(&peer), progress_token);
-    if let Some(after) = fallback_after.filter(|_| !tool.info.defer_task) {
-        let call = fallback::Call {
-            era: req.era.clone(),
-            id: req.id.clone(),
-            capabilities: req.client.capabilities.clone(),
-            arguments,
-            log_level: req.log_level,
-            request: request_info(conn, &req),
-        };
-        return fallback::run_promotable(conn, tool, call, backend, cancel, after).await;
+    let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
+    if let Becomes::FallbackAfter(after) = becomes {
+        let call = call.fallback(&**peer, &req);
+        return fallback::run_promotable(server, peer, call, backend, cancel, after).await;
     }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
-        .with_request(request_info(conn, &req))
-        .with_state(conn.server.state.clone());
-    let fut = match tool.call(ctx, arguments) {
+        .with_request(request_info(&**peer, &req))
+        .with_state(server.state.clone());
+    let fut = match call.tool.call(ctx, call.arguments) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
     };
@@ -583,20 +512,27 @@ async fn tools_call(conn: &Arc<Connection>, req: Incoming, cancel: CancellationT
     Some(finish(&name, outcome))
 }
 
+fn protocol_era(era: &Era) -> ProtocolEra {
+    match era {
+        Era::Modern { .. } => ProtocolEra::Modern,
+        Era::Legacy { .. } => ProtocolEra::Legacy,
+    }
+}
+
 /// What a tool sees of the request: who calls, from which client, in which era, with which
 /// `_meta`. A task keeps it.
-fn request_info(conn: &Connection, req: &Incoming) -> Arc<RequestInfo> {
-    let (era, version) = match &req.era {
-        Era::Modern { version } => (ProtocolEra::Modern, version),
-        Era::Legacy { version } => (ProtocolEra::Legacy, version),
+fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
+    let version = match &req.era {
+        Era::Modern { version } | Era::Legacy { version } => version,
     };
+    let era = protocol_era(&req.era);
     let meta = match req.params.get("_meta") {
         Some(Value::Object(meta)) => meta.clone(),
         _ => Map::new(),
     };
     Arc::new(
         RequestInfo::new(era, version.clone())
-            .with_principal(conn.principal.clone())
+            .with_principal(peer.principal())
             .with_client(req.client.info.clone())
             .with_meta(meta),
     )
@@ -618,14 +554,18 @@ fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
 /// An inline call in the modern era: input goes through MRTR (`InputRequiredResult`, retried with
 /// `inputResponses` and the sealed `requestState`).
 async fn run_mrtr(
-    conn: &Arc<Connection>,
-    tool: Arc<crate::tool::RegisteredTool>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    call: ToolCall,
     req: &Incoming,
-    arguments: Option<Value>,
-    progress_token: Option<Value>,
     cancel: CancellationToken,
     becomes: Becomes,
 ) -> Outcome {
+    let ToolCall {
+        tool,
+        arguments,
+        progress_token,
+    } = call;
     let may_become_task = !matches!(becomes, Becomes::Never);
     let promote_after = match becomes {
         Becomes::WhenAskedOrAfter(after) | Becomes::FallbackAfter(after) => Some(after),
@@ -633,10 +573,10 @@ async fn run_mrtr(
     };
     let fallback = matches!(becomes, Becomes::FallbackAfter(_));
     let name = tool.info.name;
-    let info = request_info(conn, req);
-    let owner = conn.owner_for(&req.era);
+    let info = request_info(&**peer, req);
+    let owner = peer.owner(&req.era);
     let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
-    let key = &conn.server.state_key;
+    let key = &server.state_key;
     let responses = match mrtr::parse_responses(&req.params) {
         Ok(responses) => responses,
         Err(why) => return Some(Err(RpcError::invalid_params(why))),
@@ -664,15 +604,14 @@ async fn run_mrtr(
             )));
         }
     };
-    let peer: Arc<dyn Peer> = conn.clone();
-    let weak = Arc::downgrade(&peer);
+    let weak = Arc::downgrade(peer);
     let progress: Option<mrtr::ProgressFn> = progress_token.clone().map(|token| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
             inline::send_progress(&weak, &Some(token.clone()), p, total, message)
         }) as mrtr::ProgressFn
     });
     let log: Option<mrtr::LogFn> = req.log_level.map(|_| {
-        let weak = Arc::downgrade(&peer);
+        let weak = Arc::downgrade(peer);
         Box::new(move |params: Value| inline::send_log(&weak, params)) as mrtr::LogFn
     });
     let replay = Arc::new(mrtr::Replay::new(&gathered, volunteered, progress, log));
@@ -692,7 +631,7 @@ async fn run_mrtr(
     )
     .with_log_level(req.log_level)
     .with_request(info.clone())
-    .with_state(conn.server.state.clone());
+    .with_state(server.state.clone());
     let fut = match tool.call(ctx, arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -746,9 +685,9 @@ async fn run_mrtr(
                 start_after: None,
                 log_level: req.log_level,
                 request: info,
-                state: conn.server.state.clone(),
+                state: server.state.clone(),
             };
-            let engine = conn.server.engine();
+            let engine = server.engine();
             let prepared = engine.prepare(&launch);
             let task_backend = match fallback {
                 true => fallback::no_answers(prepared.backend()),
@@ -770,12 +709,16 @@ async fn run_mrtr(
 
 /// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.
 async fn launch_task(
-    conn: &Arc<Connection>,
-    tool: Arc<crate::tool::RegisteredTool>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    call: ToolCall,
     req: &Incoming,
-    arguments: Option<Value>,
-    progress_token: Option<Value>,
 ) -> Result<Value, RpcError> {
+    let ToolCall {
+        tool,
+        arguments,
+        progress_token,
+    } = call;
     let (origin, requested_ttl, channel) = match &req.era {
         Era::Modern { .. } => (TaskOrigin::Modern, None, None),
         Era::Legacy { .. } => {
@@ -790,26 +733,30 @@ async fn launch_task(
                     }
                 },
             };
-            (TaskOrigin::Legacy, ttl, Some(conn.channel()))
+            (
+                TaskOrigin::Legacy,
+                ttl,
+                Some(super::peer::channel(Arc::downgrade(peer))),
+            )
         }
     };
     let launch = Launch {
         tool,
         arguments,
-        owner: conn.owner_for(&req.era),
+        owner: peer.owner(&req.era),
         origin,
         requested_ttl,
         capabilities: req.client.capabilities.clone(),
         // A legacy task's tool may send requests naming the task on the session at once: it starts
         // only after the client has its `CreateTaskResult`.
-        start_after: channel.as_ref().map(|_| conn.after_reply(&req.id)),
+        start_after: channel.as_ref().map(|_| peer.after_reply(&req.id)),
         channel,
         progress_token,
         log_level: req.log_level,
-        request: request_info(conn, req),
-        state: conn.server.state.clone(),
+        request: request_info(&**peer, req),
+        state: server.state.clone(),
     };
-    let record = conn.server.engine().launch(launch).await?;
+    let record = server.engine().launch(launch).await?;
     Ok(match origin {
         TaskOrigin::Modern => record.modern_create_result(),
         TaskOrigin::Legacy => record.legacy_create_result(),
@@ -843,14 +790,18 @@ fn task_not_found() -> RpcError {
 }
 
 /// `tasks/get`, `tasks/update`, `tasks/cancel` of the tasks extension (2026-07-28).
-async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Value, RpcError> {
+async fn modern_task_method(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: &Incoming,
+) -> Result<Value, RpcError> {
     // The capability gate comes before the lookup: a non-declaring client learns nothing about ids.
     if !req.client.capabilities.has_extension(TASKS_EXTENSION) {
         return Err(missing_tasks_capability());
     }
     let id = task_id_param(&req.params)?;
-    let owner = conn.owner_for(&req.era);
-    let store = conn.server.engine().store().clone();
+    let owner = peer.owner(&req.era);
+    let store = server.engine().store().clone();
     match req.method.as_str() {
         "tasks/get" => match (store.get_rendered(&id, &owner, |t| t.modern_get_result())).await? {
             Some(result) => Ok(result),
@@ -901,9 +852,13 @@ async fn modern_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Va
 }
 
 /// `tasks/get`, `tasks/list`, `tasks/cancel` of the 2025-11-25 experimental tasks.
-async fn legacy_task_method(conn: &Arc<Connection>, req: &Incoming) -> Result<Value, RpcError> {
-    let owner = conn.owner_for(&req.era);
-    let store = conn.server.engine().store().clone();
+async fn legacy_task_method(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: &Incoming,
+) -> Result<Value, RpcError> {
+    let owner = peer.owner(&req.era);
+    let store = server.engine().store().clone();
     match req.method.as_str() {
         "tasks/list" => {
             let cursor = match req.params.get("cursor") {
@@ -947,7 +902,8 @@ const LIST_PAGE: usize = 50;
 /// Legacy `tasks/result`: blocks until the task ends, then answers exactly what the call would have
 /// (its result with `related-task` meta, or its JSON-RPC error).
 async fn legacy_task_result(
-    conn: &Arc<Connection>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
     req: &Incoming,
     cancel: CancellationToken,
 ) -> Outcome {
@@ -955,8 +911,8 @@ async fn legacy_task_result(
         Ok(id) => id,
         Err(e) => return Some(Err(e)),
     };
-    let owner = conn.owner_for(&req.era);
-    let store = conn.server.engine().store().clone();
+    let owner = peer.owner(&req.era);
+    let store = server.engine().store().clone();
     let mut record = match store.get(&id, &owner).await {
         Ok(Some(r)) => r,
         Ok(None) => return Some(Err(task_not_found())),
@@ -991,17 +947,6 @@ async fn legacy_task_result(
         ))
         .with_data(json!({ meta::RELATED_TASK: related }))),
     })
-}
-
-/// Whether an inline modern call may turn into a task: never, when the tool asks
-/// (`ctx.start_task()`, `defer_task`), or also once it has run for a while (promotion).
-#[derive(Debug, Clone, Copy)]
-enum Becomes {
-    Never,
-    WhenAsked,
-    WhenAskedOrAfter(std::time::Duration),
-    /// As `WhenAskedOrAfter`, for a client without tasks: the task fallback's answer.
-    FallbackAfter(std::time::Duration),
 }
 
 /// Resolves after `after`, or never.

@@ -1,13 +1,15 @@
 //! From a transport's message to a dispatched request: the step every transport shares. A
 //! transport owns its loop (reading lines on stdio, channel messages in memory, POST bodies on
 //! HTTP) and calls in here; this module registers requests as in flight on the [`Connection`],
-//! hands them to `dispatch.rs`, and takes them off again however they end. Data flows one way:
-//! transport -> driver -> dispatch -> (tool, task engine, store), with `connection.rs` the state
-//! they share.
+//! hands them to `dispatch.rs` with the connection as a [`Peer`], takes them off again however
+//! they end, cancels them on `notifications/cancelled`, and hands the client's answers to our own
+//! requests back to the connection. Data flows one way: transport -> driver -> dispatch -> (tool,
+//! task engine, store); dispatch sees the connection only through [`Peer`].
 
 use super::connection::Connection;
 use super::dispatch;
-use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, error_message};
+use super::peer::Peer;
+use crate::protocol::jsonrpc::{self, Message, Notification, RequestId, RpcError, error_message};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
         Ok(Message::Request(req)) if req.method == "initialize" => {
             // Answered in order, before anything read after it, so a client that pipelines
             // `initialize` with what follows is served in the session it opened.
-            let reply = dispatch::initialize(conn, &req);
+            let reply = dispatch::initialize(&conn.server, &**conn, &req);
             conn.send(reply);
         }
         Ok(Message::Request(req)) => {
@@ -43,7 +45,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
                 conn.replied(&id);
             });
         }
-        Ok(Message::Notification(n)) => dispatch::notification(conn, n),
+        Ok(Message::Notification(n)) => on_notification(conn, n),
         Ok(Message::Response(resp)) => conn.on_response(resp),
     }
 }
@@ -81,10 +83,37 @@ pub(crate) fn start_request(
                 conn: &conn,
                 id: req.id.clone(),
             };
-            dispatch::request(&conn, req, token).await
+            let peer: Arc<dyn Peer> = conn.clone();
+            dispatch::request(&conn.server, &peer, req, token).await
         }
         .instrument(span),
     )
+}
+
+/// Handles a notification from the client: `notifications/cancelled` cancels a request in flight;
+/// the others need nothing.
+pub(crate) fn on_notification(conn: &Connection, n: Notification) {
+    match n.method.as_str() {
+        "notifications/initialized" => {}
+        "notifications/cancelled" => {
+            let id = n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(RequestId::from_param);
+            match id {
+                Some(id) => {
+                    if !conn.cancel_request(&id) {
+                        tracing::debug!(%id, "cancellation for a request not in flight; ignored");
+                    }
+                }
+                None => {
+                    tracing::debug!("notifications/cancelled without a valid requestId; ignored")
+                }
+            }
+        }
+        other => tracing::debug!(method = other, "unhandled notification; ignored"),
+    }
 }
 
 /// Takes a request off the in-flight table when its future ends, however it ends (a transport

@@ -16,8 +16,9 @@
 //! [`InputError::NotSupported`] naming the tasks extension (`-32021` when the tool returns it with
 //! `?`), instead of waiting for an answer that cannot come.
 
-use super::connection::Connection;
+use super::ServerInner;
 use super::era::Era;
+use super::peer::{self, Peer};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, TASKS_EXTENSION, meta};
@@ -43,26 +44,6 @@ pub const TASK_CANCEL_TOOL: &str = "tasks_cancel";
 /// The three companion tools' names.
 pub const COMPANION_TOOLS: [&str; 3] = [TASK_STATUS_TOOL, TASK_RESULT_TOOL, TASK_CANCEL_TOOL];
 
-/// Whether a `tools/call` of `tool` takes the fallback: the fallback is on, the tool runs only as a
-/// task, and the call did not ask for one.
-pub(crate) fn applies(
-    on: bool,
-    tool: &RegisteredTool,
-    era: &Era,
-    caps: &ClientCapabilities,
-    task_param: bool,
-) -> bool {
-    on && tool.info.task_support == TaskSupport::Required && !asks_for_task(era, caps, task_param)
-}
-
-/// Whether the call can take a task: the legacy `task` param, or the modern tasks extension.
-fn asks_for_task(era: &Era, caps: &ClientCapabilities, task_param: bool) -> bool {
-    match era {
-        Era::Modern { .. } => caps.has_extension(TASKS_EXTENSION),
-        Era::Legacy { .. } => task_param,
-    }
-}
-
 /// Whether a client declared that it knows tasks: the tasks extension in this request's
 /// capabilities (2026-07-28), `tasks` in the session's `initialize` capabilities (2025-11-25).
 /// `tools/list` shows a client that did not no `outputSchema` for the tools that may answer it with
@@ -78,12 +59,13 @@ pub(crate) fn declares_tasks(era: &Era, caps: &ClientCapabilities) -> bool {
 
 /// Whether a taskless call of `tool` may be answered with the fallback's answer: it runs only as a
 /// task, or it is `optional` with a promotion threshold.
-pub(crate) fn may_answer_started(conn: &Connection, tool: &RegisteredTool) -> bool {
+pub(crate) fn may_answer_started(server: &ServerInner, tool: &RegisteredTool) -> bool {
     match tool.info.task_support {
         TaskSupport::Required => true,
         TaskSupport::Optional => {
-            conn.server.promote_after.contains_key(tool.info.name)
-                || conn.server.config.promote_after.is_some()
+            server.promote_after.contains_key(tool.info.name)
+                || tool.info.promote_after.is_some()
+                || server.config.promote_after.is_some()
         }
         TaskSupport::Forbidden => false,
     }
@@ -138,6 +120,7 @@ pub(crate) fn tools(era: &Era) -> Vec<Value> {
 
 /// What a fallback launch needs of the `tools/call`.
 pub(crate) struct Call {
+    pub(crate) tool: Arc<RegisteredTool>,
     pub(crate) era: Era,
     pub(crate) id: crate::protocol::jsonrpc::RequestId,
     pub(crate) capabilities: ClientCapabilities,
@@ -149,11 +132,12 @@ pub(crate) struct Call {
 /// Starts `tool` as a task for a client without tasks and answers the `CallToolResult` that names
 /// it.
 pub(crate) async fn launch(
-    conn: &Arc<Connection>,
-    tool: Arc<RegisteredTool>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
     call: Call,
 ) -> Result<Value, RpcError> {
-    let owner = conn.owner_for(&call.era);
+    let tool = call.tool;
+    let owner = peer.owner(&call.era);
     let legacy = !call.era.is_modern();
     let launch = Launch {
         tool: tool.clone(),
@@ -168,16 +152,18 @@ pub(crate) async fn launch(
         capabilities: call.capabilities,
         // Questions go to a legacy session as ordinary requests; task status notifications do not
         // (the client knows nothing of tasks).
-        channel: legacy.then(|| Arc::new(Quiet(conn.channel())) as Arc<dyn ClientChannel>),
+        channel: legacy.then(|| {
+            Arc::new(Quiet(peer::channel(Arc::downgrade(peer)))) as Arc<dyn ClientChannel>
+        }),
         // The call's progress token ends with its answer, which comes at once.
         progress_token: None,
         // The tool's first request to the session comes after the answer naming the task.
-        start_after: legacy.then(|| conn.after_reply(&call.id)),
+        start_after: legacy.then(|| peer.after_reply(&call.id)),
         log_level: call.log_level,
         request: call.request,
-        state: conn.server.state.clone(),
+        state: server.state.clone(),
     };
-    let engine = conn.server.engine();
+    let engine = server.engine();
     let record = if legacy {
         engine.launch(launch).await?
     } else {
@@ -205,13 +191,14 @@ pub(crate) async fn launch(
 /// as a fallback task and the client gets the fallback's answer. Cancelling the request reaches
 /// the tool only while it is inline.
 pub(crate) async fn run_promotable(
-    conn: &Arc<Connection>,
-    tool: Arc<RegisteredTool>,
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
     call: Call,
     inline: Arc<dyn ContextBackend>,
     cancel: CancellationToken,
     after: std::time::Duration,
 ) -> Option<Result<Value, RpcError>> {
+    let tool = call.tool;
     let deferred = Arc::new(Deferred::new(inline));
     let tool_cancel = CancellationToken::new();
     let ctx = ToolContext::new(
@@ -221,7 +208,7 @@ pub(crate) async fn run_promotable(
     )
     .with_log_level(call.log_level)
     .with_request(call.request.clone())
-    .with_state(conn.server.state.clone());
+    .with_state(server.state.clone());
     let fut = match tool.call(ctx, call.arguments.clone()) {
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
@@ -245,18 +232,18 @@ pub(crate) async fn run_promotable(
     let launch = Launch {
         tool: tool.clone(),
         arguments: call.arguments,
-        owner: conn.owner_for(&call.era),
+        owner: peer.owner(&call.era),
         origin: TaskOrigin::Legacy,
         requested_ttl: None,
         capabilities: call.capabilities,
-        channel: Some(Arc::new(Quiet(conn.channel()))),
+        channel: Some(Arc::new(Quiet(peer::channel(Arc::downgrade(peer))))),
         progress_token: None,
         start_after: None,
         log_level: call.log_level,
         request: call.request,
-        state: conn.server.state.clone(),
+        state: server.state.clone(),
     };
-    let engine = conn.server.engine();
+    let engine = server.engine();
     let prepared = engine.prepare(&launch);
     let backend = prepared.backend();
     Some(
@@ -299,13 +286,13 @@ pub(crate) fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
 
 /// Serves a call of companion tool `name` (one of [`COMPANION_TOOLS`]) for `owner`.
 pub(crate) async fn call_companion(
-    conn: &Connection,
+    server: &ServerInner,
     name: &str,
     params: &Map<String, Value>,
     owner: &Owner,
 ) -> Result<Value, RpcError> {
     let id = task_id_argument(params)?;
-    let store = conn.server.engine().store().clone();
+    let store = server.engine().store().clone();
     if name == TASK_CANCEL_TOOL {
         return match store.cancel(&id, owner).await {
             Ok(CancelResult::Cancelled(record)) => Ok(text_result(

@@ -12,13 +12,13 @@
 //! ([`TaskStore::subscribe`](crate::store::TaskStore::subscribe)), one notification per visible
 //! change in order; a listener that falls behind re-reads its tasks.
 
-use super::connection::Connection;
+use super::ServerInner;
+use super::peer::Peer;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};
 use crate::protocol::meta;
 use crate::protocol::task::{Owner, TaskId};
 use crate::store::{TaskEvent, TaskRecord};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -76,12 +76,13 @@ impl Listen {
     /// when cancelled (no response is due then).
     pub(crate) async fn run(
         self,
-        conn: &Arc<Connection>,
+        server: &ServerInner,
+        peer: &dyn Peer,
         id: &RequestId,
         owner: Owner,
         cancel: CancellationToken,
     ) -> Option<Result<Value, RpcError>> {
-        let store = conn.server.engine().store().clone();
+        let store = server.engine().store().clone();
         // Listening starts before the tasks are read, so no change between the two is missed.
         let mut events = store.subscribe();
         let mut agreed: Vec<TaskRecord> = Vec::new();
@@ -96,7 +97,7 @@ impl Listen {
             }
         }
         let sub = Subscription {
-            conn,
+            peer,
             id: id.to_value(),
         };
         let ids: Vec<&str> = agreed.iter().map(|r| r.id.as_str()).collect();
@@ -155,7 +156,7 @@ impl Listen {
 
 /// Where a subscription's messages go, and its id.
 struct Subscription<'a> {
-    conn: &'a Connection,
+    peer: &'a dyn Peer,
     id: Value,
 }
 
@@ -164,7 +165,7 @@ impl Subscription<'_> {
         if let Value::Object(p) = &mut params {
             p.insert("_meta".into(), json!({ meta::SUBSCRIPTION_ID: self.id }));
         }
-        self.conn.send(notification_message(method, params));
+        self.peer.send(notification_message(method, params));
     }
 }
 

@@ -1,5 +1,11 @@
 //! The server: era detection, dispatch by method, legacy sessions, and JSON-RPC errors. The only
 //! layer that knows both protocol eras.
+//!
+//! Data flows one way through it (README, "Layout"): the transports (`stdio.rs`, `memory.rs`,
+//! `http/`) own their loops and hand each message to `driver.rs`, which keeps requests in flight
+//! on the per-peer state (`connection.rs`) and calls `dispatch.rs` with the connection seen only
+//! as a `Peer` (`peer.rs`: send, request, owner, session). Dispatch decides how a `tools/call`
+//! runs with the pure function in `plan.rs` and carries the plan out on the task engine.
 
 #[cfg(feature = "http")]
 mod auth;
@@ -15,13 +21,13 @@ mod limits;
 mod listen;
 mod memory;
 mod peer;
+mod plan;
 mod stdio;
 
 #[cfg(feature = "http")]
 pub use auth::{
     AuthFuture, Authenticator, BearerTokens, Principal, RequestParts, Unauthorized, auth_future,
 };
-pub use connection::Connection;
 pub use era::Era;
 pub use fallback::{COMPANION_TOOLS, TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
 #[cfg(feature = "http")]
@@ -73,7 +79,8 @@ pub struct ServerConfig {
     /// call of a `task_support = "optional"` tool from a 2026-07-28 client that declared the tasks
     /// extension starts inline; if it has not finished after `after`, the client gets a
     /// `CreateTaskResult` and the same run goes on as that task (nothing restarts). A call that
-    /// finishes sooner answers inline. [`Server::promote_after`] sets it for one tool.
+    /// finishes sooner answers inline. A tool's own `#[tool(promote_after = "...")]` wins over
+    /// this, and [`Server::promote_after`] (for one tool) wins over both.
     pub promote_after: Option<Duration>,
 }
 
@@ -125,7 +132,8 @@ pub(crate) struct ServerInner {
     /// Application state (`Server::state`), handed to every call's context.
     pub(crate) state: Arc<crate::tool::StateMap>,
     pub(crate) limits: Limits,
-    /// Per-tool promotion thresholds ([`Server::promote_after`]), over `config.promote_after`.
+    /// Per-tool promotion thresholds ([`Server::promote_after`]), over the tool's attribute and
+    /// `config.promote_after` (see `plan.rs`).
     pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
     /// [`Server::task_fallback`]: taskless clients get a task id and the companion tools.
     pub(crate) task_fallback: bool,
@@ -271,6 +279,9 @@ impl Server {
     /// 2026-07-28 client that declared the tasks extension runs inline, and turns into a task if
     /// it is still running after `after`. `T` must be `task_support = "optional"`
     /// ([`check`](Self::check) says so otherwise).
+    ///
+    /// The threshold that applies to a call is the first of: this setting, the tool's
+    /// `#[tool(promote_after = "...")]`, [`ServerConfig::promote_after`].
     pub fn promote_after<T: Tool>(mut self, after: Duration) -> Self {
         self.inner_mut().promote_after.insert(T::INFO.name, after);
         self

@@ -1,18 +1,38 @@
-//! The small interface between what runs a request and the client it came from: send a message,
-//! send a request and wait for the answer. Backends of inline calls (`inline.rs`) and the task
-//! engine's way back to a legacy session see the client only through it, never through the
-//! connection that drives the transport; this is what keeps `server/` free of import circles
-//! (the layers are drawn in the README's Layout section).
+//! The small interface between dispatch and the client a request came from: send a message, send
+//! a request and wait for the answer, who owns the tasks its requests create, and its legacy
+//! session. `dispatch.rs` (and everything it calls: inline backends in `inline.rs`, listening in
+//! `listen.rs`, the task engine's way back to a legacy session) sees the client only through
+//! [`Peer`], never through the connection that implements it (`connection.rs`) nor the transport
+//! that drives that connection. This is what keeps `server/` free of import circles: transports
+//! and the driver sit above dispatch, and nothing below names them (the layers are drawn in the
+//! README's Layout section).
 
-use crate::protocol::jsonrpc::{self, RpcError};
+use super::era::{ClientView, Era};
+use crate::protocol::LogLevel;
+use crate::protocol::jsonrpc::{self, RequestId, RpcError};
+use crate::protocol::task::Owner;
 use crate::task::engine::ClientChannel;
+use crate::tool::Principal;
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
+use tokio::sync::oneshot;
 
 /// An answer to a server-to-client request, on its way.
 pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + 'a>>;
+
+/// The legacy session opened by `initialize` on a connection.
+#[derive(Debug, Clone)]
+pub(crate) struct LegacySession {
+    pub(crate) version: String,
+    pub(crate) client: ClientView,
+    /// Random id: the owner of this session's tasks.
+    pub(crate) id: String,
+    /// The least severe level the client wants log messages for (`logging/setLevel`); every
+    /// level until it says otherwise.
+    pub(crate) log_level: LogLevel,
+}
 
 /// The client at the other end of a connection, as the code that serves one request sees it.
 pub(crate) trait Peer: Send + Sync + 'static {
@@ -21,6 +41,31 @@ pub(crate) trait Peer: Send + Sync + 'static {
 
     /// Sends a server-to-client request and waits for the client's answer.
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a>;
+
+    /// The owner of tasks a request in this era creates or touches: the legacy session for
+    /// 2025-11-25 requests, the connection's principal (or the connection itself) for modern ones.
+    fn owner(&self, era: &Era) -> Owner;
+
+    /// The authenticated caller, if any (HTTP with an authenticator), as tools see it.
+    fn principal(&self) -> Option<Principal>;
+
+    /// Whether the server can tell this requestor from others (a principal, or a connection that
+    /// is one client): decides whether `tasks.list` is advertised.
+    fn identified(&self) -> bool;
+
+    /// The legacy session, once `initialize` opened one.
+    fn session(&self) -> Option<LegacySession>;
+
+    /// Opens the legacy session; `false` (and nothing changes) when one is open already.
+    fn open_session(&self, session: LegacySession) -> bool;
+
+    /// `logging/setLevel`: `false` when there is no session to set it on.
+    fn set_log_level(&self, level: LogLevel) -> bool;
+
+    /// Resolves once the reply to request `id` has been handed to the transport (or the request
+    /// ended without one). A legacy task waits on this before its tool runs, so that the client
+    /// sees the `CreateTaskResult` before any request that names the task.
+    fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()>;
 }
 
 /// A legacy session as the task engine's way back to its client (requests tagged with the task,

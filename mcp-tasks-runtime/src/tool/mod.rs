@@ -76,6 +76,12 @@ pub struct ToolInfo {
     /// [`ToolContext::start_task`]: input asked before that goes through MRTR
     /// (`InputRequiredResult`), so a tool can gather what it needs before the task exists.
     pub defer_task: bool,
+    /// Promotion (`#[tool(promote_after = "30s")]`, `task_support = "optional"` only): in the
+    /// modern era, a call from a client that declared the tasks extension starts inline and
+    /// becomes a task if it is still running after this long. `None`: the server's setting
+    /// ([`Server::promote_after`](crate::Server::promote_after) for this tool wins over this,
+    /// this over [`ServerConfig::promote_after`](crate::ServerConfig::promote_after)).
+    pub promote_after: Option<Duration>,
     /// Behaviour hints published in `tools/list`.
     pub annotations: ToolAnnotations,
 }

@@ -1,6 +1,7 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
+use super::super::peer::Peer;
 use super::*;
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -198,7 +199,7 @@ pub(super) async fn post(
                         return session_not_found();
                     };
                     session.touch();
-                    dispatch::notification(&session.conn, n);
+                    driver::on_notification(&session.conn, n);
                     StatusCode::ACCEPTED.into_response()
                 }
                 None => StatusCode::ACCEPTED.into_response(),
@@ -305,7 +306,7 @@ pub(super) fn initialize(
         state.closing.child_token(),
         principal.is_some(),
     );
-    let reply = dispatch::initialize(&conn, req);
+    let reply = dispatch::initialize(&conn.server, &*conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
         conn.close();
         return json_response(status_of(&reply, false, false), &reply);
