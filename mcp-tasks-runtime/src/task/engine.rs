@@ -427,14 +427,16 @@ impl TaskEngine {
             era = ?record.origin,
             owner = %record.owner.as_str(),
         );
-        self.drivers.spawn(tracing::Instrument::instrument(
+        // Boxed, so that the task tokio allocates (aligned to a cache line) stays small: glibc
+        // serves a large aligned allocation by first consolidating its free lists, each time.
+        self.drivers.spawn(Box::pin(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
                 run.drive(fut, status, created).await;
                 lock(&running).remove(&id);
             },
             span,
-        ));
+        )));
         Ok(record)
     }
 
