@@ -38,12 +38,12 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
                 return;
             };
             let conn = conn.clone();
-            conn.clone().tracker.spawn(async move {
+            conn.clone().tracker.spawn(Box::pin(async move {
                 if let Some(reply) = run.await {
                     conn.send(reply);
                 }
                 conn.replied(&id);
-            });
+            }));
         }
         Ok(Message::Notification(n)) => on_notification(conn, n),
         Ok(Message::Response(resp)) => conn.on_response(resp),

@@ -603,6 +603,30 @@ async fn finish_is_final_and_idempotent(make: Factory<'_>) {
             .await,
         "finish on an unknown task",
     );
+
+    // `finish_status` ends a task the same way, and tells where it stands.
+    let other = env.create(alice()).await;
+    let (version, status) = env
+        .store
+        .finish_status(&other.id, done("hi"))
+        .await
+        .unwrap();
+    let stored = env.read(&other.id).await;
+    assert_eq!((version, status), (stored.version, TaskStatus::Completed));
+    assert_eq!(stored.outcome, Some(done("hi")));
+    let again = env
+        .store
+        .finish_status(&other.id, TaskOutcome::Error(RpcError::internal("late")))
+        .await
+        .unwrap();
+    assert_eq!(again, (version, status));
+    assert_eq!(env.read(&other.id).await, stored);
+    assert_not_found(
+        env.store
+            .finish_status(&TaskId::new("no-such-task"), done("x"))
+            .await,
+        "finish_status on an unknown task",
+    );
 }
 
 /// An error fails a task (with its message as the status message); a tool error (`isError`)

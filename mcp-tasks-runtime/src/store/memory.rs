@@ -594,6 +594,21 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
+    fn finish_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        outcome: TaskOutcome,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::finish(record, outcome, now);
+                Ok(())
+            };
+            let read = |record: &TaskRecord| (record.version, record.status);
+            Ok(self.update_with(id, None, true, change, read)?.1)
+        })
+    }
+
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));

@@ -162,6 +162,20 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// already ended ([`machine::finish`]).
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord>;
 
+    /// [`finish`](Self::finish) for a caller that only needs to know where the task stands
+    /// afterwards: its version and status. A store may skip copying the record (the memory store
+    /// does; the record now carries the result).
+    fn finish_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        outcome: TaskOutcome,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = self.finish(id, outcome).await?;
+            Ok((record.version, record.status))
+        })
+    }
+
     /// A client cancels its task ([`machine::cancel`]).
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult>;
 

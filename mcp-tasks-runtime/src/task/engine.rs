@@ -418,7 +418,7 @@ impl TaskEngine {
             _slot: slot,
         };
         let running = self.running.clone();
-        let created = record.clone();
+        let created = (record.version, record.status);
         // The task's own span: its id, tool, era and owner (a child of the request that started it).
         let span = tracing::info_span!(
             "task",
@@ -427,14 +427,16 @@ impl TaskEngine {
             era = ?record.origin,
             owner = %record.owner.as_str(),
         );
-        self.drivers.spawn(tracing::Instrument::instrument(
+        // Boxed, so that the task tokio allocates (aligned to a cache line) stays small: glibc
+        // serves a large aligned allocation by first consolidating its free lists, each time.
+        self.drivers.spawn(Box::pin(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
                 run.drive(fut, status, created).await;
                 lock(&running).remove(&id);
             },
             span,
-        ));
+        )));
         Ok(record)
     }
 
@@ -493,11 +495,19 @@ struct Run {
 }
 
 impl Run {
-    async fn drive(self, mut run: CaughtFuture, status: Arc<StatusSlot>, created: TaskRecord) {
-        let mut seen = created.version;
-        let mut last_status = created.status;
+    /// Drives the tool of a task created at version and status `created` until it ends.
+    async fn drive(
+        self,
+        mut run: CaughtFuture,
+        status: Arc<StatusSlot>,
+        created: (u64, TaskStatus),
+    ) {
+        let (mut seen, mut last_status) = created;
         loop {
             tokio::select! {
+                // The tool first: a tool that is done at once ends the task without a waiter on
+                // the store ever being set up.
+                biased;
                 out = &mut run => {
                     if let Some(message) = status.take() {
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
@@ -512,9 +522,15 @@ impl Run {
                         let message = format!("Tool execution failed: {}", error.message);
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
                     }
-                    match self.store.finish(&self.id, outcome).await {
-                        Ok(record) => self.notify(&record, &mut last_status),
-                        Err(e) => tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed"),
+                    // Only a legacy session is told about the ended task: nobody else needs the
+                    // record (with its result) back.
+                    let finished = if self.channel.is_some() {
+                        self.store.finish(&self.id, outcome).await.map(|record| self.notify(&record, &mut last_status))
+                    } else {
+                        self.store.finish_status(&self.id, outcome).await.map(|_| ())
+                    };
+                    if let Err(e) = finished {
+                        tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed");
                     }
                     return;
                 }
