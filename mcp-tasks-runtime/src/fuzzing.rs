@@ -10,13 +10,20 @@ use serde_json::{Map, Value};
 use std::time::SystemTime;
 
 /// Message parsing and classification (both transports' first step). Whatever the bytes, the
-/// answer is a message or a precise rejection; an answer written for it parses again, with the
+/// answer is a message or a precise rejection, the same whether the envelope is read directly or
+/// through a JSON tree; an answer written for it parses again, with the
 /// same id (byte-for-byte ids included).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match Message::parse(text) {
+    let parsed = Message::parse(text);
+    assert_eq!(
+        parsed,
+        Message::parse_tree(text),
+        "{text:?}: the two parsers disagree"
+    );
+    match parsed {
         Ok(Message::Request(req)) => {
             let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
             match Message::parse(&reply) {

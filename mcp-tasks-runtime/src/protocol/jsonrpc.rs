@@ -290,6 +290,14 @@ pub struct Rejected {
 impl Message {
     /// Parses one JSON text into a message, or says precisely why it is not one.
     pub fn parse(text: &str) -> Result<Message, Rejected> {
+        match Self::parse_common(text) {
+            Some(message) => Ok(message),
+            None => Self::parse_tree(text),
+        }
+    }
+
+    /// [`Message::parse`] through a JSON tree of the whole message: every message, every error.
+    pub(crate) fn parse_tree(text: &str) -> Result<Message, Rejected> {
         let value: Value = serde_json::from_str(text).map_err(|e| Rejected {
             id: None,
             error: RpcError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
@@ -337,6 +345,57 @@ impl Message {
             }
         }
         Ok(message)
+    }
+
+    /// The common case read straight from the text, without a JSON tree for the envelope: a
+    /// well-formed request or notification, whose `params` (an object) is the only part parsed
+    /// into a [`Value`]. `None` for anything else (a response, an error to report, a duplicate
+    /// key, an id beyond 64 bits, `notifications/cancelled`): [`Message::parse_tree`] then reads
+    /// the text as a tree, which gives the same message for what this path accepts and the precise
+    /// error for what it does not.
+    fn parse_common(text: &str) -> Option<Message> {
+        /// A field that is there, whatever its value (`null` included, unlike a plain `Option`).
+        fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+        where
+            D: serde::Deserializer<'de>,
+            T: Deserialize<'de>,
+        {
+            T::deserialize(d).map(Some)
+        }
+        #[derive(Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            jsonrpc: &'a str,
+            #[serde(default, borrow, deserialize_with = "present")]
+            id: Option<&'a serde_json::value::RawValue>,
+            method: String,
+            #[serde(default, deserialize_with = "present")]
+            params: Option<Map<String, Value>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            result: Option<&'a serde_json::value::RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            error: Option<&'a serde_json::value::RawValue>,
+        }
+        let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+        if envelope.jsonrpc != "2.0"
+            || envelope.result.is_some()
+            || envelope.error.is_some()
+            || envelope.method == "notifications/cancelled"
+        {
+            return None;
+        }
+        let params = envelope.params.map(Value::Object);
+        let method = envelope.method;
+        Some(match envelope.id {
+            None => Message::Notification(Notification { method, params }),
+            Some(raw) => {
+                let id = match serde_json::from_str::<RequestId>(raw.get()).ok()? {
+                    RequestId::BigNumber(_) => return None,
+                    id => id,
+                };
+                Message::Request(Request { id, method, params })
+            }
+        })
     }
 
     /// Classifies a parsed JSON value.
@@ -491,5 +550,58 @@ pub fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The envelope read without a tree gives what the tree gives, and leaves every other case
+    /// (and its precise error) to the tree.
+    #[test]
+    fn the_common_path_agrees_with_the_tree() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        let taken = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"t",{meta}}}}}"#
+            ),
+            r#"{"id":"a\"b","method":"ping","jsonrpc":"2.0"}"#.to_owned(),
+            r#" {"jsonrpc":"2.0","id":-7,"method":"x","params":{},"extra":[1,{"a":null}]} "#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"m","params":{"a":1,"a":2}}"#
+                .to_owned(),
+        ];
+        for text in &taken {
+            let fast = Message::parse_common(text);
+            assert!(fast.is_some(), "{text}");
+            assert_eq!(fast.map(Ok), Some(Message::parse_tree(text)), "{text}");
+        }
+        let left = [
+            "{",
+            "[]",
+            "3",
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551623,"method":"m"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"m"}"#,
+            r#"{"id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551623}}"#,
+        ];
+        for text in left {
+            assert_eq!(Message::parse_common(text), None, "{text}");
+        }
     }
 }
