@@ -495,6 +495,162 @@ impl Message {
     }
 }
 
+/// A response on its way out, kept as its parts until it is written: [`Serialize`] writes it
+/// straight to text, with the bytes [`Wire`] writes for [`Reply::into_value`] (keys in the same
+/// order, the id byte-for-byte), but without building the envelope as a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The result or the error.
+    pub outcome: Result<Value, RpcError>,
+    /// The server's `serverInfo`, for a 2026-07-28 result: an object result then also carries
+    /// `resultType` (`"complete"` unless it has one) and `_meta["io.modelcontextprotocol/serverInfo"]`.
+    pub server_info: Option<std::sync::Arc<Value>>,
+}
+
+impl Reply {
+    /// The response as a JSON tree (what [`Serialize`] writes, as a [`Value`] for [`Wire`]).
+    pub fn into_value(self) -> Value {
+        match self.outcome {
+            Ok(mut result) => {
+                if let (Some(info), Value::Object(obj)) = (&self.server_info, &mut result) {
+                    obj.entry("resultType")
+                        .or_insert_with(|| Value::String("complete".into()));
+                    let meta = obj
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Value::Object(meta) = meta {
+                        meta.insert(super::meta::SERVER_INFO.into(), Value::clone(info));
+                    }
+                }
+                result_message(&self.id, result)
+            }
+            Err(error) => error_message(Some(&self.id), &error),
+        }
+    }
+}
+
+impl Serialize for Reply {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // Keys in the order a tree (sorted keys) writes them.
+        let mut map = s.serialize_map(Some(3))?;
+        match &self.outcome {
+            Ok(result) => {
+                map.serialize_entry("id", &self.id)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                match (&self.server_info, result) {
+                    (Some(info), Value::Object(obj)) => {
+                        map.serialize_entry("result", &Shaped { obj, info })?
+                    }
+                    _ => map.serialize_entry("result", result)?,
+                }
+            }
+            Err(error) => {
+                map.serialize_entry("error", &ErrorObject(error))?;
+                map.serialize_entry("id", &self.id)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An error object with its keys sorted, as a tree writes it.
+struct ErrorObject<'a>(&'a RpcError);
+
+impl Serialize for ErrorObject<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("code", &self.0.code)?;
+        if let Some(data) = &self.0.data {
+            map.serialize_entry("data", data)?;
+        }
+        map.serialize_entry("message", &self.0.message)?;
+        map.end()
+    }
+}
+
+/// A 2026-07-28 result object as [`Reply::into_value`] shapes it, written without copying it:
+/// the object's entries with `_meta` and `resultType` merged in, in sorted key order.
+struct Shaped<'a> {
+    obj: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for Shaped<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        // The two keys shaping adds, in sorted order ("_" sorts before lowercase letters).
+        let mut added = ["_meta", "resultType"].into_iter().peekable();
+        let write_added =
+            |map: &mut S::SerializeMap, key: &str, own: Option<&Value>| match (key, own) {
+                ("_meta", Some(Value::Object(meta))) => map.serialize_entry(
+                    key,
+                    &MetaWith {
+                        meta,
+                        info: self.info,
+                    },
+                ),
+                ("_meta", Some(other)) => map.serialize_entry(key, other),
+                ("_meta", None) => map.serialize_entry(
+                    key,
+                    &MetaWith {
+                        meta: &Map::new(),
+                        info: self.info,
+                    },
+                ),
+                (_, Some(own)) => map.serialize_entry(key, own),
+                (_, None) => map.serialize_entry(key, "complete"),
+            };
+        for (key, value) in self.obj {
+            while let Some(next) = added.next_if(|a| *a < key.as_str()) {
+                write_added(&mut map, next, None)?;
+            }
+            if added.next_if(|a| *a == key.as_str()).is_some() {
+                write_added(&mut map, key, Some(value))?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for next in added {
+            write_added(&mut map, next, None)?;
+        }
+        map.end()
+    }
+}
+
+/// A result's `_meta` object with the server's `serverInfo` set in it, in sorted key order.
+struct MetaWith<'a> {
+    meta: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for MetaWith<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let key = super::meta::SERVER_INFO;
+        let mut map = s.serialize_map(None)?;
+        let mut pending = true;
+        for (k, v) in self.meta {
+            if pending && key <= k.as_str() {
+                map.serialize_entry(key, self.info)?;
+                pending = false;
+            }
+            if k != key {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if pending {
+            map.serialize_entry(key, self.info)?;
+        }
+        map.end()
+    }
+}
+
 /// Serialises a success response.
 pub fn result_message(id: &RequestId, result: Value) -> Value {
     envelope(Some(id), "result", result)
@@ -602,6 +758,54 @@ mod tests {
         ];
         for text in left {
             assert_eq!(Message::parse_common(text), None, "{text}");
+        }
+    }
+
+    /// A reply written from its parts is byte-for-byte the reply written as a tree.
+    #[test]
+    fn a_reply_writes_what_its_tree_writes() {
+        let info = std::sync::Arc::new(serde_json::json!({"name": "s", "version": "1"}));
+        let ids = [
+            RequestId::Number(-3),
+            RequestId::String("a\"b".into()),
+            RequestId::BigNumber("18446744073709551623".into()),
+        ];
+        let results = [
+            serde_json::json!({}),
+            serde_json::json!({"content": [{"type": "text", "text": "hi"}], "isError": false}),
+            serde_json::json!({"A": 1, "_a": 2, "_meta": {"a": 1, "z": 2}, "resultType": "task", "s": 3}),
+            serde_json::json!({"_meta": {"io.modelcontextprotocol/serverInfo": 0, "io.z": 1}}),
+            serde_json::json!({"_meta": {"io.a": 1}, "zz": null}),
+            serde_json::json!({"_meta": 7, "q": 1, "resultTypf": 2}),
+            serde_json::json!([1, 2]),
+            serde_json::json!("text"),
+        ];
+        let errors = [
+            RpcError::invalid_params("bad"),
+            RpcError::limit_reached("tasks", 3, "tasks in flight"),
+        ];
+        for id in &ids {
+            let mut replies = Vec::new();
+            for result in &results {
+                for server_info in [None, Some(info.clone())] {
+                    replies.push(Reply {
+                        id: id.clone(),
+                        outcome: Ok(result.clone()),
+                        server_info,
+                    });
+                }
+            }
+            for error in &errors {
+                replies.push(Reply {
+                    id: id.clone(),
+                    outcome: Err(error.clone()),
+                    server_info: Some(info.clone()),
+                });
+            }
+            for reply in replies {
+                let direct = serde_json::to_string(&reply).unwrap();
+                assert_eq!(direct, Wire(&reply.into_value()).to_json());
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ use super::listen::Listen;
 use super::peer::{LegacySession, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
-    Request, RequestId, RpcError, codes, error_message, result_message,
+    Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
 use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
 use crate::protocol::{
@@ -145,20 +145,28 @@ pub(crate) async fn request(
     peer: &Arc<dyn Peer>,
     req: Request,
     cancel: CancellationToken,
-) -> Option<Value> {
+) -> Option<Reply> {
     let id = req.id.clone();
     let incoming = match classify(&**peer, req) {
         Ok(incoming) => incoming,
-        Err(err) => return Some(error_message(Some(&id), &err)),
+        Err(err) => {
+            return Some(Reply {
+                id,
+                outcome: Err(err),
+                server_info: None,
+            });
+        }
     };
     let era = incoming.era.clone();
     let span = tracing::Span::current();
     span.record("era", if era.is_modern() { "modern" } else { "legacy" });
     span.record("owner", peer.owner(&era).as_str());
     let outcome = route(server, peer, incoming, cancel).await?;
-    Some(match outcome {
-        Ok(result) => result_message(&id, shape_result(server, &era, result)),
-        Err(err) => error_message(Some(&id), &err),
+    // What every modern result carries (`resultType`, `serverInfo`) is added as it is written.
+    Some(Reply {
+        id,
+        outcome,
+        server_info: era.is_modern().then(|| server.info_json().clone()),
     })
 }
 
@@ -259,21 +267,6 @@ fn unsupported_version(requested: &str) -> RpcError {
         format!("Unsupported protocol version: {requested}{hint}"),
     )
     .with_data(json!({ "supported": supported, "requested": requested }))
-}
-
-/// Adds what every modern result carries; legacy results pass unchanged.
-fn shape_result(server: &ServerInner, era: &Era, mut result: Value) -> Value {
-    if era.is_modern()
-        && let Value::Object(obj) = &mut result
-    {
-        obj.entry("resultType")
-            .or_insert_with(|| Value::String("complete".into()));
-        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-        if let Value::Object(meta) = meta {
-            meta.insert(meta::SERVER_INFO.into(), json!(server.info));
-        }
-    }
-    result
 }
 
 type Outcome = Option<Result<Value, RpcError>>;
