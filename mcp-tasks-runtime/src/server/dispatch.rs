@@ -75,7 +75,7 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
     };
     let opened = peer.open_session(LegacySession {
         version: version.clone(),
-        client: ClientView { capabilities, info },
+        client: Arc::new(ClientView { capabilities, info }),
         id: random_id(),
         log_level: LogLevel::Debug,
     });
@@ -134,7 +134,7 @@ struct Incoming {
     method: String,
     params: Map<String, Value>,
     era: Era,
-    client: ClientView,
+    client: Arc<ClientView>,
     /// The least severe level the client wants log messages for on this request, if any.
     log_level: Option<LogLevel>,
 }
@@ -172,7 +172,7 @@ pub(crate) async fn request(
 
 /// Decides the era of a request from its `_meta` and the connection's session.
 fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
-    let mut params = match req.params {
+    let params = match req.params {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
     };
@@ -221,26 +221,21 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
             method: req.method,
             params,
             era: Era::Modern { version },
-            client: ClientView { capabilities, info },
+            client: Arc::new(ClientView { capabilities, info }),
             log_level,
         });
     }
     match peer.session() {
-        Some(session) => {
-            params
-                .remove("_meta")
-                .map(|m| params.insert("_meta".into(), m));
-            Ok(Incoming {
-                id: req.id,
-                method: req.method,
-                params,
-                era: Era::Legacy {
-                    version: session.version,
-                },
-                client: session.client,
-                log_level: Some(session.log_level),
-            })
-        }
+        Some(session) => Ok(Incoming {
+            id: req.id,
+            method: req.method,
+            params,
+            era: Era::Legacy {
+                version: session.version,
+            },
+            client: session.client,
+            log_level: Some(session.log_level),
+        }),
         None => Err(RpcError::invalid_params(format!(
             "missing required `_meta[\"{}\"]`: send per-request `_meta` (protocol {MODERN_VERSION}) or `initialize` first (protocol {})",
             meta::PROTOCOL_VERSION,
