@@ -16,7 +16,7 @@ use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
     Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
-use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
+use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome, TaskView};
 use crate::protocol::{
     ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS,
     TASKS_EXTENSION, meta,
@@ -805,16 +805,24 @@ async fn modern_task_method(
             // must fit that request. A wrong answer is the caller's error and uses nothing up:
             // the question stays open for a right one.
             let responses = mrtr::parse_responses(&req.params).map_err(RpcError::invalid_params)?;
-            let Some(record) = store.get(&id, &owner).await? else {
+            // Only the methods of the outstanding requests, not a copy of the record.
+            let methods = |t: TaskView<'_>| {
+                let methods = t.input_requests.iter();
+                Value::Object(
+                    methods
+                        .map(|(k, r)| (k.clone(), r.method.clone().into()))
+                        .collect(),
+                )
+            };
+            let Some(asked) = store.get_rendered(&id, &owner, methods).await? else {
                 return Err(task_not_found());
             };
             for (key, answer) in &responses {
-                if let Some(asked) = record.input_requests.get(key)
-                    && let Err(why) = mrtr::check_answer(&asked.method, answer)
+                if let Some(method) = asked.get(key).and_then(Value::as_str)
+                    && let Err(why) = mrtr::check_answer(method, answer)
                 {
                     return Err(RpcError::invalid_params(format!(
-                        "`inputResponses.{key}` does not answer its `{}` request: {why}",
-                        asked.method
+                        "`inputResponses.{key}` does not answer its `{method}` request: {why}"
                     ))
                     .with_data(json!({ "key": key })));
                 }
