@@ -2,7 +2,7 @@
 //! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
 
 use crate::protocol::InputRequest;
-use crate::protocol::jsonrpc::{Message, Wire, error_message, result_message};
+use crate::protocol::jsonrpc::{Message, Reply, Wire, error_message, result_message};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
 use crate::store::{NewTask, machine};
 use crate::task::{mrtr, state};
@@ -10,15 +10,30 @@ use serde_json::{Map, Value};
 use std::time::SystemTime;
 
 /// Message parsing and classification (both transports' first step). Whatever the bytes, the
-/// answer is a message or a precise rejection; an answer written for it parses again, with the
-/// same id (byte-for-byte ids included).
+/// answer is a message or a precise rejection, the same whether the envelope is read directly or
+/// through a JSON tree; an answer written for it parses again, with the
+/// same id (byte-for-byte ids included); a reply written from its parts is the reply written as a
+/// tree (with the request's params as the result, shaped as a modern one).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    match Message::parse(text) {
+    let parsed = Message::parse(text);
+    assert_eq!(
+        parsed,
+        Message::parse_tree(text),
+        "{text:?}: the two parsers disagree"
+    );
+    match parsed {
         Ok(Message::Request(req)) => {
             let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
+            let parts = Reply {
+                id: req.id.clone(),
+                outcome: Ok(req.params.clone().unwrap_or_default()),
+                server_info: Some(std::sync::Arc::new(Value::String("info".into()))),
+            };
+            let direct = serde_json::to_string(&parts).expect("a reply serialises");
+            assert_eq!(direct, Wire(&parts.into_value()).to_json(), "{text:?}");
             match Message::parse(&reply) {
                 Ok(Message::Response(resp)) => assert_eq!(resp.id, req.id, "{reply}"),
                 other => panic!("the reply to {text:?} does not parse back: {reply} -> {other:?}"),

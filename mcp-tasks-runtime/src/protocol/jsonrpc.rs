@@ -290,6 +290,14 @@ pub struct Rejected {
 impl Message {
     /// Parses one JSON text into a message, or says precisely why it is not one.
     pub fn parse(text: &str) -> Result<Message, Rejected> {
+        match Self::parse_common(text) {
+            Some(message) => Ok(message),
+            None => Self::parse_tree(text),
+        }
+    }
+
+    /// [`Message::parse`] through a JSON tree of the whole message: every message, every error.
+    pub(crate) fn parse_tree(text: &str) -> Result<Message, Rejected> {
         let value: Value = serde_json::from_str(text).map_err(|e| Rejected {
             id: None,
             error: RpcError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
@@ -337,6 +345,57 @@ impl Message {
             }
         }
         Ok(message)
+    }
+
+    /// The common case read straight from the text, without a JSON tree for the envelope: a
+    /// well-formed request or notification, whose `params` (an object) is the only part parsed
+    /// into a [`Value`]. `None` for anything else (a response, an error to report, a duplicate
+    /// key, an id beyond 64 bits, `notifications/cancelled`): [`Message::parse_tree`] then reads
+    /// the text as a tree, which gives the same message for what this path accepts and the precise
+    /// error for what it does not.
+    fn parse_common(text: &str) -> Option<Message> {
+        /// A field that is there, whatever its value (`null` included, unlike a plain `Option`).
+        fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+        where
+            D: serde::Deserializer<'de>,
+            T: Deserialize<'de>,
+        {
+            T::deserialize(d).map(Some)
+        }
+        #[derive(Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            jsonrpc: &'a str,
+            #[serde(default, borrow, deserialize_with = "present")]
+            id: Option<&'a serde_json::value::RawValue>,
+            method: String,
+            #[serde(default, deserialize_with = "present")]
+            params: Option<Map<String, Value>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            result: Option<&'a serde_json::value::RawValue>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            error: Option<&'a serde_json::value::RawValue>,
+        }
+        let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+        if envelope.jsonrpc != "2.0"
+            || envelope.result.is_some()
+            || envelope.error.is_some()
+            || envelope.method == "notifications/cancelled"
+        {
+            return None;
+        }
+        let params = envelope.params.map(Value::Object);
+        let method = envelope.method;
+        Some(match envelope.id {
+            None => Message::Notification(Notification { method, params }),
+            Some(raw) => {
+                let id = match serde_json::from_str::<RequestId>(raw.get()).ok()? {
+                    RequestId::BigNumber(_) => return None,
+                    id => id,
+                };
+                Message::Request(Request { id, method, params })
+            }
+        })
     }
 
     /// Classifies a parsed JSON value.
@@ -436,6 +495,162 @@ impl Message {
     }
 }
 
+/// A response on its way out, kept as its parts until it is written: [`Serialize`] writes it
+/// straight to text, with the bytes [`Wire`] writes for [`Reply::into_value`] (keys in the same
+/// order, the id byte-for-byte), but without building the envelope as a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The result or the error.
+    pub outcome: Result<Value, RpcError>,
+    /// The server's `serverInfo`, for a 2026-07-28 result: an object result then also carries
+    /// `resultType` (`"complete"` unless it has one) and `_meta["io.modelcontextprotocol/serverInfo"]`.
+    pub server_info: Option<std::sync::Arc<Value>>,
+}
+
+impl Reply {
+    /// The response as a JSON tree (what [`Serialize`] writes, as a [`Value`] for [`Wire`]).
+    pub fn into_value(self) -> Value {
+        match self.outcome {
+            Ok(mut result) => {
+                if let (Some(info), Value::Object(obj)) = (&self.server_info, &mut result) {
+                    obj.entry("resultType")
+                        .or_insert_with(|| Value::String("complete".into()));
+                    let meta = obj
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Value::Object(meta) = meta {
+                        meta.insert(super::meta::SERVER_INFO.into(), Value::clone(info));
+                    }
+                }
+                result_message(&self.id, result)
+            }
+            Err(error) => error_message(Some(&self.id), &error),
+        }
+    }
+}
+
+impl Serialize for Reply {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // Keys in the order a tree (sorted keys) writes them.
+        let mut map = s.serialize_map(Some(3))?;
+        match &self.outcome {
+            Ok(result) => {
+                map.serialize_entry("id", &self.id)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                match (&self.server_info, result) {
+                    (Some(info), Value::Object(obj)) => {
+                        map.serialize_entry("result", &Shaped { obj, info })?
+                    }
+                    _ => map.serialize_entry("result", result)?,
+                }
+            }
+            Err(error) => {
+                map.serialize_entry("error", &ErrorObject(error))?;
+                map.serialize_entry("id", &self.id)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// An error object with its keys sorted, as a tree writes it.
+struct ErrorObject<'a>(&'a RpcError);
+
+impl Serialize for ErrorObject<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("code", &self.0.code)?;
+        if let Some(data) = &self.0.data {
+            map.serialize_entry("data", data)?;
+        }
+        map.serialize_entry("message", &self.0.message)?;
+        map.end()
+    }
+}
+
+/// A 2026-07-28 result object as [`Reply::into_value`] shapes it, written without copying it:
+/// the object's entries with `_meta` and `resultType` merged in, in sorted key order.
+struct Shaped<'a> {
+    obj: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for Shaped<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        // The two keys shaping adds, in sorted order ("_" sorts before lowercase letters).
+        let mut added = ["_meta", "resultType"].into_iter().peekable();
+        let write_added =
+            |map: &mut S::SerializeMap, key: &str, own: Option<&Value>| match (key, own) {
+                ("_meta", Some(Value::Object(meta))) => map.serialize_entry(
+                    key,
+                    &MetaWith {
+                        meta,
+                        info: self.info,
+                    },
+                ),
+                ("_meta", Some(other)) => map.serialize_entry(key, other),
+                ("_meta", None) => map.serialize_entry(
+                    key,
+                    &MetaWith {
+                        meta: &Map::new(),
+                        info: self.info,
+                    },
+                ),
+                (_, Some(own)) => map.serialize_entry(key, own),
+                (_, None) => map.serialize_entry(key, "complete"),
+            };
+        for (key, value) in self.obj {
+            while let Some(next) = added.next_if(|a| *a < key.as_str()) {
+                write_added(&mut map, next, None)?;
+            }
+            if added.next_if(|a| *a == key.as_str()).is_some() {
+                write_added(&mut map, key, Some(value))?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for next in added {
+            write_added(&mut map, next, None)?;
+        }
+        map.end()
+    }
+}
+
+/// A result's `_meta` object with the server's `serverInfo` set in it, in sorted key order.
+struct MetaWith<'a> {
+    meta: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for MetaWith<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let key = super::meta::SERVER_INFO;
+        let mut map = s.serialize_map(None)?;
+        let mut pending = true;
+        for (k, v) in self.meta {
+            if pending && key <= k.as_str() {
+                map.serialize_entry(key, self.info)?;
+                pending = false;
+            }
+            if k != key {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if pending {
+            map.serialize_entry(key, self.info)?;
+        }
+        map.end()
+    }
+}
+
 /// Serialises a success response.
 pub fn result_message(id: &RequestId, result: Value) -> Value {
     envelope(Some(id), "result", result)
@@ -491,5 +706,106 @@ pub fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The envelope read without a tree gives what the tree gives, and leaves every other case
+    /// (and its precise error) to the tree.
+    #[test]
+    fn the_common_path_agrees_with_the_tree() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+        let taken = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"t",{meta}}}}}"#
+            ),
+            r#"{"id":"a\"b","method":"ping","jsonrpc":"2.0"}"#.to_owned(),
+            r#" {"jsonrpc":"2.0","id":-7,"method":"x","params":{},"extra":[1,{"a":null}]} "#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"m","params":{"a":1,"a":2}}"#
+                .to_owned(),
+        ];
+        for text in &taken {
+            let fast = Message::parse_common(text);
+            assert!(fast.is_some(), "{text}");
+            assert_eq!(fast.map(Ok), Some(Message::parse_tree(text)), "{text}");
+        }
+        let left = [
+            "{",
+            "[]",
+            "3",
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551623,"method":"m"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"m"}"#,
+            r#"{"id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551623}}"#,
+        ];
+        for text in left {
+            assert_eq!(Message::parse_common(text), None, "{text}");
+        }
+    }
+
+    /// A reply written from its parts is byte-for-byte the reply written as a tree.
+    #[test]
+    fn a_reply_writes_what_its_tree_writes() {
+        let info = std::sync::Arc::new(serde_json::json!({"name": "s", "version": "1"}));
+        let ids = [
+            RequestId::Number(-3),
+            RequestId::String("a\"b".into()),
+            RequestId::BigNumber("18446744073709551623".into()),
+        ];
+        let results = [
+            serde_json::json!({}),
+            serde_json::json!({"content": [{"type": "text", "text": "hi"}], "isError": false}),
+            serde_json::json!({"A": 1, "_a": 2, "_meta": {"a": 1, "z": 2}, "resultType": "task", "s": 3}),
+            serde_json::json!({"_meta": {"io.modelcontextprotocol/serverInfo": 0, "io.z": 1}}),
+            serde_json::json!({"_meta": {"io.a": 1}, "zz": null}),
+            serde_json::json!({"_meta": 7, "q": 1, "resultTypf": 2}),
+            serde_json::json!([1, 2]),
+            serde_json::json!("text"),
+        ];
+        let errors = [
+            RpcError::invalid_params("bad"),
+            RpcError::limit_reached("tasks", 3, "tasks in flight"),
+        ];
+        for id in &ids {
+            let mut replies = Vec::new();
+            for result in &results {
+                for server_info in [None, Some(info.clone())] {
+                    replies.push(Reply {
+                        id: id.clone(),
+                        outcome: Ok(result.clone()),
+                        server_info,
+                    });
+                }
+            }
+            for error in &errors {
+                replies.push(Reply {
+                    id: id.clone(),
+                    outcome: Err(error.clone()),
+                    server_info: Some(info.clone()),
+                });
+            }
+            for reply in replies {
+                let direct = serde_json::to_string(&reply).unwrap();
+                assert_eq!(direct, Wire(&reply.into_value()).to_json());
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ use super::ServerInner;
 use super::era::Era;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::LogLevel;
-use crate::protocol::jsonrpc::{self, RequestId, RpcError};
+use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};
 use crate::protocol::task::Owner;
 use crate::tool::Principal;
 use crate::transport::Outbound;
@@ -28,6 +28,12 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
     /// Queues one message; `false` when it cannot reach the client any more.
     fn send(&self, message: Value) -> bool;
 
+    /// Queues the response to one of the client's requests; `false` when it cannot reach the
+    /// client any more.
+    fn send_reply(&self, reply: Reply) -> bool {
+        self.send(reply.into_value())
+    }
+
     /// Queues one server-to-client request; `Err` says why it cannot go out (so the request
     /// fails at once rather than waiting for an answer).
     fn send_request(&self, message: Value) -> Result<(), RpcError> {
@@ -42,6 +48,10 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
 impl Sink for Outbound {
     fn send(&self, message: Value) -> bool {
         Outbound::send(self, message)
+    }
+
+    fn send_reply(&self, reply: Reply) -> bool {
+        Outbound::send_reply(self, reply)
     }
 }
 
@@ -117,6 +127,11 @@ impl Connection {
     /// Sends a message to the client.
     pub(crate) fn send(&self, message: Value) -> bool {
         self.sink.send(message)
+    }
+
+    /// Sends the response to one of the client's requests.
+    pub(crate) fn send_reply(&self, reply: Reply) -> bool {
+        self.sink.send_reply(reply)
     }
 
     /// Sends a server-to-client request and waits for the client's answer.

@@ -14,9 +14,9 @@ use super::listen::Listen;
 use super::peer::{LegacySession, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
-    Request, RequestId, RpcError, codes, error_message, result_message,
+    Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
-use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome};
+use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome, TaskView};
 use crate::protocol::{
     ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS,
     TASKS_EXTENSION, meta,
@@ -75,7 +75,7 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
     };
     let opened = peer.open_session(LegacySession {
         version: version.clone(),
-        client: ClientView { capabilities, info },
+        client: Arc::new(ClientView { capabilities, info }),
         id: random_id(),
         log_level: LogLevel::Debug,
     });
@@ -134,7 +134,7 @@ struct Incoming {
     method: String,
     params: Map<String, Value>,
     era: Era,
-    client: ClientView,
+    client: Arc<ClientView>,
     /// The least severe level the client wants log messages for on this request, if any.
     log_level: Option<LogLevel>,
 }
@@ -145,26 +145,34 @@ pub(crate) async fn request(
     peer: &Arc<dyn Peer>,
     req: Request,
     cancel: CancellationToken,
-) -> Option<Value> {
+) -> Option<Reply> {
     let id = req.id.clone();
     let incoming = match classify(&**peer, req) {
         Ok(incoming) => incoming,
-        Err(err) => return Some(error_message(Some(&id), &err)),
+        Err(err) => {
+            return Some(Reply {
+                id,
+                outcome: Err(err),
+                server_info: None,
+            });
+        }
     };
     let era = incoming.era.clone();
     let span = tracing::Span::current();
     span.record("era", if era.is_modern() { "modern" } else { "legacy" });
     span.record("owner", peer.owner(&era).as_str());
     let outcome = route(server, peer, incoming, cancel).await?;
-    Some(match outcome {
-        Ok(result) => result_message(&id, shape_result(server, &era, result)),
-        Err(err) => error_message(Some(&id), &err),
+    // What every modern result carries (`resultType`, `serverInfo`) is added as it is written.
+    Some(Reply {
+        id,
+        outcome,
+        server_info: era.is_modern().then(|| server.info_json().clone()),
     })
 }
 
 /// Decides the era of a request from its `_meta` and the connection's session.
 fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
-    let mut params = match req.params {
+    let params = match req.params {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
     };
@@ -213,26 +221,21 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
             method: req.method,
             params,
             era: Era::Modern { version },
-            client: ClientView { capabilities, info },
+            client: Arc::new(ClientView { capabilities, info }),
             log_level,
         });
     }
     match peer.session() {
-        Some(session) => {
-            params
-                .remove("_meta")
-                .map(|m| params.insert("_meta".into(), m));
-            Ok(Incoming {
-                id: req.id,
-                method: req.method,
-                params,
-                era: Era::Legacy {
-                    version: session.version,
-                },
-                client: session.client,
-                log_level: Some(session.log_level),
-            })
-        }
+        Some(session) => Ok(Incoming {
+            id: req.id,
+            method: req.method,
+            params,
+            era: Era::Legacy {
+                version: session.version,
+            },
+            client: session.client,
+            log_level: Some(session.log_level),
+        }),
         None => Err(RpcError::invalid_params(format!(
             "missing required `_meta[\"{}\"]`: send per-request `_meta` (protocol {MODERN_VERSION}) or `initialize` first (protocol {})",
             meta::PROTOCOL_VERSION,
@@ -259,21 +262,6 @@ fn unsupported_version(requested: &str) -> RpcError {
         format!("Unsupported protocol version: {requested}{hint}"),
     )
     .with_data(json!({ "supported": supported, "requested": requested }))
-}
-
-/// Adds what every modern result carries; legacy results pass unchanged.
-fn shape_result(server: &ServerInner, era: &Era, mut result: Value) -> Value {
-    if era.is_modern()
-        && let Value::Object(obj) = &mut result
-    {
-        obj.entry("resultType")
-            .or_insert_with(|| Value::String("complete".into()));
-        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-        if let Value::Object(meta) = meta {
-            meta.insert(meta::SERVER_INFO.into(), json!(server.info));
-        }
-    }
-    result
 }
 
 type Outcome = Option<Result<Value, RpcError>>;
@@ -817,16 +805,24 @@ async fn modern_task_method(
             // must fit that request. A wrong answer is the caller's error and uses nothing up:
             // the question stays open for a right one.
             let responses = mrtr::parse_responses(&req.params).map_err(RpcError::invalid_params)?;
-            let Some(record) = store.get(&id, &owner).await? else {
+            // Only the methods of the outstanding requests, not a copy of the record.
+            let methods = |t: TaskView<'_>| {
+                let methods = t.input_requests.iter();
+                Value::Object(
+                    methods
+                        .map(|(k, r)| (k.clone(), r.method.clone().into()))
+                        .collect(),
+                )
+            };
+            let Some(asked) = store.get_rendered(&id, &owner, methods).await? else {
                 return Err(task_not_found());
             };
             for (key, answer) in &responses {
-                if let Some(asked) = record.input_requests.get(key)
-                    && let Err(why) = mrtr::check_answer(&asked.method, answer)
+                if let Some(method) = asked.get(key).and_then(Value::as_str)
+                    && let Err(why) = mrtr::check_answer(method, answer)
                 {
                     return Err(RpcError::invalid_params(format!(
-                        "`inputResponses.{key}` does not answer its `{}` request: {why}",
-                        asked.method
+                        "`inputResponses.{key}` does not answer its `{method}` request: {why}"
                     ))
                     .with_data(json!({ "key": key })));
                 }

@@ -9,8 +9,9 @@
 use super::connection::Connection;
 use super::dispatch;
 use super::peer::Peer;
-use crate::protocol::jsonrpc::{self, Message, Notification, RequestId, RpcError, error_message};
-use serde_json::Value;
+use crate::protocol::jsonrpc::{
+    self, Message, Notification, Reply, RequestId, RpcError, error_message,
+};
 use std::future::Future;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -40,7 +41,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
             let conn = conn.clone();
             conn.clone().tracker.spawn(Box::pin(async move {
                 if let Some(reply) = run.await {
-                    conn.send(reply);
+                    conn.send_reply(reply);
                 }
                 conn.replied(&id);
             }));
@@ -56,7 +57,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
 pub(crate) fn start_request(
     conn: &Arc<Connection>,
     req: jsonrpc::Request,
-) -> Option<impl Future<Output = Option<Value>> + Send + 'static> {
+) -> Option<impl Future<Output = Option<Reply>> + Send + 'static> {
     let Some(token) = conn.begin(&req.id) else {
         let err = RpcError::invalid_request(format!(
             "Invalid Request: id {} is already in use by a request in flight",

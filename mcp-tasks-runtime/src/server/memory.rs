@@ -6,7 +6,7 @@ use super::ServerInner;
 use super::connection::Connection;
 use crate::protocol::jsonrpc::Message;
 use crate::protocol::task::{Owner, TaskId};
-use crate::transport::Outbound;
+use crate::transport::{Outbound, Outgoing};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +38,7 @@ pub struct InMemorySender {
 /// notifications and server-to-client requests, in order.
 #[derive(Debug)]
 pub struct InMemoryReceiver {
-    rx: mpsc::UnboundedReceiver<Value>,
+    rx: mpsc::UnboundedReceiver<Outgoing>,
 }
 
 impl InMemoryConnection {
@@ -69,7 +69,7 @@ impl InMemorySender {
 impl InMemoryReceiver {
     /// The next message from the server; `None` once the server side has stopped.
     pub async fn recv(&mut self) -> Option<Value> {
-        self.rx.recv().await
+        self.rx.recv().await.map(Outgoing::into_value)
     }
 }
 

@@ -138,9 +138,17 @@ pub(crate) struct ServerInner {
     /// [`Server::task_fallback`]: taskless clients get a task id and the companion tools.
     pub(crate) task_fallback: bool,
     engine: OnceLock<Arc<TaskEngine>>,
+    /// `info` as JSON, made once for the `serverInfo` of every modern result.
+    info_json: OnceLock<Arc<serde_json::Value>>,
 }
 
 impl ServerInner {
+    /// `info` as JSON (made on first use, once the server is set up).
+    pub(crate) fn info_json(&self) -> &Arc<serde_json::Value> {
+        self.info_json
+            .get_or_init(|| Arc::new(serde_json::json!(self.info)))
+    }
+
     /// The task engine, built on first use from the configuration and the store.
     pub(crate) fn engine(&self) -> &Arc<TaskEngine> {
         self.engine.get_or_init(|| {
@@ -184,6 +192,7 @@ impl Server {
                 promote_after: std::collections::HashMap::new(),
                 task_fallback: false,
                 engine: OnceLock::new(),
+                info_json: OnceLock::new(),
             }),
         }
     }

@@ -26,7 +26,8 @@ pub(crate) type Answer<'a> = Pin<Box<dyn Future<Output = Result<Value, RpcError>
 #[derive(Debug, Clone)]
 pub(crate) struct LegacySession {
     pub(crate) version: String,
-    pub(crate) client: ClientView,
+    /// Shared with every request of the session (copying it per request was measurable).
+    pub(crate) client: Arc<ClientView>,
     /// Random id: the owner of this session's tasks.
     pub(crate) id: String,
     /// The least severe level the client wants log messages for (`logging/setLevel`); every

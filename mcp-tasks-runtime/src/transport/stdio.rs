@@ -2,10 +2,8 @@
 //! are framed by tokio-util's length-limited [`LinesCodec`]: an over-long line is never buffered
 //! whole, only skipped up to its newline.
 
-use super::Outbound;
-use crate::protocol::jsonrpc::Wire;
+use super::{Outbound, Outgoing};
 use futures_util::StreamExt;
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -127,17 +125,20 @@ pub fn spawn_writer<W: AsyncWrite + Unpin + Send + 'static>(
     (outbound, tokio::spawn(write_loop(writer, rx)))
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Value>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+) {
     let mut line = Vec::with_capacity(1024);
     while let Some(msg) = rx.recv().await {
         line.clear();
-        if serde_json::to_writer(&mut line, &Wire(&msg)).is_err() {
+        if msg.write_to(&mut line).is_err() {
             continue;
         }
         line.push(b'\n');
         // Write whatever else is queued before flushing: fewer syscalls under load.
         while let Ok(more) = rx.try_recv() {
-            if serde_json::to_writer(&mut line, &Wire(&more)).is_ok() {
+            if more.write_to(&mut line).is_ok() {
                 line.push(b'\n');
             }
             if line.len() > 1 << 20 {

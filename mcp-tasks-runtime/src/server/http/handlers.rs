@@ -432,7 +432,7 @@ pub(super) async fn run_request(
     let (reply_tx, mut reply_rx) = oneshot::channel();
     let replied = (conn.clone(), id.clone());
     state.requests.spawn(ORIGIN.scope(id.clone(), async move {
-        let _ = reply_tx.send(run.await);
+        let _ = reply_tx.send(run.await.map(jsonrpc::Reply::into_value));
         replied.0.replied(&replied.1);
     }));
     let cancel = CancelOnDrop {
