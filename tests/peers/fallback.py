@@ -15,13 +15,11 @@ turns that off), then `PASS <name>` or `FAIL <name>: <why>`; exit status 0 only 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
 import time
 import traceback
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -35,70 +33,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 COMPANIONS = ["tasks_status", "tasks_result", "tasks_cancel"]
 
 
-class CheckFailed(Exception):
-    pass
-
-
-_step = 0
-
-
-def step(message: str) -> None:
-    global _step
-    _step += 1
-    print(f"[{_step}] {message}", flush=True)
-
-
-def ok(message: str) -> None:
-    print(f"    ok: {message}", flush=True)
-
-
-def check(condition: bool, message: str) -> None:
-    if not condition:
-        raise CheckFailed(message)
-
-
-def check_eq(actual: Any, expected: Any, what: str) -> None:
-    if actual != expected:
-        raise CheckFailed(f"{what}: expected {expected!r}, got {actual!r}")
-    ok(f"{what} = {actual!r}")
-
-
-WIRE: list[tuple[str, dict[str, Any]]] = []
-TRACE = os.environ.get("MCP_PEERS_TRACE") != "0"
-
-
-def record(direction: str, message: Any) -> None:
-    if isinstance(message, Exception):
-        print(f"  wire py {direction} (exception) {message!r}", file=sys.stderr, flush=True)
-        return
-    data = message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
-    WIRE.append((direction, data))
-    if TRACE:
-        print(f"  wire py {direction} {json.dumps(data)[:1500]}", file=sys.stderr, flush=True)
-
-
-@asynccontextmanager
-async def traced(read_stream, write_stream):
-    """Streams between the session and the stdio transport that log what passes."""
-    to_session_send, to_session_recv = anyio.create_memory_object_stream(100)
-    from_session_send, from_session_recv = anyio.create_memory_object_stream(100)
-
-    async def inbound():
-        async with to_session_send:
-            async for message in read_stream:
-                record("<-", message)
-                await to_session_send.send(message)
-
-    async def outbound():
-        async for message in from_session_recv:
-            record("->", message)
-            await write_stream.send(message)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(inbound)
-        tg.start_soon(outbound)
-        yield to_session_recv, from_session_send
-        tg.cancel_scope.cancel()
+from common import WIRE, CheckFailed, check, check_eq, ok, step, traced  # noqa: E402
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -167,20 +167,8 @@ pub(crate) async fn launch(
     let record = if legacy {
         engine.launch(launch).await?
     } else {
-        // As `TaskEngine::launch`, with a backend that refuses input: nobody could answer it.
-        let prepared = engine.prepare(&launch);
-        let backend = no_answers(prepared.backend());
-        let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(backend, launch.capabilities, cancel.clone())
-            .with_log_level(launch.log_level)
-            .with_request(launch.request)
-            .with_state(launch.state);
-        let fut = launch
-            .tool
-            .call(ctx, launch.arguments)
-            .map_err(|e| e.to_rpc())?;
-        let fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
-        engine.start(prepared, fut, cancel, |_| {}).await?
+        // A backend that refuses input: nobody could answer it.
+        engine.launch_with(launch, no_answers).await?
     };
     Ok(started(&record, &tool))
 }
