@@ -241,6 +241,11 @@ async fn modern_client_without_the_extension_gets_a_task_id_and_follows_it_with_
         done["error"]["message"].as_str().unwrap().contains(TASKS),
         "{done}"
     );
+    assert_eq!(
+        done["error"]["data"]["requiredCapabilities"],
+        json!({ "extensions": { TASKS: {} } }),
+        "{done}"
+    );
     let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
     assert_eq!(status["structuredContent"]["status"], "failed", "{status}");
     c.close().await;

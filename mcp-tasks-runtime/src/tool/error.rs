@@ -111,15 +111,22 @@ impl ToolError {
     }
 
     /// `-32021` Missing required client capability: the call needs `capability` (`sampling`,
-    /// `elicitation`, `roots`, ...), which the client did not declare. `data.requiredCapabilities`
-    /// names it, as the protocol asks (`{"sampling": {}}`).
+    /// `elicitation`, `roots`, ..., or an extension such as `io.modelcontextprotocol/tasks`), which
+    /// the client did not declare. `data.requiredCapabilities` names it in the shape of the
+    /// client's capabilities, as the protocol asks: `{"sampling": {}}`, and an extension (a name
+    /// with a `/`) under `extensions`: `{"extensions": {"io.modelcontextprotocol/tasks": {}}}`.
     pub fn missing_capability(capability: &str) -> Self {
+        let required = if capability.contains('/') {
+            serde_json::json!({ "extensions": { capability: {} } })
+        } else {
+            serde_json::json!({ capability: {} })
+        };
         Self::rpc_with_data(
             crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
             format!(
                 "Missing required client capability: this call needs `{capability}`, which the client did not declare"
             ),
-            serde_json::json!({ "requiredCapabilities": { capability: {} } }),
+            serde_json::json!({ "requiredCapabilities": required }),
         )
     }
 }
@@ -282,6 +289,16 @@ mod tests {
         assert_eq!(
             rpc.data,
             Some(serde_json::json!({ "requiredCapabilities": { "sampling": {} } }))
+        );
+        // An extension is named under `extensions`, as the client declares it.
+        let rpc = ToolError::missing_capability(crate::protocol::TASKS_EXTENSION)
+            .into_outcome()
+            .unwrap_err();
+        assert_eq!(
+            rpc.data,
+            Some(serde_json::json!({ "requiredCapabilities": {
+                "extensions": { crate::protocol::TASKS_EXTENSION: {} }
+            } }))
         );
         let err: ToolError = InputError::Cancelled.into();
         assert_eq!(
