@@ -232,6 +232,40 @@ async fn legacy_inline_input_comes_as_plain_requests() {
     client.close().await;
 }
 
+/// A server's message longer than the client's limit is not buffered: the client cuts the
+/// connection off and the call waiting for it fails with a transport error (it does not hang);
+/// under the limit the same answer arrives.
+#[tokio::test]
+async fn a_message_over_the_clients_limit_closes_the_connection_instead_of_growing_the_buffer() {
+    let name = "n".repeat(2 * 1024 * 1024);
+    let connect = |limit: usize| async move {
+        Client::builder()
+            .max_message(limit)
+            .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+            .await
+            .unwrap()
+    };
+    let roomy = connect(4 * 1024 * 1024).await;
+    let result = roomy
+        .call_tool("greet", json!({ "name": name }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert!(mcp_tasks_client::text(&result).contains(&name));
+
+    let tight = connect(1024 * 1024).await;
+    let outcome = timeout(WAIT, tight.call_tool("greet", json!({ "name": name })))
+        .await
+        .expect("the call fails instead of hanging");
+    assert!(
+        matches!(outcome, Err(Error::Transport(_))),
+        "expected a transport error, got {:?}",
+        outcome.map(|_| "a result")
+    );
+}
+
 #[tokio::test]
 async fn errors_are_typed() {
     let client = stdio("example_server", EraChoice::Auto, &Scripted::new()).await;

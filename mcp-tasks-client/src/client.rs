@@ -8,6 +8,7 @@ use crate::peer::{DuplexSend, Peer, Wire};
 use crate::result::structured;
 use crate::session::{Era, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::task::{TaskHandle, TaskKind};
+use futures_util::StreamExt;
 use mcp_tasks_runtime::protocol::{CallToolResult, LEGACY_VERSION, TASKS_EXTENSION, codes, meta};
 use mcp_tasks_runtime::{Server, TaskSupport};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -18,8 +19,9 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -170,6 +172,9 @@ impl ToolCall {
     }
 }
 
+/// The default of [`ClientBuilder::max_message`]: 16 MiB, as the server's.
+const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
 /// Settings of a connection; see [`Client::builder`].
 pub struct ClientBuilder {
     handler: Arc<dyn DynHandler>,
@@ -182,6 +187,7 @@ pub struct ClientBuilder {
     task_ttl: Option<Duration>,
     bearer: Option<String>,
     headers: HeaderMap,
+    max_message: usize,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -196,6 +202,15 @@ impl std::fmt::Debug for ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// The longest message (one line, without its newline) read from a server over stdio: 16 MiB
+    /// unless set. A server that sends a longer one is cut off: the line is not buffered, the
+    /// connection counts as closed, and every request still waiting fails with
+    /// [`Error::Transport`].
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
     /// Answers what servers ask with `handler` (default: [`NoInput`], which declares nothing).
     pub fn handler(mut self, handler: impl InputHandler) -> Self {
         self.handler = Arc::new(handler);
@@ -299,9 +314,24 @@ impl ClientBuilder {
         let send: DuplexSend = Box::new(move |m| tx.send(m).is_ok());
         let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
         let weak = Arc::downgrade(&peer);
+        let max = self.max_message;
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(max));
+            while let Some(line) = lines.next().await {
+                let line = match line {
+                    Ok(line) => line,
+                    Err(LinesCodecError::MaxLineLengthExceeded) => {
+                        tracing::error!(
+                            max_bytes = max,
+                            "the server sent a message longer than the client's limit; closing the connection"
+                        );
+                        break;
+                    }
+                    Err(LinesCodecError::Io(e)) => {
+                        tracing::warn!(error = %e, "reading the server's output failed; closing the connection");
+                        break;
+                    }
+                };
                 if line.trim().is_empty() {
                     continue;
                 }
@@ -456,6 +486,7 @@ impl Client {
             task_ttl: None,
             bearer: None,
             headers: HeaderMap::new(),
+            max_message: DEFAULT_MAX_MESSAGE,
         }
     }
 
