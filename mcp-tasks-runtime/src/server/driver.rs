@@ -39,12 +39,12 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
                 return;
             };
             let conn = conn.clone();
-            conn.clone().tracker.spawn(Box::pin(async move {
+            conn.clone().tracker.spawn(async move {
                 if let Some(reply) = run.await {
                     conn.send_reply(reply);
                 }
                 conn.replied(&id);
-            }));
+            });
         }
         Ok(Message::Notification(n)) => on_notification(conn, n),
         Ok(Message::Response(resp)) => conn.on_response(resp),

@@ -441,16 +441,14 @@ impl TaskEngine {
             era = ?record.origin,
             owner = %record.owner.as_str(),
         );
-        // Boxed, so that the task tokio allocates (aligned to a cache line) stays small: glibc
-        // serves a large aligned allocation by first consolidating its free lists, each time.
-        self.drivers.spawn(Box::pin(tracing::Instrument::instrument(
+        self.drivers.spawn(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
                 run.drive(fut, status, created).await;
                 lock(&running).remove(&id);
             },
             span,
-        )));
+        ));
         Ok(record)
     }
 
