@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+import traceback
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -84,3 +86,28 @@ async def traced(read_stream, write_stream):
         tg.start_soon(outbound)
         yield to_session_recv, from_session_send
         tg.cancel_scope.cancel()
+
+
+def verdict(name: str, body, *args) -> int:
+    """Runs `anyio.run(body, *args)` and prints the script's verdict, `PASS <name> (N s)` or
+    `FAIL <name>: <why>`; returns the exit status (0 only on PASS)."""
+    started = time.monotonic()
+    try:
+        anyio.run(body, *args)
+    except CheckFailed as e:
+        print(f"FAIL {name}: {e}", flush=True)
+        return 1
+    except BaseException as e:  # noqa: BLE001 - anything the client raised is a verdict too
+        inner = e
+        # anyio wraps task-group failures in ExceptionGroups; show the first leaf.
+        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+            inner = inner.exceptions[0]
+        if isinstance(inner, CheckFailed):
+            print(f"FAIL {name}: {inner}", flush=True)
+        else:
+            message = " ".join(str(inner).split())
+            print(f"FAIL {name}: {type(inner).__name__} from the client: {message}", flush=True)
+            traceback.print_exception(inner, file=sys.stderr)
+        return 1
+    print(f"PASS {name} ({time.monotonic() - started:.1f} s)", flush=True)
+    return 0

@@ -19,7 +19,6 @@ import os
 import sys
 import tempfile
 import time
-import traceback
 from typing import Any
 
 import anyio
@@ -33,7 +32,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 COMPANIONS = ["tasks_status", "tasks_result", "tasks_cancel"]
 
 
-from common import WIRE, CheckFailed, check, check_eq, ok, step, traced  # noqa: E402
+from common import WIRE, check, check_eq, ok, step, traced, verdict  # noqa: E402
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -153,25 +152,7 @@ def main() -> int:
     if not os.path.exists(sys.argv[1]):
         print(f"FAIL {NAME}: server binary {sys.argv[1]} does not exist (cargo build -p mcp-tasks-examples)", flush=True)
         return 1
-    started = time.monotonic()
-    try:
-        anyio.run(_with_deadline, sys.argv[1])
-    except CheckFailed as e:
-        print(f"FAIL {NAME}: {e}", flush=True)
-        return 1
-    except BaseException as e:  # noqa: BLE001 - anything the client raised is a verdict too
-        inner = e
-        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
-            inner = inner.exceptions[0]
-        if isinstance(inner, CheckFailed):
-            print(f"FAIL {NAME}: {inner}", flush=True)
-        else:
-            message = " ".join(str(inner).split())
-            print(f"FAIL {NAME}: {type(inner).__name__} from the client: {message}", flush=True)
-            traceback.print_exception(inner, file=sys.stderr)
-        return 1
-    print(f"PASS {NAME} ({time.monotonic() - started:.1f} s)", flush=True)
-    return 0
+    return verdict(NAME, _with_deadline, sys.argv[1])
 
 
 async def _with_deadline(server: str) -> None:

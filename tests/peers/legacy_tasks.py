@@ -22,8 +22,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
-import traceback
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,7 +43,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 TIMEOUT_S = 15
 
 
-from common import WIRE, CheckFailed, check, check_eq, fail, ok, step, traced  # noqa: E402
+from common import WIRE, check, check_eq, fail, ok, step, traced, verdict  # noqa: E402
 
 
 def server_env() -> dict[str, str]:
@@ -229,26 +227,7 @@ def main() -> int:
         if not os.path.exists(path):
             print(f"FAIL {NAME}: server binary {path} does not exist (cargo build -p mcp-tasks-examples)", flush=True)
             return 1
-    started = time.monotonic()
-    try:
-        anyio.run(_with_deadline, *sys.argv[1:])
-    except CheckFailed as e:
-        print(f"FAIL {NAME}: {e}", flush=True)
-        return 1
-    except BaseException as e:  # noqa: BLE001 - anything the client raised is a verdict too
-        inner = e
-        # anyio wraps task-group failures in ExceptionGroups; show the first leaf.
-        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
-            inner = inner.exceptions[0]
-        if isinstance(inner, CheckFailed):
-            print(f"FAIL {NAME}: {inner}", flush=True)
-        else:
-            message = " ".join(str(inner).split())
-            print(f"FAIL {NAME}: {type(inner).__name__} from the client: {message}", flush=True)
-            traceback.print_exception(inner, file=sys.stderr)
-        return 1
-    print(f"PASS {NAME} ({time.monotonic() - started:.1f} s)", flush=True)
-    return 0
+    return verdict(NAME, _with_deadline, *sys.argv[1:])
 
 
 async def _with_deadline(example_bin: str, conformance_bin: str) -> None:
