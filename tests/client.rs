@@ -1103,3 +1103,69 @@ async fn a_refused_tasks_update_is_retried_at_the_poll_interval_then_given_up() 
         json!({ "action": "accept", "content": { "name": "Ada" } })
     );
 }
+
+#[tokio::test]
+async fn an_http_answer_over_the_clients_limit_fails_its_request_instead_of_growing_the_buffer() {
+    // A modern server whose `tools/list` answer is a 2 MiB JSON body and whose `tools/call`
+    // answer is one 2 MiB SSE event.
+    const BIG: usize = 2 * 1024 * 1024;
+    let big = "x".repeat(BIG);
+    let (url, _) = fake_http(move |req| {
+        let id = req.body["id"].clone();
+        let result = match req.rpc_method() {
+            "server/discover" => json!({ "resultType": "complete",
+                "supportedVersions": ["2026-07-28"], "capabilities": { "tools": {} },
+                "ttlMs": 0, "cacheScope": "private" }),
+            "tools/list" => json!({ "resultType": "complete", "tools": [
+                { "name": "big", "description": big, "inputSchema": { "type": "object" } } ] }),
+            "tools/call" => {
+                let event = json!({ "jsonrpc": "2.0", "id": id, "result": { "resultType": "complete",
+                    "content": [{ "type": "text", "text": big }] } });
+                return http_sse(&format!("data: {event}\n\n"));
+            }
+            _ => json!({}),
+        };
+        http_json("200 OK", "", json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+    })
+    .await;
+    let connect = |limit: usize| {
+        let url = url.clone();
+        async move {
+            Client::builder()
+                .max_message(limit)
+                .connect_http(&url)
+                .await
+                .unwrap()
+        }
+    };
+    // Roomy enough: both answers are read whole.
+    let roomy = connect(4 * 1024 * 1024).await;
+    let tools = roomy.list_tools().await.unwrap();
+    assert_eq!(tools[0].description.as_deref().map(str::len), Some(BIG));
+    let result = roomy
+        .call_tool("big", json!({}))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&result).len(), BIG);
+
+    // Too tight: each request fails with a transport error naming the limit.
+    let tight = connect(1024 * 1024).await;
+    for outcome in [
+        timeout(WAIT, tight.list_tools())
+            .await
+            .expect("in time")
+            .map(|_| ()),
+        timeout(WAIT, tight.call_tool("big", json!({})))
+            .await
+            .expect("in time")
+            .map(|_| ()),
+    ] {
+        match outcome {
+            Err(Error::Transport(why)) => assert!(why.contains("1048576 bytes"), "{why}"),
+            other => panic!("expected a transport error, got {other:?}"),
+        }
+    }
+}

@@ -202,10 +202,12 @@ impl std::fmt::Debug for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// The longest message (one line, without its newline) read from a server over stdio: 16 MiB
-    /// unless set. A server that sends a longer one is cut off: the line is not buffered, the
-    /// connection counts as closed, and every request still waiting fails with
-    /// [`Error::Transport`].
+    /// The longest message read from a server: 16 MiB unless set. Over stdio that is one line
+    /// (without its newline); a server that sends a longer one is cut off: the line is not
+    /// buffered, the connection counts as closed, and every request still waiting fails with
+    /// [`Error::Transport`]. Over HTTP it bounds a JSON answer's body and each SSE event (and
+    /// line) of a stream: a longer one fails the request it answers with [`Error::Transport`]
+    /// (on the session's GET stream, the stream is closed), without reading the rest.
     pub fn max_message(mut self, bytes: usize) -> Self {
         self.max_message = bytes;
         self
@@ -367,7 +369,12 @@ impl ClientBuilder {
             }
             _ => return Err(Error::Transport(format!("{url}: not an http:// URL"))),
         }
-        let wire = HttpWire::new(url, self.bearer.clone(), self.headers.clone())?;
+        let wire = HttpWire::new(
+            url,
+            self.bearer.clone(),
+            self.headers.clone(),
+            self.max_message,
+        )?;
         let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
         self.finish(peer, None).await
     }

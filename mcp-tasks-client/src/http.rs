@@ -54,6 +54,8 @@ pub(crate) struct Core {
     state: Mutex<HttpState>,
     /// Per tool, the arguments mirrored into `Mcp-Param-{name}` headers on `tools/call`.
     param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
+    /// The longest JSON body or SSE event read from the server ([`crate::ClientBuilder::max_message`]).
+    max_message: usize,
 }
 
 impl std::ops::Deref for HttpWire {
@@ -105,6 +107,7 @@ impl HttpWire {
         url: String,
         bearer: Option<String>,
         extra: HeaderMap,
+        max_message: usize,
     ) -> Result<Self, Error> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
@@ -123,6 +126,7 @@ impl HttpWire {
                 headers,
                 state: Mutex::new(HttpState::default()),
                 param_headers: Mutex::new(HashMap::new()),
+                max_message,
             }),
             get_stream: Mutex::new(None),
         })
@@ -158,13 +162,18 @@ impl HttpWire {
                         return;
                     }
                 };
-                read_events(&mut resp, &mut cursor, |m| {
+                let read = read_events(&mut resp, &mut cursor, core.max_message, |m| {
                     if let Some(inbox) = inbox.upgrade() {
                         inbox.deliver(m);
                     }
                     None::<()>
                 })
                 .await;
+                if let Err(e) = read {
+                    // Opening it again would bring the same event again.
+                    tracing::error!(error = %e, "the session's GET stream is closed");
+                    return;
+                }
                 if inbox.strong_count() == 0 {
                     return;
                 }
@@ -326,8 +335,7 @@ impl Core {
         if content_type.starts_with("text/event-stream") && status.is_success() {
             return self.read_response_stream(inbox, id, method, resp).await;
         }
-        let bytes = resp
-            .bytes()
+        let bytes = read_body(resp, self.max_message)
             .await
             .map_err(|e| Error::transport(format!("reading the answer to {method}: {e}")))?;
         if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
@@ -388,16 +396,23 @@ impl Core {
         let mut cursor = SseCursor::default();
         let mut resumes = 0;
         loop {
-            if let Some(outcome) =
-                read_events(&mut resp, &mut cursor, |m| match take_response(m, id) {
+            let read = read_events(
+                &mut resp,
+                &mut cursor,
+                self.max_message,
+                |m| match take_response(m, id) {
                     Ok(outcome) => Some(outcome),
                     Err(other) => {
                         inbox.clone().deliver(other);
                         None
                     }
-                })
-                .await
-            {
+                },
+            )
+            .await
+            .map_err(|e| {
+                Error::transport(format!("reading the response stream of {method}: {e}"))
+            })?;
+            if let Some(outcome) = read {
                 return Ok(outcome);
             }
             let Some(last) = cursor.last_id.clone() else {
@@ -449,10 +464,10 @@ impl Core {
         if status.is_success() {
             Ok(())
         } else {
-            let body = resp.text().await.unwrap_or_default();
+            let body = read_body(resp, 500).await.unwrap_or_default();
             Err(Error::Http {
                 status: status.as_u16(),
-                body: body.chars().take(500).collect(),
+                body: String::from_utf8_lossy(&body).into_owned(),
             })
         }
     }
@@ -482,20 +497,46 @@ struct SseCursor {
     retry: Option<Duration>,
 }
 
+/// Reads a whole body, but never more than `max` bytes of it: a longer one is an error as soon
+/// as its length (announced or read so far) is known to pass `max`.
+async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    if let Some(length) = resp.content_length()
+        && length > max as u64
+    {
+        return Err(too_long(max));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > max {
+            return Err(too_long(max));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn too_long(max: usize) -> String {
+    format!(
+        "the server sent a message longer than the client's limit of {max} bytes (ClientBuilder::max_message)"
+    )
+}
+
 /// Reads SSE events from `resp`, handing each JSON message to `each` until it returns `Some`
-/// (then that) or the stream ends (`None`).
+/// (then `Ok(Some(that))`) or the stream ends (`Ok(None)`). An event, or a line, longer than
+/// `max` bytes is an error: the stream is left unread.
 async fn read_events<T>(
     resp: &mut reqwest::Response,
     cursor: &mut SseCursor,
+    max: usize,
     mut each: impl FnMut(Value) -> Option<T>,
-) -> Option<T> {
-    let mut parser = SseParser::default();
+) -> Result<Option<T>, String> {
+    let mut parser = SseParser::new(max);
     loop {
         let chunk = match resp.chunk().await {
             Ok(Some(chunk)) => chunk,
-            Ok(None) | Err(_) => return None,
+            Ok(None) | Err(_) => return Ok(None),
         };
-        for event in parser.push(&chunk) {
+        for event in parser.push(&chunk)? {
             if let Some(id) = event.id {
                 cursor.last_id = Some(id);
             }
@@ -508,7 +549,7 @@ async fn read_events<T>(
             match serde_json::from_str::<Value>(&event.data) {
                 Ok(message) => {
                     if let Some(done) = each(message) {
-                        return Some(done);
+                        return Ok(Some(done));
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON; ignored"),
@@ -526,16 +567,28 @@ struct SseEvent {
 }
 
 /// A small incremental parser of `text/event-stream` (the WHATWG rules: `data:` lines joined by
-/// newlines, `id:`, `retry:`, comments, any of the three line endings).
-#[derive(Debug, Default)]
+/// newlines, `id:`, `retry:`, comments, any of the three line endings), that holds at most
+/// `max` bytes of an unfinished line or event.
+#[derive(Debug)]
 struct SseParser {
     buf: Vec<u8>,
     current: SseEvent,
     has_data: bool,
+    max: usize,
 }
 
 impl SseParser {
-    fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    fn new(max: usize) -> Self {
+        SseParser {
+            buf: Vec::new(),
+            current: SseEvent::default(),
+            has_data: false,
+            max,
+        }
+    }
+
+    /// The events `bytes` completes; an error once an unfinished line or event passes `max`.
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
         while let Some(end) = self.buf.iter().position(|&b| b == b'\n' || b == b'\r') {
@@ -572,6 +625,9 @@ impl SseParser {
                     }
                     self.current.data.push_str(value);
                     self.has_data = true;
+                    if self.current.data.len() > self.max {
+                        return Err(too_long(self.max));
+                    }
                 }
                 "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
                 "retry" => {
@@ -582,7 +638,11 @@ impl SseParser {
                 _ => {}
             }
         }
-        events
+        // Room for the `data: ` before a value of `max` bytes.
+        if self.buf.len() > self.max.saturating_add(6) {
+            return Err(too_long(self.max));
+        }
+        Ok(events)
     }
 }
 
@@ -592,9 +652,15 @@ mod tests {
 
     #[test]
     fn sse_events_split_on_blank_lines_across_chunks_and_line_endings() {
-        let mut p = SseParser::default();
-        assert!(p.push(b"id: 1\r\nretry: 250\r\ndata: {\"a\"").is_empty());
-        let events = p.push(b":1}\r\n\r\n: comment\n\ndata: x\ndata: y\r\r\n");
+        let mut p = SseParser::new(1024);
+        assert!(
+            p.push(b"id: 1\r\nretry: 250\r\ndata: {\"a\"")
+                .unwrap()
+                .is_empty()
+        );
+        let events = p
+            .push(b":1}\r\n\r\n: comment\n\ndata: x\ndata: y\r\r\n")
+            .unwrap();
         assert_eq!(
             events,
             vec![
@@ -611,9 +677,29 @@ mod tests {
             ]
         );
         // A priming event with an id and no data still moves the cursor.
-        let events = p.push(b": ignored\n\nid: 7\ndata:\n\n");
+        let events = p.push(b": ignored\n\nid: 7\ndata:\n\n").unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn an_sse_line_or_event_over_the_limit_is_an_error_before_it_is_whole() {
+        // One unfinished line past the limit: refused without waiting for its end.
+        let mut p = SseParser::new(16);
+        assert!(p.push(b"data: 0123456789").unwrap().is_empty());
+        assert!(p.push(b"abcdef").unwrap().is_empty());
+        assert!(p.push(b"g").unwrap_err().contains("16 bytes"));
+        // Short lines that add up to an event past the limit.
+        let mut p = SseParser::new(16);
+        assert!(p.push(b"data: 01234567\n").unwrap().is_empty());
+        assert!(p.push(b"data: 89abcdef\n").is_err());
+        // At the limit is fine, and the buffer does not keep what was read.
+        let mut p = SseParser::new(16);
+        for _ in 0..100 {
+            let events = p.push(b"data: 0123456789abcdef\n\n").unwrap();
+            assert_eq!(events[0].data, "0123456789abcdef");
+        }
+        assert!(p.buf.is_empty());
     }
 
     #[test]
@@ -622,6 +708,7 @@ mod tests {
             "http://127.0.0.1:1/mcp".into(),
             Some("t0k".into()),
             HeaderMap::new(),
+            1024,
         )
         .unwrap();
         wire.set_modern("2026-07-28");
