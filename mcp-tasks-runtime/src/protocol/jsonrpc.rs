@@ -503,17 +503,58 @@ pub struct Reply {
     /// The id of the request it answers.
     pub id: RequestId,
     /// The result or the error.
-    pub outcome: Result<Value, RpcError>,
-    /// The server's `serverInfo`, for a 2026-07-28 result: an object result then also carries
-    /// `resultType` (`"complete"` unless it has one) and `_meta["io.modelcontextprotocol/serverInfo"]`.
+    pub outcome: Result<Payload, RpcError>,
+    /// The server's `serverInfo`, for a 2026-07-28 result: an object result
+    /// ([`Payload::Tree`]) then also carries `resultType` (`"complete"` unless it has one) and
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`.
     pub server_info: Option<std::sync::Arc<Value>>,
+}
+
+/// A reply's result.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// A tree; a 2026-07-28 reply shapes it as it writes it (see [`Reply::server_info`]).
+    Tree(Value),
+    /// JSON text already in its final shape, written as it is: for a 2026-07-28 reply, with its
+    /// `resultType` and the `serverInfo` in `_meta` (a task rendered with
+    /// [`Rendered::with_server_info`](super::task::Rendered::with_server_info)). Written as a
+    /// tree would write it (compact, keys sorted), so that a reply's bytes do not depend on
+    /// which form its result took.
+    Text(Box<serde_json::value::RawValue>),
+}
+
+impl Payload {
+    /// The result as a tree (text is parsed).
+    pub fn into_value(self) -> Value {
+        match self {
+            Payload::Tree(value) => value,
+            Payload::Text(text) => serde_json::from_str(text.get()).unwrap_or(Value::Null),
+        }
+    }
+}
+
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Payload::Tree(value)
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Payload::Tree(a), Payload::Tree(b)) => a == b,
+            (Payload::Text(a), Payload::Text(b)) => a.get() == b.get(),
+            _ => false,
+        }
+    }
 }
 
 impl Reply {
     /// The response as a JSON tree (what [`Serialize`] writes, as a [`Value`] for [`Wire`]).
     pub fn into_value(self) -> Value {
         match self.outcome {
-            Ok(mut result) => {
+            Ok(Payload::Text(text)) => result_message(&self.id, Payload::Text(text).into_value()),
+            Ok(Payload::Tree(mut result)) => {
                 if let (Some(info), Value::Object(obj)) = (&self.server_info, &mut result) {
                     obj.entry("resultType")
                         .or_insert_with(|| Value::String("complete".into()));
@@ -541,10 +582,11 @@ impl Serialize for Reply {
                 map.serialize_entry("id", &self.id)?;
                 map.serialize_entry("jsonrpc", "2.0")?;
                 match (&self.server_info, result) {
-                    (Some(info), Value::Object(obj)) => {
+                    (_, Payload::Text(text)) => map.serialize_entry("result", text)?,
+                    (Some(info), Payload::Tree(Value::Object(obj))) => {
                         map.serialize_entry("result", &Shaped { obj, info })?
                     }
-                    _ => map.serialize_entry("result", result)?,
+                    (_, Payload::Tree(result)) => map.serialize_entry("result", result)?,
                 }
             }
             Err(error) => {
@@ -558,7 +600,7 @@ impl Serialize for Reply {
 }
 
 /// An error object with its keys sorted, as a tree writes it.
-struct ErrorObject<'a>(&'a RpcError);
+pub(crate) struct ErrorObject<'a>(pub(crate) &'a RpcError);
 
 impl Serialize for ErrorObject<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -648,6 +690,20 @@ impl Serialize for MetaWith<'_> {
             map.serialize_entry(key, self.info)?;
         }
         map.end()
+    }
+}
+
+/// `{"io.modelcontextprotocol/serverInfo": info}`: the `_meta` a 2026-07-28 result without one
+/// of its own gets.
+pub(crate) struct ServerInfoMeta<'a>(pub(crate) &'a Value);
+
+impl Serialize for ServerInfoMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        MetaWith {
+            meta: &Map::new(),
+            info: self.0,
+        }
+        .serialize(s)
     }
 }
 
@@ -790,7 +846,7 @@ mod tests {
                 for server_info in [None, Some(info.clone())] {
                     replies.push(Reply {
                         id: id.clone(),
-                        outcome: Ok(result.clone()),
+                        outcome: Ok(result.clone().into()),
                         server_info,
                     });
                 }

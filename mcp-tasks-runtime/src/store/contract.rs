@@ -85,6 +85,7 @@ checks![
     concurrent_waiters_are_woken_by_their_own_task_only,
     versions_increase_with_every_change_only,
     subscribe_reports_visible_changes,
+    get_view_shows_what_get_shows,
 ];
 
 /// Runs every check against stores from `make`, one after the other, each on a fresh store.
@@ -155,6 +156,7 @@ macro_rules! task_store_contract_tests {
             concurrent_waiters_are_woken_by_their_own_task_only,
             versions_increase_with_every_change_only,
             subscribe_reports_visible_changes,
+            get_view_shows_what_get_shows,
         }
     };
 }
@@ -1301,4 +1303,90 @@ async fn subscribe_reports_visible_changes(make: Factory<'_>) {
         Err(broadcast::error::TryRecvError::Empty) => {}
         other => panic!("unexpected event: {other:?}"),
     }
+}
+
+/// `get_view` shows what `get` shows, in every state: each wire shape written from it is,
+/// byte for byte, the one written from the record `get` returns (and the one its tree writes,
+/// so a stored result kept as text reads back the same). Another owner sees nothing.
+async fn get_view_shows_what_get_shows(make: Factory<'_>) {
+    use crate::protocol::task::{AsTaskView, TaskShape, TaskView};
+    let env = env(make);
+    let info = json!({"name": "server", "version": "1"});
+    let shapes = [
+        TaskShape::ModernCreate,
+        TaskShape::ModernGet,
+        TaskShape::ModernNotification,
+        TaskShape::LegacyTask,
+        TaskShape::LegacyCreate,
+    ];
+    let check = async |id: &TaskId| {
+        let record = env.store.get(id, &alice()).await.unwrap().unwrap();
+        for shape in shapes {
+            let from_record = record.task_view().render(shape);
+            let tree = serde_json::to_string(&from_record.to_value()).unwrap();
+            let mut shown = None;
+            let mut write = |view: TaskView<'_>| {
+                shown = Some(view.render(shape).to_text().get().to_owned());
+            };
+            assert!(env.store.get_view(id, &alice(), &mut write).await.unwrap());
+            assert_eq!(
+                shown.as_deref(),
+                Some(from_record.to_text().get()),
+                "{shape:?}"
+            );
+            assert_eq!(shown.as_deref(), Some(tree.as_str()), "{shape:?}");
+            let mut informed = None;
+            let mut write = |view: TaskView<'_>| {
+                let text = view.render(shape).with_server_info(&info).to_text();
+                informed = Some(text.get().to_owned());
+            };
+            assert!(env.store.get_view(id, &alice(), &mut write).await.unwrap());
+            let expected = from_record.with_server_info(&info).to_text();
+            assert_eq!(informed.as_deref(), Some(expected.get()), "{shape:?}");
+            let mut seen = false;
+            let mut write = |_: TaskView<'_>| seen = true;
+            let found = env.store.get_view(id, &bob(), &mut write).await.unwrap();
+            assert!(!found && !seen, "another owner's task is shown");
+        }
+    };
+    let asked = env.create(alice()).await;
+    check(&asked.id).await;
+    env.ask(&asked.id, "b").await;
+    env.ask(&asked.id, "a").await;
+    check(&asked.id).await;
+    let results = [
+        json!({"content": [{"type": "text", "text": "hi \"you\" \u{e9} \u{7f}"}], "isError": false}),
+        json!({"content": [], "resultType": "complete", "structuredContent": {"x": [1.5, null, -2]}}),
+        json!({"A": 1, "_meta": {"k": "v"}, "resultTypd": 0, "resultTypf": 1, "z\n": true}),
+        json!({}),
+        json!([1, "two"]),
+        json!("text"),
+    ];
+    for result in results {
+        let done = env.create(alice()).await;
+        env.store
+            .finish(&done.id, TaskOutcome::Result(result))
+            .await
+            .unwrap();
+        check(&done.id).await;
+    }
+    let failed = env.create(alice()).await;
+    let error = RpcError::internal("boom").with_data(json!({"why": ["x"]}));
+    env.store
+        .finish(&failed.id, TaskOutcome::Error(error))
+        .await
+        .unwrap();
+    check(&failed.id).await;
+    let cancelled = env.create(alice()).await;
+    env.store.cancel(&cancelled.id, &alice()).await.unwrap();
+    check(&cancelled.id).await;
+    let mut seen = false;
+    let mut write = |_: TaskView<'_>| seen = true;
+    let missing = TaskId::new("missing");
+    let found = env
+        .store
+        .get_view(&missing, &alice(), &mut write)
+        .await
+        .unwrap();
+    assert!(!found && !seen);
 }

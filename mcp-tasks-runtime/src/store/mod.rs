@@ -93,17 +93,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// The task, if it exists and belongs to `owner`.
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
 
-    /// The task as `render` shows it, if it exists and belongs to `owner`: what
-    /// [`get`](Self::get) then `render` on its [`TaskView`] give. A store may render in place,
-    /// without copying the record out first (the memory store renders under its stripe lock, so
-    /// a `tasks/get` copies neither the record nor its input requests' schemas).
-    fn get_rendered<'a>(
+    /// Calls `read` on the task's [`TaskView`] if it exists and belongs to `owner`; `false` if
+    /// it does not. What [`get`](Self::get) then [`task_view`](AsTaskView::task_view) give, but
+    /// a store may show its record in place, without copying it out first: the memory store
+    /// calls `read` under its stripe lock, with a completed task's result as the text it keeps
+    /// ([`OutcomeView::ResultText`](crate::protocol::task::OutcomeView::ResultText)), so a
+    /// `tasks/get` written straight to text copies neither the record, nor its input requests'
+    /// schemas, nor its result. `read` should be quick (it may hold a lock) and must not call
+    /// the store.
+    fn get_view<'a>(
         &'a self,
         id: &'a TaskId,
         owner: &'a Owner,
-        render: fn(TaskView<'_>) -> Value,
-    ) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move { Ok(self.get(id, owner).await?.map(|r| render(r.task_view()))) })
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let record = self.get(id, owner).await?;
+            Ok(record.map(|r| read(r.task_view())).is_some())
+        })
     }
 
     /// The task, whoever owns it. For the engine only, never on behalf of a client.
