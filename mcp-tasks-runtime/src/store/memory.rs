@@ -533,12 +533,12 @@ impl TaskStore for MemoryTaskStore {
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord> {
+    ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
                 machine::add_input_request(record, key, request, now)
             };
-            Ok(self.update(id, None, true, change)?.1)
+            Ok(self.update_with(id, None, true, change, |r| r.version)?.1)
         })
     }
 
@@ -566,11 +566,14 @@ impl TaskStore for MemoryTaskStore {
             let change = |record: &mut TaskRecord, now| {
                 Ok(machine::deliver_responses(record, responses, now))
             };
-            let (delivery, record) = self.update(id, Some(owner), true, change)?;
+            let read = |record: &TaskRecord| (record.version, record.status);
+            let (delivery, (version, status)) =
+                self.update_with(id, Some(owner), true, change, read)?;
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
                 ignored: delivery.ignored,
-                record,
+                version,
+                status,
             })
         })
     }

@@ -135,14 +135,16 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, TaskRecord>;
 
     /// Adds an outstanding input request under `key` and makes the task `input_required`
-    /// ([`machine::add_input_request`]). [`StoreError::InputKeyReused`] if `key` was ever used by
-    /// this task; [`StoreError::Terminal`] if the task has ended.
+    /// ([`machine::add_input_request`]); returns the task's version afterwards (what a waiter
+    /// passes to [`changed`](Self::changed)), not a copy of the record and its requests'
+    /// schemas. [`StoreError::InputKeyReused`] if `key` was ever used by this task;
+    /// [`StoreError::Terminal`] if the task has ended.
     fn add_input_request<'a>(
         &'a self,
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord>;
+    ) -> StoreFuture<'a, u64>;
 
     /// Withdraws an outstanding input request nobody waits for any more
     /// ([`machine::withdraw_input_request`]).
@@ -330,8 +332,10 @@ pub struct DeliveryReport {
     pub accepted: Vec<String>,
     /// Keys that were ignored.
     pub ignored: Vec<String>,
-    /// The task afterwards.
-    pub record: TaskRecord,
+    /// The task's version afterwards.
+    pub version: u64,
+    /// The task's status afterwards (`working` once nothing is left outstanding).
+    pub status: TaskStatus,
 }
 
 /// What [`TaskStore::cancel`] did.
