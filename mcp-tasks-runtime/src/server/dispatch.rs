@@ -487,7 +487,7 @@ async fn tools_call(
         CallPlan::Inline { becomes } => becomes,
     };
     if req.era.is_modern() {
-        return tree(run_mrtr(server, peer, call, &req, cancel, becomes).await);
+        return run_mrtr(server, peer, call, &req, cancel, becomes).await;
     }
     let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
     if let Becomes::FallbackAfter(after) = becomes {
@@ -507,7 +507,7 @@ async fn tools_call(
         _ = cancel.cancelled() => return None,
         r = AssertUnwindSafe(fut).catch_unwind() => r,
     };
-    tree(Some(finish(&name, outcome)))
+    Some(finish(&name, outcome))
 }
 
 fn protocol_era(era: &Era) -> ProtocolEra {
@@ -539,11 +539,10 @@ fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
 type Caught =
     Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
 
-fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+/// An inline call's answer: its `CallToolResult` is written as it is, with no tree on the way.
+fn finish(tool: &str, outcome: Caught) -> Result<Payload, RpcError> {
     match outcome {
-        Ok(Ok(result)) => {
-            serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
-        }
+        Ok(Ok(result)) => Ok(Payload::Tool(result)),
         Ok(Err(err)) => Err(err),
         Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
     }
@@ -558,7 +557,7 @@ async fn run_mrtr(
     req: &Incoming,
     cancel: CancellationToken,
     becomes: Becomes,
-) -> Outcome {
+) -> Answer {
     let ToolCall {
         tool,
         arguments,
@@ -661,11 +660,11 @@ async fn run_mrtr(
                 .into_iter()
                 .map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null)))
                 .collect();
-            Ok(json!({
+            Ok(Payload::Tree(json!({
                 "resultType": "input_required",
                 "inputRequests": requests,
                 "requestState": state::seal(key, gathered),
-            }))
+            })))
         }
         mrtr::Step::Promote => {
             let deferred = deferred.expect("only a deferred call asks to become a task");
@@ -698,8 +697,8 @@ async fn run_mrtr(
                 })
                 .await
                 .map(|record| match fallback {
-                    true => fallback::started(&record, &started),
-                    false => record.modern_create_result(),
+                    true => Payload::Tree(fallback::started(&record, &started)),
+                    false => Payload::Tree(record.modern_create_result()),
                 })
         }
     })
