@@ -16,7 +16,9 @@ use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
     Payload, Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
-use crate::protocol::task::{AsTaskView, TaskId, TaskOrigin, TaskOutcome, TaskShape, TaskView};
+use crate::protocol::task::{
+    AsTaskView, OutcomeView, RelatedResult, TaskId, TaskOrigin, TaskShape, TaskView,
+};
 use crate::protocol::{
     ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS,
     TASKS_EXTENSION, meta,
@@ -293,7 +295,7 @@ async fn route(
         ("tasks/get" | "tasks/list" | "tasks/cancel", false) => {
             Some(legacy_task_method(server, peer, &req).await)
         }
-        ("tasks/result", false) => tree(legacy_task_result(server, peer, &req, cancel).await),
+        ("tasks/result", false) => legacy_task_result(server, peer, &req, cancel).await,
         ("subscriptions/listen", true) => {
             let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
             match Listen::parse(&req.params, declared, missing_tasks_capability) {
@@ -921,53 +923,61 @@ async fn legacy_task_method(
 const LIST_PAGE: usize = 50;
 
 /// Legacy `tasks/result`: blocks until the task ends, then answers exactly what the call would have
-/// (its result with `related-task` meta, or its JSON-RPC error).
+/// (its result with `related-task` meta, or its JSON-RPC error). It waits on the task's version
+/// and status only, and writes a stored result from its text.
 async fn legacy_task_result(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: &Incoming,
     cancel: CancellationToken,
-) -> Outcome {
+) -> Answer {
     let id = match task_id_param(&req.params) {
         Ok(id) => id,
         Err(e) => return Some(Err(e)),
     };
     let owner = peer.owner(&req.era);
     let store = server.engine().store().clone();
-    let mut record = match store.get(&id, &owner).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return Some(Err(task_not_found())),
+    match store.get_view(&id, &owner, &mut |_| {}).await {
+        Ok(true) => {}
+        Ok(false) => return Some(Err(task_not_found())),
         Err(e) => return Some(Err(e.to_rpc_error())),
-    };
-    while !record.status.is_terminal() {
+    }
+    // Version 0 is older than any task's: the first wait answers at once.
+    let mut seen = 0;
+    loop {
         let changed = tokio::select! {
             _ = cancel.cancelled() => return None,
-            r = store.changed(&id, record.version) => r,
+            r = store.changed_status(&id, seen) => r,
         };
-        record = match changed {
-            Ok(r) => r,
+        match changed {
+            Ok((_, status)) if status.is_terminal() => break,
+            Ok((version, _)) => seen = version,
             Err(StoreError::NotFound) => return Some(Err(task_not_found())),
             Err(e) => return Some(Err(e.to_rpc_error())),
-        };
-    }
-    let related = json!({ "taskId": id.as_str() });
-    Some(match record.outcome {
-        Some(TaskOutcome::Result(mut result)) => {
-            if let Value::Object(obj) = &mut result {
-                let m = obj.entry("_meta").or_insert_with(|| json!({}));
-                if let Value::Object(m) = m {
-                    m.insert(meta::RELATED_TASK.into(), related);
-                }
-            }
-            Ok(result)
         }
-        Some(TaskOutcome::Error(error)) => Err(error),
-        None => Err(RpcError::internal(format!(
-            "Task was {} before producing a result",
-            record.status.as_str()
-        ))
-        .with_data(json!({ meta::RELATED_TASK: related }))),
-    })
+    }
+    let mut answer = None;
+    let mut write = |t: TaskView<'_>| {
+        answer = Some(match t.outcome {
+            Some(OutcomeView::Error(error)) => Err(error.clone()),
+            Some(result) => Ok(Payload::Text(
+                RelatedResult {
+                    result,
+                    task_id: id.as_str(),
+                }
+                .to_text(),
+            )),
+            None => Err(RpcError::internal(format!(
+                "Task was {} before producing a result",
+                t.status.as_str()
+            ))
+            .with_data(json!({ meta::RELATED_TASK: { "taskId": id.as_str() } }))),
+        });
+    };
+    match store.get_view(&id, &owner, &mut write).await {
+        Ok(_) => Some(answer.unwrap_or_else(|| Err(task_not_found()))),
+        Err(e) => Some(Err(e.to_rpc_error())),
+    }
 }
 
 /// Resolves after `after`, or never.
