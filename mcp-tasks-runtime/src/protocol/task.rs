@@ -15,6 +15,11 @@
 //! The two eras name durations differently (`ttlMs`/`pollIntervalMs` against `ttl`/`pollInterval`)
 //! and only the modern era carries the payload (`inputRequests`, `result`, `error`) in the task
 //! itself; the renderers are the one place that knows this.
+//!
+//! Each shape is written by one [`Serialize`] renderer, [`Rendered`] ([`TaskView::render`] with a
+//! [`TaskShape`]), straight to text with its keys in sorted order: the bytes its tree would give,
+//! without the tree, and with a result a store keeps as text ([`OutcomeView::ResultText`]) copied
+//! in rather than parsed. The methods above that return a [`Value`] are that text as a tree.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
