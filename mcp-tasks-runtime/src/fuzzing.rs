@@ -2,7 +2,7 @@
 //! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
 
 use crate::protocol::InputRequest;
-use crate::protocol::jsonrpc::{Message, Reply, Wire, error_message, result_message};
+use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
 use crate::store::{NewTask, machine};
 use crate::task::{mrtr, state};
@@ -29,11 +29,21 @@ pub fn message(data: &[u8]) {
             let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
             let parts = Reply {
                 id: req.id.clone(),
-                outcome: Ok(req.params.clone().unwrap_or_default()),
+                outcome: Ok(req.params.clone().unwrap_or_default().into()),
                 server_info: Some(std::sync::Arc::new(Value::String("info".into()))),
             };
             let direct = serde_json::to_string(&parts).expect("a reply serialises");
             assert_eq!(direct, Wire(&parts.into_value()).to_json(), "{text:?}");
+            // A result already written as text goes out as it is.
+            let params = req.params.clone().unwrap_or_default();
+            let written = serde_json::value::to_raw_value(&params).expect("params serialise");
+            let parts = Reply {
+                id: req.id.clone(),
+                outcome: Ok(Payload::Text(written)),
+                server_info: None,
+            };
+            let tree = Wire(&result_message(&req.id, params)).to_json();
+            assert_eq!(serde_json::to_string(&parts).ok(), Some(tree), "{text:?}");
             match Message::parse(&reply) {
                 Ok(Message::Response(resp)) => assert_eq!(resp.id, req.id, "{reply}"),
                 other => panic!("the reply to {text:?} does not parse back: {reply} -> {other:?}"),

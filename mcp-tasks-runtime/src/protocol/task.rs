@@ -15,15 +15,23 @@
 //! The two eras name durations differently (`ttlMs`/`pollIntervalMs` against `ttl`/`pollInterval`)
 //! and only the modern era carries the payload (`inputRequests`, `result`, `error`) in the task
 //! itself; the renderers are the one place that knows this.
+//!
+//! Each shape is written by one [`Serialize`] renderer, [`Rendered`] ([`TaskView::render`] with a
+//! [`TaskShape`]), straight to text with its keys in sorted order: the bytes its tree would give,
+//! without the tree, and with a result a store keeps as text ([`OutcomeView::ResultText`]) copied
+//! in rather than parsed. The methods above that return a [`Value`] are that text as a tree.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
+use serde::ser::Error as _;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::{InputRequest, RpcError};
 
@@ -215,6 +223,29 @@ impl TaskOutcome {
     }
 }
 
+/// How a task ended, borrowed from wherever it is stored: its result (as a tree, or as the JSON
+/// text a store keeps it in) or its JSON-RPC error.
+#[derive(Debug, Clone, Copy)]
+pub enum OutcomeView<'a> {
+    /// The request's result, as a tree.
+    Result(&'a Value),
+    /// The request's result as JSON text, written the way a tree writes it (compact, keys in
+    /// sorted order, as `serde_json::value::to_raw_value` of the tree gives): a renderer copies
+    /// it into its output without parsing it into a tree.
+    ResultText(&'a RawValue),
+    /// The JSON-RPC error the request ended with.
+    Error(&'a RpcError),
+}
+
+impl<'a> From<&'a TaskOutcome> for OutcomeView<'a> {
+    fn from(outcome: &'a TaskOutcome) -> Self {
+        match outcome {
+            TaskOutcome::Result(result) => OutcomeView::Result(result),
+            TaskOutcome::Error(error) => OutcomeView::Error(error),
+        }
+    }
+}
+
 /// What a client may see of one task, borrowed from wherever it is stored; the input of every
 /// renderer. A store's record gives one through [`AsTaskView`].
 #[derive(Debug, Clone, Copy)]
@@ -236,7 +267,7 @@ pub struct TaskView<'a> {
     /// Input requests waiting for an answer, by key.
     pub input_requests: &'a BTreeMap<String, InputRequest>,
     /// How it ended, once `completed` or `failed`.
-    pub outcome: Option<&'a TaskOutcome>,
+    pub outcome: Option<OutcomeView<'a>>,
 }
 
 /// Anything a [`TaskView`] can be borrowed from (a store's record).
@@ -245,102 +276,369 @@ pub trait AsTaskView {
     fn task_view(&self) -> TaskView<'_>;
 }
 
-impl TaskView<'_> {
+/// The JSON shapes a task takes on the wire (the table at the top of this module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskShape {
+    /// The 2026-07-28 `CreateTaskResult`: the flat task with `resultType: "task"`, never a payload.
+    ModernCreate,
+    /// The 2026-07-28 `tasks/get` result: the `DetailedTask` with `resultType: "complete"`.
+    ModernGet,
+    /// The 2026-07-28 `notifications/tasks` params: the `DetailedTask` without `resultType`.
+    ModernNotification,
+    /// The 2025-11-25 `Task` (`tasks/get`, `tasks/cancel`, `notifications/tasks/status`): never
+    /// the payload (that is what `tasks/result` is for).
+    LegacyTask,
+    /// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
+    LegacyCreate,
+}
+
+/// A task in one of its wire shapes, written straight to text by [`Serialize`] (keys in sorted
+/// order, the bytes its tree would give) with no tree on the way: a completed task's stored
+/// result text is copied in as it is. [`TaskView::render`] makes one.
+#[derive(Debug, Clone, Copy)]
+pub struct Rendered<'a> {
+    view: TaskView<'a>,
+    shape: TaskShape,
+    server_info: Option<&'a Value>,
+}
+
+impl<'a> TaskView<'a> {
+    /// The task in this shape, to serialize.
+    pub fn render(self, shape: TaskShape) -> Rendered<'a> {
+        Rendered {
+            view: self,
+            shape,
+            server_info: None,
+        }
+    }
+
     /// The 2026-07-28 `CreateTaskResult`: the flat task with `resultType: "task"`, never a payload.
     pub fn modern_create_result(self) -> Value {
-        let mut out = Map::new();
-        out.insert("resultType".into(), "task".into());
-        self.modern_task_fields(&mut out);
-        Value::Object(out)
+        self.render(TaskShape::ModernCreate).to_value()
     }
 
     /// The 2026-07-28 `tasks/get` result: the `DetailedTask` with `resultType: "complete"`.
     pub fn modern_get_result(self) -> Value {
-        let mut out = Map::new();
-        out.insert("resultType".into(), "complete".into());
-        self.modern_task_fields(&mut out);
-        self.modern_payload(&mut out);
-        Value::Object(out)
+        self.render(TaskShape::ModernGet).to_value()
     }
 
     /// The 2026-07-28 `notifications/tasks` params: the same `DetailedTask` as
     /// [`modern_get_result`](Self::modern_get_result), without `resultType`.
     pub fn modern_notification_params(self) -> Value {
-        let mut out = Map::new();
-        self.modern_task_fields(&mut out);
-        self.modern_payload(&mut out);
-        Value::Object(out)
+        self.render(TaskShape::ModernNotification).to_value()
     }
 
     /// The 2025-11-25 `Task`: the result of legacy `tasks/get` and `tasks/cancel`. It never carries
     /// the payload (that is what `tasks/result` is for).
     pub fn legacy_task(self) -> Value {
-        let mut out = Map::new();
-        self.common_fields(&mut out);
-        out.insert("ttl".into(), ttl_json(self.ttl));
-        if let Some(interval) = self.poll_interval {
-            out.insert("pollInterval".into(), millis(interval).into());
-        }
-        Value::Object(out)
+        self.render(TaskShape::LegacyTask).to_value()
     }
 
     /// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
     pub fn legacy_create_result(self) -> Value {
-        json!({ "task": self.legacy_task() })
+        self.render(TaskShape::LegacyCreate).to_value()
+    }
+}
+
+impl<'a> Rendered<'a> {
+    /// As a 2026-07-28 reply's result: with `_meta` carrying the server's `serverInfo` (what a
+    /// reply adds to every 2026-07-28 result, see `jsonrpc::Reply`), so that the text is the
+    /// final result. For the modern result shapes; a task's own shapes never have a `_meta`.
+    pub fn with_server_info(mut self, info: &'a Value) -> Self {
+        self.server_info = Some(info);
+        self
     }
 
-    fn common_fields(self, out: &mut Map<String, Value>) {
-        out.insert("taskId".into(), self.id.as_str().into());
-        out.insert("status".into(), self.status.as_str().into());
-        if let Some(message) = self.status_message {
-            out.insert("statusMessage".into(), message.into());
-        }
-        out.insert("createdAt".into(), timestamp(self.created_at).into());
-        out.insert(
-            "lastUpdatedAt".into(),
-            timestamp(self.last_updated_at).into(),
-        );
+    /// The JSON text.
+    pub fn to_text(&self) -> Box<RawValue> {
+        // Every key is a string, so writing cannot fail.
+        serde_json::value::to_raw_value(self).unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 
-    fn modern_task_fields(self, out: &mut Map<String, Value>) {
-        self.common_fields(out);
-        out.insert("ttlMs".into(), ttl_json(self.ttl));
-        if let Some(interval) = self.poll_interval {
-            out.insert("pollIntervalMs".into(), millis(interval).into());
-        }
+    /// The JSON tree (parsing a stored result text).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
 
-    /// `inputRequests` (all outstanding) while `input_required`; `result` or `error` once
-    /// `completed`/`failed`; nothing while `working` or once `cancelled`.
-    fn modern_payload(self, out: &mut Map<String, Value>) {
-        match self.status {
-            TaskStatus::InputRequired => {
-                let requests = self
-                    .input_requests
-                    .iter()
-                    .map(|(key, request)| (key.clone(), request_json(request)))
-                    .collect();
-                out.insert("inputRequests".into(), Value::Object(requests));
+impl Serialize for Rendered<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let v = &self.view;
+        let (modern, result_type, payload) = match self.shape {
+            TaskShape::ModernCreate => (true, Some("task"), false),
+            TaskShape::ModernGet => (true, Some("complete"), true),
+            TaskShape::ModernNotification => (true, None, true),
+            TaskShape::LegacyTask => (false, None, false),
+            TaskShape::LegacyCreate => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry("task", &v.render(TaskShape::LegacyTask))?;
+                return map.end();
             }
-            TaskStatus::Completed | TaskStatus::Failed => match self.outcome {
-                Some(TaskOutcome::Result(result)) => {
-                    // Exactly what the call would have returned in this era: a 2026-07-28
-                    // `CallToolResult` carries `resultType` (the extension's own client checks it).
-                    let mut result = result.clone();
-                    if let Value::Object(obj) = &mut result {
-                        obj.entry("resultType").or_insert_with(|| "complete".into());
-                    }
-                    out.insert("result".into(), result);
+        };
+        // The payload (modern only): `inputRequests` (all outstanding) while `input_required`;
+        // `result` or `error` once `completed`/`failed`; nothing while `working` or once
+        // `cancelled`.
+        let (mut error, mut result, mut requests) = (None, None, None);
+        if payload {
+            match (v.status, v.outcome) {
+                (TaskStatus::InputRequired, _) => requests = Some(v.input_requests),
+                (TaskStatus::Completed | TaskStatus::Failed, Some(OutcomeView::Error(e))) => {
+                    error = Some(e)
                 }
-                Some(TaskOutcome::Error(error)) => {
-                    out.insert("error".into(), error_json(error));
+                (TaskStatus::Completed | TaskStatus::Failed, Some(outcome)) => {
+                    result = Some(outcome)
                 }
-                None => {}
+                _ => {}
+            }
+        }
+        // Keys in sorted order, as a tree writes them.
+        let mut map = s.serialize_map(None)?;
+        if let Some(info) = self.server_info {
+            map.serialize_entry("_meta", &super::jsonrpc::ServerInfoMeta(info))?;
+        }
+        map.serialize_entry("createdAt", &Timestamp(v.created_at))?;
+        if let Some(error) = error {
+            map.serialize_entry("error", &super::jsonrpc::ErrorObject(error))?;
+        }
+        if let Some(requests) = requests {
+            map.serialize_entry("inputRequests", requests)?;
+        }
+        map.serialize_entry("lastUpdatedAt", &Timestamp(v.last_updated_at))?;
+        if let Some(interval) = v.poll_interval {
+            let key = if modern {
+                "pollIntervalMs"
+            } else {
+                "pollInterval"
+            };
+            map.serialize_entry(key, &millis(interval))?;
+        }
+        if let Some(result) = result {
+            // Exactly what the call would have returned in this era: a 2026-07-28
+            // `CallToolResult` carries `resultType` (the extension's own client checks it).
+            map.serialize_entry("result", &CompleteResult(result))?;
+        }
+        if let Some(result_type) = result_type {
+            map.serialize_entry("resultType", result_type)?;
+        }
+        map.serialize_entry("status", v.status.as_str())?;
+        if let Some(message) = v.status_message {
+            map.serialize_entry("statusMessage", message)?;
+        }
+        map.serialize_entry("taskId", v.id.as_str())?;
+        map.serialize_entry(if modern { "ttlMs" } else { "ttl" }, &v.ttl.map(millis))?;
+        map.end()
+    }
+}
+
+/// A result as a 2026-07-28 result: an object gets `resultType: "complete"` unless it has a
+/// `resultType`. Stored text is copied, value by value, without a tree.
+struct CompleteResult<'a>(OutcomeView<'a>);
+
+impl Serialize for CompleteResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            OutcomeView::Result(Value::Object(obj)) => {
+                let mut map = s.serialize_map(None)?;
+                with_entry(&mut map, obj, "resultType", "complete")?;
+                map.end()
+            }
+            OutcomeView::Result(other) => other.serialize(s),
+            OutcomeView::ResultText(text) => match object_entries(text) {
+                Some(entries) => {
+                    let mut map = s.serialize_map(None)?;
+                    with_entry(&mut map, entries, "resultType", "complete")?;
+                    map.end()
+                }
+                None => text.serialize(s),
             },
-            TaskStatus::Working | TaskStatus::Cancelled => {}
+            OutcomeView::Error(error) => super::jsonrpc::ErrorObject(error).serialize(s),
         }
     }
 }
+
+/// The 2025-11-25 `tasks/result` answer of a task that ended with a result: the result as the
+/// call would have answered it, its `_meta` naming the task
+/// (`io.modelcontextprotocol/related-task`). Stored text is copied, value by value, without a tree.
+#[derive(Debug, Clone, Copy)]
+pub struct RelatedResult<'a> {
+    /// The result ([`OutcomeView::Result`] or [`OutcomeView::ResultText`]).
+    pub result: OutcomeView<'a>,
+    /// The task's id.
+    pub task_id: &'a str,
+}
+
+impl RelatedResult<'_> {
+    /// The JSON text.
+    pub fn to_text(&self) -> Box<RawValue> {
+        // Every key is a string, so writing cannot fail.
+        serde_json::value::to_raw_value(self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+}
+
+/// `{"taskId": id}`.
+#[derive(Serialize)]
+struct TaskRef<'a> {
+    #[serde(rename = "taskId")]
+    task_id: &'a str,
+}
+
+impl Serialize for RelatedResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let related = TaskRef {
+            task_id: self.task_id,
+        };
+        let text = match self.result {
+            OutcomeView::ResultText(text) => text,
+            OutcomeView::Result(result) => {
+                // A tree (a store that does not keep text): set the key in a copy.
+                let mut result = result.clone();
+                if let Value::Object(obj) = &mut result {
+                    let m = obj.entry("_meta").or_insert_with(|| Map::new().into());
+                    if let Value::Object(m) = m {
+                        let related = serde_json::to_value(&related).map_err(S::Error::custom)?;
+                        m.insert(super::meta::RELATED_TASK.into(), related);
+                    }
+                }
+                return result.serialize(s);
+            }
+            OutcomeView::Error(error) => return super::jsonrpc::ErrorObject(error).serialize(s),
+        };
+        let Some(entries) = object_entries(text) else {
+            return text.serialize(s);
+        };
+        /// The result's `_meta` entries with the related task set (replacing one it had).
+        struct Meta<'a, 'b>(&'b [(Cow<'a, str>, &'a RawValue)], &'b TaskRef<'b>);
+        impl Serialize for Meta<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let key = super::meta::RELATED_TASK;
+                let mut map = s.serialize_map(None)?;
+                let mut pending = true;
+                for (k, v) in self.0 {
+                    if pending && key <= k.as_ref() {
+                        map.serialize_entry(key, self.1)?;
+                        pending = false;
+                    }
+                    if k != key {
+                        map.serialize_entry(k.as_ref(), v)?;
+                    }
+                }
+                if pending {
+                    map.serialize_entry(key, self.1)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = s.serialize_map(None)?;
+        let mut pending = true;
+        for (k, v) in &entries {
+            if pending && k.as_ref() >= "_meta" {
+                pending = false;
+                if k == "_meta" {
+                    match object_entries(v) {
+                        Some(meta) => map.serialize_entry("_meta", &Meta(&meta, &related))?,
+                        // Not an object: left as it is, as the tree leaves it.
+                        None => map.serialize_entry("_meta", v)?,
+                    }
+                    continue;
+                }
+                map.serialize_entry("_meta", &Meta(&[], &related))?;
+            }
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        if pending {
+            map.serialize_entry("_meta", &Meta(&[], &related))?;
+        }
+        map.end()
+    }
+}
+
+/// Writes `entries` (keys in sorted order) into `map`, with `key: value` added where it sorts
+/// unless `entries` has `key` already: what inserting it into the tree would write.
+pub(crate) fn with_entry<M, K, V, T>(
+    map: &mut M,
+    entries: impl IntoIterator<Item = (K, V)>,
+    key: &str,
+    value: &T,
+) -> Result<(), M::Error>
+where
+    M: serde::ser::SerializeMap,
+    K: AsRef<str>,
+    V: Serialize,
+    T: Serialize + ?Sized,
+{
+    let mut pending = true;
+    for (k, v) in entries {
+        let k = k.as_ref();
+        if pending && k >= key {
+            if k != key {
+                map.serialize_entry(key, value)?;
+            }
+            pending = false;
+        }
+        map.serialize_entry(k, &v)?;
+    }
+    if pending {
+        map.serialize_entry(key, value)?;
+    }
+    Ok(())
+}
+
+/// The top-level entries of an object's JSON text, values left as text; `None` if it is not an
+/// object. Keys are borrowed unless they hold escapes.
+pub(crate) fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct Key<'a>(Cow<'a, str>);
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(v)))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(v.to_owned())))
+                }
+            }
+            d.deserialize_str(Visit)
+        }
+    }
+    struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Entries<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Entries<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut access: A,
+                ) -> Result<Entries<'de>, A::Error> {
+                    let mut entries = Vec::with_capacity(access.size_hint().unwrap_or(4));
+                    while let Some(Key(key)) = access.next_key()? {
+                        entries.push((key, access.next_value()?));
+                    }
+                    Ok(Entries(entries))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    if !text.get().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Entries<'_>>(text.get())
+        .ok()
+        .map(|e| e.0)
+}
+
 /// The 2025-11-25 `tasks/list` result: `{"tasks": [<Task>…], "nextCursor"?}`.
 pub fn legacy_list_result<'a, T: AsTaskView + 'a>(
     tasks: impl IntoIterator<Item = &'a T>,
@@ -358,8 +656,24 @@ pub fn legacy_list_result<'a, T: AsTaskView + 'a>(
     Value::Object(out)
 }
 
+/// A time as [`timestamp`] writes it, serialized without a `String` on the way.
+struct Timestamp(SystemTime);
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = timestamp_bytes(self.0);
+        // Every byte is an ASCII digit or separator.
+        s.serialize_str(std::str::from_utf8(&bytes).unwrap_or_default())
+    }
+}
+
 /// A time as ISO 8601 / RFC 3339 in UTC with millisecond precision: `2025-11-25T10:30:00.000Z`.
 pub fn timestamp(at: SystemTime) -> String {
+    // Every byte is an ASCII digit or separator.
+    String::from_utf8(timestamp_bytes(at).to_vec()).unwrap_or_default()
+}
+
+fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
     // Written digit by digit: every task rendering formats two or three of these, and `format!`
     // with padding was a visible share of a `tasks/get` (see the benchmark's profile).
     let t = time::OffsetDateTime::from(at);
@@ -390,8 +704,7 @@ pub fn timestamp(at: SystemTime) -> String {
     ] {
         out[at] = byte;
     }
-    // Every byte is an ASCII digit or separator.
-    String::from_utf8(out.to_vec()).unwrap_or_default()
+    out
 }
 
 /// A duration in whole milliseconds, at least 1: both eras want a positive integer (conformance
@@ -400,28 +713,11 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
-fn ttl_json(ttl: Option<Duration>) -> Value {
-    ttl.map_or(Value::Null, |ttl| millis(ttl).into())
-}
-
-fn request_json(request: &InputRequest) -> Value {
-    json!({ "method": request.method, "params": request.params })
-}
-
-fn error_json(error: &RpcError) -> Value {
-    let mut out = Map::new();
-    out.insert("code".into(), error.code.into());
-    out.insert("message".into(), error.message.as_str().into());
-    if let Some(data) = &error.data {
-        out.insert("data".into(), data.clone());
-    }
-    Value::Object(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::codes;
+    use serde_json::json;
     use std::collections::BTreeSet;
 
     /// 2025-11-25T10:30:00Z.
@@ -514,6 +810,153 @@ mod tests {
         for origin in [TaskOrigin::Modern, TaskOrigin::Legacy] {
             assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
             assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);
+        }
+    }
+
+    /// A task written straight to text is, inside a reply, byte for byte the reply its tree
+    /// gives: the 2026-07-28 shapes with the server's `serverInfo` (what the reply adds to a
+    /// tree), the 2025-11-25 ones as they are; a stored result as text or as a tree alike.
+    #[test]
+    fn a_task_written_as_text_replies_what_its_tree_replies() {
+        use crate::protocol::jsonrpc::{Payload, Reply, RequestId};
+        let info = Arc::new(json!({"name": "s", "version": "1", "title": "S \"q\""}));
+        let requests: BTreeMap<String, InputRequest> = [
+            ("b".to_owned(), InputRequest::new("roots/list", json!({}))),
+            (
+                "a\"".to_owned(),
+                InputRequest::new("elicitation/create", json!({"message": "?", "z": [1, {}]})),
+            ),
+        ]
+        .into();
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi"}], "isError": true}),
+            json!({"resultType": "x", "_meta": {"k": 1}, "a": null}),
+            json!({"resultTypf": 1, "resultTyp": 2, "Z": 3}),
+            json!({}),
+            json!([1, {"b": 2, "a": 1}]),
+            json!(7.25),
+        ];
+        let texts: Vec<Box<RawValue>> = results
+            .iter()
+            .map(|r| serde_json::value::to_raw_value(r).unwrap())
+            .collect();
+        let error = RpcError::internal("boom").with_data(json!({"retry": [1]}));
+        let id = TaskId::new("t\"1");
+        let base = TaskView {
+            id: &id,
+            status: TaskStatus::Working,
+            status_message: Some("half \u{1} way"),
+            created_at: t0(),
+            last_updated_at: t0() + Duration::from_millis(1_234),
+            ttl: None,
+            poll_interval: Some(Duration::from_micros(10)),
+            input_requests: &requests,
+            outcome: None,
+        };
+        let mut views = vec![
+            base,
+            TaskView {
+                status: TaskStatus::InputRequired,
+                ttl: Some(Duration::from_secs(9)),
+                status_message: None,
+                poll_interval: None,
+                ..base
+            },
+            TaskView {
+                status: TaskStatus::Failed,
+                outcome: Some(OutcomeView::Error(&error)),
+                ..base
+            },
+            TaskView {
+                status: TaskStatus::Cancelled,
+                ..base
+            },
+        ];
+        for (result, text) in results.iter().zip(&texts) {
+            for outcome in [OutcomeView::Result(result), OutcomeView::ResultText(text)] {
+                for status in [TaskStatus::Completed, TaskStatus::Failed] {
+                    let outcome = Some(outcome);
+                    views.push(TaskView {
+                        status,
+                        outcome,
+                        ..base
+                    });
+                }
+            }
+        }
+        let ids = [
+            RequestId::Number(3),
+            RequestId::BigNumber("18446744073709551623".into()),
+        ];
+        for view in views {
+            // Not a result: the notification's params are written as they are.
+            let params = view.render(TaskShape::ModernNotification);
+            let tree = serde_json::to_string(&params.to_value()).unwrap();
+            assert_eq!(params.to_text().get(), tree);
+            for id in &ids {
+                for (shape, modern) in [
+                    (TaskShape::ModernCreate, true),
+                    (TaskShape::ModernGet, true),
+                    (TaskShape::LegacyTask, false),
+                    (TaskShape::LegacyCreate, false),
+                ] {
+                    let rendered = view.render(shape);
+                    let server_info = modern.then(|| info.clone());
+                    let text = match modern {
+                        true => rendered.with_server_info(&info).to_text(),
+                        false => rendered.to_text(),
+                    };
+                    let from_text = Reply {
+                        id: id.clone(),
+                        outcome: Ok(Payload::Text(text)),
+                        server_info: server_info.clone(),
+                    };
+                    let from_tree = Reply {
+                        id: id.clone(),
+                        outcome: Ok(Payload::Tree(rendered.to_value())),
+                        server_info,
+                    };
+                    let written = serde_json::to_string(&from_text).unwrap();
+                    assert_eq!(written, serde_json::to_string(&from_tree).unwrap());
+                    let tree = crate::protocol::jsonrpc::Wire(&from_tree.into_value()).to_json();
+                    assert_eq!(written, tree, "{shape:?}");
+                }
+            }
+        }
+    }
+
+    /// The legacy `tasks/result` answer written from stored text is what setting the key in the
+    /// result's tree writes.
+    #[test]
+    fn a_related_result_from_text_is_the_tree_with_the_key_set() {
+        let related = json!({"taskId": "t\"1"});
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi"}], "isError": true}),
+            json!({"_meta": {"a": 1, "io.modelcontextprotocol/related-task": 0, "z": [2]}, "b": 1}),
+            json!({"_meta": {"io.zzz": 1, "A": 2}}),
+            json!({"_meta": 7, "x": 1}),
+            json!({"A": 1, "_a": 2, "a\"": 3}),
+            json!({}),
+            json!([1, {"_meta": 1}]),
+            json!("text"),
+        ];
+        for result in results {
+            let mut tree = result.clone();
+            if let Value::Object(obj) = &mut tree {
+                let m = obj.entry("_meta").or_insert_with(|| json!({}));
+                if let Value::Object(m) = m {
+                    m.insert(crate::protocol::meta::RELATED_TASK.into(), related.clone());
+                }
+            }
+            let tree = serde_json::to_string(&tree).unwrap();
+            let text = serde_json::value::to_raw_value(&result).unwrap();
+            for view in [OutcomeView::Result(&result), OutcomeView::ResultText(&text)] {
+                let written = RelatedResult {
+                    result: view,
+                    task_id: "t\"1",
+                };
+                assert_eq!(written.to_text().get(), tree, "{view:?}");
+            }
         }
     }
 }

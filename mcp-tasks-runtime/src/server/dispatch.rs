@@ -14,9 +14,11 @@ use super::listen::Listen;
 use super::peer::{LegacySession, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
-    Reply, Request, RequestId, RpcError, codes, error_message, result_message,
+    Payload, Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
-use crate::protocol::task::{TaskId, TaskOrigin, TaskOutcome, TaskView};
+use crate::protocol::task::{
+    AsTaskView, OutcomeView, RelatedResult, TaskId, TaskOrigin, TaskShape, TaskView,
+};
 use crate::protocol::{
     ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS,
     TASKS_EXTENSION, meta,
@@ -266,18 +268,26 @@ fn unsupported_version(requested: &str) -> RpcError {
 
 type Outcome = Option<Result<Value, RpcError>>;
 
+/// An [`Outcome`] whose result may already be text ([`Payload::Text`]).
+type Answer = Option<Result<Payload, RpcError>>;
+
+/// An outcome built as a tree, as an [`Answer`].
+fn tree(outcome: Outcome) -> Answer {
+    outcome.map(|result| result.map(Payload::Tree))
+}
+
 async fn route(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: Incoming,
     cancel: CancellationToken,
-) -> Outcome {
+) -> Answer {
     let modern = req.era.is_modern();
     match (req.method.as_str(), modern) {
-        ("server/discover", true) => Some(Ok(discover(server))),
-        ("ping", false) => Some(Ok(json!({}))),
-        ("logging/setLevel", false) => Some(set_log_level(&**peer, &req)),
-        ("tools/list", _) => Some(Ok(tools_list(server, &req.era, &req.client))),
+        ("server/discover", true) => tree(Some(Ok(discover(server)))),
+        ("ping", false) => tree(Some(Ok(json!({})))),
+        ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
+        ("tools/list", _) => tree(Some(Ok(tools_list(server, &req.era, &req.client)))),
         ("tools/call", _) => tools_call(server, peer, req, cancel).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(modern_task_method(server, peer, &req).await)
@@ -291,7 +301,7 @@ async fn route(
             match Listen::parse(&req.params, declared, missing_tasks_capability) {
                 Ok(listen) => {
                     let owner = peer.owner(&req.era);
-                    listen.run(server, &**peer, &req.id, owner, cancel).await
+                    tree(listen.run(server, &**peer, &req.id, owner, cancel).await)
                 }
                 Err(err) => Some(Err(err)),
             }
@@ -411,7 +421,7 @@ async fn tools_call(
     peer: &Arc<dyn Peer>,
     req: Incoming,
     cancel: CancellationToken,
-) -> Outcome {
+) -> Answer {
     let name = match req.params.get("name") {
         Some(Value::String(name)) => name.clone(),
         Some(_) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
@@ -436,7 +446,9 @@ async fn tools_call(
             return Some(Err(err));
         }
         let owner = peer.owner(&req.era);
-        return Some(fallback::call_companion(server, &name, &req.params, &owner).await);
+        return tree(Some(
+            fallback::call_companion(server, &name, &req.params, &owner).await,
+        ));
     }
     let Some(tool) = server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
@@ -472,7 +484,7 @@ async fn tools_call(
         CallPlan::Task => return Some(launch_task(server, peer, call, &req).await),
         CallPlan::Fallback => {
             let call = call.fallback(&**peer, &req);
-            return Some(fallback::launch(server, peer, call).await);
+            return tree(Some(fallback::launch(server, peer, call).await));
         }
         CallPlan::Inline { becomes } => becomes,
     };
@@ -482,7 +494,7 @@ async fn tools_call(
     let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
     if let Becomes::FallbackAfter(after) = becomes {
         let call = call.fallback(&**peer, &req);
-        return fallback::run_promotable(server, peer, call, backend, cancel, after).await;
+        return tree(fallback::run_promotable(server, peer, call, backend, cancel, after).await);
     }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
@@ -529,11 +541,10 @@ fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
 type Caught =
     Result<Result<crate::protocol::CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
 
-fn finish(tool: &str, outcome: Caught) -> Result<Value, RpcError> {
+/// An inline call's answer: its `CallToolResult` is written as it is, with no tree on the way.
+fn finish(tool: &str, outcome: Caught) -> Result<Payload, RpcError> {
     match outcome {
-        Ok(Ok(result)) => {
-            serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
-        }
+        Ok(Ok(result)) => Ok(Payload::Tool(result)),
         Ok(Err(err)) => Err(err),
         Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
     }
@@ -548,7 +559,7 @@ async fn run_mrtr(
     req: &Incoming,
     cancel: CancellationToken,
     becomes: Becomes,
-) -> Outcome {
+) -> Answer {
     let ToolCall {
         tool,
         arguments,
@@ -651,11 +662,11 @@ async fn run_mrtr(
                 .into_iter()
                 .map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null)))
                 .collect();
-            Ok(json!({
+            Ok(Payload::Tree(json!({
                 "resultType": "input_required",
                 "inputRequests": requests,
                 "requestState": state::seal(key, gathered),
-            }))
+            })))
         }
         mrtr::Step::Promote => {
             let deferred = deferred.expect("only a deferred call asks to become a task");
@@ -688,8 +699,8 @@ async fn run_mrtr(
                 })
                 .await
                 .map(|record| match fallback {
-                    true => fallback::started(&record, &started),
-                    false => record.modern_create_result(),
+                    true => Payload::Tree(fallback::started(&record, &started)),
+                    false => Payload::Tree(record.modern_create_result()),
                 })
         }
     })
@@ -701,7 +712,7 @@ async fn launch_task(
     peer: &Arc<dyn Peer>,
     call: ToolCall,
     req: &Incoming,
-) -> Result<Value, RpcError> {
+) -> Result<Payload, RpcError> {
     let ToolCall {
         tool,
         arguments,
@@ -745,10 +756,14 @@ async fn launch_task(
         state: server.state.clone(),
     };
     let record = server.engine().launch(launch).await?;
-    Ok(match origin {
-        TaskOrigin::Modern => record.modern_create_result(),
-        TaskOrigin::Legacy => record.legacy_create_result(),
-    })
+    let view = record.task_view();
+    Ok(Payload::Text(match origin {
+        TaskOrigin::Modern => view
+            .render(TaskShape::ModernCreate)
+            .with_server_info(server.info_json())
+            .to_text(),
+        TaskOrigin::Legacy => view.render(TaskShape::LegacyCreate).to_text(),
+    }))
 }
 
 fn missing_tasks_capability() -> RpcError {
@@ -782,7 +797,7 @@ async fn modern_task_method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: &Incoming,
-) -> Result<Value, RpcError> {
+) -> Result<Payload, RpcError> {
     // The capability gate comes before the lookup: a non-declaring client learns nothing about ids.
     if !req.client.capabilities.has_extension(TASKS_EXTENSION) {
         return Err(missing_tasks_capability());
@@ -791,10 +806,20 @@ async fn modern_task_method(
     let owner = peer.owner(&req.era);
     let store = server.engine().store().clone();
     match req.method.as_str() {
-        "tasks/get" => match (store.get_rendered(&id, &owner, |t| t.modern_get_result())).await? {
-            Some(result) => Ok(result),
-            None => Err(task_not_found()),
-        },
+        "tasks/get" => {
+            // Written to text as the store shows it (a stored result is copied, not parsed).
+            let info = server.info_json();
+            let mut text = None;
+            let mut write = |t: TaskView<'_>| {
+                text = Some(
+                    t.render(TaskShape::ModernGet)
+                        .with_server_info(info)
+                        .to_text(),
+                );
+            };
+            store.get_view(&id, &owner, &mut write).await?;
+            text.map(Payload::Text).ok_or_else(task_not_found)
+        }
         "tasks/update" => {
             if !req.params.contains_key("inputResponses") {
                 return Err(RpcError::invalid_params(
@@ -806,17 +831,16 @@ async fn modern_task_method(
             // the question stays open for a right one.
             let responses = mrtr::parse_responses(&req.params).map_err(RpcError::invalid_params)?;
             // Only the methods of the outstanding requests, not a copy of the record.
-            let methods = |t: TaskView<'_>| {
+            let mut asked = Map::new();
+            let mut methods = |t: TaskView<'_>| {
                 let methods = t.input_requests.iter();
-                Value::Object(
-                    methods
-                        .map(|(k, r)| (k.clone(), r.method.clone().into()))
-                        .collect(),
-                )
+                asked = methods
+                    .map(|(k, r)| (k.clone(), r.method.clone().into()))
+                    .collect();
             };
-            let Some(asked) = store.get_rendered(&id, &owner, methods).await? else {
+            if !store.get_view(&id, &owner, &mut methods).await? {
                 return Err(task_not_found());
-            };
+            }
             for (key, answer) in &responses {
                 if let Some(method) = asked.get(key).and_then(Value::as_str)
                     && let Err(why) = mrtr::check_answer(method, answer)
@@ -832,7 +856,7 @@ async fn modern_task_method(
                     if !report.ignored.is_empty() {
                         tracing::debug!(task = %id, ignored = ?report.ignored, "tasks/update ignored keys that are not outstanding");
                     }
-                    Ok(json!({}))
+                    Ok(Payload::Tree(json!({})))
                 }
                 Err(StoreError::NotFound) => Err(task_not_found()),
                 Err(e) => Err(e.to_rpc_error()),
@@ -840,7 +864,7 @@ async fn modern_task_method(
         }
         _ => match store.cancel(&id, &owner).await {
             // Cancelling an ended task is acknowledged like any other (the extension's rule).
-            Ok(_) => Ok(json!({})),
+            Ok(_) => Ok(Payload::Tree(json!({}))),
             Err(StoreError::NotFound) => Err(task_not_found()),
             Err(e) => Err(e.to_rpc_error()),
         },
@@ -852,7 +876,7 @@ async fn legacy_task_method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: &Incoming,
-) -> Result<Value, RpcError> {
+) -> Result<Payload, RpcError> {
     let owner = peer.owner(&req.era);
     let store = server.engine().store().clone();
     match req.method.as_str() {
@@ -863,22 +887,25 @@ async fn legacy_task_method(
                 Some(_) => return Err(RpcError::invalid_params("`cursor` must be a string")),
             };
             let page = store.list(&owner, cursor, LIST_PAGE).await?;
-            Ok(crate::protocol::task::legacy_list_result(
+            Ok(Payload::Tree(crate::protocol::task::legacy_list_result(
                 &page.tasks,
                 page.next_cursor.as_deref(),
-            ))
+            )))
         }
         "tasks/get" => {
             let id = task_id_param(&req.params)?;
-            match (store.get_rendered(&id, &owner, |t| t.legacy_task())).await? {
-                Some(task) => Ok(task),
-                None => Err(task_not_found()),
-            }
+            let mut text = None;
+            let mut write =
+                |t: TaskView<'_>| text = Some(t.render(TaskShape::LegacyTask).to_text());
+            store.get_view(&id, &owner, &mut write).await?;
+            text.map(Payload::Text).ok_or_else(task_not_found)
         }
         _ => {
             let id = task_id_param(&req.params)?;
             match store.cancel(&id, &owner).await {
-                Ok(CancelResult::Cancelled(record)) => Ok(record.legacy_task()),
+                Ok(CancelResult::Cancelled(record)) => Ok(Payload::Text(
+                    record.task_view().render(TaskShape::LegacyTask).to_text(),
+                )),
                 Ok(CancelResult::AlreadyTerminal(record)) => {
                     Err(RpcError::invalid_params(format!(
                         "Cannot cancel task: already in terminal status '{}'",
@@ -896,53 +923,61 @@ async fn legacy_task_method(
 const LIST_PAGE: usize = 50;
 
 /// Legacy `tasks/result`: blocks until the task ends, then answers exactly what the call would have
-/// (its result with `related-task` meta, or its JSON-RPC error).
+/// (its result with `related-task` meta, or its JSON-RPC error). It waits on the task's version
+/// and status only, and writes a stored result from its text.
 async fn legacy_task_result(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: &Incoming,
     cancel: CancellationToken,
-) -> Outcome {
+) -> Answer {
     let id = match task_id_param(&req.params) {
         Ok(id) => id,
         Err(e) => return Some(Err(e)),
     };
     let owner = peer.owner(&req.era);
     let store = server.engine().store().clone();
-    let mut record = match store.get(&id, &owner).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return Some(Err(task_not_found())),
+    match store.get_view(&id, &owner, &mut |_| {}).await {
+        Ok(true) => {}
+        Ok(false) => return Some(Err(task_not_found())),
         Err(e) => return Some(Err(e.to_rpc_error())),
-    };
-    while !record.status.is_terminal() {
+    }
+    // Version 0 is older than any task's: the first wait answers at once.
+    let mut seen = 0;
+    loop {
         let changed = tokio::select! {
             _ = cancel.cancelled() => return None,
-            r = store.changed(&id, record.version) => r,
+            r = store.changed_status(&id, seen) => r,
         };
-        record = match changed {
-            Ok(r) => r,
+        match changed {
+            Ok((_, status)) if status.is_terminal() => break,
+            Ok((version, _)) => seen = version,
             Err(StoreError::NotFound) => return Some(Err(task_not_found())),
             Err(e) => return Some(Err(e.to_rpc_error())),
-        };
-    }
-    let related = json!({ "taskId": id.as_str() });
-    Some(match record.outcome {
-        Some(TaskOutcome::Result(mut result)) => {
-            if let Value::Object(obj) = &mut result {
-                let m = obj.entry("_meta").or_insert_with(|| json!({}));
-                if let Value::Object(m) = m {
-                    m.insert(meta::RELATED_TASK.into(), related);
-                }
-            }
-            Ok(result)
         }
-        Some(TaskOutcome::Error(error)) => Err(error),
-        None => Err(RpcError::internal(format!(
-            "Task was {} before producing a result",
-            record.status.as_str()
-        ))
-        .with_data(json!({ meta::RELATED_TASK: related }))),
-    })
+    }
+    let mut answer = None;
+    let mut write = |t: TaskView<'_>| {
+        answer = Some(match t.outcome {
+            Some(OutcomeView::Error(error)) => Err(error.clone()),
+            Some(result) => Ok(Payload::Text(
+                RelatedResult {
+                    result,
+                    task_id: id.as_str(),
+                }
+                .to_text(),
+            )),
+            None => Err(RpcError::internal(format!(
+                "Task was {} before producing a result",
+                t.status.as_str()
+            ))
+            .with_data(json!({ meta::RELATED_TASK: { "taskId": id.as_str() } }))),
+        });
+    };
+    match store.get_view(&id, &owner, &mut write).await {
+        Ok(_) => Some(answer.unwrap_or_else(|| Err(task_not_found()))),
+        Err(e) => Some(Err(e.to_rpc_error())),
+    }
 }
 
 /// Resolves after `after`, or never.

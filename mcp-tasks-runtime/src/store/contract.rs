@@ -24,7 +24,9 @@ use tokio::time::timeout;
 
 use super::TaskRecord;
 use super::machine::{CANCELLED_MESSAGE, DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE};
-use super::{CancelResult, Clock, ManualClock, NewTask, StoreError, TaskEvent, TaskStore};
+use super::{
+    CancelResult, Clock, DeliveryReport, ManualClock, NewTask, StoreError, TaskEvent, TaskStore,
+};
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError, codes};
 
@@ -85,6 +87,7 @@ checks![
     concurrent_waiters_are_woken_by_their_own_task_only,
     versions_increase_with_every_change_only,
     subscribe_reports_visible_changes,
+    get_view_shows_what_get_shows,
 ];
 
 /// Runs every check against stores from `make`, one after the other, each on a fresh store.
@@ -155,6 +158,7 @@ macro_rules! task_store_contract_tests {
             concurrent_waiters_are_woken_by_their_own_task_only,
             versions_increase_with_every_change_only,
             subscribe_reports_visible_changes,
+            get_view_shows_what_get_shows,
         }
     };
 }
@@ -250,11 +254,31 @@ impl Env {
             .expect("the task exists")
     }
 
+    /// Asks under `key`; the record afterwards, checked against the version
+    /// `add_input_request` returned.
     async fn ask(&self, id: &TaskId, key: &str) -> TaskRecord {
-        self.store
+        let version = self
+            .store
             .add_input_request(id, key.to_owned(), ask(key))
             .await
-            .expect("add_input_request")
+            .expect("add_input_request");
+        let record = self.read(id).await;
+        assert_eq!(
+            version, record.version,
+            "add_input_request returns the new version"
+        );
+        record
+    }
+
+    /// The task after a delivery, checked against what the report says of it.
+    async fn delivered(&self, id: &TaskId, report: &DeliveryReport) -> TaskRecord {
+        let record = self.read(id).await;
+        assert_eq!(
+            (report.version, report.status),
+            (record.version, record.status),
+            "the delivery report tells the task's version and status afterwards"
+        );
+        record
     }
 
     /// Spawns `changed(id, seen)`.
@@ -414,14 +438,15 @@ async fn input_request_lifecycle(make: Factory<'_>) {
         )
         .await
         .unwrap();
+    let record = env.delivered(&task.id, &report).await;
     assert_eq!(report.accepted, ["a"]);
     assert_eq!(report.ignored, ["never-asked"]);
-    assert_eq!(report.record.status, TaskStatus::InputRequired);
-    assert_eq!(keys(&report.record), ["b"]);
-    assert_eq!(report.record.input_responses["a"], answer("1"));
+    assert_eq!(record.status, TaskStatus::InputRequired);
+    assert_eq!(keys(&record), ["b"]);
+    assert_eq!(record.input_responses["a"], answer("1"));
     // Applied before the call resolved: a read right away agrees.
     let read = env.store.get(&task.id, &alice()).await.unwrap().unwrap();
-    assert_eq!(read, report.record);
+    assert_eq!(read, record);
 
     let report = env
         .store
@@ -432,17 +457,17 @@ async fn input_request_lifecycle(make: Factory<'_>) {
         )
         .await
         .unwrap();
+    let record = env.delivered(&task.id, &report).await;
     assert_eq!(report.accepted, ["b"]);
     assert_eq!(report.ignored, ["a"]);
-    assert_eq!(report.record.status, TaskStatus::Working);
-    assert!(report.record.input_requests.is_empty());
+    assert_eq!(record.status, TaskStatus::Working);
+    assert!(record.input_requests.is_empty());
     assert_eq!(
-        report.record.input_responses["a"],
+        record.input_responses["a"],
         answer("1"),
         "first answer wins"
     );
-    assert_eq!(report.record.input_responses["b"], answer("2"));
-    assert_eq!(env.read(&task.id).await, report.record);
+    assert_eq!(record.input_responses["b"], answer("2"));
 
     // Nothing outstanding: everything is ignored and nothing changes.
     let report = env
@@ -451,7 +476,7 @@ async fn input_request_lifecycle(make: Factory<'_>) {
         .await
         .unwrap();
     assert_eq!((report.accepted.len(), report.ignored.len()), (0, 1));
-    assert_eq!(report.record, env.read(&task.id).await);
+    assert_eq!(env.delivered(&task.id, &report).await, record);
 }
 
 /// A key names one request for the task's whole life: outstanding, answered and withdrawn keys
@@ -500,7 +525,8 @@ async fn input_keys_are_never_reused(make: Factory<'_>) {
         .await
         .unwrap();
     assert_eq!(report.ignored, ["w"]);
-    assert!(!report.record.input_responses.contains_key("w"));
+    let record = env.delivered(&task.id, &report).await;
+    assert!(!record.input_responses.contains_key("w"));
 
     // Withdrawing one of two keeps the task asking.
     env.ask(&task.id, "x").await;
@@ -520,12 +546,12 @@ async fn take_response_consumes_once(make: Factory<'_>) {
     let task = env.create(alice()).await;
     env.ask(&task.id, "a").await;
     env.clock.advance(Duration::from_secs(1));
-    let delivered = env
+    let report = env
         .store
         .deliver_responses(&task.id, &alice(), answers(&[("a", answer("1"))]))
         .await
-        .unwrap()
-        .record;
+        .unwrap();
+    let delivered = env.delivered(&task.id, &report).await;
     assert_eq!(
         env.store.take_response(&task.id, "nope").await.unwrap(),
         None
@@ -587,7 +613,7 @@ async fn finish_is_final_and_idempotent(make: Factory<'_>) {
         .await
         .unwrap();
     assert_eq!(report.ignored, ["a"]);
-    assert_eq!(report.record, finished);
+    assert_eq!(env.delivered(&task.id, &report).await, finished);
     let refused = env
         .store
         .add_input_request(&task.id, "b".into(), ask("b"))
@@ -1218,20 +1244,20 @@ async fn versions_increase_with_every_change_only(make: Factory<'_>) {
     let r = env.ask(&id, "k").await;
     step(&r, true, "add_input_request");
     assert_eq!(r.last_updated_at, now);
-    let r = env
+    let report = env
         .store
         .deliver_responses(&id, &alice(), answers(&[("zzz", answer("x"))]))
         .await
-        .unwrap()
-        .record;
+        .unwrap();
+    let r = env.delivered(&id, &report).await;
     step(&r, false, "delivering only unknown keys");
     let now = tick();
-    let r = env
+    let report = env
         .store
         .deliver_responses(&id, &alice(), answers(&[("k", answer("x"))]))
         .await
-        .unwrap()
-        .record;
+        .unwrap();
+    let r = env.delivered(&id, &report).await;
     step(&r, true, "deliver_responses");
     assert_eq!(r.last_updated_at, now);
     env.store.take_response(&id, "k").await.unwrap();
@@ -1301,4 +1327,90 @@ async fn subscribe_reports_visible_changes(make: Factory<'_>) {
         Err(broadcast::error::TryRecvError::Empty) => {}
         other => panic!("unexpected event: {other:?}"),
     }
+}
+
+/// `get_view` shows what `get` shows, in every state: each wire shape written from it is,
+/// byte for byte, the one written from the record `get` returns (and the one its tree writes,
+/// so a stored result kept as text reads back the same). Another owner sees nothing.
+async fn get_view_shows_what_get_shows(make: Factory<'_>) {
+    use crate::protocol::task::{AsTaskView, TaskShape, TaskView};
+    let env = env(make);
+    let info = json!({"name": "server", "version": "1"});
+    let shapes = [
+        TaskShape::ModernCreate,
+        TaskShape::ModernGet,
+        TaskShape::ModernNotification,
+        TaskShape::LegacyTask,
+        TaskShape::LegacyCreate,
+    ];
+    let check = async |id: &TaskId| {
+        let record = env.store.get(id, &alice()).await.unwrap().unwrap();
+        for shape in shapes {
+            let from_record = record.task_view().render(shape);
+            let tree = serde_json::to_string(&from_record.to_value()).unwrap();
+            let mut shown = None;
+            let mut write = |view: TaskView<'_>| {
+                shown = Some(view.render(shape).to_text().get().to_owned());
+            };
+            assert!(env.store.get_view(id, &alice(), &mut write).await.unwrap());
+            assert_eq!(
+                shown.as_deref(),
+                Some(from_record.to_text().get()),
+                "{shape:?}"
+            );
+            assert_eq!(shown.as_deref(), Some(tree.as_str()), "{shape:?}");
+            let mut informed = None;
+            let mut write = |view: TaskView<'_>| {
+                let text = view.render(shape).with_server_info(&info).to_text();
+                informed = Some(text.get().to_owned());
+            };
+            assert!(env.store.get_view(id, &alice(), &mut write).await.unwrap());
+            let expected = from_record.with_server_info(&info).to_text();
+            assert_eq!(informed.as_deref(), Some(expected.get()), "{shape:?}");
+            let mut seen = false;
+            let mut write = |_: TaskView<'_>| seen = true;
+            let found = env.store.get_view(id, &bob(), &mut write).await.unwrap();
+            assert!(!found && !seen, "another owner's task is shown");
+        }
+    };
+    let asked = env.create(alice()).await;
+    check(&asked.id).await;
+    env.ask(&asked.id, "b").await;
+    env.ask(&asked.id, "a").await;
+    check(&asked.id).await;
+    let results = [
+        json!({"content": [{"type": "text", "text": "hi \"you\" \u{e9} \u{7f}"}], "isError": false}),
+        json!({"content": [], "resultType": "complete", "structuredContent": {"x": [1.5, null, -2]}}),
+        json!({"A": 1, "_meta": {"k": "v"}, "resultTypd": 0, "resultTypf": 1, "z\n": true}),
+        json!({}),
+        json!([1, "two"]),
+        json!("text"),
+    ];
+    for result in results {
+        let done = env.create(alice()).await;
+        env.store
+            .finish(&done.id, TaskOutcome::Result(result))
+            .await
+            .unwrap();
+        check(&done.id).await;
+    }
+    let failed = env.create(alice()).await;
+    let error = RpcError::internal("boom").with_data(json!({"why": ["x"]}));
+    env.store
+        .finish(&failed.id, TaskOutcome::Error(error))
+        .await
+        .unwrap();
+    check(&failed.id).await;
+    let cancelled = env.create(alice()).await;
+    env.store.cancel(&cancelled.id, &alice()).await.unwrap();
+    check(&cancelled.id).await;
+    let mut seen = false;
+    let mut write = |_: TaskView<'_>| seen = true;
+    let missing = TaskId::new("missing");
+    let found = env
+        .store
+        .get_view(&missing, &alice(), &mut write)
+        .await
+        .unwrap();
+    assert!(!found && !seen);
 }

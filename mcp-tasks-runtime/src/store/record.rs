@@ -111,7 +111,7 @@ impl AsTaskView for TaskRecord {
             ttl: self.ttl,
             poll_interval: self.poll_interval,
             input_requests: &self.input_requests,
-            outcome: self.outcome.as_ref(),
+            outcome: self.outcome.as_ref().map(Into::into),
         }
     }
 }

@@ -795,12 +795,12 @@ impl TaskStore for RedisTaskStore {
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord> {
+    ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
                 machine::add_input_request(record, key.clone(), request.clone(), now)
             };
-            Ok(self.shared.update(id, None, true, change).await?.1)
+            Ok(self.shared.update(id, None, true, change).await?.1.version)
         })
     }
 
@@ -832,7 +832,8 @@ impl TaskStore for RedisTaskStore {
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
                 ignored: delivery.ignored,
-                record,
+                version: record.version,
+                status: record.status,
             })
         })
     }

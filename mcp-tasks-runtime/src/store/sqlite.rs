@@ -526,12 +526,12 @@ impl TaskStore for SqliteTaskStore {
         id: &'a TaskId,
         key: String,
         request: InputRequest,
-    ) -> StoreFuture<'a, TaskRecord> {
+    ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
                 machine::add_input_request(record, key, request, now)
             };
-            Ok(self.update(id, None, true, change).await?.1)
+            Ok(self.update(id, None, true, change).await?.1.version)
         })
     }
 
@@ -564,7 +564,8 @@ impl TaskStore for SqliteTaskStore {
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
                 ignored: delivery.ignored,
-                record,
+                version: record.version,
+                status: record.status,
             })
         })
     }
@@ -753,11 +754,11 @@ mod tests {
                 .unwrap();
             let mut answer = Map::new();
             answer.insert("q".into(), serde_json::json!({"action": "accept"}));
-            let answered = store
+            store
                 .deliver_responses(&unowned.id, &alice, answer)
                 .await
-                .unwrap()
-                .record;
+                .unwrap();
+            let answered = store.get_unchecked(&unowned.id).await.unwrap().unwrap();
             (done, running, asked, page, answered)
         };
         let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();

@@ -763,7 +763,7 @@ impl ContextBackend for TaskBackend {
             // otherwise (a schema is a tree: copying it is not free).
             let sent = matches!((origin, &channel), (TaskOrigin::Legacy, Some(_)))
                 .then(|| request.clone());
-            let record = store
+            let version = store
                 .add_input_request(&id, key.clone(), request)
                 .await
                 .map_err(store_err)?;
@@ -797,9 +797,9 @@ impl ContextBackend for TaskBackend {
                         .deliver_responses(&id, &owner, responses)
                         .await
                         .map_err(store_err)?;
-                    wait_for_answer(&*store, &id, &key, record.version).await?
+                    wait_for_answer(&*store, &id, &key, version).await?
                 }
-                _ => wait_for_answer(&*store, &id, &key, record.version).await?,
+                _ => wait_for_answer(&*store, &id, &key, version).await?,
             };
             guard.key = None;
             Ok(answer)

@@ -5,7 +5,16 @@ use super::super::peer::Peer;
 use super::*;
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
-    let mut response = (status, jsonrpc::Wire(body).to_json()).into_response();
+    text_response(status, jsonrpc::Wire(body).to_json())
+}
+
+/// The reply to a request, written from its parts (its result never becomes a tree here).
+fn reply_response(status: StatusCode, reply: &jsonrpc::Reply) -> Response {
+    text_response(status, serde_json::to_string(reply).unwrap_or_default())
+}
+
+fn text_response(status: StatusCode, body: String) -> Response {
+    let mut response = (status, body).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -59,17 +68,14 @@ pub(super) fn session_not_found() -> Response {
 /// at all is a 400, and every other JSON-RPC error (`-32601` for a `required` tool called
 /// without `task`, say) is HTTP 200.
 pub(super) fn status_of(
-    reply: &Value,
+    error: Option<&RpcError>,
     stateless_without_meta: bool,
     in_session: bool,
 ) -> StatusCode {
-    let Some(code) = reply
-        .get("error")
-        .and_then(|e| e.get("code"))
-        .and_then(Value::as_i64)
-    else {
+    let Some(error) = error else {
         return StatusCode::OK;
     };
+    let code = error.code;
     if in_session {
         return match code {
             codes::PARSE_ERROR | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
@@ -86,7 +92,8 @@ pub(super) fn status_of(
         // A request with neither per-request `_meta` nor a session, or whose `_meta` lacks a
         // required key (the error names it in `data.missing`), is malformed.
         codes::INVALID_PARAMS
-            if stateless_without_meta || reply["error"]["data"].get("missing").is_some() =>
+            if stateless_without_meta
+                || (error.data.as_ref()).is_some_and(|d| d.get("missing").is_some()) =>
         {
             StatusCode::BAD_REQUEST
         }
@@ -309,7 +316,8 @@ pub(super) fn initialize(
     let reply = dispatch::initialize(&conn.server, &*conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
         conn.close();
-        return json_response(status_of(&reply, false, false), &reply);
+        let error = (reply.get("error")).and_then(|e| serde::Deserialize::deserialize(e).ok());
+        return json_response(status_of(error.as_ref(), false, false), &reply);
     };
     state.sessions.insert(
         session_id.clone(),
@@ -432,7 +440,7 @@ pub(super) async fn run_request(
     let (reply_tx, mut reply_rx) = oneshot::channel();
     let replied = (conn.clone(), id.clone());
     state.requests.spawn(ORIGIN.scope(id.clone(), async move {
-        let _ = reply_tx.send(run.await.map(jsonrpc::Reply::into_value));
+        let _ = reply_tx.send(run.await);
         replied.0.replied(&replied.1);
     }));
     let cancel = CancelOnDrop {
@@ -462,17 +470,18 @@ pub(super) async fn run_request(
 }
 
 pub(super) fn finish_json(
-    reply: Result<Option<Value>, oneshot::error::RecvError>,
+    reply: Result<Option<jsonrpc::Reply>, oneshot::error::RecvError>,
     mut cancel: CancelOnDrop,
     stateless_without_meta: bool,
     in_session: bool,
 ) -> Response {
     cancel.id = None;
     match reply {
-        Ok(Some(reply)) => json_response(
-            status_of(&reply, stateless_without_meta, in_session),
-            &reply,
-        ),
+        Ok(Some(reply)) => {
+            let error = reply.outcome.as_ref().err();
+            let status = status_of(error, stateless_without_meta, in_session);
+            reply_response(status, &reply)
+        }
         _ => rpc_error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             None,

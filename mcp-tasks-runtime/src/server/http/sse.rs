@@ -16,6 +16,13 @@ fn sse_event(message: &Value) -> Event {
         .data(jsonrpc::Wire(message).to_json())
 }
 
+/// The reply to the request as an SSE event, written from its parts.
+fn sse_reply(reply: &jsonrpc::Reply) -> Event {
+    Event::default()
+        .event("message")
+        .data(serde_json::to_string(reply).unwrap_or_default())
+}
+
 /// The SSE response of one POST (axum's [`Sse`]: `text/event-stream`, `no-cache`).
 pub(super) fn post_stream(state: SseState) -> Response {
     Sse::new(futures_util::stream::unfold(state, SseState::next)).into_response()
@@ -32,7 +39,7 @@ pub(super) fn get_stream(state: GetStream) -> Response {
 pub(super) struct SseState {
     pub(super) queued: Vec<Value>,
     pub(super) rx: Option<mpsc::Receiver<Value>>,
-    pub(super) reply: Option<oneshot::Receiver<Option<Value>>>,
+    pub(super) reply: Option<oneshot::Receiver<Option<jsonrpc::Reply>>>,
     pub(super) cancel: Option<CancelOnDrop>,
     pub(super) _route: Option<RouteGuard>,
     pub(super) _session: Option<Arc<HttpSession>>,
@@ -60,7 +67,7 @@ impl SseState {
             c.id = None;
         }
         match out {
-            Ok(Some(reply)) => Some((Ok(sse_event(&reply)), self)),
+            Ok(Some(reply)) => Some((Ok(sse_reply(&reply)), self)),
             _ => None,
         }
     }
