@@ -139,14 +139,59 @@ struct Incoming {
     method: String,
     /// The params, without `_meta`.
     params: Map<String, Value>,
-    /// The params' `_meta`, as sent (an object).
-    meta: Option<Box<RawValue>>,
+    /// The params' `_meta` (an object), read.
+    meta: Option<Arc<ReadMeta>>,
     era: Era,
     client: Arc<ClientView>,
     /// The least severe level the client wants log messages for on this request, if any.
     log_level: Option<LogLevel>,
+}
+
+impl Incoming {
     /// `_meta.progressToken`.
-    progress_token: Option<Value>,
+    fn progress_token(&self) -> Option<Value> {
+        self.meta.as_ref()?.facts.progress_token.clone()
+    }
+}
+
+/// A request's `_meta` as read: its text, what it says, and (once a tool is called with it) its
+/// tree.
+struct ReadMeta {
+    text: Box<RawValue>,
+    facts: MetaFacts,
+    tree: std::sync::OnceLock<Arc<Map<String, Value>>>,
+}
+
+impl ReadMeta {
+    /// The `_meta` object as a tree, made once.
+    fn tree(&self) -> Arc<Map<String, Value>> {
+        let tree = || Arc::new(serde_json::from_str(self.text.get()).unwrap_or_default());
+        self.tree.get_or_init(tree).clone()
+    }
+}
+
+thread_local! {
+    /// The `_meta` last read on this thread: a client sends the same `_meta` with request after
+    /// request, and a match costs a comparison of its text instead of reading it again.
+    static LAST_META: std::cell::RefCell<Option<Arc<ReadMeta>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`read_meta`], for the same text as the last request's (on this thread) what was read then.
+fn read_meta_cached(text: Box<RawValue>) -> Result<Arc<ReadMeta>, RpcError> {
+    let last = LAST_META.with(|last| last.borrow().clone());
+    if let Some(last) = last
+        && last.text.get() == text.get()
+    {
+        return Ok(last);
+    }
+    let read = Arc::new(ReadMeta {
+        facts: read_meta(Some(&text))?,
+        text,
+        tree: std::sync::OnceLock::new(),
+    });
+    LAST_META.with(|last| *last.borrow_mut() = Some(read.clone()));
+    Ok(read)
 }
 
 /// Handles a request. `None` means no response is due (the request was cancelled).
@@ -286,17 +331,16 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
     };
-    let facts = read_meta(req.meta.as_deref())?;
-    if let Some((version, client, log_level)) = facts.modern {
+    let meta = req.meta.map(read_meta_cached).transpose()?;
+    if let Some((version, client, log_level)) = meta.as_ref().and_then(|m| m.facts.modern.clone()) {
         return Ok(Incoming {
             id: req.id,
             method: req.method,
             params,
-            meta: req.meta,
+            meta,
             era: Era::Modern { version },
             client,
             log_level,
-            progress_token: facts.progress_token,
         });
     }
     match peer.session() {
@@ -304,13 +348,12 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
             id: req.id,
             method: req.method,
             params,
-            meta: req.meta,
+            meta,
             era: Era::Legacy {
                 version: session.version,
             },
             client: session.client,
             log_level: Some(session.log_level),
-            progress_token: facts.progress_token,
         }),
         None => Err(RpcError::invalid_params(format!(
             "missing required `_meta[\"{}\"]`: send per-request `_meta` (protocol {MODERN_VERSION}) or `initialize` first (protocol {})",
@@ -606,7 +649,7 @@ async fn tools_call(
     });
     let call = ToolCall {
         arguments: req.params.get("arguments").cloned(),
-        progress_token: req.progress_token.clone(),
+        progress_token: req.progress_token(),
         tool,
     };
     let becomes = match plan {
@@ -656,11 +699,7 @@ fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
         Era::Modern { version } | Era::Legacy { version } => version,
     };
     let era = protocol_era(&req.era);
-    let meta = req
-        .meta
-        .as_deref()
-        .and_then(|m| serde_json::from_str(m.get()).ok())
-        .unwrap_or_default();
+    let meta = req.meta.as_ref().map(|m| m.tree()).unwrap_or_default();
     Arc::new(
         RequestInfo::new(era, version.clone())
             .with_principal(peer.principal())
@@ -1163,5 +1202,31 @@ mod tests {
             modern += read.is_ok_and(|f| f.modern.is_some()) as usize;
         }
         assert_eq!(modern, 11);
+    }
+
+    /// The same `_meta` text again is what was read from it before (one tree for the tools that
+    /// look); another text of the same length is read anew, and a refused one is refused again.
+    #[test]
+    fn a_meta_sent_again_is_read_once() {
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let meta = |level: &str| {
+            format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":"{level}"}}"#
+            )
+        };
+        let first = read_meta_cached(raw(&meta("debug"))).unwrap();
+        let again = read_meta_cached(raw(&meta("debug"))).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(Arc::ptr_eq(&first.tree(), &again.tree()));
+        let other = read_meta_cached(raw(&meta("error"))).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        let level = |m: &ReadMeta| m.facts.modern.as_ref().and_then(|(_, _, l)| *l);
+        assert_eq!(level(&first), Some(LogLevel::Debug));
+        assert_eq!(level(&other), Some(LogLevel::Error));
+        assert_eq!(other.tree()["io.modelcontextprotocol/logLevel"], "error");
+        for _ in 0..2 {
+            let refused = read_meta_cached(raw(&meta("nope"))).err().unwrap();
+            assert_eq!(refused.code, codes::INVALID_PARAMS);
+        }
     }
 }
