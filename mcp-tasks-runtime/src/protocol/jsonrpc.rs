@@ -586,14 +586,44 @@ impl<'de> Deserialize<'de> for SplitParams {
                     rest: Map::new(),
                     meta: None,
                 };
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "_meta" {
-                        split.meta = Some(map.next_value()?);
-                    } else {
-                        split.rest.insert(key, map.next_value()?);
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Meta => split.meta = Some(map.next_value()?),
+                        Key::Other(key) => {
+                            split.rest.insert(key, map.next_value()?);
+                        }
                     }
                 }
                 Ok(split)
+            }
+        }
+        /// A key of params: `_meta` (without allocating it) or another.
+        enum Key {
+            Meta,
+            Other(String),
+        }
+        impl<'de> Deserialize<'de> for Key {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct KeyVisit;
+                impl serde::de::Visitor<'_> for KeyVisit {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a key")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+                        Ok(match key {
+                            "_meta" => Key::Meta,
+                            other => Key::Other(other.to_owned()),
+                        })
+                    }
+                    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
+                        Ok(match key.as_str() {
+                            "_meta" => Key::Meta,
+                            _ => Key::Other(key),
+                        })
+                    }
+                }
+                d.deserialize_str(KeyVisit)
             }
         }
         d.deserialize_map(Visit)
@@ -852,6 +882,8 @@ mod tests {
                 .to_owned(),
             r#"{"jsonrpc":"2.0","method":"n","params":{"_meta":{"progressToken":"p"},"x":1}}"#
                 .to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"\u005fmeta":{"a":1},"_met":2}}"#
+                .to_owned(),
         ];
         for text in &taken {
             let fast = Message::parse_common(text);
@@ -869,6 +901,11 @@ mod tests {
             req.params_with_meta(),
             Some(serde_json::json!({"_meta": [2]}))
         );
+        let Ok(Message::Request(req)) = Message::parse(&taken[8]) else {
+            panic!("{}", taken[8])
+        };
+        assert_eq!(req.meta_value(), Some(serde_json::json!({"a": 1})));
+        assert_eq!(req.params, Some(serde_json::json!({"_met": 2})));
         let Ok(Message::Notification(n)) = Message::parse(&taken[7]) else {
             panic!("{}", taken[7])
         };
