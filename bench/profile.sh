@@ -9,21 +9,58 @@
 # with the same driver the benchmark uses, and prints the top functions by inclusive cost.
 # Output: target/bench/profile/callgrind.<scenario>.<pid> (open with kcachegrind or
 # callgrind_annotate).
+#
+# For `lifecycle` and `elicit` it also prints the server's instructions per task (per in-task
+# elicitation round trip for `elicit`: create, poll to input_required, tasks/update, poll to
+# completed), free of start-up: the scenario runs twice, with PROFILE_TASKS_LOW (default 1000)
+# and PROFILE_TASKS (default 3000) tasks at 64 callers, each on a fresh server, and the figure is
+# the difference of the two servers' instruction totals divided by the difference in tasks. Only
+# the 64-caller server's profile counts (the 1-caller phase runs on a server of its own). The
+# round trips per task of both runs are printed too: a poll more per task would show up as cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenarios=("${@:-lifecycle elicit}")
+low=${PROFILE_TASKS_LOW:-1000}
+high=${PROFILE_TASKS:-3000}
 export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
 export CARGO_TARGET_DIR=target/profiling
 cargo build --release --quiet -p mcp-tasks-bench --bins
 out=target/bench/profile
 mkdir -p "$out"
-for scenario in ${scenarios[*]}; do
-  rm -f "$out"/callgrind."$scenario".*
+
+# run SCENARIO TASKS TAG: profiles one run; leaves its (last) server profile in $out/callgrind.TAG.
+run() {
+  local scenario=$1 tasks=$2 tag=$3
+  rm -f "$out"/callgrind."$tag".*
   target/profiling/release/mcp-tasks-bench --quick --only "$scenario" --transport stdio \
-    --servers mcp-tasks --tasks 3000 --stored 20000 --out "$out/$scenario.json" \
-    --wrap "valgrind --tool=callgrind --quiet --callgrind-out-file=$out/callgrind.$scenario.%p" \
-    > "$out/$scenario.txt"
-  file=$(ls -t "$out"/callgrind."$scenario".* | head -1)
+    --servers mcp-tasks --tasks "$tasks" --stored 20000 --out "$out/$tag.json" \
+    --wrap "valgrind --tool=callgrind --quiet --callgrind-out-file=$out/callgrind.$tag.%p" \
+    > "$out/$tag.txt"
+  # The phase at 64 callers runs last, on its own server: the newest profile.
+  ls -t "$out"/callgrind."$tag".* | head -1
+}
+
+# totals FILE: the instructions the profile counted.
+totals() { sed -n 's/^totals: *//p' "$1"; }
+
+# trips TAG SCENARIO: round trips per task at 64 callers in that run.
+trips() {
+  jq -r --arg s "$2" '.raw | to_entries[] | select(.key == ($s + "/stdio/c64"))
+    | .value["mcp-tasks"] | (.trips // .trips_per_task)' "$out/$1.json"
+}
+
+for scenario in ${scenarios[*]}; do
+  file=$(run "$scenario" "$high" "$scenario")
+  case $scenario in
+    lifecycle | elicit)
+      low_file=$(run "$scenario" "$low" "$scenario-low")
+      a=$(totals "$low_file")
+      b=$(totals "$file")
+      per=$(((b - a) / (high - low)))
+      unit=$([ "$scenario" = elicit ] && echo "elicitation round trip" || echo "task")
+      echo "== $scenario: $per instructions per $unit (server totals $a at $low tasks, $b at $high; round trips per task $(trips "$scenario-low" "$scenario") and $(trips "$scenario" "$scenario"))"
+      ;;
+  esac
   echo "== $scenario: top functions by inclusive instructions ($file)"
   callgrind_annotate --inclusive=yes --threshold=99 "$file" 2>/dev/null \
     | sed -n '/^Ir/,$p' | head -60

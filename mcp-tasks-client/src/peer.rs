@@ -172,13 +172,14 @@ impl Peer {
             Ok(Message::Request(req)) => {
                 let peer = self.clone();
                 tokio::spawn(async move {
-                    let reply = peer.serve_request(&req.method, req.params).await;
+                    let (id, method) = (req.id.clone(), req.method.clone());
+                    let reply = peer.serve_request(&method, req.params_with_meta()).await;
                     let message = match reply {
-                        Ok(result) => jsonrpc::result_message(&req.id, result),
-                        Err(error) => jsonrpc::error_message(Some(&req.id), &error),
+                        Ok(result) => jsonrpc::result_message(&id, result),
+                        Err(error) => jsonrpc::error_message(Some(&id), &error),
                     };
                     if let Err(e) = peer.send_unanswered(message).await {
-                        tracing::warn!(error = %e, method = %req.method, "could not answer the server");
+                        tracing::warn!(error = %e, %method, "could not answer the server");
                     }
                 });
             }

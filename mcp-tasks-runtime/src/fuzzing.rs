@@ -4,6 +4,7 @@
 use crate::protocol::InputRequest;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
+use crate::server::dispatch;
 use crate::store::{NewTask, machine};
 use crate::task::{mrtr, state};
 use serde_json::{Map, Value};
@@ -13,7 +14,9 @@ use std::time::SystemTime;
 /// answer is a message or a precise rejection, the same whether the envelope is read directly or
 /// through a JSON tree; an answer written for it parses again, with the
 /// same id (byte-for-byte ids included); a reply written from its parts is the reply written as a
-/// tree (with the request's params as the result, shaped as a modern one).
+/// tree (with the request's params as the result, shaped as a modern one); a request's `_meta`
+/// read from its text says what it says read as a tree (the same era, client, log level and
+/// progress token, or exactly the same error).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -26,6 +29,15 @@ pub fn message(data: &[u8]) {
     );
     match parsed {
         Ok(Message::Request(req)) => {
+            let tree = match req.clone().params_with_meta() {
+                Some(Value::Object(params)) => params,
+                _ => Map::new(),
+            };
+            assert_eq!(
+                dispatch::read_meta(req.meta.as_deref()),
+                dispatch::read_meta_tree(&tree),
+                "{text:?}: the two `_meta` readers disagree"
+            );
             let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
             let parts = Reply {
                 id: req.id.clone(),

@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 envelopes.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -98,11 +99,9 @@ impl Serialize for RequestId {
             RequestId::Number(n) => s.serialize_i64(*n),
             RequestId::String(text) => s.serialize_str(text),
             // Exact into a writer; into a `Value`, as close as a double gets (use `to_value`).
-            RequestId::BigNumber(digits) => {
-                serde_json::value::RawValue::from_string(digits.clone())
-                    .map_err(serde::ser::Error::custom)?
-                    .serialize(s)
-            }
+            RequestId::BigNumber(digits) => RawValue::from_string(digits.clone())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
         }
     }
 }
@@ -250,14 +249,57 @@ pub enum Message {
 }
 
 /// A request.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its params' `_meta` is kept apart, as the JSON text the client sent
+/// ([`meta`](Self::meta)), and not in [`params`](Self::params): a server reads the few keys it
+/// needs straight from the text ([`RequestMeta`](super::meta::RequestMeta)) instead of building a
+/// tree of it for every request. [`params_with_meta`](Self::params_with_meta) puts it back.
+#[derive(Debug, Clone)]
 pub struct Request {
     /// Its id.
     pub id: RequestId,
     /// Its method.
     pub method: String,
-    /// Its params (an object, when present).
+    /// Its params (an object, when present), without `_meta`.
     pub params: Option<Value>,
+    /// Its params' `_meta`, as sent (any JSON value: the server, not the reader, refuses one that
+    /// is not an object).
+    pub meta: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// The params' `_meta` as a JSON tree.
+    pub fn meta_value(&self) -> Option<Value> {
+        self.meta.as_deref().map(raw_to_value)
+    }
+
+    /// The params as sent: [`params`](Self::params) with `_meta` back in.
+    pub fn params_with_meta(self) -> Option<Value> {
+        let Some(meta) = self.meta.as_deref().map(raw_to_value) else {
+            return self.params;
+        };
+        let mut params = match self.params {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        params.insert("_meta".into(), meta);
+        Some(Value::Object(params))
+    }
+}
+
+/// Equal when the id, method, params and `_meta` are (`_meta` compared as JSON, not as text).
+impl PartialEq for Request {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.method == other.method
+            && self.params == other.params
+            && self.meta_value() == other.meta_value()
+    }
+}
+
+/// A JSON text already checked by the parser that produced it, as a tree.
+fn raw_to_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// A notification.
@@ -310,7 +352,7 @@ impl Message {
                 #[derive(Deserialize)]
                 struct IdOnly<'a> {
                     #[serde(borrow)]
-                    id: &'a serde_json::value::RawValue,
+                    id: &'a RawValue,
                 }
                 let raw = serde_json::from_str::<IdOnly<'_>>(text).ok()?;
                 let digits = raw.id.get().trim();
@@ -329,7 +371,7 @@ impl Message {
             #[derive(Deserialize)]
             struct Params<'a> {
                 #[serde(borrow, rename = "requestId")]
-                request_id: &'a serde_json::value::RawValue,
+                request_id: &'a RawValue,
             }
             #[derive(Deserialize)]
             struct Cancelled<'a> {
@@ -367,14 +409,14 @@ impl Message {
             #[serde(borrow)]
             jsonrpc: &'a str,
             #[serde(default, borrow, deserialize_with = "present")]
-            id: Option<&'a serde_json::value::RawValue>,
+            id: Option<&'a RawValue>,
             method: String,
             #[serde(default, deserialize_with = "present")]
-            params: Option<Map<String, Value>>,
+            params: Option<SplitParams>,
             #[serde(default, borrow, deserialize_with = "present")]
-            result: Option<&'a serde_json::value::RawValue>,
+            result: Option<&'a RawValue>,
             #[serde(default, borrow, deserialize_with = "present")]
-            error: Option<&'a serde_json::value::RawValue>,
+            error: Option<&'a RawValue>,
         }
         let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
         if envelope.jsonrpc != "2.0"
@@ -384,16 +426,34 @@ impl Message {
         {
             return None;
         }
-        let params = envelope.params.map(Value::Object);
+        let (params, meta) = match envelope.params {
+            Some(SplitParams { rest, meta }) => (Some(rest), meta),
+            None => (None, None),
+        };
         let method = envelope.method;
         Some(match envelope.id {
-            None => Message::Notification(Notification { method, params }),
+            None => {
+                // A notification's params stay whole.
+                let params = params.map(|mut params| {
+                    if let Some(meta) = meta {
+                        params.insert("_meta".into(), raw_to_value(&meta));
+                    }
+                    Value::Object(params)
+                });
+                Message::Notification(Notification { method, params })
+            }
             Some(raw) => {
                 let id = match serde_json::from_str::<RequestId>(raw.get()).ok()? {
                     RequestId::BigNumber(_) => return None,
                     id => id,
                 };
-                Message::Request(Request { id, method, params })
+                let params = params.map(Value::Object);
+                Message::Request(Request {
+                    id,
+                    method,
+                    params,
+                    meta,
+                })
             }
         })
     }
@@ -462,7 +522,15 @@ impl Message {
                     return Err(reject(&id, "Invalid Request: `params` must be an object"));
                 }
                 Ok(match id {
-                    Some(id) => Message::Request(Request { id, method, params }),
+                    Some(id) => {
+                        let (params, meta) = split_meta(params);
+                        Message::Request(Request {
+                            id,
+                            method,
+                            params,
+                            meta,
+                        })
+                    }
                     None => Message::Notification(Notification { method, params }),
                 })
             }
@@ -495,6 +563,86 @@ impl Message {
     }
 }
 
+/// A request's params object read from text: `_meta` kept as its text, the rest as a tree (a key
+/// given twice: the last one counts, as in a [`Map`]).
+struct SplitParams {
+    rest: Map<String, Value>,
+    meta: Option<Box<RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for SplitParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = SplitParams;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SplitParams, A::Error> {
+                let mut split = SplitParams {
+                    rest: Map::new(),
+                    meta: None,
+                };
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Meta => split.meta = Some(map.next_value()?),
+                        Key::Other(key) => {
+                            split.rest.insert(key, map.next_value()?);
+                        }
+                    }
+                }
+                Ok(split)
+            }
+        }
+        /// A key of params: `_meta` (without allocating it) or another.
+        enum Key {
+            Meta,
+            Other(String),
+        }
+        impl<'de> Deserialize<'de> for Key {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct KeyVisit;
+                impl serde::de::Visitor<'_> for KeyVisit {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a key")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+                        Ok(match key {
+                            "_meta" => Key::Meta,
+                            other => Key::Other(other.to_owned()),
+                        })
+                    }
+                    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
+                        Ok(match key.as_str() {
+                            "_meta" => Key::Meta,
+                            _ => Key::Other(key),
+                        })
+                    }
+                }
+                d.deserialize_str(KeyVisit)
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// A request's params tree split as [`SplitParams`] splits the text.
+fn split_meta(params: Option<Value>) -> (Option<Value>, Option<Box<RawValue>>) {
+    match params {
+        Some(Value::Object(mut map)) => {
+            let meta = map
+                .remove("_meta")
+                .and_then(|m| serde_json::value::to_raw_value(&m).ok());
+            (Some(Value::Object(map)), meta)
+        }
+        other => (other, None),
+    }
+}
+
 /// A response on its way out, kept as its parts until it is written: [`Serialize`] writes it
 /// straight to text, with the bytes [`Wire`] writes for [`Reply::into_value`] (keys in the same
 /// order, the id byte-for-byte), but without building the envelope as a tree.
@@ -520,7 +668,7 @@ pub enum Payload {
     /// [`Rendered::with_server_info`](super::task::Rendered::with_server_info)). Written as a
     /// tree would write it (compact, keys sorted), so that a reply's bytes do not depend on
     /// which form its result took.
-    Text(Box<serde_json::value::RawValue>),
+    Text(Box<RawValue>),
     /// A `tools/call` result, written as its tree would be (keys sorted) without building it; a
     /// 2026-07-28 reply shapes it as it writes it, like a tree.
     Tool(super::CallToolResult),
@@ -918,12 +1066,43 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"m","params":{"a":1,"a":2}}"#
                 .to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":7,"b":{"_meta":1}}}"#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1},"_meta":[ 2 ]}}"#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","method":"n","params":{"_meta":{"progressToken":"p"},"x":1}}"#
+                .to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"\u005fmeta":{"a":1},"_met":2}}"#
+                .to_owned(),
         ];
         for text in &taken {
             let fast = Message::parse_common(text);
             assert!(fast.is_some(), "{text}");
             assert_eq!(fast.map(Ok), Some(Message::parse_tree(text)), "{text}");
         }
+        // A request's `_meta` is kept apart as sent (the last one, when given twice); a
+        // notification's stays in its params.
+        let Ok(Message::Request(req)) = Message::parse(&taken[6]) else {
+            panic!("{}", taken[6])
+        };
+        assert_eq!(req.meta.as_deref().map(RawValue::get), Some("[ 2 ]"));
+        assert_eq!(req.params, Some(serde_json::json!({})));
+        assert_eq!(
+            req.params_with_meta(),
+            Some(serde_json::json!({"_meta": [2]}))
+        );
+        let Ok(Message::Request(req)) = Message::parse(&taken[8]) else {
+            panic!("{}", taken[8])
+        };
+        assert_eq!(req.meta_value(), Some(serde_json::json!({"a": 1})));
+        assert_eq!(req.params, Some(serde_json::json!({"_met": 2})));
+        let Ok(Message::Notification(n)) = Message::parse(&taken[7]) else {
+            panic!("{}", taken[7])
+        };
+        assert_eq!(
+            n.params,
+            Some(serde_json::json!({"_meta": {"progressToken": "p"}, "x": 1}))
+        );
         let left = [
             "{",
             "[]",

@@ -16,6 +16,7 @@ use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{
     Payload, Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::task::{
     AsTaskView, OutcomeView, RelatedResult, TaskId, TaskOrigin, TaskShape, TaskView,
 };
@@ -29,6 +30,7 @@ use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
 use crate::tool::{ProtocolEra, RequestInfo, TaskSupport, ToolContext};
 use futures_util::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -77,7 +79,10 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
     };
     let opened = peer.open_session(LegacySession {
         version: version.clone(),
-        client: Arc::new(ClientView { capabilities, info }),
+        client: Arc::new(ClientView {
+            capabilities: Arc::new(capabilities),
+            info,
+        }),
         id: random_id(),
         log_level: LogLevel::Debug,
     });
@@ -134,11 +139,61 @@ fn random_id() -> String {
 struct Incoming {
     id: RequestId,
     method: String,
+    /// The params, without `_meta`.
     params: Map<String, Value>,
+    /// The params' `_meta` (an object), read.
+    meta: Option<Arc<ReadMeta>>,
     era: Era,
     client: Arc<ClientView>,
     /// The least severe level the client wants log messages for on this request, if any.
     log_level: Option<LogLevel>,
+}
+
+impl Incoming {
+    /// `_meta.progressToken`.
+    fn progress_token(&self) -> Option<Value> {
+        self.meta.as_ref()?.facts.progress_token.clone()
+    }
+}
+
+/// A request's `_meta` as read: its text, what it says, and (once a tool is called with it) its
+/// tree.
+struct ReadMeta {
+    text: Box<RawValue>,
+    facts: MetaFacts,
+    tree: std::sync::OnceLock<Arc<Map<String, Value>>>,
+}
+
+impl ReadMeta {
+    /// The `_meta` object as a tree, made once.
+    fn tree(&self) -> Arc<Map<String, Value>> {
+        let tree = || Arc::new(serde_json::from_str(self.text.get()).unwrap_or_default());
+        self.tree.get_or_init(tree).clone()
+    }
+}
+
+thread_local! {
+    /// The `_meta` last read on this thread: a client sends the same `_meta` with request after
+    /// request, and a match costs a comparison of its text instead of reading it again.
+    static LAST_META: std::cell::RefCell<Option<Arc<ReadMeta>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`read_meta`], for the same text as the last request's (on this thread) what was read then.
+fn read_meta_cached(text: Box<RawValue>) -> Result<Arc<ReadMeta>, RpcError> {
+    let last = LAST_META.with(|last| last.borrow().clone());
+    if let Some(last) = last
+        && last.text.get() == text.get()
+    {
+        return Ok(last);
+    }
+    let read = Arc::new(ReadMeta {
+        facts: read_meta(Some(&text))?,
+        text,
+        tree: std::sync::OnceLock::new(),
+    });
+    LAST_META.with(|last| *last.borrow_mut() = Some(read.clone()));
+    Ok(read)
 }
 
 /// Handles a request. `None` means no response is due (the request was cancelled).
@@ -159,16 +214,116 @@ pub(crate) async fn request(
             });
         }
     };
-    let era = incoming.era.clone();
+    let modern = incoming.era.is_modern();
     let span = tracing::Span::current();
-    span.record("era", if era.is_modern() { "modern" } else { "legacy" });
-    span.record("owner", peer.owner(&era).as_str());
+    span.record("era", if modern { "modern" } else { "legacy" });
+    span.record("owner", peer.owner(&incoming.era).as_str());
     let outcome = route(server, peer, incoming, cancel).await?;
     // What every modern result carries (`resultType`, `serverInfo`) is added as it is written.
     Some(Reply {
         id,
         outcome,
-        server_info: era.is_modern().then(|| server.info_json().clone()),
+        server_info: modern.then(|| server.info_json().clone()),
+    })
+}
+
+/// What a request's `_meta` says, read from its text: the era's facts of a 2026-07-28 request,
+/// and the progress token.
+#[derive(Debug, PartialEq)]
+pub(crate) struct MetaFacts {
+    /// A 2026-07-28 request's version, client and log level; `None` for a request without them.
+    pub(crate) modern: Option<(String, Arc<ClientView>, Option<LogLevel>)>,
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// Reads a request's `_meta` (as sent, `None` when absent) without a tree of it: the answer and
+/// the error [`read_meta_tree`] gives for the same `_meta`.
+pub(crate) fn read_meta(meta: Option<&RawValue>) -> Result<MetaFacts, RpcError> {
+    let Some(raw) = meta else {
+        return Ok(MetaFacts {
+            modern: None,
+            progress_token: None,
+        });
+    };
+    let Some(fields) = RequestMeta::read(raw) else {
+        return Err(meta_not_object());
+    };
+    let progress_token = fields.progress_token.map(to_value);
+    if !fields.is_modern() {
+        return Ok(MetaFacts {
+            modern: None,
+            progress_token,
+        });
+    }
+    let version = match fields.protocol_version {
+        Some(v) => match meta::as_str(v) {
+            Some(v) => v,
+            None => return Err(version_not_string()),
+        },
+        None => return Err(missing_meta(meta::PROTOCOL_VERSION)),
+    };
+    if !MODERN_VERSIONS.contains(&&*version) {
+        return Err(unsupported_version(&version));
+    }
+    let client = match fields.client_capabilities {
+        Some(c) if meta::is_object(c) => client_view(c, fields.client_info),
+        Some(_) => return Err(capabilities_not_object()),
+        None => return Err(missing_meta(meta::CLIENT_CAPABILITIES)),
+    };
+    let log_level = match fields.log_level {
+        None => None,
+        Some(v) => Some(LogLevel::from_wire(&to_value(v)).map_err(log_level_error)?),
+    };
+    Ok(MetaFacts {
+        modern: Some((version.into_owned(), client, log_level)),
+        progress_token,
+    })
+}
+
+/// A JSON text the parser already checked, as a tree.
+fn to_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A client view with the texts of the capabilities and `clientInfo` it was read from.
+struct ReadClient {
+    capabilities: Box<str>,
+    info: Option<Box<str>>,
+    view: Arc<ClientView>,
+}
+
+thread_local! {
+    /// The client view last read on this thread: a client sends the same capabilities and
+    /// `clientInfo` with each request, and a match costs a comparison of two short strings
+    /// instead of two trees.
+    static LAST_CLIENT: std::cell::RefCell<Option<ReadClient>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The client a 2026-07-28 request describes: its capabilities (an object) and `clientInfo`.
+fn client_view(capabilities: &RawValue, info: Option<&RawValue>) -> Arc<ClientView> {
+    let (caps_text, info_text) = (capabilities.get(), info.map(RawValue::get));
+    LAST_CLIENT.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some(read) = &*last
+            && *read.capabilities == *caps_text
+            && read.info.as_deref() == info_text
+        {
+            return read.view.clone();
+        }
+        let view = Arc::new(ClientView {
+            capabilities: Arc::new(ClientCapabilities(
+                serde_json::from_str(caps_text).unwrap_or_default(),
+            )),
+            // Read through a tree, as `clientInfo` always was (a key given twice: the last counts).
+            info: info.and_then(|v| serde::Deserialize::deserialize(to_value(v)).ok()),
+        });
+        *last = Some(ReadClient {
+            capabilities: caps_text.into(),
+            info: info_text.map(Into::into),
+            view: view.clone(),
+        });
+        view
     })
 }
 
@@ -178,52 +333,15 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
     };
-    let meta_obj = match params.get("_meta") {
-        None => None,
-        Some(Value::Object(m)) => Some(m),
-        Some(_) => return Err(RpcError::invalid_params("`_meta` must be an object")),
-    };
-    let version = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION));
-    let caps = meta_obj.and_then(|m| m.get(meta::CLIENT_CAPABILITIES));
-    if version.is_some() || caps.is_some() {
-        let version = match version {
-            Some(Value::String(v)) => v.clone(),
-            Some(_) => {
-                return Err(RpcError::invalid_params(format!(
-                    "`_meta[\"{}\"]` must be a string",
-                    meta::PROTOCOL_VERSION
-                )));
-            }
-            None => return Err(missing_meta(meta::PROTOCOL_VERSION)),
-        };
-        if !MODERN_VERSIONS.contains(&version.as_str()) {
-            return Err(unsupported_version(&version));
-        }
-        let capabilities = match caps {
-            Some(Value::Object(c)) => ClientCapabilities(c.clone()),
-            Some(_) => {
-                return Err(RpcError::invalid_params(format!(
-                    "`_meta[\"{}\"]` must be an object",
-                    meta::CLIENT_CAPABILITIES
-                )));
-            }
-            None => return Err(missing_meta(meta::CLIENT_CAPABILITIES)),
-        };
-        let info = meta_obj
-            .and_then(|m| m.get(meta::CLIENT_INFO))
-            .and_then(|v| serde::Deserialize::deserialize(v).ok());
-        let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
-            None => None,
-            Some(v) => Some(LogLevel::from_wire(v).map_err(|why| {
-                RpcError::invalid_params(format!("`_meta[\"{}\"]`: {why}", meta::LOG_LEVEL))
-            })?),
-        };
+    let meta = req.meta.map(read_meta_cached).transpose()?;
+    if let Some((version, client, log_level)) = meta.as_ref().and_then(|m| m.facts.modern.clone()) {
         return Ok(Incoming {
             id: req.id,
             method: req.method,
             params,
+            meta,
             era: Era::Modern { version },
-            client: Arc::new(ClientView { capabilities, info }),
+            client,
             log_level,
         });
     }
@@ -232,6 +350,7 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
             id: req.id,
             method: req.method,
             params,
+            meta,
             era: Era::Legacy {
                 version: session.version,
             },
@@ -244,6 +363,76 @@ fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
             LEGACY_VERSIONS[0]
         ))),
     }
+}
+
+/// [`read_meta`] through a tree of the params (with `_meta`), the way requests were read before:
+/// what the fuzz target and the tests hold it to.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn read_meta_tree(params: &Map<String, Value>) -> Result<MetaFacts, RpcError> {
+    let meta_obj = match params.get("_meta") {
+        None => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(meta_not_object()),
+    };
+    let progress_token = meta_obj.and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
+    let version = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION));
+    let caps = meta_obj.and_then(|m| m.get(meta::CLIENT_CAPABILITIES));
+    if version.is_none() && caps.is_none() {
+        return Ok(MetaFacts {
+            modern: None,
+            progress_token,
+        });
+    }
+    let version = match version {
+        Some(Value::String(v)) => v.clone(),
+        Some(_) => return Err(version_not_string()),
+        None => return Err(missing_meta(meta::PROTOCOL_VERSION)),
+    };
+    if !MODERN_VERSIONS.contains(&version.as_str()) {
+        return Err(unsupported_version(&version));
+    }
+    let capabilities = match caps {
+        Some(Value::Object(c)) => ClientCapabilities(c.clone()),
+        Some(_) => return Err(capabilities_not_object()),
+        None => return Err(missing_meta(meta::CLIENT_CAPABILITIES)),
+    };
+    let info = meta_obj
+        .and_then(|m| m.get(meta::CLIENT_INFO))
+        .and_then(|v| serde::Deserialize::deserialize(v).ok());
+    let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
+        None => None,
+        Some(v) => Some(LogLevel::from_wire(v).map_err(log_level_error)?),
+    };
+    let client = Arc::new(ClientView {
+        capabilities: Arc::new(capabilities),
+        info,
+    });
+    Ok(MetaFacts {
+        modern: Some((version, client, log_level)),
+        progress_token,
+    })
+}
+
+fn meta_not_object() -> RpcError {
+    RpcError::invalid_params("`_meta` must be an object")
+}
+
+fn version_not_string() -> RpcError {
+    RpcError::invalid_params(format!(
+        "`_meta[\"{}\"]` must be a string",
+        meta::PROTOCOL_VERSION
+    ))
+}
+
+fn capabilities_not_object() -> RpcError {
+    RpcError::invalid_params(format!(
+        "`_meta[\"{}\"]` must be an object",
+        meta::CLIENT_CAPABILITIES
+    ))
+}
+
+fn log_level_error(why: impl std::fmt::Display) -> RpcError {
+    RpcError::invalid_params(format!("`_meta[\"{}\"]`: {why}", meta::LOG_LEVEL))
 }
 
 fn missing_meta(key: &str) -> RpcError {
@@ -288,20 +477,24 @@ async fn route(
         ("ping", false) => tree(Some(Ok(json!({})))),
         ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
         ("tools/list", _) => tree(Some(Ok(tools_list(server, &req.era, &req.client)))),
-        ("tools/call", _) => tools_call(server, peer, req, cancel).await,
+        // The large futures (`tools/call`'s is about 2 KB of a request's 3) are boxed: a
+        // request's future is copied as its task is spawned and as it ends, and the common small
+        // methods (`tasks/get`) need not carry their size (elicitation round trip 274k -> 259k
+        // instructions with the three boxed).
+        ("tools/call", _) => Box::pin(tools_call(server, peer, req, cancel)).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(modern_task_method(server, peer, &req).await)
         }
         ("tasks/get" | "tasks/list" | "tasks/cancel", false) => {
             Some(legacy_task_method(server, peer, &req).await)
         }
-        ("tasks/result", false) => legacy_task_result(server, peer, &req, cancel).await,
+        ("tasks/result", false) => Box::pin(legacy_task_result(server, peer, &req, cancel)).await,
         ("subscriptions/listen", true) => {
             let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
             match Listen::parse(&req.params, declared, missing_tasks_capability) {
                 Ok(listen) => {
                     let owner = peer.owner(&req.era);
-                    tree(listen.run(server, &**peer, &req.id, owner, cancel).await)
+                    tree(Box::pin(listen.run(server, &**peer, &req.id, owner, cancel)).await)
                 }
                 Err(err) => Some(Err(err)),
             }
@@ -472,11 +665,7 @@ async fn tools_call(
     });
     let call = ToolCall {
         arguments: req.params.get("arguments").cloned(),
-        progress_token: req
-            .params
-            .get("_meta")
-            .and_then(|m| m.get(meta::PROGRESS_TOKEN))
-            .cloned(),
+        progress_token: req.progress_token(),
         tool,
     };
     let becomes = match plan {
@@ -526,10 +715,7 @@ fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
         Era::Modern { version } | Era::Legacy { version } => version,
     };
     let era = protocol_era(&req.era);
-    let meta = match req.params.get("_meta") {
-        Some(Value::Object(meta)) => meta.clone(),
-        _ => Map::new(),
-    };
+    let meta = req.meta.as_ref().map(|m| m.tree()).unwrap_or_default();
     Arc::new(
         RequestInfo::new(era, version.clone())
             .with_principal(peer.principal())
@@ -985,5 +1171,101 @@ async fn sleep_or_never(after: Option<std::time::Duration>) {
     match after {
         Some(after) => tokio::time::sleep(after).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::jsonrpc::Message;
+
+    /// A request's `_meta` read from its text says what it says read as a tree, as the server
+    /// read it before: the same era, client, log level and progress token, or exactly the same
+    /// error. (The fuzz target `message` holds every parsed request to this too.)
+    #[test]
+    fn the_meta_reader_agrees_with_the_tree() {
+        let v = r#""io.modelcontextprotocol/protocolVersion""#;
+        let c = r#""io.modelcontextprotocol/clientCapabilities""#;
+        let i = r#""io.modelcontextprotocol/clientInfo""#;
+        let l = r#""io.modelcontextprotocol/logLevel""#;
+        let caps = r#"{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
+        let info = r#"{"name":"c","version":"1"}"#;
+        let metas = [
+            "{}".to_owned(),
+            "null".into(),
+            r#""x""#.into(),
+            "[1]".into(),
+            "7".into(),
+            r#"{"progressToken":5,"other":{"a":[1,{}]}}"#.into(),
+            r#"{"progressToken":{"a":[1]},"progressToken":"last"}"#.into(),
+            format!(r#"{{{v}:"2026-07-28"}}"#),
+            format!(r#"{{{c}:{{}}}}"#),
+            format!(r#"{{{v}:7,{c}:{{}}}}"#),
+            format!(r#"{{{v}:"2025-11-25",{c}:{{}}}}"#),
+            format!(r#"{{{v}:"1999-01-01",{c}:{{}}}}"#),
+            format!(r#"{{{v}:"2026\u002d07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:[]}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:null}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:"x"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{info}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{info},"progressToken":"p"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":"other","version":"1"}}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}: {{ "sampling" : {{ }} }} ,{i}:{info}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":1}}}}"#),
+            format!(
+                r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":"a","name":"b","version":"1"}}}}"#
+            ),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:"info"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:"bogus"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:3}}"#),
+            format!(r#"{{{v}:"bad",{v}:"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{v}:"bad",{c}:{caps}}}"#),
+            format!(r#"{{"io.modelcontextprotocol\/protocolVersion":"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{l}:"bogus"}}"#),
+        ];
+        let mut modern = 0;
+        for meta in &metas {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":1,"_meta":{meta}}}}}"#
+            );
+            let Ok(Message::Request(req)) = Message::parse(&text) else {
+                panic!("{text}")
+            };
+            let tree = match req.clone().params_with_meta() {
+                Some(Value::Object(params)) => params,
+                other => panic!("{other:?}"),
+            };
+            let read = read_meta(req.meta.as_deref());
+            assert_eq!(read, read_meta_tree(&tree), "{meta}");
+            modern += read.is_ok_and(|f| f.modern.is_some()) as usize;
+        }
+        assert_eq!(modern, 11);
+    }
+
+    /// The same `_meta` text again is what was read from it before (one tree for the tools that
+    /// look); another text of the same length is read anew, and a refused one is refused again.
+    #[test]
+    fn a_meta_sent_again_is_read_once() {
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let meta = |level: &str| {
+            format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":"{level}"}}"#
+            )
+        };
+        let first = read_meta_cached(raw(&meta("debug"))).unwrap();
+        let again = read_meta_cached(raw(&meta("debug"))).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(Arc::ptr_eq(&first.tree(), &again.tree()));
+        let other = read_meta_cached(raw(&meta("error"))).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        let level = |m: &ReadMeta| m.facts.modern.as_ref().and_then(|(_, _, l)| *l);
+        assert_eq!(level(&first), Some(LogLevel::Debug));
+        assert_eq!(level(&other), Some(LogLevel::Error));
+        assert_eq!(other.tree()["io.modelcontextprotocol/logLevel"], "error");
+        for _ in 0..2 {
+            let refused = read_meta_cached(raw(&meta("nope"))).err().unwrap();
+            assert_eq!(refused.code, codes::INVALID_PARAMS);
+        }
     }
 }

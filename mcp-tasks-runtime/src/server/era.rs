@@ -1,4 +1,5 @@
 use crate::protocol::{ClientCapabilities, Implementation};
+use std::sync::Arc;
 
 /// Which protocol era a request is served in.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,8 +24,8 @@ impl Era {
 }
 
 /// What the client said about itself: at `initialize` (legacy) or in the request's `_meta` (modern).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ClientView {
-    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) capabilities: Arc<ClientCapabilities>,
     pub(crate) info: Option<Implementation>,
 }

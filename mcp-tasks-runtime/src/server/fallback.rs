@@ -123,7 +123,7 @@ pub(crate) struct Call {
     pub(crate) tool: Arc<RegisteredTool>,
     pub(crate) era: Era,
     pub(crate) id: crate::protocol::jsonrpc::RequestId,
-    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) capabilities: Arc<ClientCapabilities>,
     pub(crate) arguments: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) request: Arc<RequestInfo>,

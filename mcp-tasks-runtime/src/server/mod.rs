@@ -10,7 +10,7 @@
 #[cfg(feature = "http")]
 mod auth;
 mod connection;
-mod dispatch;
+pub(crate) mod dispatch;
 mod driver;
 mod era;
 mod fallback;

@@ -84,7 +84,7 @@ pub struct Launch {
     /// A TTL the client asked for (legacy `task.ttl`), honoured within limits.
     pub requested_ttl: Option<Duration>,
     /// The client's capabilities for this call.
-    pub capabilities: ClientCapabilities,
+    pub capabilities: Arc<ClientCapabilities>,
     /// The legacy client's session, for input requests and status notifications.
     pub channel: Option<Arc<dyn ClientChannel>>,
     /// A progress token from the creating request (legacy: valid until the task ends).

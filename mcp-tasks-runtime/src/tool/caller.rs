@@ -4,6 +4,7 @@
 use crate::protocol::Implementation;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 
 /// An authenticated caller. Tasks a principal creates are visible to that principal only: any
 /// other caller gets exactly the answer an unknown task id gets (`-32602`).
@@ -52,8 +53,9 @@ pub struct RequestInfo {
     pub era: ProtocolEra,
     /// The protocol version (`2025-11-25`, `2026-07-28`, ...).
     pub protocol_version: String,
-    /// The request's `_meta`, as sent (empty when there was none).
-    pub meta: Map<String, Value>,
+    /// The request's `_meta`, as sent (empty when there was none). Shared: the runtime reads a
+    /// `_meta` a client sends again and again once.
+    pub meta: Arc<Map<String, Value>>,
 }
 
 impl RequestInfo {
@@ -79,8 +81,8 @@ impl RequestInfo {
     }
 
     /// With this `_meta`.
-    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
-        self.meta = meta;
+    pub fn with_meta(mut self, meta: impl Into<Arc<Map<String, Value>>>) -> Self {
+        self.meta = meta.into();
         self
     }
 }

@@ -142,7 +142,7 @@ pub struct ToolContext {
 
 struct Inner {
     backend: Arc<dyn ContextBackend>,
-    capabilities: ClientCapabilities,
+    capabilities: Arc<ClientCapabilities>,
     cancel: CancellationToken,
 }
 
@@ -156,10 +156,12 @@ impl fmt::Debug for ToolContext {
 }
 
 impl ToolContext {
-    /// Builds a context. Called by the runtime (and by tests that drive a tool directly).
+    /// Builds a context. Called by the runtime (and by tests that drive a tool directly). The
+    /// capabilities are shared: every call and task of a request (and, where the client declares
+    /// the same ones each time, of many requests) reads the same ones.
     pub fn new(
         backend: Arc<dyn ContextBackend>,
-        capabilities: ClientCapabilities,
+        capabilities: Arc<ClientCapabilities>,
         cancel: CancellationToken,
     ) -> Self {
         ToolContext {

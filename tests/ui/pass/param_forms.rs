@@ -46,7 +46,7 @@ impl ContextBackend for NoClient {
 fn call(tool: &RegisteredTool, args: serde_json::Value) -> serde_json::Value {
     let ctx = ToolContext::new(
         Arc::new(NoClient),
-        ClientCapabilities::default(),
+        Arc::new(ClientCapabilities::default()),
         tokio_util::sync::CancellationToken::new(),
     );
     let future = tool.call(ctx, Some(args)).expect("arguments decode");
@@ -63,7 +63,7 @@ fn main() {
     let out = call(&tool, serde_json::json!({"a": 1, "type": true, "arg3": [2, 3]}));
     assert_eq!(out["content"][0]["text"], "1 Some(\"!\") true 2 3");
     let missing = tool.call(
-        ToolContext::new(Arc::new(NoClient), ClientCapabilities::default(), Default::default()),
+        ToolContext::new(Arc::new(NoClient), Arc::new(ClientCapabilities::default()), Default::default()),
         Some(serde_json::json!({})),
     );
     assert_eq!(missing.err().unwrap().argument.as_deref(), Some("a"));

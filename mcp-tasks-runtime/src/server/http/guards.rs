@@ -3,6 +3,9 @@
 //! `Mcp-Method`, `Mcp-Name`, `-32020`), and what the client accepts.
 
 use super::*;
+use crate::protocol::meta::RequestMeta;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -210,17 +213,13 @@ pub(super) fn check_param_headers(
 }
 
 /// The body's `_meta` protocol version (the modern era), if any.
-pub(super) fn modern_version(params: Option<&Value>) -> Option<&str> {
-    params?.get("_meta")?.get(meta::PROTOCOL_VERSION)?.as_str()
+pub(super) fn modern_version(meta: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    meta::as_str(RequestMeta::read(meta?)?.protocol_version?)
 }
 
-pub(super) fn has_modern_meta(params: Option<&Value>) -> bool {
-    params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object)
-        .is_some_and(|m| {
-            m.contains_key(meta::PROTOCOL_VERSION) || m.contains_key(meta::CLIENT_CAPABILITIES)
-        })
+pub(super) fn has_modern_meta(meta: Option<&RawValue>) -> bool {
+    meta.and_then(RequestMeta::read)
+        .is_some_and(|m| m.is_modern())
 }
 
 pub(super) struct Accepts {

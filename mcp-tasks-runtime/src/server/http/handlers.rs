@@ -3,6 +3,7 @@
 
 use super::super::peer::Peer;
 use super::*;
+use crate::protocol::meta::RequestMeta;
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     text_response(status, jsonrpc::Wire(body).to_json())
@@ -187,15 +188,18 @@ pub(super) async fn post(
                 .as_ref()
                 .and_then(Value::as_object)
                 .unwrap_or(&empty);
+            let meta = params
+                .get("_meta")
+                .and_then(|m| serde_json::value::to_raw_value(m).ok());
             if let Err(e) = check_routing_headers(
                 &headers,
                 &n.method,
                 params,
-                modern_version(n.params.as_ref()),
+                modern_version(meta.as_deref()).as_deref(),
             ) {
                 return rpc_error_response(StatusCode::BAD_REQUEST, None, &e);
             }
-            if has_modern_meta(n.params.as_ref()) {
+            if has_modern_meta(meta.as_deref()) {
                 // Nothing in the modern era is a client notification over HTTP (closing the
                 // response stream cancels a request); accepted and ignored.
                 return StatusCode::ACCEPTED.into_response();
@@ -213,7 +217,7 @@ pub(super) async fn post(
             }
         }
         Message::Request(req) => {
-            let modern = has_modern_meta(req.params.as_ref());
+            let modern = has_modern_meta(req.meta.as_deref());
             if req.method == "initialize" && !modern {
                 // `initialize` opens a session; sent on a live one it is an error and the
                 // session goes on as it was.
@@ -235,7 +239,8 @@ pub(super) async fn post(
                 .as_ref()
                 .and_then(Value::as_object)
                 .unwrap_or(&empty);
-            let version = modern_version(req.params.as_ref());
+            let version = modern_version(req.meta.as_deref());
+            let version = version.as_deref();
             let checked = check_routing_headers(&headers, &req.method, params, version).and_then(
                 |()| match (version, req.method.as_str()) {
                     (Some(_), "tools/call") => check_param_headers(&state.server, &headers, params),
@@ -385,7 +390,7 @@ pub(super) async fn run_request(
 ) -> Response {
     let id = req.id.clone();
     let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
-    let stateless_without_meta = session.is_none() && !has_modern_meta(req.params.as_ref());
+    let stateless_without_meta = session.is_none() && !has_modern_meta(req.meta.as_deref());
     let in_session = session.is_some();
     let (conn, route_guard) = match &session {
         Some(s) => {
@@ -402,11 +407,12 @@ pub(super) async fn run_request(
                     })
                     .flatten();
                 let progress = req
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get(meta::PROGRESS_TOKEN))
-                    .map(Value::to_string);
+                    .meta
+                    .as_deref()
+                    .and_then(RequestMeta::read)
+                    .and_then(|m| m.progress_token)
+                    .and_then(|t| serde_json::from_str::<Value>(t.get()).ok())
+                    .map(|t| t.to_string());
                 RouteGuard {
                     routes: s.routes.clone(),
                     route: s.routes.open_post(&id, task, progress, tx.clone()),

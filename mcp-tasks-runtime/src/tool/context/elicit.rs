@@ -2,7 +2,7 @@ use super::{InputError, ToolContext};
 use crate::protocol::InputRequest;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -64,8 +64,12 @@ impl<'a, T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for Elici
         Box::pin(async move {
             let schema =
                 crate::tool::schema::elicitation_schema::<T>().map_err(InputError::InvalidForm)?;
-            let params =
-                json!({ "mode": "form", "message": self.message, "requestedSchema": schema });
+            // Built by hand: `json!` would copy the schema tree into a new one.
+            let mut params = serde_json::Map::new();
+            params.insert("mode".into(), Value::from("form"));
+            params.insert("message".into(), Value::String(self.message));
+            params.insert("requestedSchema".into(), schema);
+            let params = Value::Object(params);
             let mut request = InputRequest::new("elicitation/create", params);
             request.key = self.key;
             let answer = self.ctx.request(request).await?;
@@ -77,8 +81,8 @@ impl<'a, T: DeserializeOwned + JsonSchema + Send + 'static> IntoFuture for Elici
 fn parse_outcome<T: DeserializeOwned>(answer: Value) -> Result<ElicitOutcome<T>, InputError> {
     match answer.get("action").and_then(Value::as_str) {
         Some("accept") => {
-            let content = answer.get("content").cloned().unwrap_or_else(|| json!({}));
-            serde_json::from_value(content)
+            let empty = Value::Object(serde_json::Map::new());
+            T::deserialize(answer.get("content").unwrap_or(&empty))
                 .map(ElicitOutcome::Accept)
                 .map_err(|e| {
                     InputError::InvalidResponse(format!(
