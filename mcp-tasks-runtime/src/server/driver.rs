@@ -12,6 +12,7 @@ use super::peer::Peer;
 use crate::protocol::jsonrpc::{
     self, Message, Notification, Reply, RequestId, RpcError, error_message,
 };
+use futures_util::FutureExt;
 use std::future::Future;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -38,13 +39,17 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
             let Some(run) = start_request(conn, req) else {
                 return;
             };
-            let conn = conn.clone();
-            conn.clone().tracker.spawn(async move {
-                if let Some(reply) = run.await {
-                    conn.send_reply(reply);
+            let conn2 = conn.clone();
+            // A combinator, not `async move { run.await … }`: an async block keeps the future it
+            // captured and the future it awaits in separate fields, which doubled the spawned
+            // task (6.5 KiB instead of 3.3), and tokio allocates each task's cell aligned to a
+            // cache line, which glibc serves from its bins of free chunks rather than its caches.
+            conn.tracker.spawn(run.map(move |reply| {
+                if let Some(reply) = reply {
+                    conn2.send_reply(reply);
                 }
-                conn.replied(&id);
-            });
+                conn2.replied(&id);
+            }));
         }
         Ok(Message::Notification(n)) => on_notification(conn, n),
         Ok(Message::Response(resp)) => conn.on_response(resp),
