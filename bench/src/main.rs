@@ -132,7 +132,9 @@ async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
         }
         servers.push((conn, client, ids, Vec::new()));
     }
+    let mut floor = Floor::open(t, 64, o).await?;
     for _ in 0..o.task_rounds {
+        floor.round(o).await?;
         for (_, client, ids, samples) in servers.iter_mut() {
             let (c2, ids2) = (client.clone(), ids.clone());
             let gets = closed_loop(64, Stop::After(o.get_for), move |i| {
@@ -158,7 +160,7 @@ async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
             samples.push(gets.per_sec());
         }
     }
-    let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
+    let floor = Some(floor.finish(r, "scale/floor".into()).await.per_sec);
     let mut figures = Vec::new();
     for (conn, client, ids, samples) in servers {
         drop(client);
@@ -468,8 +470,67 @@ struct Report {
     /// Redis commands per operation, by scenario (the `mcp-redis` server).
     redis: Vec<(String, RedisCounts)>,
     raw: serde_json::Map<String, Value>,
-    /// Floor figures by transport and concurrency: (round trips per second, p50 µs, p99 µs).
-    floor: std::collections::HashMap<(&'static str, usize), (f64, f64, f64)>,
+}
+
+/// The echo floor measured in the same window as a scenario's own rounds: one warmed-up echo
+/// server on the scenario's transport, run for one round at the scenario's concurrency between
+/// the scenario's rounds, so that a row's "× floor" divides by what the machine gave a bare
+/// round trip while the row itself was measured (on a shared machine the floor moves 2-3× between
+/// runs minutes apart).
+struct Floor {
+    conn: Conn,
+    c: usize,
+    rounds: Vec<Sample>,
+}
+
+impl Floor {
+    async fn open(t: Transport, c: usize, o: &Opts) -> Result<Floor, Error> {
+        let conn = Conn::open(Kind::Floor, t, o).await?;
+        closed_loop(c, Stop::After(o.warmup), echo_op(&conn.client, Kind::Floor)).await?;
+        Ok(Floor {
+            conn,
+            c,
+            rounds: Vec::new(),
+        })
+    }
+
+    /// One round of bare round trips, as long as an inline round.
+    async fn round(&mut self, o: &Opts) -> Result<(), Error> {
+        let s = closed_loop(
+            self.c,
+            Stop::After(o.round),
+            echo_op(&self.conn.client, Kind::Floor),
+        )
+        .await?;
+        self.rounds.push(s);
+        Ok(())
+    }
+
+    /// Stops the echo server; its figures (the median round's rate, pooled latencies), also kept
+    /// in the JSON under `key`.
+    async fn finish(self, r: &mut Report, key: String) -> Figures {
+        self.conn.close().await;
+        let f = figures(&self.rounds);
+        r.raw.insert(
+            key,
+            json!({"per_sec": f.per_sec, "p50_us": f.p50_us, "p99_us": f.p99_us, "rounds": self.rounds.iter().map(Sample::per_sec).collect::<Vec<_>>()}),
+        );
+        f
+    }
+}
+
+/// The median over rounds of `a`'s rate ÷ `b`'s rate in the same round (the servers alternate
+/// within a round), with the lowest and highest of those ratios: steadier than the ratio of two
+/// medians when the machine's speed drifts during a run.
+fn paired_ratio(a: &[Sample], b: &[Sample]) -> (f64, f64, f64) {
+    let ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.per_sec() / b.per_sec())
+        .collect();
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (median(ratios), lo, hi)
 }
 
 fn say(msg: impl AsRef<str>) {
@@ -520,8 +581,19 @@ async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
             .zip(samples.iter().map(|s| figures(s)))
             .collect();
         let floor = figs[0].1.clone();
-        r.floor
-            .insert((t.name(), c), (floor.per_sec, floor.p50_us, floor.p99_us));
+        let rounds_of = |k: Kind| kinds.iter().position(|x| *x == k).map(|i| &samples[i][..]);
+        let mut note = String::new();
+        if let (Some(a), Some(b)) = (rounds_of(Kind::McpTasks), rounds_of(Kind::Rmcp)) {
+            let (ratio, lo, hi) = paired_ratio(a, b);
+            note = format!(
+                "mcp-tasks ÷ rmcp, median of {} same-round ratios: {ratio:.2} (range {lo:.2}-{hi:.2})",
+                a.len()
+            );
+            r.raw.insert(
+                format!("inline/{}/c{c}/mcp_tasks_over_rmcp_paired", t.name()),
+                json!({"median": ratio, "min": lo, "max": hi}),
+            );
+        }
         let pick = |f: fn(&Figures) -> f64| {
             figs[1..]
                 .iter()
@@ -534,7 +606,7 @@ async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
             floor: Some(floor.per_sec),
             values: pick(|f| f.per_sec),
             rate: Some(true),
-            note: String::new(),
+            note,
         });
         r.rows.push(Row {
             metric: "  latency p50".into(),
@@ -652,7 +724,8 @@ impl RedisCounts {
     }
 }
 
-/// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers; with what
+/// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers, with a round
+/// of the echo floor (same transport, same concurrency) among them in every round; with what
 /// Redis counted for the `mcp-redis` runs.
 async fn fresh_rounds(
     o: &Opts,
@@ -661,15 +734,21 @@ async fn fresh_rounds(
     c: usize,
     stop: Stop,
     op: OpFn,
-) -> Result<(Vec<(Kind, Vec<Sample>)>, RedisCounts), Error> {
+) -> Result<(Vec<(Kind, Vec<Sample>)>, Floor, RedisCounts), Error> {
     let mut out: Vec<(Kind, Vec<Sample>)> = task_kinds(o, scenario, t)
         .iter()
         .map(|k| (*k, Vec::new()))
         .collect();
+    let mut floor = Floor::open(t, c, o).await?;
     let mut counts = RedisCounts::default();
     for round in 0..o.task_rounds {
-        for j in 0..out.len() {
-            let idx = (j + round) % out.len();
+        // Slot `out.len()` is the floor's; the order rotates so that none always runs first.
+        for j in 0..=out.len() {
+            let idx = (j + round) % (out.len() + 1);
+            if idx == out.len() {
+                floor.round(o).await?;
+                continue;
+            }
             let k = out[idx].0;
             let conn = Conn::open(k, t, o).await?;
             let client = conn.client.clone();
@@ -685,7 +764,7 @@ async fn fresh_rounds(
             out[idx].1.push(s);
         }
     }
-    Ok((out, counts))
+    Ok((out, floor, counts))
 }
 
 /// Task lifecycle (create → poll → completed) at 64 callers.
@@ -700,14 +779,16 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
         let create = create.clone();
         Box::pin(async move { task_lifecycle(&c, &create, RESULT_SIZE).await })
     });
-    let (res, counts) =
+    let (res, floor, counts) =
         fresh_rounds(o, "lifecycle", t, 64, Stop::Count(o.lifecycle_tasks), op).await?;
+    let floor = floor
+        .finish(r, format!("lifecycle/{}/c64/floor", t.name()))
+        .await;
     if counts.ops > 0 {
         r.redis
             .push((format!("task lifecycle, {}, c=64", t.name()), counts));
     }
     let figs: Vec<(Kind, Figures)> = res.iter().map(|(k, s)| (*k, figures(s))).collect();
-    let floor = r.floor.get(&(t.name(), 64)).map(|f| f.0);
     let trips = figs
         .iter()
         .map(|(k, f)| format!("{} {:.2}", k.name(), f.trips_per_op))
@@ -716,7 +797,7 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
     r.rows.push(Row {
         metric: format!("task lifecycle, {}, c=64", t.name()),
         unit: "tasks/s",
-        floor,
+        floor: Some(floor.per_sec),
         values: figs.iter().map(|(k, f)| (*k, f.per_sec)).collect(),
         rate: Some(true),
         note: format!("round trips per task: {trips}"),
@@ -724,7 +805,7 @@ async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> 
     r.rows.push(Row {
         metric: "  latency p50".into(),
         unit: "µs",
-        floor: r.floor.get(&(t.name(), 64)).map(|f| f.1),
+        floor: Some(floor.p50_us),
         values: figs.iter().map(|(k, f)| (*k, f.p50_us)).collect(),
         rate: Some(false),
         note: String::new(),
@@ -741,7 +822,11 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
         Box::pin(async move { elicitation(&c, &create, &format!("user-{i}")).await })
     });
     say(format!("elicitation round trip, {}, 1 caller", t.name()));
-    let (one, counts) = fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
+    let (one, floor1, counts) =
+        fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
+    let floor1 = floor1
+        .finish(r, format!("elicit/{}/c1/floor", t.name()))
+        .await;
     if counts.ops > 0 {
         r.redis
             .push((format!("elicitation in a task, {}, c=1", t.name()), counts));
@@ -751,7 +836,11 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
         t.name(),
         o.elicit_tasks
     ));
-    let (many, _) = fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
+    let (many, floor64, _) =
+        fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
+    let floor64 = floor64
+        .finish(r, format!("elicit/{}/c64/floor", t.name()))
+        .await;
     let f1: Vec<(Kind, Figures)> = one.iter().map(|(k, s)| (*k, figures(s))).collect();
     let f64_: Vec<(Kind, Figures)> = many.iter().map(|(k, s)| (*k, figures(s))).collect();
     let trips = f1
@@ -762,7 +851,7 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     r.rows.push(Row {
         metric: format!("elicitation in a task, {}, c=1", t.name()),
         unit: "µs p50",
-        floor: r.floor.get(&(t.name(), 1)).map(|f| f.1),
+        floor: Some(floor1.p50_us),
         values: f1.iter().map(|(k, f)| (*k, f.p50_us)).collect(),
         rate: Some(false),
         note: format!("round trips per elicitation: {trips}"),
@@ -770,7 +859,7 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     r.rows.push(Row {
         metric: "  latency p99".into(),
         unit: "µs",
-        floor: r.floor.get(&(t.name(), 1)).map(|f| f.2),
+        floor: Some(floor1.p99_us),
         values: f1.iter().map(|(k, f)| (*k, f.p99_us)).collect(),
         rate: Some(false),
         note: String::new(),
@@ -778,7 +867,7 @@ async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     r.rows.push(Row {
         metric: format!("elicitation in a task, {}, c=64", t.name()),
         unit: "tasks/s",
-        floor: r.floor.get(&(t.name(), 64)).map(|f| f.0),
+        floor: Some(floor64.per_sec),
         values: f64_.iter().map(|(k, f)| (*k, f.per_sec)).collect(),
         rate: Some(true),
         note: String::new(),
@@ -803,7 +892,7 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     let mut get_row = Row {
         metric: format!("tasks/get, {} stored, {}, c=64", o.stored, t.name()),
         unit: "gets/s",
-        floor: r.floor.get(&(t.name(), 64)).map(|f| f.0),
+        floor: None,
         values: vec![],
         rate: Some(true),
         note: String::new(),
@@ -811,7 +900,7 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     let mut p99_row = Row {
         metric: "  latency p99".into(),
         unit: "µs",
-        floor: r.floor.get(&(t.name(), 64)).map(|f| f.2),
+        floor: None,
         values: vec![],
         rate: Some(false),
         note: String::new(),
@@ -819,13 +908,16 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     let mut fill_row = Row {
         metric: format!("creating those tasks, {}, c=64", t.name()),
         unit: "tasks/s",
-        floor: r.floor.get(&(t.name(), 64)).map(|f| f.0),
+        floor: None,
         values: vec![],
         rate: Some(true),
         note: String::new(),
     };
     let mut notes = Vec::new();
+    // The floor runs a round before each server fills and after its gets.
+    let mut floor = Floor::open(t, 64, o).await?;
     for &k in &o.servers {
+        floor.round(o).await?;
         say(format!("{}: storing {} tasks", k.name(), o.stored));
         let conn = Conn::open(k, t, o).await?;
         let pid = conn.pid().ok_or("no pid")?;
@@ -935,12 +1027,17 @@ async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         }
         drop(client);
         conn.close().await;
+        floor.round(o).await?;
         mem_row.values.push((k, per_task));
         get_row.values.push((k, gets.per_sec()));
         p99_row.values.push((k, gets.quantile_us(0.99)));
         fill_row.values.push((k, fill.per_sec()));
         r.raw.insert(format!("store/{}", k.name()), json!({"stored": n, "rss_before_kib": rss0, "rss_after_kib": rss1, "peak_kib": hwm, "bytes_per_task": per_task, "fill_secs": fill.elapsed.as_secs_f64(), "fill_per_sec": fill.per_sec(), "gets_per_sec": gets.per_sec(), "get_p50_us": gets.quantile_us(0.5), "get_p99_us": gets.quantile_us(0.99)}));
     }
+    let floor = floor.finish(r, "store/floor".into()).await;
+    get_row.floor = Some(floor.per_sec);
+    p99_row.floor = Some(floor.p99_us);
+    fill_row.floor = Some(floor.per_sec);
     get_row.note = notes.join("; ");
     mem_row.note = get_row.note.clone();
     r.rows.extend([get_row, p99_row, fill_row, mem_row]);
@@ -1022,6 +1119,9 @@ fn print_table(o: &Opts, r: &Report) {
     );
     println!(
         "transport at the same concurrency (latency rows: the same percentile). 1.0 = the transport's own cost."
+    );
+    println!(
+        "Each row's floor is measured in rounds interleaved with that row's own rounds (the median round counts)."
     );
 }
 

@@ -480,7 +480,7 @@ async fn route(
         // The large futures (`tools/call`'s is about 2 KB of a request's 3) are boxed: a
         // request's future is copied as its task is spawned and as it ends, and the common small
         // methods (`tasks/get`) need not carry their size (elicitation round trip 274k -> 259k
-        // instructions with the three boxed).
+        // instructions with the three boxed; see also `driver::start_request`).
         ("tools/call", _) => Box::pin(tools_call(server, peer, req, cancel)).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(modern_task_method(server, peer, &req).await)
