@@ -63,5 +63,5 @@ for scenario in ${scenarios[*]}; do
   esac
   echo "== $scenario: top functions by inclusive instructions ($file)"
   callgrind_annotate --inclusive=yes --threshold=99 "$file" 2>/dev/null \
-    | sed -n '/^Ir/,$p' | head -60
+    | sed -n '/^Ir/,$p' | sed -n 1,60p
 done
