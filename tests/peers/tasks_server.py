@@ -2,7 +2,7 @@
 (2025-11-25, "legacy") tasks, for the interop tests of the `mcp-tasks` command (tests/interop.rs).
 
 Tools (all `execution.taskSupport: required`, run with `ctx.experimental.run_task`):
-  plan_trip {city}   status "looking up <city>", asks (elicitation, through the task's message
+  plan_trip {city}   status "looking up <city>" (held for 1 s), asks (elicitation, through the task's message
                      queue: delivered while the client waits on tasks/result) for `nights` (integer,
                      1..30) and `hotel` (boolean), then asks the client's model for a tip (sampling),
                      and answers "<nights> nights in <city>, hotel: <yes|no>; tip: <model text>".
@@ -64,6 +64,9 @@ async def call_tool(name: str, arguments: dict) -> types.CallToolResult | types.
 
         async def work(task: ServerTaskContext) -> types.CallToolResult:
             await task.update_status(f"looking up {city}")
+            # Hold the status for two of the client's polls (500 ms apart): asking at once would
+            # leave whether any poll sees it to timing (the test checks that the client shows it).
+            await anyio.sleep(1.0)
             answer = await task.elicit(
                 message=f"How long will you stay in {city}?",
                 requestedSchema={
