@@ -1054,3 +1054,88 @@ async fn a_terminated_instance_leaves_no_task_working_in_redis() {
         assert_eq!(task["statusMessage"], RUNNER_STOPPED_MESSAGE);
     }
 }
+
+/// A task whose tool ends while Redis is down: the engine keeps the result and records it once
+/// Redis is back (retrying with backoff), instead of logging the failure and leaving the task
+/// `working` with its answer lost.
+mod outage {
+    use mcp_tasks_runtime::server::InMemoryConnection;
+    use mcp_tasks_runtime::store::RedisTaskStore;
+    use mcp_tasks_runtime::{Server, tool};
+    use mcp_tasks_tests::redis::RedisServer;
+    use mcp_tasks_tests::{WAIT, modern};
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    static GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+    /// Ends when the test opens the gate.
+    #[tool(task_support = "required")]
+    async fn gated() -> String {
+        GATE.notified().await;
+        "made it through the outage".into()
+    }
+
+    async fn call(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) -> Value {
+        let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+        c.send(
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, caps) }),
+        );
+        loop {
+            let m = tokio::time::timeout(WAIT, c.recv())
+                .await
+                .expect("answered in time")
+                .expect("the server is up");
+            if m["id"] == id {
+                return m;
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_result_that_comes_while_redis_is_down_is_recorded_once_it_is_back() {
+        let mut redis = RedisServer::start();
+        let store = RedisTaskStore::builder(&redis.url)
+            .prefix(super::fresh_prefix())
+            .timeout(Duration::from_millis(300))
+            .open()
+            .expect("a Redis store");
+        let server = Server::new("outage", "1.0.0")
+            .store(Arc::new(store))
+            .tool::<gated>();
+        let mut c = server.connect_in_memory();
+        let created = call(&mut c, 1, "tools/call", json!({ "name": "gated" })).await;
+        let id = created["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{created}"))
+            .to_owned();
+
+        // Redis goes down with the task stored as working; the tool ends during the outage, and
+        // the first attempts to record its result fail.
+        redis.restart_keeping_data(|| {
+            GATE.notify_one();
+            std::thread::sleep(Duration::from_millis(1500));
+        });
+
+        // Back: the result is recorded without anyone asking again.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut n = 2;
+        let done = loop {
+            let reply = call(&mut c, n, "tasks/get", json!({ "taskId": id })).await;
+            n += 1;
+            if reply["result"]["status"] == "completed" {
+                break reply;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the result was not recorded after Redis came back: {reply}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(
+            done["result"]["result"]["content"][0]["text"], "made it through the outage",
+            "{done}"
+        );
+    }
+}

@@ -50,6 +50,8 @@ impl RedisServer {
     pub fn start() -> RedisServer {
         for _ in 0..5 {
             let port = free_port();
+            // A snapshot an earlier run left for this port would be loaded: not a fresh server.
+            let _ = std::fs::remove_file(std::env::temp_dir().join(snapshot_name(port)));
             if let Some(server) = Self::start_on(port) {
                 return server;
             }
@@ -83,9 +85,11 @@ impl RedisServer {
             .args(["--port", &port.to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
-            // No persistence: nothing is ever written to the working directory.
+            // No persistence of its own: only `restart_keeping_data` writes a snapshot (`SAVE`),
+            // to a file of this port's, which the restart loads and then deletes.
             .arg("--dir")
             .arg(std::env::temp_dir())
+            .args(["--dbfilename", &snapshot_name(port)])
             .args(["--loglevel", "warning", "--logfile", ""])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -178,6 +182,21 @@ impl RedisServer {
     /// Starts the server again on the same port (empty: nothing is persisted).
     pub fn restart(&mut self) {
         self.kill();
+        let _ = std::fs::remove_file(std::env::temp_dir().join(snapshot_name(self.port)));
+        self.start_again();
+    }
+
+    /// Snapshots the data (`SAVE`) and kills the server, then calls `while_down`, then starts the
+    /// server again on the same port with the data it had: an outage that loses nothing.
+    pub fn restart_keeping_data(&mut self, while_down: impl FnOnce()) {
+        assert_eq!(self.command(&["SAVE"]).as_deref(), Some("+OK"), "SAVE");
+        self.kill();
+        while_down();
+        self.start_again();
+        let _ = std::fs::remove_file(std::env::temp_dir().join(snapshot_name(self.port)));
+    }
+
+    fn start_again(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(mut server) = Self::start_on(self.port) {
@@ -201,6 +220,11 @@ impl Drop for RedisServer {
             let _ = child.wait();
         }
     }
+}
+
+/// The snapshot file of the server on `port` (under the temporary directory).
+fn snapshot_name(port: u16) -> String {
+    format!("mcp-tasks-test-redis-{port}.rdb")
 }
 
 fn free_port() -> u16 {

@@ -111,6 +111,11 @@ impl fmt::Debug for Launch {
 }
 
 /// A tool's future with panics caught: what a running task drives.
+/// The first wait before recording a task's outcome again after the store failed.
+const FINISH_RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between attempts to record a task's outcome.
+const FINISH_RETRY_MAX: Duration = Duration::from_secs(5);
+
 pub(crate) type CaughtFuture = Pin<
     Box<
         dyn Future<Output = Result<Result<CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>>
@@ -524,26 +529,17 @@ impl Run {
                     if let Some(message) = status.take() {
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
                     }
-                    let outcome = match out {
-                        Ok(Ok(result)) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
-                        Ok(Err(error)) => TaskOutcome::Error(error),
-                        Err(panic) => TaskOutcome::Error(super::panic_error(self.tool, &*panic)),
-                    };
-                    if let TaskOutcome::Error(error) = &outcome {
+                    let out = out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
+                    if let Err(error) = &out {
                         // A failed task says why in its status message too (SEP-2663 SHOULD).
                         let message = format!("Tool execution failed: {}", error.message);
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
                     }
-                    // Only a legacy session is told about the ended task: nobody else needs the
-                    // record (with its result) back.
-                    let finished = if self.channel.is_some() {
-                        self.store.finish(&self.id, outcome).await.map(|record| self.notify(&record, &mut last_status))
-                    } else {
-                        self.store.finish_status(&self.id, outcome).await.map(|_| ())
+                    let outcome = || match &out {
+                        Ok(result) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
+                        Err(error) => TaskOutcome::Error(error.clone()),
                     };
-                    if let Err(e) = finished {
-                        tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed");
-                    }
+                    self.record_outcome(outcome, &mut last_status).await;
                     return;
                 }
                 () = status.changed() => {
@@ -577,6 +573,59 @@ impl Run {
                         tracing::warn!(task = %self.id, error = %e, "watching the task failed; retrying");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
+                }
+            }
+        }
+    }
+
+    /// Records the tool's outcome (made by `outcome`, again for each attempt). While the store
+    /// itself fails (`StoreError::Backend`: Redis unreachable, a SQLite file locked), it tries
+    /// again, waiting 100 ms, then twice as long each time up to 5 s, so an outage does not lose
+    /// the result: it is kept until the store takes it, the task ends some other way (the store
+    /// then refuses it), or the server shuts down (the task's cancel token; then it is lost, and
+    /// said so in the log).
+    async fn record_outcome(
+        &self,
+        outcome: impl Fn() -> TaskOutcome,
+        last_status: &mut TaskStatus,
+    ) {
+        let mut delay = FINISH_RETRY_FIRST;
+        let mut failures = 0u32;
+        loop {
+            // Only a legacy session is told about the ended task: nobody else needs the record
+            // (with its result) back.
+            let finished = if self.channel.is_some() {
+                self.store
+                    .finish(&self.id, outcome())
+                    .await
+                    .map(|record| self.notify(&record, last_status))
+            } else {
+                self.store
+                    .finish_status(&self.id, outcome())
+                    .await
+                    .map(|_| ())
+            };
+            match finished {
+                Ok(()) => {
+                    if failures > 0 {
+                        tracing::info!(task = %self.id, failures, "the task's outcome is recorded after the store came back");
+                    }
+                    return;
+                }
+                Err(StoreError::Backend(e)) if !self.cancel.is_cancelled() => {
+                    if failures == 0 {
+                        tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed; retrying until the store takes it");
+                    }
+                    failures += 1;
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        () = self.cancel.cancelled() => {}
+                    }
+                    delay = (delay * 2).min(FINISH_RETRY_MAX);
+                }
+                Err(e) => {
+                    tracing::error!(task = %self.id, error = %e, failures, "the task's outcome could not be recorded; it is lost");
+                    return;
                 }
             }
         }
