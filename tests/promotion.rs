@@ -5,7 +5,7 @@
 
 use mcp_tasks_runtime::server::InMemoryConnection;
 use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, tool};
-use mcp_tasks_tests::{WAIT, modern};
+use mcp_tasks_tests::in_memory_request;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -43,18 +43,8 @@ fn caps() -> Value {
 }
 
 async fn call(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) -> Value {
-    c.send(
-        json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, caps()) }),
-    );
-    loop {
-        let m = tokio::time::timeout(WAIT, c.recv())
-            .await
-            .expect("answered in time")
-            .expect("the server is up");
-        if m["id"] == id {
-            return m.get("result").cloned().unwrap_or_else(|| panic!("{m}"));
-        }
-    }
+    let m = in_memory_request(c, id, method, params, caps()).await;
+    m.get("result").cloned().unwrap_or_else(|| panic!("{m}"))
 }
 
 #[tokio::test]

@@ -1062,8 +1062,8 @@ mod outage {
     use mcp_tasks_runtime::server::InMemoryConnection;
     use mcp_tasks_runtime::store::RedisTaskStore;
     use mcp_tasks_runtime::{Server, tool};
+    use mcp_tasks_tests::in_memory_request;
     use mcp_tasks_tests::redis::RedisServer;
-    use mcp_tasks_tests::{WAIT, modern};
     use serde_json::{Value, json};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
@@ -1079,18 +1079,7 @@ mod outage {
 
     async fn call(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) -> Value {
         let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
-        c.send(
-            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, caps) }),
-        );
-        loop {
-            let m = tokio::time::timeout(WAIT, c.recv())
-                .await
-                .expect("answered in time")
-                .expect("the server is up");
-            if m["id"] == id {
-                return m;
-            }
-        }
+        in_memory_request(c, id, method, params, caps).await
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

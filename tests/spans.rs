@@ -3,7 +3,7 @@
 //! from its creation across its polls in a user's logs.
 
 use mcp_tasks_runtime::{Server, ToolContext, tool};
-use mcp_tasks_tests::modern;
+use mcp_tasks_tests::in_memory_request;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,14 +52,7 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
                           method: &str,
                           params: Value| {
         next += 1;
-        let id = next;
-        c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, caps.clone()) }));
-        loop {
-            let m = c.recv().await.expect("the server is up");
-            if m["id"] == id {
-                return m["result"].clone();
-            }
-        }
+        in_memory_request(c, next, method, params, caps.clone()).await["result"].clone()
     };
     let created = call(
         &mut c,

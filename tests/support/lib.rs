@@ -76,6 +76,28 @@ pub fn modern(mut params: Value, capabilities: Value) -> Value {
     params
 }
 
+/// Sends a modern request with id `id` over an in-process connection (the client declaring
+/// these capabilities) and returns the whole message that answers it (result or error), skipping
+/// anything else the server sends meanwhile. Fails the test after [`WAIT`].
+pub async fn in_memory_request(
+    c: &mut mcp_tasks_runtime::server::InMemoryConnection,
+    id: u64,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+) -> Value {
+    c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, capabilities) }));
+    loop {
+        let m = tokio::time::timeout(WAIT, c.recv())
+            .await
+            .expect("answered in time")
+            .expect("the server is up");
+        if m["id"] == id {
+            return m;
+        }
+    }
+}
+
 /// A client for a server process over real stdio pipes: writes raw lines, reads messages.
 #[derive(Debug)]
 pub struct StdioClient {
