@@ -464,7 +464,7 @@ impl Core {
         if status.is_success() {
             Ok(())
         } else {
-            let body = read_body(resp, 500).await.unwrap_or_default();
+            let body = read_start(resp, 500).await;
             Err(Error::Http {
                 status: status.as_u16(),
                 body: String::from_utf8_lossy(&body).into_owned(),
@@ -513,6 +513,18 @@ async fn read_body(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, S
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// The first `n` bytes of a body (fewer if it is shorter or breaks off), without reading the rest.
+async fn read_start(mut resp: reqwest::Response, n: usize) -> Vec<u8> {
+    let mut start = Vec::new();
+    while start.len() < n {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => start.extend_from_slice(&chunk[..chunk.len().min(n - start.len())]),
+            _ => break,
+        }
+    }
+    start
 }
 
 fn too_long(max: usize) -> String {
@@ -680,6 +692,32 @@ mod tests {
         let events = p.push(b": ignored\n\nid: 7\ndata:\n\n").unwrap();
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].id.as_deref(), Some("7"));
+    }
+
+    #[tokio::test]
+    async fn the_start_of_a_long_error_body_is_kept_and_a_long_answer_refused() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let body = "e".repeat(2000);
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request).await;
+                let reply = format!(
+                    "HTTP/1.1 400 Bad Request\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            }
+        });
+        let http = reqwest::Client::new();
+        let start = read_start(http.get(&url).send().await.unwrap(), 500).await;
+        assert_eq!(start, vec![b'e'; 500]);
+        let refused = read_body(http.get(&url).send().await.unwrap(), 1000).await;
+        assert!(refused.unwrap_err().contains("1000 bytes"));
+        let whole = read_body(http.get(&url).send().await.unwrap(), 2000).await;
+        assert_eq!(whole.unwrap().len(), 2000);
     }
 
     #[test]
