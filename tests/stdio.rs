@@ -611,3 +611,128 @@ fn stdin_and_stdout_may_be_files_pipes_or_sockets() {
     check_scripted_answers(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that counts how often the server polls it.
+struct CountingReader {
+    inner: tokio::io::DuplexStream,
+    polls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl tokio::io::AsyncRead for CountingReader {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.polls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+/// Polls of the server's input during `d`.
+async fn polls_during(polls: &std::sync::atomic::AtomicUsize, d: std::time::Duration) -> usize {
+    let before = polls.load(std::sync::atomic::Ordering::Relaxed);
+    tokio::time::sleep(d).await;
+    polls.load(std::sync::atomic::Ordering::Relaxed) - before
+}
+
+/// `ServerConfig::stdio_spin`: after a reply, the stdio loop keeps polling its input for that
+/// long, then sleeps until input comes; with zero it sleeps at once.
+#[tokio::test]
+async fn the_stdio_loop_polls_its_input_for_stdio_spin_after_a_reply() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    for spin in [
+        std::time::Duration::from_millis(40),
+        std::time::Duration::ZERO,
+    ] {
+        let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, from_server) = tokio::io::duplex(64 * 1024);
+        let polls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let reader = CountingReader {
+            inner: server_in,
+            polls: polls.clone(),
+        };
+        let server = mcp_tasks_examples::example_server().config(mcp_tasks_runtime::ServerConfig {
+            stdio_spin: spin,
+            ..Default::default()
+        });
+        let serving =
+            tokio::spawn(server.serve_io_with_shutdown(reader, server_out, std::future::pending()));
+        let mut replies = tokio::io::BufReader::new(from_server).lines();
+        // A slow call: its reply is written 100 ms after its request was read.
+        let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": modern(json!({ "name": "sleep", "arguments": { "ms": 100 } }), no_caps()) });
+        to_server
+            .write_all(format!("{call}\n").as_bytes())
+            .await
+            .unwrap();
+        let reply = replies.next_line().await.unwrap().expect("a reply");
+        assert!(reply.contains("slept 100 ms"), "{reply}");
+        let after_reply = polls_during(&polls, std::time::Duration::from_millis(10)).await;
+        tokio::time::sleep(spin).await;
+        let idle = polls_during(&polls, std::time::Duration::from_millis(100)).await;
+        if spin.is_zero() {
+            assert_eq!(
+                after_reply, 0,
+                "no spin: the input is not polled after a reply"
+            );
+        } else {
+            assert!(
+                after_reply > 3,
+                "polled {after_reply} times after the reply"
+            );
+        }
+        assert_eq!(
+            idle, 0,
+            "{spin:?}: the input was polled {idle} times while idle"
+        );
+        drop(to_server);
+        serving.await.unwrap().unwrap();
+    }
+}
+
+/// Spinning is bounded: a real server process left idle after its messages (the default
+/// `stdio_spin`) uses next to no CPU.
+#[tokio::test]
+async fn an_idle_server_process_uses_no_cpu_after_its_last_message() {
+    let mut c = StdioClient::example();
+    for _ in 0..200 {
+        c.request(
+            "tools/call",
+            modern(
+                json!({ "name": "greet", "arguments": { "name": "Ada" } }),
+                no_caps(),
+            ),
+        )
+        .await;
+    }
+    // A reply written long after its request, which starts the spin again.
+    c.request(
+        "tools/call",
+        modern(
+            json!({ "name": "sleep", "arguments": { "ms": 100 } }),
+            no_caps(),
+        ),
+    )
+    .await;
+    let cpu = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.pid())).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        // utime and stime, in clock ticks (usually 10 ms).
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let before = cpu();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let ticks = cpu() - before;
+    assert!(
+        ticks <= 5,
+        "an idle server used {ticks} clock ticks of CPU in one second"
+    );
+}

@@ -1,7 +1,7 @@
 //! The benchmark tools written for mcp-tasks, the way a user writes them: `#[tool]` functions.
 
 use mcp_tasks_runtime::store::SqliteTaskStore;
-use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -39,9 +39,18 @@ pub async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
     }
 }
 
-/// The benchmark server.
+/// The benchmark server: default settings, except that `MCP_TASKS_BENCH_SPIN_US`, when set,
+/// replaces [`ServerConfig::stdio_spin`] (microseconds; `0` turns it off), to measure what it buys.
 pub fn server() -> Server {
+    let mut config = ServerConfig::default();
+    if let Some(us) = std::env::var("MCP_TASKS_BENCH_SPIN_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        config.stdio_spin = std::time::Duration::from_micros(us);
+    }
     Server::new("bench-mcp-tasks", env!("CARGO_PKG_VERSION"))
+        .config(config)
         .tool::<echo>()
         .tool::<work>()
         .tool::<ask>()

@@ -4,7 +4,7 @@ use super::ServerInner;
 use super::connection::Connection;
 use crate::protocol::jsonrpc::{self, Message, RpcError, error_message};
 use crate::protocol::task::{Owner, TaskId};
-use crate::transport::stdio::{Incoming, LineReader, spawn_writer};
+use crate::transport::stdio::{Activity, Incoming, LineReader, spawn_writer};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +51,8 @@ where
     let grace = server.config.shutdown_grace;
     let engine = server.engine().clone();
     engine.serve_started();
-    let (outbound, writer_task) = spawn_writer(writer);
+    let activity = Arc::new(Activity::default());
+    let (outbound, writer_task) = spawn_writer(writer, activity.clone());
     // No authentication on stdio: the connection itself owns its modern-era tasks.
     let owner = Owner::new(format!("connection:{}", TaskId::generate().as_str()));
     let conn = Connection::new(
@@ -63,11 +64,12 @@ where
         true,
     );
     let mut reader = LineReader::with_max(reader, conn.server.limits.max_message);
+    let spin = conn.server.config.stdio_spin;
     tokio::pin!(shutdown);
     let mut signalled = false;
     loop {
         tokio::select! {
-            item = reader.next() => match item {
+            item = reader.next_spinning(&activity, spin) => match item {
                 Some(Incoming::Line(line)) => super::driver::on_message(&conn, Message::parse(&line)),
                 Some(Incoming::Unreadable(why)) => {
                     let err = RpcError::new(jsonrpc::codes::PARSE_ERROR, format!("Parse error: {why}"));

@@ -4,8 +4,12 @@
 
 use super::{Outbound, Outgoing};
 use futures_util::StreamExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::bytes::BytesMut;
 use tokio_util::codec::{Decoder, FramedRead, LinesCodec, LinesCodecError};
@@ -48,13 +52,97 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// The next non-empty line, or `None` at end of input (or on a read error, which is logged).
     pub async fn next(&mut self) -> Option<Incoming> {
-        match self.frames.next().await? {
+        Self::item(self.frames.next().await?)
+    }
+
+    /// [`next`](Self::next), but while the connection read or wrote a message within the last
+    /// `spin`, the input is polled in a loop (the task yields to the scheduler between polls)
+    /// instead of the thread going to sleep until the input is ready. A message written after
+    /// the loop went to sleep starts it again. Returns the line read (and marks the connection
+    /// active).
+    ///
+    /// Waking a sleeping thread costs a futex and, on a virtual machine whose idle vCPU halts,
+    /// tens of microseconds; a client that sends its next request soon after the last answer
+    /// finds the input being polled. `Duration::ZERO` makes this [`next`](Self::next).
+    pub async fn next_spinning(&mut self, activity: &Activity, spin: Duration) -> Option<Incoming> {
+        let item = if spin.is_zero() {
+            self.next().await
+        } else {
+            self.spin_then_sleep(activity, spin).await
+        };
+        activity.touch();
+        item
+    }
+
+    async fn spin_then_sleep(&mut self, activity: &Activity, spin: Duration) -> Option<Incoming> {
+        loop {
+            while activity.within(spin) {
+                let polled =
+                    std::future::poll_fn(|cx| Poll::Ready(self.frames.poll_next_unpin(cx))).await;
+                if let Poll::Ready(item) = polled {
+                    return Self::item(item?);
+                }
+                tokio::task::yield_now().await;
+            }
+            tokio::select! {
+                biased;
+                item = self.frames.next() => return Self::item(item?),
+                () = activity.wrote.notified() => {}
+            }
+        }
+    }
+
+    fn item(read: std::io::Result<Incoming>) -> Option<Incoming> {
+        match read {
             Ok(item) => Some(item),
             Err(e) => {
                 tracing::warn!(error = %e, "reading the input failed; treating it as closed");
                 None
             }
         }
+    }
+}
+
+/// When a connection last read or wrote a message, for [`LineReader::next_spinning`]. The
+/// writer started by [`spawn_writer`] marks each write.
+#[derive(Debug)]
+pub struct Activity {
+    start: Instant,
+    /// Nanoseconds from `start` to the last message.
+    last: AtomicU64,
+    wrote: Notify,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity {
+            start: Instant::now(),
+            last: AtomicU64::new(0),
+            wrote: Notify::new(),
+        }
+    }
+}
+
+impl Activity {
+    fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// A message was read or written now.
+    fn touch(&self) {
+        self.last.store(self.now(), Ordering::Relaxed);
+    }
+
+    /// A message was written now: also wakes a reader that stopped polling.
+    fn touch_written(&self) {
+        self.touch();
+        self.wrote.notify_one();
+    }
+
+    /// Whether the last message was less than `spin` ago.
+    fn within(&self, spin: Duration) -> bool {
+        let since = self.now().saturating_sub(self.last.load(Ordering::Relaxed));
+        u128::from(since) < spin.as_nanos()
     }
 }
 
@@ -117,17 +205,20 @@ impl Decoder for Lines {
 }
 
 /// Starts the writing half: one task that owns the writer and writes each queued message as one
-/// line, flushing after each. Ends when every [`Outbound`] is dropped or the writer fails.
+/// line, flushing after each and marking `activity`. Ends when every [`Outbound`] is dropped or
+/// the writer fails.
 pub fn spawn_writer<W: AsyncWrite + Unpin + Send + 'static>(
     writer: W,
+    activity: Arc<Activity>,
 ) -> (Outbound, JoinHandle<()>) {
     let (outbound, rx) = Outbound::channel();
-    (outbound, tokio::spawn(write_loop(writer, rx)))
+    (outbound, tokio::spawn(write_loop(writer, rx, activity)))
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    activity: Arc<Activity>,
 ) {
     let mut line = Vec::with_capacity(1024);
     while let Some(msg) = rx.recv().await {
@@ -153,6 +244,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             tracing::warn!(error = %e, "flushing to the peer failed; closing");
             return;
         }
+        activity.touch_written();
     }
     let _ = writer.flush().await;
 }
@@ -217,6 +309,130 @@ mod tests {
                 Ok("next".to_owned())
             ]
         );
+    }
+
+    /// A reader that counts how often it is polled.
+    struct Counting<R> {
+        inner: R,
+        polls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl<R: AsyncRead + Unpin> AsyncRead for Counting<R> {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            self.polls.fetch_add(1, Ordering::Relaxed);
+            std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+        }
+    }
+
+    struct Spinning {
+        input: tokio::io::DuplexStream,
+        polls: Arc<std::sync::atomic::AtomicUsize>,
+        lines: mpsc::UnboundedReceiver<Incoming>,
+        activity: Arc<Activity>,
+    }
+
+    impl Spinning {
+        /// A reader task calling `next_spinning(spin)` in a loop over a pipe.
+        fn start(spin: Duration) -> Spinning {
+            let (input, read_end) = tokio::io::duplex(1024);
+            let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let activity = Arc::new(Activity::default());
+            let (tx, lines) = mpsc::unbounded_channel();
+            let mut reader = LineReader::new(Counting {
+                inner: read_end,
+                polls: polls.clone(),
+            });
+            let a = activity.clone();
+            tokio::spawn(async move {
+                while let Some(item) = reader.next_spinning(&a, spin).await {
+                    let _ = tx.send(item);
+                }
+            });
+            Spinning {
+                input,
+                polls,
+                lines,
+                activity,
+            }
+        }
+
+        async fn send_line(&mut self, line: &str) {
+            self.input.write_all(line.as_bytes()).await.unwrap();
+            self.input.write_all(b"\n").await.unwrap();
+            match self.lines.recv().await {
+                Some(Incoming::Line(got)) => assert_eq!(got, line),
+                other => panic!("read {other:?}"),
+            }
+        }
+
+        fn polls(&self) -> usize {
+            self.polls.load(Ordering::Relaxed)
+        }
+
+        /// Polls of the input during `d`.
+        async fn polls_during(&self, d: Duration) -> usize {
+            let before = self.polls();
+            tokio::time::sleep(d).await;
+            self.polls() - before
+        }
+    }
+
+    #[tokio::test]
+    async fn after_a_message_the_input_is_polled_for_the_spin_then_the_reader_sleeps() {
+        let spin = Duration::from_millis(40);
+        let mut s = Spinning::start(spin);
+        s.send_line("one").await;
+        let polled = s.polls_during(Duration::from_millis(10)).await;
+        assert!(polled > 3, "polled {polled} times within the spin");
+        // Past the spin: the reader waits for input without polling it again.
+        tokio::time::sleep(spin).await;
+        assert_eq!(s.polls_during(Duration::from_millis(100)).await, 0);
+        // A line that comes while it sleeps is read, and starts the spin again.
+        s.send_line("two").await;
+        let polled = s.polls_during(Duration::from_millis(10)).await;
+        assert!(
+            polled > 3,
+            "polled {polled} times after a line read while asleep"
+        );
+        tokio::time::sleep(spin).await;
+        assert_eq!(s.polls_during(Duration::from_millis(100)).await, 0);
+    }
+
+    #[tokio::test]
+    async fn a_message_written_starts_the_spin_again() {
+        let spin = Duration::from_millis(40);
+        let mut s = Spinning::start(spin);
+        s.send_line("one").await;
+        tokio::time::sleep(spin * 2).await;
+        assert_eq!(s.polls_during(Duration::from_millis(50)).await, 0);
+        // A reply written long after the request (a slow tool): the client's next request is
+        // likely soon after it.
+        let (outbound, writer) = spawn_writer(tokio::io::sink(), s.activity.clone());
+        assert!(outbound.send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})));
+        let polled = s.polls_during(Duration::from_millis(10)).await;
+        assert!(polled > 3, "polled {polled} times after a write");
+        tokio::time::sleep(spin).await;
+        assert_eq!(s.polls_during(Duration::from_millis(100)).await, 0);
+        s.send_line("two").await;
+        drop(outbound);
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_zero_spin_sleeps_at_once() {
+        let mut s = Spinning::start(Duration::ZERO);
+        s.send_line("one").await;
+        // The reader's one poll after the line may not have happened yet.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(s.polls_during(Duration::from_millis(50)).await, 0);
+        let (outbound, _writer) = spawn_writer(tokio::io::sink(), s.activity.clone());
+        assert!(outbound.send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}})));
+        assert_eq!(s.polls_during(Duration::from_millis(50)).await, 0);
+        s.send_line("two").await;
     }
 
     #[tokio::test]
