@@ -58,29 +58,32 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     /// [`next`](Self::next), but while the connection read or wrote a message within the last
     /// `spin`, the input is polled in a loop (the task yields to the scheduler between polls)
     /// instead of the thread going to sleep until the input is ready. A message written after
-    /// the loop went to sleep starts it again. Returns the line read (and marks the connection
-    /// active).
+    /// the loop went to sleep starts it again.
     ///
     /// Waking a sleeping thread costs a futex and, on a virtual machine whose idle vCPU halts,
     /// tens of microseconds; a client that sends its next request soon after the last answer
     /// finds the input being polled. `Duration::ZERO` makes this [`next`](Self::next).
     pub async fn next_spinning(&mut self, activity: &Activity, spin: Duration) -> Option<Incoming> {
-        let item = if spin.is_zero() {
-            self.next().await
-        } else {
-            self.spin_then_sleep(activity, spin).await
-        };
-        activity.touch();
-        item
-    }
-
-    async fn spin_then_sleep(&mut self, activity: &Activity, spin: Duration) -> Option<Incoming> {
+        if spin.is_zero() {
+            return self.next().await;
+        }
+        // The clock is read only once the input has run dry: a busy connection does not pay
+        // for it per message.
+        let mut dry = false;
         loop {
-            while activity.within(spin) {
+            loop {
                 let polled =
                     std::future::poll_fn(|cx| Poll::Ready(self.frames.poll_next_unpin(cx))).await;
                 if let Poll::Ready(item) = polled {
                     return Self::item(item?);
+                }
+                if !dry {
+                    // The last message was read a moment ago, by this reader.
+                    activity.touch();
+                    dry = true;
+                }
+                if !activity.within(spin) {
+                    break;
                 }
                 tokio::task::yield_now().await;
             }
