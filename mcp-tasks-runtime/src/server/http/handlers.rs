@@ -4,6 +4,7 @@
 use super::super::peer::Peer;
 use super::*;
 use crate::protocol::meta::RequestMeta;
+use futures_util::FutureExt;
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     text_response(status, jsonrpc::Wire(body).to_json())
@@ -445,10 +446,11 @@ pub(super) async fn run_request(
     };
     let (reply_tx, mut reply_rx) = oneshot::channel();
     let replied = (conn.clone(), id.clone());
-    state.requests.spawn(ORIGIN.scope(id.clone(), async move {
-        let _ = reply_tx.send(run.await);
+    let run = run.map(move |reply| {
+        let _ = reply_tx.send(reply);
         replied.0.replied(&replied.1);
-    }));
+    });
+    state.requests.spawn(ORIGIN.scope(id.clone(), run));
     let cancel = CancelOnDrop {
         conn: conn.clone(),
         id: Some(id.clone()),
