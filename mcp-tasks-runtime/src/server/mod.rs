@@ -87,7 +87,8 @@ pub struct ServerConfig {
     /// (default 50 µs; `Duration::ZERO`: sleep at once). A client that sends its next request
     /// within that time is answered without a thread being woken: on a virtual machine whose
     /// idle vCPU halts, that wake costs tens of microseconds, more than an inline call's own
-    /// work. The cost is at most this much CPU time after each burst of messages.
+    /// work. The cost is about this much CPU time after each burst of messages (the window
+    /// counts from the last message read or written), none while the connection is idle.
     pub stdio_spin: Duration,
 }
 
