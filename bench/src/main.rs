@@ -162,6 +162,7 @@ async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
     }
     let floor = Some(floor.finish(r, "scale/floor".into()).await.per_sec);
     let mut figures = Vec::new();
+    let mut rounds = Vec::new();
     for (conn, client, ids, samples) in servers {
         drop(client);
         conn.close().await;
@@ -170,6 +171,7 @@ async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
             format!("scale/{}/{n}", k.name()),
             json!({"stored": n, "gets_per_sec_rounds": samples}),
         );
+        rounds.push(samples.clone());
         let per_sec = median(samples);
         r.rows.push(Row {
             metric: format!("tasks/get, {n} stored, memory store, {}, c=64", t.name()),
@@ -181,7 +183,25 @@ async fn scale(o: &Opts, r: &mut Report) -> Result<(), Error> {
         });
         figures.push((n, per_sec));
     }
-    if let [(small, base), (large, big)] = figures[..] {
+    if let ([(small, base), (large, big)], [few, many]) = (&figures[..], &rounds[..]) {
+        // The two servers take turns within a round, so each round's ratio is taken in one
+        // stretch of the machine's speed (as the inline rows' same-round ratios are).
+        let ratios: Vec<f64> = few.iter().zip(many).map(|(a, b)| b / a).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let paired = median(ratios.clone());
+        r.raw.insert(
+            "scale/paired_ratio".into(),
+            json!({"median": paired, "min": lo, "max": hi, "rounds": ratios}),
+        );
+        let mut note = note;
+        if !note.is_empty() {
+            note.push_str("; ");
+        }
+        note.push_str(&format!(
+            "median of {} same-round ratios: {paired:.2} (range {lo:.2}-{hi:.2})",
+            ratios.len()
+        ));
         r.rows.push(Row {
             metric: format!("  tasks/get with {large} stored / with {small} stored"),
             unit: "ratio",
