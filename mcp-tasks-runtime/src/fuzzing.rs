@@ -1,9 +1,9 @@
 //! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`). Not an API: each function
 //! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
 
-use crate::protocol::InputRequest;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
+use crate::protocol::{InputRequest, Params};
 use crate::server::dispatch;
 use crate::store::{NewTask, machine};
 use crate::task::{mrtr, state};
@@ -16,7 +16,8 @@ use std::time::SystemTime;
 /// same id (byte-for-byte ids included); a reply written from its parts is the reply written as a
 /// tree (with the request's params as the result, shaped as a modern one); a request's `_meta`
 /// read from its text says what it says read as a tree (the same era, client, log level and
-/// progress token, or exactly the same error).
+/// progress token, or exactly the same error); each field a request's [`Params`] read from the
+/// text reads as it does in the tree (a key sent twice: the last one).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -38,16 +39,19 @@ pub fn message(data: &[u8]) {
                 dispatch::read_meta_tree(&tree),
                 "{text:?}: the two `_meta` readers disagree"
             );
+            if let Some(params) = &req.params {
+                check_params(text, params);
+            }
+            let params = Value::Object(req.params.as_ref().map(Params::to_map).unwrap_or_default());
             let reply = Wire(&result_message(&req.id, Value::Object(Map::new()))).to_json();
             let parts = Reply {
                 id: req.id.clone(),
-                outcome: Ok(req.params.clone().unwrap_or_default().into()),
+                outcome: Ok(params.clone().into()),
                 server_info: Some(std::sync::Arc::new(Value::String("info".into()))),
             };
             let direct = serde_json::to_string(&parts).expect("a reply serialises");
             assert_eq!(direct, Wire(&parts.into_value()).to_json(), "{text:?}");
             // A result already written as text goes out as it is.
-            let params = req.params.clone().unwrap_or_default();
             let written = serde_json::value::to_raw_value(&params).expect("params serialise");
             let parts = Reply {
                 id: req.id.clone(),
@@ -79,14 +83,59 @@ pub fn message(data: &[u8]) {
     }
 }
 
+/// The fields of `params` (read from `text`) against the params of `text` read as a tree.
+fn check_params(text: &str, params: &Params) {
+    let tree: Value = serde_json::from_str(text).expect("a request read from text is JSON");
+    let mut want = match tree.get("params") {
+        Some(Value::Object(map)) => map.clone(),
+        other => panic!("{text:?}: params {other:?} read as {params:?}"),
+    };
+    want.remove("_meta");
+    assert_eq!(params.to_map(), want, "{text:?}");
+    let written: Value = serde_json::from_str(params.text()).expect("params text is JSON");
+    assert_eq!(
+        written,
+        Value::Object(want.clone()),
+        "{text:?}: {}",
+        params.text()
+    );
+    for (key, value) in &want {
+        assert_eq!(params.value(key).as_ref(), Some(value), "{text:?}: `{key}`");
+        let string = params.str(key).map(|s| s.map(|s| s.into_owned()));
+        assert_eq!(
+            string,
+            Some(value.as_str().map(str::to_owned)),
+            "{text:?}: `{key}`"
+        );
+        assert_eq!(
+            params.has_non_null(key),
+            !value.is_null(),
+            "{text:?}: `{key}`"
+        );
+    }
+    for absent in [
+        "_meta",
+        "taskId",
+        "name",
+        "arguments",
+        "task",
+        "inputResponses",
+    ] {
+        if !want.contains_key(absent) {
+            assert!(!params.contains_key(absent), "{text:?}: `{absent}`");
+            assert_eq!(params.raw(absent), None, "{text:?}: `{absent}`");
+        }
+    }
+}
+
 /// `tasks/update` / MRTR `inputResponses`: the shape check, the per-method answer check, and the
 /// state machine taking what passed. Answers only go where a request is outstanding; every
 /// answer accepted is there for the tool to take exactly once.
 pub fn input_responses(data: &[u8]) {
-    let Ok(Value::Object(params)) = serde_json::from_slice::<Value>(data) else {
+    let Ok(Value::Object(mut params)) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let Ok(responses) = mrtr::parse_responses(&params) else {
+    let Ok(responses) = mrtr::parse_responses(params.remove("inputResponses")) else {
         return;
     };
     const METHODS: [&str; 4] = [

@@ -1,5 +1,7 @@
 //! JSON-RPC 2.0 envelopes.
 
+pub use super::params::Params;
+use super::params::SplitParams;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -260,8 +262,9 @@ pub struct Request {
     pub id: RequestId,
     /// Its method.
     pub method: String,
-    /// Its params (an object, when present), without `_meta`.
-    pub params: Option<Value>,
+    /// Its params (an object, when present), without `_meta`, as text with an index of its
+    /// fields.
+    pub params: Option<Params>,
     /// Its params' `_meta`, as sent (any JSON value: the server, not the reader, refuses one that
     /// is not an object).
     pub meta: Option<Box<RawValue>>,
@@ -276,12 +279,9 @@ impl Request {
     /// The params as sent: [`params`](Self::params) with `_meta` back in.
     pub fn params_with_meta(self) -> Option<Value> {
         let Some(meta) = self.meta.as_deref().map(raw_to_value) else {
-            return self.params;
+            return self.params.map(|p| Value::Object(p.to_map()));
         };
-        let mut params = match self.params {
-            Some(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
+        let mut params = self.params.map(|p| p.to_map()).unwrap_or_default();
         params.insert("_meta".into(), meta);
         Some(Value::Object(params))
     }
@@ -389,12 +389,13 @@ impl Message {
         Ok(message)
     }
 
-    /// The common case read straight from the text, without a JSON tree for the envelope: a
-    /// well-formed request or notification, whose `params` (an object) is the only part parsed
-    /// into a [`Value`]. `None` for anything else (a response, an error to report, a duplicate
-    /// key, an id beyond 64 bits, `notifications/cancelled`): [`Message::parse_tree`] then reads
-    /// the text as a tree, which gives the same message for what this path accepts and the precise
-    /// error for what it does not.
+    /// The common case read straight from the text, without a JSON tree: a well-formed request
+    /// or notification, whose `params` (an object) is kept as text ([`Params`]). `None` for
+    /// anything else (a response, an error to report, a duplicate envelope key, an id beyond 64
+    /// bits, `notifications/cancelled`, an envelope key it does not know, nesting deeper than a
+    /// tree may be):
+    /// [`Message::parse_tree`] then reads the text as a tree, which gives the same message for
+    /// what this path accepts and the precise error for what it does not.
     fn parse_common(text: &str) -> Option<Message> {
         /// A field that is there, whatever its value (`null` included, unlike a plain `Option`).
         fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
@@ -404,7 +405,10 @@ impl Message {
         {
             T::deserialize(d).map(Some)
         }
+        // A key it does not know is left to `parse_tree`: skipped here, its value would not be
+        // read as a tree reads it (a number out of range would pass).
         #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
         struct Envelope<'a> {
             #[serde(borrow)]
             jsonrpc: &'a str,
@@ -418,6 +422,11 @@ impl Message {
             #[serde(default, borrow, deserialize_with = "present")]
             error: Option<&'a RawValue>,
         }
+        // Values kept as text are not read as trees here: a nesting a tree refuses must be
+        // refused all the same (by `parse_tree`, with its error).
+        if !nesting_within(text, MAX_NESTING) {
+            return None;
+        }
         let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
         if envelope.jsonrpc != "2.0"
             || envelope.result.is_some()
@@ -427,14 +436,15 @@ impl Message {
             return None;
         }
         let (params, meta) = match envelope.params {
-            Some(SplitParams { rest, meta }) => (Some(rest), meta),
+            Some(SplitParams { params, meta }) => (Some(params), meta),
             None => (None, None),
         };
         let method = envelope.method;
         Some(match envelope.id {
             None => {
-                // A notification's params stay whole.
-                let params = params.map(|mut params| {
+                // A notification's params stay whole, as a tree.
+                let params = params.map(|params| {
+                    let mut params = params.to_map();
                     if let Some(meta) = meta {
                         params.insert("_meta".into(), raw_to_value(&meta));
                     }
@@ -447,7 +457,6 @@ impl Message {
                     RequestId::BigNumber(_) => return None,
                     id => id,
                 };
-                let params = params.map(Value::Object);
                 Message::Request(Request {
                     id,
                     method,
@@ -563,83 +572,53 @@ impl Message {
     }
 }
 
-/// A request's params object read from text: `_meta` kept as its text, the rest as a tree (a key
-/// given twice: the last one counts, as in a [`Map`]).
-struct SplitParams {
-    rest: Map<String, Value>,
-    meta: Option<Box<RawValue>>,
-}
+/// The deepest nesting of arrays and objects a JSON text may have to be read as a tree
+/// (`serde_json`'s recursion limit: 128 levels refused, 127 read).
+const MAX_NESTING: usize = 127;
 
-impl<'de> Deserialize<'de> for SplitParams {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = SplitParams;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<SplitParams, A::Error> {
-                let mut split = SplitParams {
-                    rest: Map::new(),
-                    meta: None,
-                };
-                while let Some(key) = map.next_key::<Key>()? {
-                    match key {
-                        Key::Meta => split.meta = Some(map.next_value()?),
-                        Key::Other(key) => {
-                            split.rest.insert(key, map.next_value()?);
-                        }
-                    }
-                }
-                Ok(split)
-            }
-        }
-        /// A key of params: `_meta` (without allocating it) or another.
-        enum Key {
-            Meta,
-            Other(String),
-        }
-        impl<'de> Deserialize<'de> for Key {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct KeyVisit;
-                impl serde::de::Visitor<'_> for KeyVisit {
-                    type Value = Key;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str("a key")
-                    }
-                    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
-                        Ok(match key {
-                            "_meta" => Key::Meta,
-                            other => Key::Other(other.to_owned()),
-                        })
-                    }
-                    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<Key, E> {
-                        Ok(match key.as_str() {
-                            "_meta" => Key::Meta,
-                            _ => Key::Other(key),
-                        })
-                    }
-                }
-                d.deserialize_str(KeyVisit)
-            }
-        }
-        d.deserialize_map(Visit)
+/// Whether the arrays and objects of `text` (JSON, or anything: only brackets outside strings
+/// count) nest at most `max` deep. A text with at most `max` opening brackets is not scanned.
+fn nesting_within(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= max {
+        return true;
     }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
-/// A request's params tree split as [`SplitParams`] splits the text.
-fn split_meta(params: Option<Value>) -> (Option<Value>, Option<Box<RawValue>>) {
+/// A request's params tree split as [`SplitParams`] splits the text (`params`: an object).
+fn split_meta(params: Option<Value>) -> (Option<Params>, Option<Box<RawValue>>) {
     match params {
         Some(Value::Object(mut map)) => {
             let meta = map
                 .remove("_meta")
                 .and_then(|m| serde_json::value::to_raw_value(&m).ok());
-            (Some(Value::Object(map)), meta)
+            (Some(Params::from_map(&map)), meta)
         }
-        other => (other, None),
+        _ => (None, None),
     }
 }
 
@@ -1061,7 +1040,7 @@ mod tests {
                 r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"t",{meta}}}}}"#
             ),
             r#"{"id":"a\"b","method":"ping","jsonrpc":"2.0"}"#.to_owned(),
-            r#" {"jsonrpc":"2.0","id":-7,"method":"x","params":{},"extra":[1,{"a":null}]} "#
+            r#" {"jsonrpc":"2.0","id":-7,"method":"x","params":{ "k" : [1,{"a":null}] } } "#
                 .to_owned(),
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"m","params":{"a":1,"a":2}}"#
@@ -1086,7 +1065,7 @@ mod tests {
             panic!("{}", taken[6])
         };
         assert_eq!(req.meta.as_deref().map(RawValue::get), Some("[ 2 ]"));
-        assert_eq!(req.params, Some(serde_json::json!({})));
+        assert_eq!(req.params.as_ref().map(Params::text), Some("{}"));
         assert_eq!(
             req.params_with_meta(),
             Some(serde_json::json!({"_meta": [2]}))
@@ -1095,7 +1074,7 @@ mod tests {
             panic!("{}", taken[8])
         };
         assert_eq!(req.meta_value(), Some(serde_json::json!({"a": 1})));
-        assert_eq!(req.params, Some(serde_json::json!({"_met": 2})));
+        assert_eq!(req.params.as_ref().map(Params::text), Some(r#"{"_met":2}"#));
         let Ok(Message::Notification(n)) = Message::parse(&taken[7]) else {
             panic!("{}", taken[7])
         };
@@ -1124,10 +1103,101 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":18446744073709551623}}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"method":"x","params":{},"extra":[1,{"a":null}]}"#,
         ];
         for text in left {
             assert_eq!(Message::parse_common(text), None, "{text}");
         }
+    }
+
+    /// What a tree refuses in a value kept as text or skipped (a number out of range, a lone
+    /// surrogate), in params, in `_meta` or under an envelope key nobody reads, is refused with
+    /// the tree's error.
+    #[test]
+    fn values_a_tree_refuses_are_refused() {
+        for value in [
+            "1e400",
+            "-1E+309",
+            &"9".repeat(400),
+            r#""\ud800""#,
+            r#"["x", {"y": "\udc00z"}]"#,
+        ] {
+            for text in [
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{value}}}}}"#),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"x":{value}}}}}}}"#
+                ),
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","extra":{value}}}"#),
+                format!(r#"{{"jsonrpc":"2.0","extra":{value},"method":"m"}}"#),
+            ] {
+                let parsed = Message::parse(&text);
+                assert_eq!(parsed, Message::parse_tree(&text), "{text}");
+                assert_eq!(Message::parse_common(&text), None, "{text}");
+                assert_eq!(
+                    parsed.map_err(|r| r.error.code),
+                    Err(codes::PARSE_ERROR),
+                    "{text}"
+                );
+            }
+        }
+        for value in ["1e300", "-0.0", &"9".repeat(300), r#""\ud83d\ude00""#] {
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{value}}}}}"#);
+            assert!(Message::parse_common(&text).is_some(), "{text}");
+            assert_eq!(Message::parse(&text), Message::parse_tree(&text), "{text}");
+            // An envelope key it does not know: read by the tree, and ignored.
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","extra":{value}}}"#);
+            assert_eq!(Message::parse_common(&text), None, "{text}");
+            assert!(
+                matches!(Message::parse(&text), Ok(Message::Request(_))),
+                "{text}"
+            );
+        }
+    }
+
+    /// Values kept as text nest no deeper than a tree may: the message a tree refuses is refused
+    /// with the tree's error, wherever the nesting is (params kept as text, `_meta`).
+    #[test]
+    fn nesting_a_tree_refuses_is_refused() {
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        // The envelope and `params` are two levels: 125 more make 127, the most a tree takes.
+        for (n, ok) in [(125, true), (126, false), (200, false)] {
+            for text in [
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}}}}}"#,
+                    nest(n)
+                ),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"x":{}}}}}}}"#,
+                    nest(n - 1)
+                ),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"s":"[[[[[[","a":{}}}}}"#,
+                    nest(n)
+                ),
+            ] {
+                let parsed = Message::parse(&text);
+                assert_eq!(parsed, Message::parse_tree(&text), "{n}");
+                assert_eq!(parsed.is_ok(), ok, "{n}: {parsed:?}");
+                if !ok {
+                    assert_eq!(Message::parse_common(&text), None, "{n}");
+                    let error = parsed.unwrap_err().error;
+                    assert_eq!(error.code, codes::PARSE_ERROR, "{n}");
+                    assert!(
+                        error.message.contains("recursion limit"),
+                        "{}",
+                        error.message
+                    );
+                }
+            }
+        }
+        // Brackets inside strings do not count.
+        let strings = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"s":"{}\"{}"}}}}"#,
+            "[".repeat(200),
+            "{".repeat(200)
+        );
+        assert!(Message::parse_common(&strings).is_some());
     }
 
     /// A reply written from its parts is byte-for-byte the reply written as a tree.

@@ -3,10 +3,12 @@
 pub mod jsonrpc;
 mod mcp;
 pub mod meta;
+mod params;
 pub mod task;
 
 pub use jsonrpc::{RequestId, RpcError, codes};
 pub use mcp::*;
+pub use params::Params;
 
 /// The legacy protocol version (the `initialize` handshake).
 pub const LEGACY_VERSION: &str = "2025-11-25";

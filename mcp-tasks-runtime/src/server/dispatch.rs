@@ -13,6 +13,7 @@ use super::inline;
 use super::listen::Listen;
 use super::peer::{LegacySession, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
+use crate::protocol::Params;
 use crate::protocol::jsonrpc::{
     Payload, Reply, Request, RequestId, RpcError, codes, error_message, result_message,
 };
@@ -41,7 +42,7 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
     if peer.session().is_some() {
         return error_message(Some(&req.id), &already_initialized());
     }
-    let params = req.params.clone().unwrap_or_else(|| json!({}));
+    let params = req.params.as_ref().map(Params::to_map).unwrap_or_default();
     let requested = match params.get("protocolVersion") {
         Some(Value::String(v)) => v.clone(),
         Some(_) => {
@@ -140,7 +141,7 @@ struct Incoming {
     id: RequestId,
     method: String,
     /// The params, without `_meta`.
-    params: Map<String, Value>,
+    params: Params,
     /// The params' `_meta` (an object), read.
     meta: Option<Arc<ReadMeta>>,
     era: Era,
@@ -329,10 +330,7 @@ fn client_view(capabilities: &RawValue, info: Option<&RawValue>) -> Arc<ClientVi
 
 /// Decides the era of a request from its `_meta` and the connection's session.
 fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
-    let params = match req.params {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
+    let params = req.params.unwrap_or_default();
     let meta = req.meta.map(read_meta_cached).transpose()?;
     if let Some((version, client, log_level)) = meta.as_ref().and_then(|m| m.facts.modern.clone()) {
         return Ok(Incoming {
@@ -515,8 +513,8 @@ async fn route(
 
 /// `logging/setLevel` (2025-11-25; the modern era sets a level per request in `_meta`).
 fn set_log_level(peer: &dyn Peer, req: &Incoming) -> Result<Value, RpcError> {
-    let level = match req.params.get("level") {
-        Some(v) => LogLevel::from_wire(v)
+    let level = match req.params.value("level") {
+        Some(v) => LogLevel::from_wire(&v)
             .map_err(|why| RpcError::invalid_params(format!("`level`: {why}")))?,
         None => {
             return Err(RpcError::invalid_params(
@@ -615,9 +613,9 @@ async fn tools_call(
     req: Incoming,
     cancel: CancellationToken,
 ) -> Answer {
-    let name = match req.params.get("name") {
-        Some(Value::String(name)) => name.clone(),
-        Some(_) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
+    let name = match req.params.str("name") {
+        Some(Some(name)) => name.into_owned(),
+        Some(None) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
         None => {
             return Some(Err(RpcError::invalid_params(
                 "missing required parameter `name`",
@@ -631,7 +629,7 @@ async fn tools_call(
             support: TaskSupport::Forbidden,
             era: protocol_era(&req.era),
             declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
-            task_param: req.params.get("task").is_some_and(|t| !t.is_null()),
+            task_param: req.params.has_non_null("task"),
             defers: false,
             fallback: false,
             promotion: Promotion::default(),
@@ -654,7 +652,7 @@ async fn tools_call(
         support: info.task_support,
         era: protocol_era(&req.era),
         declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
-        task_param: req.params.get("task").is_some_and(|t| !t.is_null()),
+        task_param: req.params.has_non_null("task"),
         defers: info.defer_task,
         fallback: server.task_fallback,
         promotion: Promotion {
@@ -664,7 +662,7 @@ async fn tools_call(
         },
     });
     let call = ToolCall {
-        arguments: req.params.get("arguments").cloned(),
+        arguments: req.params.value("arguments"),
         progress_token: req.progress_token(),
         tool,
     };
@@ -762,13 +760,13 @@ async fn run_mrtr(
     let owner = peer.owner(&req.era);
     let call = state::call_digest(name, arguments.as_ref(), owner.as_str());
     let key = &server.state_key;
-    let responses = match mrtr::parse_responses(&req.params) {
+    let responses = match mrtr::parse_responses(req.params.value("inputResponses")) {
         Ok(responses) => responses,
         Err(why) => return Some(Err(RpcError::invalid_params(why))),
     };
     // Answers that come before any question (no `requestState` yet) are offered to the tool under
     // their keys; on a retry only the keys the sealed state says were asked count.
-    let (mut gathered, volunteered) = match req.params.get("requestState") {
+    let (mut gathered, volunteered) = match req.params.value("requestState") {
         None | Some(Value::Null) => (
             state::Gathered {
                 call,
@@ -776,7 +774,7 @@ async fn run_mrtr(
             },
             responses,
         ),
-        Some(Value::String(text)) => match state::open(key, text, &call) {
+        Some(Value::String(text)) => match state::open(key, &text, &call) {
             Ok(mut gathered) => {
                 mrtr::accept_responses(&mut gathered, responses);
                 (gathered, Map::new())
@@ -907,7 +905,11 @@ async fn launch_task(
     let (origin, requested_ttl, channel) = match &req.era {
         Era::Modern { .. } => (TaskOrigin::Modern, None, None),
         Era::Legacy { .. } => {
-            let ttl = match req.params.get("task").and_then(|t| t.get("ttl")) {
+            let ttl = match req
+                .params
+                .value("task")
+                .and_then(|mut t| t.get_mut("ttl").map(Value::take))
+            {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_u64() {
                     Some(ms) => Some(std::time::Duration::from_millis(ms)),
@@ -961,13 +963,13 @@ fn missing_tasks_capability() -> RpcError {
 }
 
 /// The request's `taskId` (recorded on the request's span).
-fn task_id_param(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
-    match params.get("taskId") {
-        Some(Value::String(id)) => {
-            tracing::Span::current().record("task", id.as_str());
-            Ok(TaskId::new(id.clone()))
+fn task_id_param(params: &Params) -> Result<TaskId, RpcError> {
+    match params.str("taskId") {
+        Some(Some(id)) => {
+            tracing::Span::current().record("task", &*id);
+            Ok(TaskId::from(&*id))
         }
-        Some(_) => Err(RpcError::invalid_params("`taskId` must be a string")),
+        Some(None) => Err(RpcError::invalid_params("`taskId` must be a string")),
         None => Err(RpcError::invalid_params(
             "missing required parameter `taskId`",
         )),
@@ -1015,7 +1017,8 @@ async fn modern_task_method(
             // The same shape rules as an MRTR retry; then each answer to an outstanding request
             // must fit that request. A wrong answer is the caller's error and uses nothing up:
             // the question stays open for a right one.
-            let responses = mrtr::parse_responses(&req.params).map_err(RpcError::invalid_params)?;
+            let responses = mrtr::parse_responses(req.params.value("inputResponses"))
+                .map_err(RpcError::invalid_params)?;
             // Only the methods of the outstanding requests, not a copy of the record.
             let mut asked = Map::new();
             let mut methods = |t: TaskView<'_>| {
@@ -1067,12 +1070,12 @@ async fn legacy_task_method(
     let store = server.engine().store().clone();
     match req.method.as_str() {
         "tasks/list" => {
-            let cursor = match req.params.get("cursor") {
+            let cursor = match req.params.value("cursor") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(c)) => Some(c.as_str()),
+                Some(Value::String(c)) => Some(c),
                 Some(_) => return Err(RpcError::invalid_params("`cursor` must be a string")),
             };
-            let page = store.list(&owner, cursor, LIST_PAGE).await?;
+            let page = store.list(&owner, cursor.as_deref(), LIST_PAGE).await?;
             Ok(Payload::Tree(crate::protocol::task::legacy_list_result(
                 &page.tasks,
                 page.next_cursor.as_deref(),

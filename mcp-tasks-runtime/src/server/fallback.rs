@@ -19,6 +19,7 @@
 use super::ServerInner;
 use super::era::Era;
 use super::peer::{self, Peer};
+use crate::protocol::Params;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, TASKS_EXTENSION, meta};
@@ -28,7 +29,7 @@ use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
 use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -276,7 +277,7 @@ pub(crate) fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
 pub(crate) async fn call_companion(
     server: &ServerInner,
     name: &str,
-    params: &Map<String, Value>,
+    params: &Params,
     owner: &Owner,
 ) -> Result<Value, RpcError> {
     let id = task_id_argument(params)?;
@@ -316,8 +317,8 @@ fn task_not_found() -> RpcError {
 }
 
 /// `{"taskId": string}`, and nothing else.
-fn task_id_argument(params: &Map<String, Value>) -> Result<TaskId, RpcError> {
-    let args = match params.get("arguments") {
+fn task_id_argument(params: &Params) -> Result<TaskId, RpcError> {
+    let args = match params.value("arguments") {
         Some(Value::Object(args)) => args,
         None | Some(Value::Null) => {
             return Err(RpcError::invalid_params(

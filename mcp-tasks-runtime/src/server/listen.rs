@@ -14,11 +14,12 @@
 
 use super::ServerInner;
 use super::peer::Peer;
+use crate::protocol::Params;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};
 use crate::protocol::meta;
 use crate::protocol::task::{Owner, TaskId};
 use crate::store::{TaskEvent, TaskRecord};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -31,11 +32,11 @@ impl Listen {
     /// Reads `params.notifications`. `declared`: whether the request declares the tasks
     /// extension; asking for task notifications without it is `-32021` (`missing`).
     pub(crate) fn parse(
-        params: &Map<String, Value>,
+        params: &Params,
         declared: bool,
         missing: impl FnOnce() -> RpcError,
     ) -> Result<Listen, RpcError> {
-        let notifications = match params.get("notifications") {
+        let notifications = match params.value("notifications") {
             None => {
                 return Err(RpcError::invalid_params(
                     "missing required parameter `notifications`",
@@ -56,7 +57,7 @@ impl Listen {
                 }
                 ids.iter()
                     .map(|id| match id {
-                        Value::String(id) => Ok(TaskId::new(id.clone())),
+                        Value::String(id) => Ok(TaskId::from(id.as_str())),
                         _ => Err(RpcError::invalid_params(
                             "`notifications.taskIds` must be an array of strings",
                         )),

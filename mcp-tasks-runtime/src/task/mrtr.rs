@@ -194,8 +194,10 @@ pub(crate) async fn drive<F: Future + Unpin>(
 /// Checks the shape of a retry's `inputResponses`: absent, or an object whose every value is the
 /// result object of the request under that key. Anything else is a protocol error (`-32602`),
 /// not an answer for the tool to trip over.
-pub(crate) fn parse_responses(params: &Map<String, Value>) -> Result<Map<String, Value>, String> {
-    match params.get("inputResponses") {
+///
+/// `responses`: the params' `inputResponses`, when they have it.
+pub(crate) fn parse_responses(responses: Option<Value>) -> Result<Map<String, Value>, String> {
+    match responses {
         None => Ok(Map::new()),
         Some(Value::Object(responses)) => {
             if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
@@ -203,7 +205,7 @@ pub(crate) fn parse_responses(params: &Map<String, Value>) -> Result<Map<String,
                     "`inputResponses.{key}` must be an object: the result of the request sent under `{key}`"
                 ));
             }
-            Ok(responses.clone())
+            Ok(responses)
         }
         Some(_) => Err(
             "`inputResponses` must be an object mapping each key of `inputRequests` to its result"

@@ -3,6 +3,7 @@
 //! `Mcp-Method`, `Mcp-Name`, `-32020`), and what the client accepts.
 
 use super::*;
+use crate::protocol::Params;
 use crate::protocol::meta::RequestMeta;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -90,7 +91,7 @@ pub(super) fn header_mismatch(message: String) -> RpcError {
 }
 
 /// What `Mcp-Name` must equal for this request, and whether the header is required.
-pub(super) fn expected_name(method: &str, params: &Map<String, Value>) -> Option<(String, bool)> {
+pub(super) fn expected_name(method: &str, params: &Params) -> Option<(String, bool)> {
     let (key, required) = match method {
         "tools/call" | "prompts/get" => ("name", true),
         "resources/read" => ("uri", true),
@@ -99,8 +100,8 @@ pub(super) fn expected_name(method: &str, params: &Map<String, Value>) -> Option
         "tasks/get" | "tasks/update" | "tasks/cancel" => ("taskId", false),
         _ => return None,
     };
-    let value = params.get(key)?.as_str()?;
-    Some((value.to_owned(), required))
+    let value = params.str(key)??;
+    Some((value.into_owned(), required))
 }
 
 /// The routing headers must agree with the body (SEP-2243). `modern_version`: the body's
@@ -108,7 +109,7 @@ pub(super) fn expected_name(method: &str, params: &Map<String, Value>) -> Option
 pub(super) fn check_routing_headers(
     headers: &HeaderMap,
     method: &str,
-    params: &Map<String, Value>,
+    params: &Params,
     modern_version: Option<&str>,
 ) -> Result<(), RpcError> {
     let get = |name: &str| {
@@ -173,16 +174,20 @@ pub(super) fn check_routing_headers(
 pub(super) fn check_param_headers(
     server: &ServerInner,
     headers: &HeaderMap,
-    params: &Map<String, Value>,
+    params: &Params,
 ) -> Result<(), RpcError> {
     let Some(tool) = params
-        .get("name")
-        .and_then(Value::as_str)
-        .and_then(|name| server.tools.get(name))
+        .str("name")
+        .flatten()
+        .and_then(|name| server.tools.get(&name))
     else {
         return Ok(());
     };
-    let arguments = params.get("arguments");
+    if tool.header_params().is_empty() {
+        return Ok(());
+    }
+    let arguments = params.value("arguments");
+    let arguments = arguments.as_ref();
     for param in tool.header_params() {
         let header = param.header();
         let argument = param.path.join(".");

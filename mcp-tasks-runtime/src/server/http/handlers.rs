@@ -3,8 +3,10 @@
 
 use super::super::peer::Peer;
 use super::*;
+use crate::protocol::Params;
 use crate::protocol::meta::RequestMeta;
 use futures_util::FutureExt;
+use std::borrow::Cow;
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     text_response(status, jsonrpc::Wire(body).to_json())
@@ -195,7 +197,7 @@ pub(super) async fn post(
             if let Err(e) = check_routing_headers(
                 &headers,
                 &n.method,
-                params,
+                &Params::from_map(params),
                 modern_version(meta.as_deref()).as_deref(),
             ) {
                 return rpc_error_response(StatusCode::BAD_REQUEST, None, &e);
@@ -234,12 +236,8 @@ pub(super) async fn post(
                 }
                 return initialize(&state, principal, &req);
             }
-            let empty = Map::new();
-            let params = req
-                .params
-                .as_ref()
-                .and_then(Value::as_object)
-                .unwrap_or(&empty);
+            let empty = Params::new();
+            let params = req.params.as_ref().unwrap_or(&empty);
             let version = modern_version(req.meta.as_deref());
             let version = version.as_deref();
             let checked = check_routing_headers(&headers, &req.method, params, version).and_then(
@@ -399,13 +397,7 @@ pub(super) async fn run_request(
             // Only a client that reads SSE can be sent anything on this response.
             let guard = accept.sse.then(|| {
                 let task = (req.method == "tasks/result")
-                    .then(|| {
-                        req.params
-                            .as_ref()?
-                            .get("taskId")?
-                            .as_str()
-                            .map(str::to_owned)
-                    })
+                    .then(|| req.params.as_ref()?.str("taskId")?.map(Cow::into_owned))
                     .flatten();
                 let progress = req
                     .meta
