@@ -92,13 +92,8 @@ fn check_params(text: &str, params: &Params) {
     };
     want.remove("_meta");
     assert_eq!(params.to_map(), want, "{text:?}");
-    let written: Value = serde_json::from_str(params.text()).expect("params text is JSON");
-    assert_eq!(
-        written,
-        Value::Object(want.clone()),
-        "{text:?}: {}",
-        params.text()
-    );
+    let remade = Params::from_map(&want);
+    assert_eq!(remade.to_map(), want, "{text:?}: params made from the tree");
     for (key, value) in &want {
         assert_eq!(params.value(key).as_ref(), Some(value), "{text:?}: `{key}`");
         let string = params.str(key).map(|s| s.map(|s| s.into_owned()));

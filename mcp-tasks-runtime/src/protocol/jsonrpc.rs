@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 envelopes.
 
 pub use super::params::Params;
-use super::params::SplitParams;
+use super::params::ReadParams;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -397,49 +397,18 @@ impl Message {
     /// [`Message::parse_tree`] then reads the text as a tree, which gives the same message for
     /// what this path accepts and the precise error for what it does not.
     fn parse_common(text: &str) -> Option<Message> {
-        /// A field that is there, whatever its value (`null` included, unlike a plain `Option`).
-        fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-        where
-            D: serde::Deserializer<'de>,
-            T: Deserialize<'de>,
-        {
-            T::deserialize(d).map(Some)
-        }
-        // A key it does not know is left to `parse_tree`: skipped here, its value would not be
-        // read as a tree reads it (a number out of range would pass).
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Envelope<'a> {
-            #[serde(borrow)]
-            jsonrpc: &'a str,
-            #[serde(default, borrow, deserialize_with = "present")]
-            id: Option<&'a RawValue>,
-            method: String,
-            #[serde(default, deserialize_with = "present")]
-            params: Option<SplitParams>,
-            #[serde(default, borrow, deserialize_with = "present")]
-            result: Option<&'a RawValue>,
-            #[serde(default, borrow, deserialize_with = "present")]
-            error: Option<&'a RawValue>,
-        }
-        // Values kept as text are not read as trees here: a nesting a tree refuses must be
-        // refused all the same (by `parse_tree`, with its error).
-        if !nesting_within(text, MAX_NESTING) {
-            return None;
-        }
-        let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
-        if envelope.jsonrpc != "2.0"
-            || envelope.result.is_some()
-            || envelope.error.is_some()
-            || envelope.method == "notifications/cancelled"
-        {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let envelope =
+            serde::de::DeserializeSeed::deserialize(ReadEnvelope { base: text }, &mut de).ok()?;
+        de.end().ok()?;
+        if envelope.jsonrpc != "2.0" || envelope.method == "notifications/cancelled" {
             return None;
         }
         let (params, meta) = match envelope.params {
-            Some(SplitParams { params, meta }) => (Some(params), meta),
+            Some((params, meta)) => (Some(params), meta),
             None => (None, None),
         };
-        let method = envelope.method;
+        let method = envelope.method.to_owned();
         Some(match envelope.id {
             None => {
                 // A notification's params stay whole, as a tree.
@@ -576,40 +545,70 @@ impl Message {
 /// (`serde_json`'s recursion limit: 128 levels refused, 127 read).
 const MAX_NESTING: usize = 127;
 
-/// Whether the arrays and objects of `text` (JSON, or anything: only brackets outside strings
-/// count) nest at most `max` deep. A text with at most `max` opening brackets is not scanned.
-fn nesting_within(text: &str, max: usize) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= max {
-        return true;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return false;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    true
+/// A well-formed request's or notification's envelope, read from its text (`base`) by
+/// [`Message::parse_common`], its params as [`Params`]. A response, a key given twice, a key it
+/// does not know (skipped, its value would not be read as a tree reads it: a number out of range
+/// would pass) or a key with escapes is an error: `parse_tree` then reads the message.
+struct ReadEnvelope<'b> {
+    base: &'b str,
 }
 
-/// A request's params tree split as [`SplitParams`] splits the text (`params`: an object).
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    id: Option<&'a RawValue>,
+    method: &'a str,
+    params: Option<(Params, Option<Box<RawValue>>)>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ReadEnvelope<'_> {
+    type Value = Envelope<'de>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ReadEnvelope<'_> {
+    type Value = Envelope<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request or notification")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        /// Sets a field read once.
+        fn once<T, E: Error>(slot: &mut Option<T>, name: &'static str, value: T) -> Result<(), E> {
+            match slot.replace(value) {
+                None => Ok(()),
+                Some(_) => Err(E::duplicate_field(name)),
+            }
+        }
+        let (mut jsonrpc, mut id, mut method, mut params) = (None, None, None, None);
+        while let Some(key) = map.next_key::<&'de str>()? {
+            match key {
+                "jsonrpc" => once(&mut jsonrpc, "jsonrpc", map.next_value()?)?,
+                "id" => once(&mut id, "id", map.next_value()?)?,
+                "method" => once(&mut method, "method", map.next_value()?)?,
+                "params" => {
+                    // The envelope and the params object are two levels of nesting.
+                    let read = ReadParams {
+                        base: self.base,
+                        max_depth: MAX_NESTING - 2,
+                    };
+                    once(&mut params, "params", map.next_value_seed(read)?)?
+                }
+                "result" | "error" => return Err(A::Error::custom("a response")),
+                other => return Err(A::Error::unknown_field(other, &[])),
+            }
+        }
+        Ok(Envelope {
+            jsonrpc: jsonrpc.ok_or_else(|| A::Error::missing_field("jsonrpc"))?,
+            id,
+            method: method.ok_or_else(|| A::Error::missing_field("method"))?,
+            params,
+        })
+    }
+}
+
+/// A request's params tree split as [`ReadParams`] splits the text (`params`: an object).
 fn split_meta(params: Option<Value>) -> (Option<Params>, Option<Box<RawValue>>) {
     match params {
         Some(Value::Object(mut map)) => {
@@ -1065,7 +1064,7 @@ mod tests {
             panic!("{}", taken[6])
         };
         assert_eq!(req.meta.as_deref().map(RawValue::get), Some("[ 2 ]"));
-        assert_eq!(req.params.as_ref().map(Params::text), Some("{}"));
+        assert_eq!(req.params.as_ref().map(Params::to_map), Some(Map::new()));
         assert_eq!(
             req.params_with_meta(),
             Some(serde_json::json!({"_meta": [2]}))
@@ -1074,7 +1073,10 @@ mod tests {
             panic!("{}", taken[8])
         };
         assert_eq!(req.meta_value(), Some(serde_json::json!({"a": 1})));
-        assert_eq!(req.params.as_ref().map(Params::text), Some(r#"{"_met":2}"#));
+        assert_eq!(
+            req.params.as_ref().map(|p| Value::Object(p.to_map())),
+            Some(serde_json::json!({"_met": 2}))
+        );
         let Ok(Message::Notification(n)) = Message::parse(&taken[7]) else {
             panic!("{}", taken[7])
         };

@@ -7,33 +7,38 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-/// A request's params object (without `_meta`), kept as JSON text with an index of its top-level
-/// fields.
+/// A request's params object, kept as the JSON text the client sent with an index of its
+/// top-level fields other than `_meta` (which [`Request::meta`](super::jsonrpc::Request::meta)
+/// holds).
 ///
 /// A method reads the fields it needs straight from the text: [`str`](Self::str) borrows a
 /// string, [`raw`](Self::raw) gives a value's text, and only the values a method needs as trees
 /// (a tool's `arguments`, a `tasks/update`'s answers) become trees, through
-/// [`value`](Self::value). Reading a request builds no tree of its params, and the params of a
-/// `tasks/get` cost one copy of their text.
+/// [`value`](Self::value). Reading a request builds no tree of its params: they cost one copy of
+/// their text and the index.
 ///
 /// A key sent twice: the last one counts, as in a [`Map`].
 #[derive(Clone, Default)]
 pub struct Params {
-    /// `{"key":value,...}`: each key as sent (or written escaped, when it needs escapes), each
-    /// value as sent; empty for no fields.
+    /// The text of the params object (as sent, or written from a tree), from its first field to
+    /// its last; empty for none.
     text: String,
     fields: Vec<Field>,
 }
 
 #[derive(Clone)]
 struct Field {
-    /// The key's text, between its quotes.
-    key: Range<usize>,
-    /// Whether the key's text is escaped (the key has a `"`, a `\` or a control character): it
-    /// is then not the key itself.
-    escaped: bool,
+    key: FieldKey,
     /// The value's text.
     value: Range<usize>,
+}
+
+#[derive(Clone)]
+enum FieldKey {
+    /// The key is the text there (between its quotes: it has no escapes).
+    At(Range<usize>),
+    /// A key that had escapes, unescaped.
+    Owned(Box<str>),
 }
 
 impl Params {
@@ -46,66 +51,42 @@ impl Params {
     pub fn from_map(map: &Map<String, Value>) -> Self {
         let mut params = Params::new();
         for (key, value) in map {
-            // A `Value` always serializes.
-            let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-            params.push(key, &text);
-        }
-        params.finish()
-    }
-
-    /// Adds a field (`value`: valid JSON text); [`finish`](Self::finish) closes the object.
-    fn push(&mut self, key: &str, value: &str) {
-        self.text.push(if self.text.is_empty() { '{' } else { ',' });
-        let escaped = key.chars().any(|c| matches!(c, '"' | '\\') || c < ' ');
-        let start = self.text.len() + 1;
-        if escaped {
-            // A `str` always serializes.
-            self.text
+            params
+                .text
+                .push(if params.text.is_empty() { '{' } else { ',' });
+            let start = params.text.len();
+            // A `str` and a `Value` always serialize.
+            params
+                .text
                 .push_str(&serde_json::to_string(key).unwrap_or_default());
-        } else {
-            self.text.push('"');
-            self.text.push_str(key);
-            self.text.push('"');
+            let key = if params.text[start + 1..params.text.len() - 1] == **key {
+                FieldKey::At(start + 1..params.text.len() - 1)
+            } else {
+                FieldKey::Owned(key.as_str().into())
+            };
+            params.text.push(':');
+            let start = params.text.len();
+            params
+                .text
+                .push_str(&serde_json::to_string(value).unwrap_or_default());
+            let value = start..params.text.len();
+            params.fields.push(Field { key, value });
         }
-        let key = start..self.text.len() - 1;
-        self.text.push(':');
-        let start = self.text.len();
-        self.text.push_str(value);
-        self.fields.push(Field {
-            key,
-            escaped,
-            value: start..self.text.len(),
-        });
-    }
-
-    /// Closes the object after the last [`push`](Self::push).
-    fn finish(mut self) -> Self {
-        if !self.text.is_empty() {
-            self.text.push('}');
+        if !params.text.is_empty() {
+            params.text.push('}');
         }
-        self
+        params
     }
 
     /// The last field named `key`.
     fn field(&self, key: &str) -> Option<&Field> {
-        self.fields.iter().rev().find(|f| self.key_is(f, key))
+        self.fields.iter().rev().find(|f| self.key_of(f) == key)
     }
 
-    fn key_is(&self, field: &Field, key: &str) -> bool {
-        if field.escaped {
-            self.key_of(field) == key
-        } else {
-            self.text[field.key.clone()] == *key
-        }
-    }
-
-    fn key_of(&self, field: &Field) -> Cow<'_, str> {
-        let text = &self.text[field.key.clone()];
-        if field.escaped {
-            let quoted = &self.text[field.key.start - 1..field.key.end + 1];
-            Cow::Owned(serde_json::from_str(quoted).unwrap_or_else(|_| text.to_owned()))
-        } else {
-            Cow::Borrowed(text)
+    fn key_of<'a>(&'a self, field: &'a Field) -> &'a str {
+        match &field.key {
+            FieldKey::At(at) => &self.text[at.clone()],
+            FieldKey::Owned(key) => key,
         }
     }
 
@@ -142,31 +123,184 @@ impl Params {
         })
     }
 
-    /// Whether the params have no fields.
+    /// Whether the params have no fields (`_meta` aside).
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }
 
-    /// The params as JSON text (`{}` when empty).
-    pub fn text(&self) -> &str {
-        if self.text.is_empty() {
-            "{}"
-        } else {
-            &self.text
-        }
-    }
-
-    /// The params as a tree (a key sent twice: the last value).
+    /// The params as a tree, without `_meta` (a key sent twice: the last value).
     pub fn to_map(&self) -> Map<String, Value> {
         let mut map = Map::new();
         for f in &self.fields {
             map.insert(
-                self.key_of(f).into_owned(),
+                self.key_of(f).to_owned(),
                 parse(&self.text[f.value.clone()]),
             );
         }
         map
     }
+
+    /// Reads a params object from its text: the fields indexed, `_meta` apart (its text). Each
+    /// value is read as a tree would read it, nested at most `max_depth` deep: text a tree of the
+    /// whole message refuses (a number out of range, a lone surrogate in a `\u` escape, nesting
+    /// past `serde_json`'s limit) is refused here too.
+    #[cfg(test)]
+    pub(crate) fn read(
+        text: &str,
+        max_depth: usize,
+    ) -> Result<(Params, Option<Box<RawValue>>), serde_json::Error> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = ReadParams {
+            base: text,
+            max_depth,
+        }
+        .deserialize(&mut de)?;
+        de.end()?;
+        Ok(read)
+    }
+}
+
+/// Reads a params object as [`Params::read`] does, from a deserializer reading `base` (the whole
+/// message): the params keep a copy of the part of `base` their fields span.
+pub(crate) struct ReadParams<'b> {
+    pub(crate) base: &'b str,
+    pub(crate) max_depth: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ReadParams<'_> {
+    type Value = (Params, Option<Box<RawValue>>);
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ReadParams<'_> {
+    type Value = (Params, Option<Box<RawValue>>);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        // Where a piece of text the deserializer lent is in `base`.
+        let base = self.base.as_ptr() as usize;
+        let at = |piece: &str| {
+            (piece.as_ptr() as usize)
+                .checked_sub(base)
+                .filter(|at| at + piece.len() <= self.base.len())
+                .map(|at| at..at + piece.len())
+                .ok_or_else(|| A::Error::custom("params read from another text"))
+        };
+        let (mut fields, mut meta) = (Vec::new(), None);
+        let (mut start, mut end) = (usize::MAX, 0);
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let value: &'de RawValue = map.next_value()?;
+            let text = value.get();
+            if key == "_meta" {
+                check_meta(text, self.max_depth).map_err(A::Error::custom)?;
+                meta = Some(value.to_owned());
+                continue;
+            }
+            check(text, self.max_depth).map_err(A::Error::custom)?;
+            let key = match key {
+                Cow::Borrowed(key) => FieldKey::At(at(key)?),
+                Cow::Owned(key) => FieldKey::Owned(key.into()),
+            };
+            let value = at(text)?;
+            if let FieldKey::At(key) = &key {
+                start = start.min(key.start);
+            }
+            start = start.min(value.start);
+            end = end.max(value.end);
+            fields.push(Field { key, value });
+        }
+        if fields.is_empty() {
+            return Ok((Params::new(), meta));
+        }
+        // One copy of the text from the first field to the last (`_meta` included, when it is
+        // between them), the fields' places counted from its start.
+        let shift = |r: &mut Range<usize>| *r = r.start - start..r.end - start;
+        for field in &mut fields {
+            if let FieldKey::At(key) = &mut field.key {
+                shift(key);
+            }
+            shift(&mut field.value);
+        }
+        let text = self.base[start..end].to_owned();
+        Ok((Params { text, fields }, meta))
+    }
+}
+
+/// Checks a value as [`ReadParams`] does.
+fn check(text: &str, max_depth: usize) -> Result<(), String> {
+    if !nesting_within(text, max_depth) {
+        return Err("recursion limit exceeded".into());
+    }
+    serde_json::from_str::<Checked>(text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+thread_local! {
+    /// The `_meta` text last checked on this thread: a client sends the same `_meta` with request
+    /// after request, and a match costs a comparison instead of reading it again.
+    static LAST_META: std::cell::RefCell<(String, usize)> =
+        const { std::cell::RefCell::new((String::new(), 0)) };
+}
+
+/// [`check`], for the same `_meta` as the last one checked on this thread nothing more.
+fn check_meta(text: &str, max_depth: usize) -> Result<(), String> {
+    let known = LAST_META.with(|last| {
+        let last = last.borrow();
+        last.1 == max_depth && last.0 == text
+    });
+    if known {
+        return Ok(());
+    }
+    check(text, max_depth)?;
+    LAST_META.with(|last| {
+        let mut last = last.borrow_mut();
+        last.0.clear();
+        last.0.push_str(text);
+        last.1 = max_depth;
+    });
+    Ok(())
+}
+
+/// Whether the arrays and objects of `text` (JSON: only brackets outside strings count) nest at
+/// most `max` deep. A text too short to nest deeper, or with at most `max` opening brackets, is
+/// not scanned.
+pub(crate) fn nesting_within(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() <= 2 * max + 1
+        || bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= max
+    {
+        return true;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 /// A value's text, checked by the parser that produced it, as a tree.
@@ -183,53 +317,13 @@ impl PartialEq for Params {
 
 impl fmt::Debug for Params {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Params({})", self.text())
-    }
-}
-
-/// A request's params object read from its text: `_meta` kept apart, as its text, and the other
-/// fields as [`Params`]. Only deserializes from text it borrows (`serde_json::from_str`).
-///
-/// Each value is read as a tree would read it ([`Checked`]): text a tree refuses (a number out of
-/// range, a lone surrogate in a `\u` escape) is refused here too. Nesting is the caller's to
-/// check: it counts from the top of the message.
-pub(crate) struct SplitParams {
-    pub(crate) params: Params,
-    pub(crate) meta: Option<Box<RawValue>>,
-}
-
-impl<'de> Deserialize<'de> for SplitParams {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = SplitParams;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<SplitParams, A::Error> {
-                let mut split = SplitParams {
-                    params: Params::new(),
-                    meta: None,
-                };
-                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    // Kept as text, but refused as a tree would refuse it.
-                    serde_json::from_str::<Checked>(value.get())
-                        .map_err(serde::de::Error::custom)?;
-                    if key == "_meta" {
-                        split.meta = Some(value.to_owned());
-                    } else {
-                        split.params.push(&key, value.get());
-                    }
-                }
-                split.params = split.params.finish();
-                Ok(split)
-            }
-        }
-        d.deserialize_map(Visit)
+        f.debug_map()
+            .entries(
+                self.fields
+                    .iter()
+                    .map(|field| (self.key_of(field), &self.text[field.value.clone()])),
+            )
+            .finish()
     }
 }
 
@@ -313,8 +407,7 @@ mod tests {
     use serde_json::json;
 
     fn read(params: &str) -> Params {
-        let split: SplitParams = serde_json::from_str(params).expect("an object");
-        split.params
+        Params::read(params, 125).expect("an object").0
     }
 
     /// Each field reads from the text as it reads from the tree, `_meta` kept apart.
@@ -322,19 +415,14 @@ mod tests {
     fn fields_read_as_the_tree_reads_them() {
         let text = r#"{ "taskId" : "t-1", "n": 3, "nil": null, "o": {"a": [1, "x"]},
             "esc": "a\"b\\c\u00e9", "_meta": {"progressToken": 1}, "k\u0065y": true }"#;
-        let split: SplitParams = serde_json::from_str(text).expect("an object");
+        let (params, meta) = Params::read(text, 125).expect("an object");
         assert_eq!(
-            split.meta.as_deref().map(RawValue::get),
+            meta.as_deref().map(RawValue::get),
             Some(r#"{"progressToken": 1}"#)
         );
-        let params = split.params;
         let mut tree: Map<String, Value> = serde_json::from_str(text).expect("json");
         tree.remove("_meta");
         assert_eq!(params.to_map(), tree);
-        assert_eq!(
-            serde_json::from_str::<Value>(params.text()).ok(),
-            Some(Value::Object(tree))
-        );
         assert_eq!(params.str("taskId"), Some(Some(Cow::Borrowed("t-1"))));
         assert!(matches!(params.str("taskId"), Some(Some(Cow::Borrowed(_)))));
         assert_eq!(params.str("esc"), Some(Some(Cow::Owned("a\"b\\cé".into()))));
@@ -369,10 +457,7 @@ mod tests {
         assert_eq!(params.value("plain"), Some(json!(4)));
         let map = params.to_map();
         assert_eq!(Params::from_map(&map).to_map(), map);
-        assert_eq!(
-            serde_json::from_str::<Map<String, Value>>(params.text()).ok(),
-            Some(map)
-        );
+        assert_eq!(Params::from_map(&map).value("a\"b"), Some(json!(1)));
     }
 
     /// Params made from a tree (a message only a tree reads) hold exactly its values: a float
@@ -387,7 +472,35 @@ mod tests {
         assert_eq!(read(text).to_map(), tree);
     }
 
-    /// No fields: `{}`, from the text or from a tree.
+    /// A value is refused as a tree refuses it, nested at most as deep as asked; `_meta` too,
+    /// whether it was checked before on this thread or not.
+    #[test]
+    fn values_are_checked_as_a_tree_reads_them() {
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        assert!(Params::read(&format!(r#"{{"a":{}}}"#, nest(10)), 10).is_ok());
+        assert!(Params::read(&format!(r#"{{"a":{}}}"#, nest(11)), 10).is_err());
+        assert!(Params::read(&format!(r#"{{"s":"{}","a":1}}"#, "[".repeat(50)), 10).is_ok());
+        for bad in ["1e400", r#""\udc00""#, r#"{"k": [0, 1E999]}"#] {
+            assert!(
+                Params::read(&format!(r#"{{"a":{bad}}}"#), 125).is_err(),
+                "{bad}"
+            );
+            let meta = format!(r#"{{"_meta":{{"x":{bad}}}}}"#);
+            for _ in 0..2 {
+                assert!(Params::read(&meta, 125).is_err(), "{bad}");
+            }
+        }
+        let meta = format!(r#"{{"_meta":{{"x":{}}}}}"#, nest(9));
+        for _ in 0..2 {
+            assert!(Params::read(&meta, 10).is_ok());
+            assert!(
+                Params::read(&meta, 9).is_err(),
+                "the depth counts, not only the text"
+            );
+        }
+    }
+
+    /// No fields, from the text or from a tree.
     #[test]
     fn empty_params_are_an_empty_object() {
         for params in [
@@ -397,9 +510,10 @@ mod tests {
             Params::from_map(&Map::new()),
         ] {
             assert!(params.is_empty());
-            assert_eq!(params.text(), "{}");
+            assert_eq!(params.to_map(), Map::new());
             assert_eq!(params.raw("x"), None);
         }
-        assert!(serde_json::from_str::<SplitParams>("[]").is_err());
+        assert!(Params::read("[]", 125).is_err());
+        assert!(Params::read("{} x", 125).is_err());
     }
 }
