@@ -391,9 +391,8 @@ impl Message {
 
     /// The common case read straight from the text, without a JSON tree: a well-formed request
     /// or notification, whose `params` (an object) is kept as text ([`Params`]). `None` for
-    /// anything else (a response, an error to report, a duplicate envelope key, an id beyond 64
-    /// bits, `notifications/cancelled`, an envelope key it does not know, nesting deeper than a
-    /// tree may be):
+    /// anything else (a response, an error to report, a duplicate or unknown envelope key, an id
+    /// beyond 64 bits, `notifications/cancelled`, a params value a tree would refuse):
     /// [`Message::parse_tree`] then reads the text as a tree, which gives the same message for
     /// what this path accepts and the precise error for what it does not.
     fn parse_common(text: &str) -> Option<Message> {

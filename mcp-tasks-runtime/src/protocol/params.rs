@@ -140,10 +140,7 @@ impl Params {
         map
     }
 
-    /// Reads a params object from its text: the fields indexed, `_meta` apart (its text). Each
-    /// value is read as a tree would read it, nested at most `max_depth` deep: text a tree of the
-    /// whole message refuses (a number out of range, a lone surrogate in a `\u` escape, nesting
-    /// past `serde_json`'s limit) is refused here too.
+    /// [`ReadParams`] on a text of its own.
     #[cfg(test)]
     pub(crate) fn read(
         text: &str,
@@ -161,8 +158,11 @@ impl Params {
     }
 }
 
-/// Reads a params object as [`Params::read`] does, from a deserializer reading `base` (the whole
-/// message): the params keep a copy of the part of `base` their fields span.
+/// Reads a params object from a deserializer reading `base` (the whole message): the fields
+/// indexed, `_meta` apart (its text). Each value is read as a tree would read it, nested at most
+/// `max_depth` deep: text a tree of the whole message refuses (a number out of range, a lone
+/// surrogate in a `\u` escape, nesting past `serde_json`'s limit) is refused here too. The params
+/// keep a copy of the part of `base` their fields span.
 pub(crate) struct ReadParams<'b> {
     pub(crate) base: &'b str,
     pub(crate) max_depth: usize,
@@ -376,8 +376,8 @@ impl<'de> Deserialize<'de> for Checked {
     }
 }
 
-/// A key, borrowed from the text when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
+/// An object's key, borrowed from the text when it has no escapes.
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -589,25 +589,7 @@ where
 /// The top-level entries of an object's JSON text, values left as text; `None` if it is not an
 /// object. Keys are borrowed unless they hold escapes.
 pub(crate) fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    struct Key<'a>(Cow<'a, str>);
-    impl<'de> Deserialize<'de> for Key<'de> {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Key<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a key")
-                }
-                fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Borrowed(v)))
-                }
-                fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Owned(v.to_owned())))
-                }
-            }
-            d.deserialize_str(Visit)
-        }
-    }
+    use super::params::Key;
     struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
     impl<'de> Deserialize<'de> for Entries<'de> {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
