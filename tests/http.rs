@@ -354,12 +354,17 @@ fn legacy_post(
 }
 
 async fn initialize(c: &reqwest::Client, url: &str) -> String {
+    initialize_with(c, url, json!({})).await
+}
+
+/// Opens a legacy session for a client with these capabilities; returns its id.
+async fn initialize_with(c: &reqwest::Client, url: &str, capabilities: Value) -> String {
     let r = legacy_post(
         c,
         url,
         None,
         json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": { "name": "t", "version": "1" } } }),
     )
     .send()
@@ -426,6 +431,105 @@ async fn legacy_sessions_open_with_initialize_end_with_delete_and_expire_when_id
     }
     let (status, _) = send(legacy_post(&c, &s.url, Some(&idle), list.clone())).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "an idle session expires");
+}
+
+/// The messages of one SSE response, in order.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Events {
+    async fn open(b: reqwest::RequestBuilder) -> Events {
+        let response = b.send().await.expect("answered");
+        assert_eq!(response.status(), StatusCode::OK);
+        let kind = response.headers()["content-type"].to_str().unwrap();
+        assert!(kind.starts_with("text/event-stream"), "{kind}");
+        Events {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message; fails the test if none comes within ten seconds.
+    async fn next(&mut self) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .collect();
+                if !data.is_empty() {
+                    return serde_json::from_str(&data).expect("JSON data");
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .expect("a message in time on this stream")
+                .expect("the stream stays readable")
+                .expect("the stream is not over");
+            self.buffer
+                .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+        }
+    }
+}
+
+/// In a session, a POST that reuses the id of a request in flight is refused (400, `-32600`)
+/// and takes nothing from that request: its questions still come on its own stream, and it
+/// completes there.
+#[tokio::test]
+async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_stream() {
+    let s = HttpServer::start(&[]);
+    let c = client();
+    let session = initialize_with(&c, &s.url, json!({ "elicitation": {} })).await;
+    let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "test_input_required_result_multi_round", "arguments": {} } });
+    let mut first = Events::open(legacy_post(&c, &s.url, Some(&session), call.clone())).await;
+    let ask = first.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+
+    let (status, body) = send(legacy_post(&c, &s.url, Some(&session), call.clone())).await;
+    assert_eq!(
+        (status, error_code(&body)),
+        (StatusCode::BAD_REQUEST, -32600),
+        "{body}"
+    );
+    assert_eq!(body["id"], 7, "{body}");
+
+    let answer = |ask: &Value, content: Value| {
+        json!({ "jsonrpc": "2.0", "id": ask["id"],
+            "result": { "action": "accept", "content": content } })
+    };
+    let (status, _) = send(legacy_post(
+        &c,
+        &s.url,
+        Some(&session),
+        answer(&ask, json!({ "name": "Ada" })),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let ask = first.next().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert!(
+        ask["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Step 2")),
+        "{ask}"
+    );
+    let (status, _) = send(legacy_post(
+        &c,
+        &s.url,
+        Some(&session),
+        answer(&ask, json!({ "color": "green" })),
+    ))
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let done = first.next().await;
+    assert_eq!(done["id"], 7, "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Ada likes green");
 }
 
 async fn create_task(c: &reqwest::Client, url: &str, token: &str) -> String {

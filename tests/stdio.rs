@@ -433,6 +433,36 @@ async fn eof_lets_in_flight_requests_finish() {
     assert_eq!(resp["result"]["content"][0]["text"], "slept 300 ms");
 }
 
+/// A request that reuses the id of one in flight is refused with `-32600`; the first one is
+/// untouched and still answers (and can still be cancelled by that id).
+#[tokio::test]
+async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_still_answers() {
+    let mut c = StdioClient::example();
+    let id = c.id();
+    let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": modern(json!({ "name": "sleep", "arguments": { "ms": 400 } }), no_caps()) });
+    c.send(&call).await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    c.send(&call).await;
+    let refused = c.response(&id).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("in flight")),
+        "{refused}"
+    );
+    let first = c.response(&id).await;
+    assert_eq!(
+        first["result"]["content"][0]["text"], "slept 400 ms",
+        "{first}"
+    );
+    // Done: the id is free again.
+    c.send(&call).await;
+    let again = c.response(&id).await;
+    assert_eq!(again["result"]["content"][0]["text"], "slept 400 ms");
+}
+
 #[tokio::test]
 async fn sigterm_shuts_down_cleanly() {
     let mut c = StdioClient::example();

@@ -190,12 +190,6 @@ impl Connection {
         lock(&self.inflight).remove(id);
     }
 
-    /// Whether a request with this id is in flight (HTTP asks, before it takes a request id).
-    #[cfg(feature = "http")]
-    pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
-        lock(&self.inflight).contains_key(id)
-    }
-
     /// How many requests are in flight (an idle HTTP session has none).
     #[cfg(feature = "http")]
     pub(crate) fn in_flight(&self) -> usize {

@@ -36,8 +36,12 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
         }
         Ok(Message::Request(req)) => {
             let id = req.id.clone();
-            let Some(run) = start_request(conn, req) else {
-                return;
+            let run = match start_request(conn, req) {
+                Ok(run) => run,
+                Err(err) => {
+                    conn.send(error_message(Some(&id), &err));
+                    return;
+                }
             };
             let conn2 = conn.clone();
             // A combinator, not `async move { run.await … }`: an async block keeps the future it
@@ -56,19 +60,18 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
 }
 
 /// Registers a request as in flight and returns the future that dispatches it and yields the
-/// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is
-/// answered at once with `-32600` through the sink, and `None` is returned.
+/// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is not
+/// started: the `-32600` error is returned for the transport to answer where that request's
+/// answer belongs (the sink on stdio, the POST's own response on HTTP).
 pub(crate) fn start_request(
     conn: &Arc<Connection>,
     req: jsonrpc::Request,
-) -> Option<impl Future<Output = Option<Reply>> + Send + 'static> {
+) -> Result<impl Future<Output = Option<Reply>> + Send + 'static, RpcError> {
     let Some(token) = conn.begin(&req.id) else {
-        let err = RpcError::invalid_request(format!(
+        return Err(RpcError::invalid_request(format!(
             "Invalid Request: id {} is already in use by a request in flight",
             req.id
-        ));
-        conn.send(error_message(Some(&req.id), &err));
-        return None;
+        )));
     };
     let conn = conn.clone();
     // One span per request; dispatch fills in the era, the owner, the tool and the task as it
@@ -82,23 +85,21 @@ pub(crate) fn start_request(
         tool = tracing::field::Empty,
         task = tracing::field::Empty,
     );
-    Some(
-        async move {
-            let _done = InflightGuard {
-                conn: &conn,
-                id: req.id.clone(),
-            };
-            let peer: Arc<dyn Peer> = conn.clone();
-            // Boxed, so that the spawned task's cell, which tokio aligns to 128 bytes, stays
-            // small (384 bytes): glibc serves every aligned allocation from its bins, and one of
-            // 1 KiB or more also first merges all its fast-bin chunks back into them, on a heap
-            // that a million stored tasks leave full of small cold holes. The box itself (about
-            // 900 bytes for `tasks/get`; dispatch boxes the larger `tools/call`) is an ordinary
-            // allocation, which glibc recycles from its per-thread cache.
-            Box::pin(dispatch::request(&conn.server, &peer, req, token)).await
-        }
-        .instrument(span),
-    )
+    Ok(async move {
+        let _done = InflightGuard {
+            conn: &conn,
+            id: req.id.clone(),
+        };
+        let peer: Arc<dyn Peer> = conn.clone();
+        // Boxed, so that the spawned task's cell, which tokio aligns to 128 bytes, stays
+        // small (384 bytes): glibc serves every aligned allocation from its bins, and one of
+        // 1 KiB or more also first merges all its fast-bin chunks back into them, on a heap
+        // that a million stored tasks leave full of small cold holes. The box itself (about
+        // 900 bytes for `tasks/get`; dispatch boxes the larger `tools/call`) is an ordinary
+        // allocation, which glibc recycles from its per-thread cache.
+        Box::pin(dispatch::request(&conn.server, &peer, req, token)).await
+    }
+    .instrument(span))
 }
 
 /// Handles a notification from the client: `notifications/cancelled` cancels a request in flight;

@@ -391,51 +391,49 @@ pub(super) async fn run_request(
     let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
     let stateless_without_meta = session.is_none() && !has_modern_meta(req.meta.as_deref());
     let in_session = session.is_some();
-    let (conn, route_guard) = match &session {
+    // Where this request's messages go in a session: read before the request is handed over.
+    // Only a client that reads SSE can be sent anything on this response.
+    let route = session.as_ref().filter(|_| accept.sse).map(|_| {
+        let task = (req.method == "tasks/result")
+            .then(|| req.params.as_ref()?.str("taskId")?.map(Cow::into_owned))
+            .flatten();
+        let progress = req
+            .meta
+            .as_deref()
+            .and_then(RequestMeta::read)
+            .and_then(|m| m.progress_token)
+            .and_then(|t| serde_json::from_str::<Value>(t.get()).ok())
+            .map(|t| t.to_string());
+        (task, progress)
+    });
+    let conn = match &session {
         Some(s) => {
             s.touch();
-            // Only a client that reads SSE can be sent anything on this response.
-            let guard = accept.sse.then(|| {
-                let task = (req.method == "tasks/result")
-                    .then(|| req.params.as_ref()?.str("taskId")?.map(Cow::into_owned))
-                    .flatten();
-                let progress = req
-                    .meta
-                    .as_deref()
-                    .and_then(RequestMeta::read)
-                    .and_then(|m| m.progress_token)
-                    .and_then(|t| serde_json::from_str::<Value>(t.get()).ok())
-                    .map(|t| t.to_string());
-                RouteGuard {
-                    routes: s.routes.clone(),
-                    route: s.routes.open_post(&id, task, progress, tx.clone()),
-                }
-            });
-            (s.conn.clone(), guard)
+            s.conn.clone()
         }
-        None => (
-            Connection::new(
-                state.server.clone(),
-                Arc::new(PostSink(tx.clone())),
-                state.owner(&principal),
-                principal.clone(),
-                state.closing.child_token(),
-                principal.is_some(),
-            ),
-            None,
+        None => Connection::new(
+            state.server.clone(),
+            Arc::new(PostSink(tx.clone())),
+            state.owner(&principal),
+            principal.clone(),
+            state.closing.child_token(),
+            principal.is_some(),
         ),
     };
-    drop(tx);
-    if conn.is_in_flight(&id) {
-        let err = RpcError::invalid_request(format!(
-            "Invalid Request: id {id} is already in use by a request in flight"
-        ));
-        return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
-    }
-    let Some(run) = driver::start_request(&conn, req) else {
-        let err = RpcError::invalid_request("Invalid Request: duplicate request id");
-        return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err);
+    // Taken as in flight first: a POST that reuses the id of a request in flight is refused
+    // before it could open a route under that id, which would take the first one's route away.
+    let run = match driver::start_request(&conn, req) {
+        Ok(run) => run,
+        Err(err) => return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err),
     };
+    let route_guard = session
+        .as_ref()
+        .zip(route)
+        .map(|(s, (task, progress))| RouteGuard {
+            routes: s.routes.clone(),
+            route: s.routes.open_post(&id, task, progress, tx.clone()),
+        });
+    drop(tx);
     let (reply_tx, mut reply_rx) = oneshot::channel();
     let replied = (conn.clone(), id.clone());
     let run = run.map(move |reply| {
