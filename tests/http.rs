@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport over real HTTP on 127.0.0.1 (reqwest against the conformance
 //! fixture server binary): header validation, statuses, legacy sessions, owners, shutdown.
 
-use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::http::{HttpServer, SseEvents};
 use mcp_tasks_tests::modern_meta;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -433,49 +433,8 @@ async fn legacy_sessions_open_with_initialize_end_with_delete_and_expire_when_id
     assert_eq!(status, StatusCode::NOT_FOUND, "an idle session expires");
 }
 
-/// The messages of one SSE response, in order.
-struct Events {
-    response: reqwest::Response,
-    buffer: String,
-}
-
-impl Events {
-    async fn open(b: reqwest::RequestBuilder) -> Events {
-        let response = b.send().await.expect("answered");
-        assert_eq!(response.status(), StatusCode::OK);
-        let kind = response.headers()["content-type"].to_str().unwrap();
-        assert!(kind.starts_with("text/event-stream"), "{kind}");
-        Events {
-            response,
-            buffer: String::new(),
-        }
-    }
-
-    /// The next message; fails the test if none comes within ten seconds.
-    async fn next(&mut self) -> Value {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let data: String = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data: "))
-                    .collect();
-                if !data.is_empty() {
-                    return serde_json::from_str(&data).expect("JSON data");
-                }
-                continue;
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
-                .await
-                .expect("a message in time on this stream")
-                .expect("the stream stays readable")
-                .expect("the stream is not over");
-            self.buffer
-                .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
-        }
-    }
-}
+/// How long a test waits for a message it expects.
+const WAIT: Duration = Duration::from_secs(10);
 
 /// In a session, a POST that reuses the id of a request in flight is refused (400, `-32600`)
 /// and takes nothing from that request: its questions still come on its own stream, and it
@@ -487,8 +446,11 @@ async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_strea
     let session = initialize_with(&c, &s.url, json!({ "elicitation": {} })).await;
     let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "test_input_required_result_multi_round", "arguments": {} } });
-    let mut first = Events::open(legacy_post(&c, &s.url, Some(&session), call.clone())).await;
-    let ask = first.next().await;
+    let mut first = SseEvents::open(legacy_post(&c, &s.url, Some(&session), call.clone())).await;
+    let ask = first
+        .next(WAIT)
+        .await
+        .expect("a message on the first stream");
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
 
     let (status, body) = send(legacy_post(&c, &s.url, Some(&session), call.clone())).await;
@@ -511,7 +473,10 @@ async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_strea
     ))
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    let ask = first.next().await;
+    let ask = first
+        .next(WAIT)
+        .await
+        .expect("a message on the first stream");
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert!(
         ask["params"]["message"]
@@ -527,7 +492,10 @@ async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_strea
     ))
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    let done = first.next().await;
+    let done = first
+        .next(WAIT)
+        .await
+        .expect("a message on the first stream");
     assert_eq!(done["id"], 7, "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "Ada likes green");
 }

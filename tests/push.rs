@@ -159,7 +159,7 @@ async fn task_notifications_without_the_tasks_extension_are_32021() {
 
 mod http {
     use super::tasks_caps;
-    use mcp_tasks_tests::http::HttpServer;
+    use mcp_tasks_tests::http::{HttpServer, SseEvents as Events};
     use mcp_tasks_tests::modern_meta;
     use serde_json::{Value, json};
     use std::time::Duration;
@@ -200,52 +200,6 @@ mod http {
         body.get("result")
             .cloned()
             .unwrap_or_else(|| panic!("{body}"))
-    }
-
-    /// The events of one SSE response, as JSON messages.
-    struct Events {
-        response: reqwest::Response,
-        buffer: String,
-    }
-
-    impl Events {
-        async fn open(b: reqwest::RequestBuilder) -> Events {
-            let response = b.send().await.expect("answered");
-            assert_eq!(response.status(), 200);
-            let kind = response.headers()["content-type"]
-                .to_str()
-                .unwrap()
-                .to_owned();
-            assert!(kind.starts_with("text/event-stream"), "{kind}");
-            Events {
-                response,
-                buffer: String::new(),
-            }
-        }
-
-        /// The next message, or `None` if none comes within `wait`.
-        async fn next(&mut self, wait: Duration) -> Option<Value> {
-            let deadline = tokio::time::Instant::now() + wait;
-            loop {
-                if let Some(end) = self.buffer.find("\n\n") {
-                    let event: String = self.buffer.drain(..end + 2).collect();
-                    let data: String = event
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data: "))
-                        .collect();
-                    if data.is_empty() {
-                        continue;
-                    }
-                    return Some(serde_json::from_str(&data).expect("JSON data"));
-                }
-                let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
-                    .await
-                    .ok()?;
-                let chunk = chunk.expect("the stream stays readable")?;
-                self.buffer
-                    .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
-            }
-        }
     }
 
     const WAIT: Duration = Duration::from_secs(10);

@@ -94,3 +94,48 @@ impl Drop for HttpServer {
         let _ = self.child.wait();
     }
 }
+
+/// The messages of one SSE response (a POST answered as a stream, or a GET stream), in order.
+#[derive(Debug)]
+pub struct SseEvents {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl SseEvents {
+    /// Sends the request and checks that it is answered `200` with `text/event-stream`.
+    pub async fn open(request: reqwest::RequestBuilder) -> SseEvents {
+        let response = request.send().await.expect("answered");
+        assert_eq!(response.status(), reqwest::StatusCode::OK);
+        let kind = response.headers()["content-type"].to_str().unwrap();
+        assert!(kind.starts_with("text/event-stream"), "{kind}");
+        SseEvents {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message's JSON, or `None` if none comes within `wait` or the stream ends.
+    pub async fn next(&mut self, wait: Duration) -> Option<serde_json::Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(serde_json::from_str(&data).expect("JSON data"));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .ok()?;
+            let chunk = chunk.expect("the stream stays readable")?;
+            self.buffer
+                .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+        }
+    }
+}
