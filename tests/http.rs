@@ -461,18 +461,14 @@ async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_strea
     );
     assert_eq!(body["id"], 7, "{body}");
 
-    let answer = |ask: &Value, content: Value| {
-        json!({ "jsonrpc": "2.0", "id": ask["id"],
-            "result": { "action": "accept", "content": content } })
+    // Accepts an elicitation with this content: the answer POST is taken (202), nothing more.
+    let accept = async |ask: &Value, content: Value| {
+        let answer = json!({ "jsonrpc": "2.0", "id": ask["id"],
+            "result": { "action": "accept", "content": content } });
+        let (status, _) = send(legacy_post(&c, &s.url, Some(&session), answer)).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
     };
-    let (status, _) = send(legacy_post(
-        &c,
-        &s.url,
-        Some(&session),
-        answer(&ask, json!({ "name": "Ada" })),
-    ))
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED);
+    accept(&ask, json!({ "name": "Ada" })).await;
     let ask = first
         .next(WAIT)
         .await
@@ -484,14 +480,7 @@ async fn a_post_reusing_an_in_flight_id_is_refused_and_the_first_keeps_its_strea
             .is_some_and(|m| m.starts_with("Step 2")),
         "{ask}"
     );
-    let (status, _) = send(legacy_post(
-        &c,
-        &s.url,
-        Some(&session),
-        answer(&ask, json!({ "color": "green" })),
-    ))
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED);
+    accept(&ask, json!({ "color": "green" })).await;
     let done = first
         .next(WAIT)
         .await

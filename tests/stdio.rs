@@ -434,7 +434,7 @@ async fn eof_lets_in_flight_requests_finish() {
 }
 
 /// A request that reuses the id of one in flight is refused with `-32600`; the first one is
-/// untouched and still answers (and can still be cancelled by that id).
+/// untouched and still answers, and once it has, the id can be used again.
 #[tokio::test]
 async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_still_answers() {
     let mut c = StdioClient::example();

@@ -393,7 +393,7 @@ pub(super) async fn run_request(
     let in_session = session.is_some();
     // Where this request's messages go in a session: read before the request is handed over.
     // Only a client that reads SSE can be sent anything on this response.
-    let route = session.as_ref().filter(|_| accept.sse).map(|_| {
+    let route = (in_session && accept.sse).then(|| {
         let task = (req.method == "tasks/result")
             .then(|| req.params.as_ref()?.str("taskId")?.map(Cow::into_owned))
             .flatten();
