@@ -1,0 +1,245 @@
+//! A task's stored result written into the shapes that carry it, copied from its text value by
+//! value rather than parsed into a tree.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::ser::Error as _;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::types::OutcomeView;
+
+/// A result as a 2026-07-28 result: an object gets `resultType: "complete"` unless it has a
+/// `resultType`. Stored text is copied, value by value, without a tree.
+pub(super) struct CompleteResult<'a>(pub(super) OutcomeView<'a>);
+
+impl Serialize for CompleteResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            OutcomeView::Result(Value::Object(obj)) => {
+                let mut map = s.serialize_map(None)?;
+                with_entry(&mut map, obj, "resultType", "complete")?;
+                map.end()
+            }
+            OutcomeView::Result(other) => other.serialize(s),
+            OutcomeView::ResultText(text) => match object_entries(text) {
+                Some(entries) => {
+                    let mut map = s.serialize_map(None)?;
+                    with_entry(&mut map, entries, "resultType", "complete")?;
+                    map.end()
+                }
+                None => text.serialize(s),
+            },
+            OutcomeView::Error(error) => crate::protocol::jsonrpc::ErrorObject(error).serialize(s),
+        }
+    }
+}
+
+/// The 2025-11-25 `tasks/result` answer of a task that ended with a result: the result as the
+/// call would have answered it, its `_meta` naming the task
+/// (`io.modelcontextprotocol/related-task`). Stored text is copied, value by value, without a tree.
+#[derive(Debug, Clone, Copy)]
+pub struct RelatedResult<'a> {
+    /// The result ([`OutcomeView::Result`] or [`OutcomeView::ResultText`]).
+    pub result: OutcomeView<'a>,
+    /// The task's id.
+    pub task_id: &'a str,
+}
+
+impl RelatedResult<'_> {
+    /// The JSON text.
+    pub fn to_text(&self) -> Box<RawValue> {
+        // Every key is a string, so writing cannot fail.
+        serde_json::value::to_raw_value(self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+}
+
+/// `{"taskId": id}`.
+#[derive(Serialize)]
+struct TaskRef<'a> {
+    #[serde(rename = "taskId")]
+    task_id: &'a str,
+}
+
+impl Serialize for RelatedResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let related = TaskRef {
+            task_id: self.task_id,
+        };
+        let text = match self.result {
+            OutcomeView::ResultText(text) => text,
+            OutcomeView::Result(result) => {
+                // A tree (a store that does not keep text): set the key in a copy.
+                let mut result = result.clone();
+                if let Value::Object(obj) = &mut result {
+                    let m = obj.entry("_meta").or_insert_with(|| Map::new().into());
+                    if let Value::Object(m) = m {
+                        let related = serde_json::to_value(&related).map_err(S::Error::custom)?;
+                        m.insert(crate::protocol::meta::RELATED_TASK.into(), related);
+                    }
+                }
+                return result.serialize(s);
+            }
+            OutcomeView::Error(error) => {
+                return crate::protocol::jsonrpc::ErrorObject(error).serialize(s);
+            }
+        };
+        let Some(entries) = object_entries(text) else {
+            return text.serialize(s);
+        };
+        /// The result's `_meta` entries with the related task set (replacing one it had).
+        struct Meta<'a, 'b>(&'b [(Cow<'a, str>, &'a RawValue)], &'b TaskRef<'b>);
+        impl Serialize for Meta<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let key = crate::protocol::meta::RELATED_TASK;
+                let mut map = s.serialize_map(None)?;
+                let mut pending = true;
+                for (k, v) in self.0 {
+                    if pending && key <= k.as_ref() {
+                        map.serialize_entry(key, self.1)?;
+                        pending = false;
+                    }
+                    if k != key {
+                        map.serialize_entry(k.as_ref(), v)?;
+                    }
+                }
+                if pending {
+                    map.serialize_entry(key, self.1)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = s.serialize_map(None)?;
+        let mut pending = true;
+        for (k, v) in &entries {
+            if pending && k.as_ref() >= "_meta" {
+                pending = false;
+                if k == "_meta" {
+                    match object_entries(v) {
+                        Some(meta) => map.serialize_entry("_meta", &Meta(&meta, &related))?,
+                        // Not an object: left as it is, as the tree leaves it.
+                        None => map.serialize_entry("_meta", v)?,
+                    }
+                    continue;
+                }
+                map.serialize_entry("_meta", &Meta(&[], &related))?;
+            }
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        if pending {
+            map.serialize_entry("_meta", &Meta(&[], &related))?;
+        }
+        map.end()
+    }
+}
+
+/// Writes `entries` (keys in sorted order) into `map`, with `key: value` added where it sorts
+/// unless `entries` has `key` already: what inserting it into the tree would write.
+pub(crate) fn with_entry<M, K, V, T>(
+    map: &mut M,
+    entries: impl IntoIterator<Item = (K, V)>,
+    key: &str,
+    value: &T,
+) -> Result<(), M::Error>
+where
+    M: serde::ser::SerializeMap,
+    K: AsRef<str>,
+    V: Serialize,
+    T: Serialize + ?Sized,
+{
+    let mut pending = true;
+    for (k, v) in entries {
+        let k = k.as_ref();
+        if pending && k >= key {
+            if k != key {
+                map.serialize_entry(key, value)?;
+            }
+            pending = false;
+        }
+        map.serialize_entry(k, &v)?;
+    }
+    if pending {
+        map.serialize_entry(key, value)?;
+    }
+    Ok(())
+}
+
+/// The top-level entries of an object's JSON text, values left as text; `None` if it is not an
+/// object. Keys are borrowed unless they hold escapes.
+pub(crate) fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    use crate::protocol::params::Key;
+    struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Entries<'de> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Entries<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut access: A,
+                ) -> Result<Entries<'de>, A::Error> {
+                    let mut entries = Vec::with_capacity(access.size_hint().unwrap_or(4));
+                    while let Some(Key(key)) = access.next_key()? {
+                        entries.push((key, access.next_value()?));
+                    }
+                    Ok(Entries(entries))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    if !text.get().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Entries<'_>>(text.get())
+        .ok()
+        .map(|e| e.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The legacy `tasks/result` answer written from stored text is what setting the key in the
+    /// result's tree writes.
+    #[test]
+    fn a_related_result_from_text_is_the_tree_with_the_key_set() {
+        let related = json!({"taskId": "t\"1"});
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi"}], "isError": true}),
+            json!({"_meta": {"a": 1, "io.modelcontextprotocol/related-task": 0, "z": [2]}, "b": 1}),
+            json!({"_meta": {"io.zzz": 1, "A": 2}}),
+            json!({"_meta": 7, "x": 1}),
+            json!({"A": 1, "_a": 2, "a\"": 3}),
+            json!({}),
+            json!([1, {"_meta": 1}]),
+            json!("text"),
+        ];
+        for result in results {
+            let mut tree = result.clone();
+            if let Value::Object(obj) = &mut tree {
+                let m = obj.entry("_meta").or_insert_with(|| json!({}));
+                if let Value::Object(m) = m {
+                    m.insert(crate::protocol::meta::RELATED_TASK.into(), related.clone());
+                }
+            }
+            let tree = serde_json::to_string(&tree).unwrap();
+            let text = serde_json::value::to_raw_value(&result).unwrap();
+            for view in [OutcomeView::Result(&result), OutcomeView::ResultText(&text)] {
+                let written = RelatedResult {
+                    result: view,
+                    task_id: "t\"1",
+                };
+                assert_eq!(written.to_text().get(), tree, "{view:?}");
+            }
+        }
+    }
+}

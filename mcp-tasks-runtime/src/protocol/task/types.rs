@@ -1,0 +1,288 @@
+//! A task's status, id, owner, origin and outcome.
+
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::protocol::RpcError;
+
+/// Where a task is in its life. Wire values are the snake_case names.
+///
+/// `working ⇄ input_required`, and from either to one of the terminal states `completed`,
+/// `failed`, `cancelled`, which never change again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Being processed.
+    Working,
+    /// Waiting for the client to answer one or more input requests.
+    InputRequired,
+    /// Finished with a result (in the modern era also a tool result with `isError: true`).
+    Completed,
+    /// Finished with a JSON-RPC error (in the legacy era also a tool result with `isError: true`).
+    Failed,
+    /// Cancelled before it finished.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The wire value, e.g. `"input_required"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the status is final: `completed`, `failed` or `cancelled`.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task id. Ids are capabilities: [`TaskId::generate`] draws 128 bits from a cryptographically
+/// secure generator and writes them as 22 URL-safe base64 characters (no padding), so they can be
+/// used in URLs and headers (`Mcp-Name`) as they are.
+///
+/// Cloning shares the string (a store names a task in its record and in its indexes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(Arc<str>);
+
+impl TaskId {
+    /// A fresh, unguessable id (128 random bits).
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 16];
+        rand::fill(&mut bytes[..]);
+        TaskId(
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(bytes)
+                .into(),
+        )
+    }
+
+    /// An id as a client sent it (`params.taskId`), or as a custom id source made it. Any string
+    /// is accepted: an id that names no task is simply not found.
+    pub fn new(id: impl Into<String>) -> Self {
+        TaskId(id.into().into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for TaskId {
+    fn from(id: String) -> Self {
+        TaskId(id.into())
+    }
+}
+
+impl From<&str> for TaskId {
+    fn from(id: &str) -> Self {
+        TaskId(id.into())
+    }
+}
+
+/// Who a task belongs to: an opaque principal, either an authenticated identity or (legacy era,
+/// no authentication) the session id. Only the owner may read, list, answer or cancel a task;
+/// to anyone else the task does not exist.
+///
+/// Cloning shares the string: every task of an owner names it, and the memory store keeps one
+/// copy per owner rather than one per task.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(Arc<str>);
+
+impl Owner {
+    /// An owner named by this principal string.
+    pub fn new(principal: impl Into<String>) -> Self {
+        Owner(principal.into().into())
+    }
+
+    /// The principal string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for TaskId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(TaskId::from)
+    }
+}
+
+impl Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Owner::new)
+    }
+}
+
+/// The protocol era a task was created in; it decides how the task is rendered and how a tool
+/// error (`isError: true`) ends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOrigin {
+    /// 2026-07-28 with the tasks extension.
+    Modern,
+    /// 2025-11-25 experimental tasks.
+    Legacy,
+}
+
+/// How a task's underlying request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOutcome {
+    /// The request's result, verbatim (for `tools/call`, the `CallToolResult` JSON, which may have
+    /// `isError: true`).
+    Result(Value),
+    /// The JSON-RPC error the request ended with.
+    Error(RpcError),
+}
+
+impl TaskOutcome {
+    /// The terminal status this outcome gives a task of this origin.
+    ///
+    /// An error is always `failed`. A result is `completed`, except that a legacy (2025-11-25)
+    /// task whose `CallToolResult` has `isError: true` is `failed`; the 2026-07-28 extension keeps
+    /// such a task `completed` and reserves `failed` for JSON-RPC errors.
+    pub fn terminal_status(&self, origin: TaskOrigin) -> TaskStatus {
+        match (self, origin) {
+            (TaskOutcome::Error(_), _) => TaskStatus::Failed,
+            (TaskOutcome::Result(result), TaskOrigin::Legacy)
+                if result.get("isError").and_then(Value::as_bool) == Some(true) =>
+            {
+                TaskStatus::Failed
+            }
+            (TaskOutcome::Result(_), _) => TaskStatus::Completed,
+        }
+    }
+}
+
+/// How a task ended, borrowed from wherever it is stored: its result (as a tree, or as the JSON
+/// text a store keeps it in) or its JSON-RPC error.
+#[derive(Debug, Clone, Copy)]
+pub enum OutcomeView<'a> {
+    /// The request's result, as a tree.
+    Result(&'a Value),
+    /// The request's result as JSON text, written the way a tree writes it (compact, keys in
+    /// sorted order, as `serde_json::value::to_raw_value` of the tree gives): a renderer copies
+    /// it into its output without parsing it into a tree.
+    ResultText(&'a RawValue),
+    /// The JSON-RPC error the request ended with.
+    Error(&'a RpcError),
+}
+
+impl<'a> From<&'a TaskOutcome> for OutcomeView<'a> {
+    fn from(outcome: &'a TaskOutcome) -> Self {
+        match outcome {
+            TaskOutcome::Result(result) => OutcomeView::Result(result),
+            TaskOutcome::Error(error) => OutcomeView::Error(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codes;
+    use serde_json::json;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn status_wire_values_and_terminality() {
+        let all = [
+            (TaskStatus::Working, "working", false),
+            (TaskStatus::InputRequired, "input_required", false),
+            (TaskStatus::Completed, "completed", true),
+            (TaskStatus::Failed, "failed", true),
+            (TaskStatus::Cancelled, "cancelled", true),
+        ];
+        for (status, wire, terminal) in all {
+            assert_eq!(status.as_str(), wire);
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<TaskStatus>(json!(wire)).unwrap(),
+                status
+            );
+            assert_eq!(status.is_terminal(), terminal, "{wire}");
+        }
+    }
+
+    #[test]
+    fn generated_ids_are_url_safe_128_bit_and_distinct() {
+        let ids: BTreeSet<_> = (0..1000).map(|_| TaskId::generate()).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in &ids {
+            let s = id.as_str();
+            assert_eq!(s.len(), 22, "{s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                "{s}"
+            );
+            let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(s)
+                .unwrap();
+            assert_eq!(bytes.len(), 16);
+        }
+    }
+
+    #[test]
+    fn outcome_status_depends_on_era_for_tool_errors() {
+        let tool_error = TaskOutcome::Result(json!({"content": [], "isError": true}));
+        let ok = TaskOutcome::Result(json!({"content": [], "isError": false}));
+        let rpc = TaskOutcome::Error(RpcError::new(codes::INTERNAL_ERROR, "boom"));
+        assert_eq!(
+            tool_error.terminal_status(TaskOrigin::Modern),
+            TaskStatus::Completed
+        );
+        assert_eq!(
+            tool_error.terminal_status(TaskOrigin::Legacy),
+            TaskStatus::Failed
+        );
+        for origin in [TaskOrigin::Modern, TaskOrigin::Legacy] {
+            assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
+            assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);
+        }
+    }
+}
