@@ -1,6 +1,6 @@
 //! The timestamp format of both eras.
 
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -24,8 +24,7 @@ pub fn timestamp(at: SystemTime) -> String {
 fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
     // Written digit by digit: every task rendering formats two or three of these, and `format!`
     // with padding was a visible share of a `tasks/get` (see the benchmark's profile).
-    let t = time::OffsetDateTime::from(at);
-    let year = u32::try_from(t.year()).unwrap_or(0).min(9999);
+    let t = Civil::from(at);
     let mut out = [0u8; 24];
     let mut put = |at: usize, value: u32, digits: u32| {
         let mut value = value;
@@ -34,13 +33,13 @@ fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
             value /= 10;
         }
     };
-    put(0, year, 4);
-    put(5, u32::from(u8::from(t.month())), 2);
-    put(8, u32::from(t.day()), 2);
-    put(11, u32::from(t.hour()), 2);
-    put(14, u32::from(t.minute()), 2);
-    put(17, u32::from(t.second()), 2);
-    put(20, u32::from(t.millisecond()), 3);
+    put(0, t.year, 4);
+    put(5, t.month, 2);
+    put(8, t.day, 2);
+    put(11, t.hour, 2);
+    put(14, t.minute, 2);
+    put(17, t.second, 2);
+    put(20, t.millisecond, 3);
     for (at, byte) in [
         (4, b'-'),
         (7, b'-'),
@@ -53,6 +52,51 @@ fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
         out[at] = byte;
     }
     out
+}
+
+/// A time's UTC calendar date and time of day, to the millisecond (rounded down). The year is
+/// clamped to `0..=9999`, the years a four-digit timestamp can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Civil {
+    year: u32,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    second: u32,
+    millisecond: u32,
+}
+
+impl From<SystemTime> for Civil {
+    fn from(at: SystemTime) -> Self {
+        // Milliseconds since 1970-01-01T00:00:00Z, rounded down (also before it).
+        let millis: i128 = match at.duration_since(UNIX_EPOCH) {
+            Ok(after) => (after.as_nanos() / 1_000_000) as i128,
+            Err(before) => -((before.duration().as_nanos() as i128 + 999_999) / 1_000_000),
+        };
+        let days = millis.div_euclid(86_400_000);
+        let of_day = millis.rem_euclid(86_400_000) as u32;
+        // Howard Hinnant's `civil_from_days` (http://howardhinnant.github.io/date_algorithms.html):
+        // the proleptic Gregorian calendar in 400-year eras of 146,097 days, from March 1.
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097); // [0, 146096]
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+        let mp = (5 * doy + 2) / 153; // [0, 11], from March
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        let year = yoe + era * 400 + i128::from(month <= 2);
+        Civil {
+            year: year.clamp(0, 9999) as u32,
+            month,
+            day,
+            hour: of_day / 3_600_000,
+            minute: of_day / 60_000 % 60,
+            second: of_day / 1_000 % 60,
+            millisecond: of_day % 1_000,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -76,22 +120,65 @@ mod tests {
             timestamp(SystemTime::UNIX_EPOCH),
             "1970-01-01T00:00:00.000Z"
         );
-        // Every field at its widest and narrowest, against the obvious `format!` rendering.
-        let mut at = SystemTime::UNIX_EPOCH;
-        for _ in 0..5_000 {
-            at += Duration::from_millis(7_919_999_937);
-            let t = time::OffsetDateTime::from(at);
-            let expected = format!(
-                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-                t.year(),
-                u8::from(t.month()),
-                t.day(),
-                t.hour(),
-                t.minute(),
-                t.second(),
-                t.millisecond()
+        // Known dates: leap days, a century that is not a leap year, the 32-bit rollover, the
+        // last writable millisecond, and times before 1970 (rounded down, as after it).
+        let at = |secs: i64, millis: u64| match u64::try_from(secs) {
+            Ok(secs) => UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis),
+            Err(_) => {
+                UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+                    + Duration::from_millis(millis)
+            }
+        };
+        for (secs, millis, expected) in [
+            (951_782_400, 0, "2000-02-29T00:00:00.000Z"),
+            (1_709_208_000, 5, "2024-02-29T12:00:00.005Z"),
+            (4_107_542_400, 0, "2100-03-01T00:00:00.000Z"),
+            (4_107_542_399, 999, "2100-02-28T23:59:59.999Z"),
+            (2_147_483_648, 0, "2038-01-19T03:14:08.000Z"),
+            (253_402_300_799, 999, "9999-12-31T23:59:59.999Z"),
+            (-86_400, 0, "1969-12-31T00:00:00.000Z"),
+            (-1, 999, "1969-12-31T23:59:59.999Z"),
+            (-2_208_988_800, 0, "1900-01-01T00:00:00.000Z"),
+        ] {
+            assert_eq!(timestamp(at(secs, millis)), expected, "{secs}");
+        }
+        assert_eq!(
+            timestamp(UNIX_EPOCH - Duration::from_nanos(1)),
+            "1969-12-31T23:59:59.999Z"
+        );
+    }
+
+    /// Day by day from 1900 to 2500, the date moves as the calendar does: the next day of the
+    /// month, or the first of the next month after the month's last day (29 days in February of
+    /// a leap year: divisible by 4, and not by 100 unless by 400).
+    #[test]
+    fn every_day_follows_the_calendar() {
+        let days_in = |year: u32, month: u32| match month {
+            2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let mut at =
+            UNIX_EPOCH - Duration::from_secs(2_208_988_800) + Duration::from_millis(86_399_999);
+        let mut prev = Civil::from(at);
+        assert_eq!((prev.year, prev.month, prev.day), (1900, 1, 1));
+        while prev.year < 2500 {
+            at += Duration::from_secs(86_400);
+            let next = Civil::from(at);
+            let expected = if prev.day < days_in(prev.year, prev.month) {
+                (prev.year, prev.month, prev.day + 1)
+            } else if prev.month < 12 {
+                (prev.year, prev.month + 1, 1)
+            } else {
+                (prev.year + 1, 1, 1)
+            };
+            assert_eq!((next.year, next.month, next.day), expected, "{prev:?}");
+            assert_eq!(
+                (next.hour, next.minute, next.second, next.millisecond),
+                (23, 59, 59, 999)
             );
-            assert_eq!(timestamp(at), expected);
+            prev = next;
         }
     }
 }
