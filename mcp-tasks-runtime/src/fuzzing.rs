@@ -1,6 +1,7 @@
 //! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`). Not an API: each function
 //! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
 
+use crate::protocol::json_eq::assert_same_json;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
 use crate::protocol::{InputRequest, Params};
@@ -50,7 +51,7 @@ pub fn message(data: &[u8]) {
                 server_info: Some(std::sync::Arc::new(Value::String("info".into()))),
             };
             let direct = serde_json::to_string(&parts).expect("a reply serialises");
-            assert_eq!(direct, Wire(&parts.into_value()).to_json(), "{text:?}");
+            assert_same_json(&direct, &Wire(&parts.into_value()).to_json());
             // A result already written as text goes out as it is.
             let written = serde_json::value::to_raw_value(&params).expect("params serialise");
             let parts = Reply {
@@ -59,7 +60,10 @@ pub fn message(data: &[u8]) {
                 server_info: None,
             };
             let tree = Wire(&result_message(&req.id, params)).to_json();
-            assert_eq!(serde_json::to_string(&parts).ok(), Some(tree), "{text:?}");
+            assert_same_json(
+                &serde_json::to_string(&parts).expect("a reply serialises"),
+                &tree,
+            );
             match Message::parse(&reply) {
                 Ok(Message::Response(resp)) => assert_eq!(resp.id, req.id, "{reply}"),
                 other => panic!("the reply to {text:?} does not parse back: {reply} -> {other:?}"),

@@ -1,5 +1,7 @@
 //! Wire types for both protocol eras (2025-11-25 and 2026-07-28), and nothing else.
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod json_eq;
 pub mod jsonrpc;
 mod mcp;
 pub mod meta;

@@ -1330,8 +1330,8 @@ async fn subscribe_reports_visible_changes(make: Factory<'_>) {
 }
 
 /// `get_view` shows what `get` shows, in every state: each wire shape written from it is,
-/// byte for byte, the one written from the record `get` returns (and the one its tree writes,
-/// so a stored result kept as text reads back the same). Another owner sees nothing.
+/// byte for byte, the one written from the record `get` returns (and, as JSON, the one its tree
+/// writes, so a stored result kept as text reads back the same). Another owner sees nothing.
 async fn get_view_shows_what_get_shows(make: Factory<'_>) {
     use crate::protocol::task::{AsTaskView, TaskShape, TaskView};
     let env = env(make);
@@ -1358,7 +1358,12 @@ async fn get_view_shows_what_get_shows(make: Factory<'_>) {
                 Some(from_record.to_text().get()),
                 "{shape:?}"
             );
-            assert_eq!(shown.as_deref(), Some(tree.as_str()), "{shape:?}");
+            let parsed = shown.as_deref().map(serde_json::from_str::<Value>);
+            assert_eq!(
+                parsed.and_then(Result::ok),
+                serde_json::from_str(&tree).ok(),
+                "{shape:?}"
+            );
             let mut informed = None;
             let mut write = |view: TaskView<'_>| {
                 let text = view.render(shape).with_server_info(&info).to_text();

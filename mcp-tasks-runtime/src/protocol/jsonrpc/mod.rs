@@ -17,5 +17,5 @@ pub use build::{
 pub use error::{RpcError, codes};
 pub use id::{RequestId, Wire};
 pub use message::{Message, Notification, Rejected, Request, Response};
-pub(crate) use reply::{ErrorObject, ServerInfoMeta};
+pub(crate) use reply::ServerInfoMeta;
 pub use reply::{Payload, Reply};

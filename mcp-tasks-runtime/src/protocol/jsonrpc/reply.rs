@@ -1,13 +1,15 @@
 //! Outgoing responses: [`Reply`] and its [`Payload`], written straight to text.
 
 use super::{RequestId, RpcError, error_message, result_message};
+use crate::protocol::meta::SERVER_INFO;
+use crate::protocol::{CallToolResult, Content};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A response on its way out, kept as its parts until it is written: [`Serialize`] writes it
-/// straight to text, with the bytes [`Wire`] writes for [`Reply::into_value`] (keys in the same
-/// order, the id byte-for-byte), but without building the envelope as a tree.
+/// straight to text, the JSON [`Wire`](super::Wire) writes for [`Reply::into_value`] (the id
+/// byte-for-byte), but without building the envelope as a tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     /// The id of the request it answers.
@@ -27,13 +29,11 @@ pub enum Payload {
     Tree(Value),
     /// JSON text already in its final shape, written as it is: for a 2026-07-28 reply, with its
     /// `resultType` and the `serverInfo` in `_meta` (a task rendered with
-    /// [`Rendered::with_server_info`](crate::protocol::task::Rendered::with_server_info)). Written as a
-    /// tree would write it (compact, keys sorted), so that a reply's bytes do not depend on
-    /// which form its result took.
+    /// [`Rendered::with_server_info`](crate::protocol::task::Rendered::with_server_info)).
     Text(Box<RawValue>),
-    /// A `tools/call` result, written as its tree would be (keys sorted) without building it; a
-    /// 2026-07-28 reply shapes it as it writes it, like a tree.
-    Tool(crate::protocol::CallToolResult),
+    /// A `tools/call` result, written without building its tree; a 2026-07-28 reply shapes it as
+    /// it writes it, like a tree.
+    Tool(CallToolResult),
 }
 
 impl Payload {
@@ -82,10 +82,7 @@ impl Reply {
                         .entry("_meta")
                         .or_insert_with(|| Value::Object(Map::new()));
                     if let Value::Object(meta) = meta {
-                        meta.insert(
-                            crate::protocol::meta::SERVER_INFO.into(),
-                            Value::clone(info),
-                        );
+                        meta.insert(SERVER_INFO.into(), Value::clone(info));
                     }
                 }
                 result_message(&self.id, result)
@@ -97,56 +94,58 @@ impl Reply {
 
 impl Serialize for Reply {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        // Keys in the order a tree (sorted keys) writes them.
-        let mut map = s.serialize_map(Some(3))?;
-        match &self.outcome {
-            Ok(result) => {
-                map.serialize_entry("id", &self.id)?;
-                map.serialize_entry("jsonrpc", "2.0")?;
-                match (&self.server_info, result) {
-                    (_, Payload::Text(text)) => map.serialize_entry("result", text)?,
-                    (info, Payload::Tool(result)) => map.serialize_entry(
-                        "result",
-                        &SortedToolResult {
-                            result,
-                            info: info.as_deref(),
-                        },
-                    )?,
-                    (Some(info), Payload::Tree(Value::Object(obj))) => {
-                        map.serialize_entry("result", &Shaped { obj, info })?
-                    }
-                    (_, Payload::Tree(result)) => map.serialize_entry("result", result)?,
-                }
+        let (id, jsonrpc) = (&self.id, "2.0");
+        let result = match (&self.outcome, self.server_info.as_deref()) {
+            (Err(error), _) => return Failure { jsonrpc, id, error }.serialize(s),
+            (Ok(Payload::Text(text)), _) => Out::Text(text),
+            (Ok(Payload::Tool(result)), None) => Out::Tool(result),
+            (Ok(Payload::Tool(result)), Some(info)) => {
+                Out::ModernTool(ModernToolResult::new(result, info))
             }
-            Err(error) => {
-                map.serialize_entry("error", &ErrorObject(error))?;
-                map.serialize_entry("id", &self.id)?;
-                map.serialize_entry("jsonrpc", "2.0")?;
+            (Ok(Payload::Tree(Value::Object(obj))), Some(info)) => {
+                Out::Shaped(Shaped { obj, info })
             }
+            (Ok(Payload::Tree(result)), _) => Out::Tree(result),
+        };
+        Success {
+            jsonrpc,
+            id,
+            result,
         }
-        map.end()
+        .serialize(s)
     }
 }
 
-/// An error object with its keys sorted, as a tree writes it.
-pub(crate) struct ErrorObject<'a>(pub(crate) &'a RpcError);
+/// A success response as it is written.
+#[derive(Serialize)]
+struct Success<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: Out<'a>,
+}
 
-impl Serialize for ErrorObject<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry("code", &self.0.code)?;
-        if let Some(data) = &self.0.data {
-            map.serialize_entry("data", data)?;
-        }
-        map.serialize_entry("message", &self.0.message)?;
-        map.end()
-    }
+/// An error response as it is written.
+#[derive(Serialize)]
+struct Failure<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    error: &'a RpcError,
+}
+
+/// A result as it is written: as it is, or shaped for 2026-07-28 (see [`Reply::server_info`]).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Out<'a> {
+    Text(&'a RawValue),
+    Tree(&'a Value),
+    Tool(&'a CallToolResult),
+    ModernTool(ModernToolResult<'a>),
+    Shaped(Shaped<'a>),
 }
 
 /// A 2026-07-28 result object as [`Reply::into_value`] shapes it, written without copying it:
-/// the object's entries with `_meta` and `resultType` merged in, in sorted key order.
+/// the object's entries with `_meta` and `resultType` merged in. Written by hand: a derive cannot
+/// merge keys into a map it does not know.
 struct Shaped<'a> {
     obj: &'a Map<String, Value>,
     info: &'a Value,
@@ -155,211 +154,105 @@ struct Shaped<'a> {
 impl Serialize for Shaped<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        let info = self.info;
         let mut map = s.serialize_map(None)?;
-        // The two keys shaping adds, in sorted order ("_" sorts before lowercase letters).
-        let mut added = ["_meta", "resultType"].into_iter().peekable();
-        let write_added =
-            |map: &mut S::SerializeMap, key: &str, own: Option<&Value>| match (key, own) {
-                ("_meta", Some(Value::Object(meta))) => map.serialize_entry(
-                    key,
-                    &MetaWith {
-                        meta,
-                        info: self.info,
-                    },
-                ),
-                ("_meta", Some(other)) => map.serialize_entry(key, other),
-                ("_meta", None) => map.serialize_entry(
-                    key,
-                    &MetaWith {
-                        meta: &Map::new(),
-                        info: self.info,
-                    },
-                ),
-                (_, Some(own)) => map.serialize_entry(key, own),
-                (_, None) => map.serialize_entry(key, "complete"),
-            };
         for (key, value) in self.obj {
-            while let Some(next) = added.next_if(|a| *a < key.as_str()) {
-                write_added(&mut map, next, None)?;
-            }
-            if added.next_if(|a| *a == key.as_str()).is_some() {
-                write_added(&mut map, key, Some(value))?;
-            } else {
-                map.serialize_entry(key, value)?;
+            match (key.as_str(), value) {
+                ("_meta", Value::Object(meta)) => map.serialize_entry(
+                    key,
+                    &MetaWith {
+                        meta: Some(meta),
+                        info,
+                    },
+                )?,
+                _ => map.serialize_entry(key, value)?,
             }
         }
-        for next in added {
-            write_added(&mut map, next, None)?;
+        if !self.obj.contains_key("_meta") {
+            map.serialize_entry("_meta", &MetaWith { meta: None, info })?;
+        }
+        if !self.obj.contains_key("resultType") {
+            map.serialize_entry("resultType", "complete")?;
         }
         map.end()
     }
 }
 
-/// A `CallToolResult` as its tree writes it (keys sorted; the derive writes them in field order),
-/// shaped for 2026-07-28 (`_meta` with the `serverInfo`, `resultType`) when `info` is given.
-/// Every field is named in the patterns below, so a field added to these types fails to compile
-/// here until it is written.
-struct SortedToolResult<'a> {
-    result: &'a crate::protocol::CallToolResult,
-    info: Option<&'a Value>,
+/// A `CallToolResult` shaped for 2026-07-28: `_meta` with the `serverInfo`, `resultType`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModernToolResult<'a> {
+    #[serde(rename = "_meta")]
+    meta: MetaWith<'a>,
+    content: &'a [Content],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+    result_type: &'static str,
 }
 
-impl Serialize for SortedToolResult<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let crate::protocol::CallToolResult {
+impl<'a> ModernToolResult<'a> {
+    fn new(result: &'a CallToolResult, info: &'a Value) -> Self {
+        // Every field named: a field added to `CallToolResult` fails to compile here until it is
+        // written.
+        let CallToolResult {
             content,
             structured_content,
             is_error,
             meta,
-        } = self.result;
-        let mut map = s.serialize_map(None)?;
-        match (self.info, meta) {
-            (Some(info), meta) => {
-                let empty = Map::new();
-                let meta = meta.as_ref().unwrap_or(&empty);
-                map.serialize_entry("_meta", &MetaWith { meta, info })?;
-            }
-            (None, Some(meta)) => map.serialize_entry("_meta", meta)?,
-            (None, None) => {}
+        } = result;
+        ModernToolResult {
+            meta: MetaWith {
+                meta: meta.as_ref(),
+                info,
+            },
+            content,
+            structured_content: structured_content.as_ref(),
+            is_error: *is_error,
+            result_type: "complete",
         }
-        map.serialize_entry("content", &SortedContents(content))?;
-        if *is_error {
-            map.serialize_entry("isError", &true)?;
-        }
-        if self.info.is_some() {
-            map.serialize_entry("resultType", "complete")?;
-        }
-        if let Some(structured) = structured_content {
-            map.serialize_entry("structuredContent", structured)?;
-        }
-        map.end()
     }
 }
 
-/// Content blocks, each with its keys sorted.
-struct SortedContents<'a>(&'a [crate::protocol::Content]);
-
-impl Serialize for SortedContents<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use crate::protocol::{Content, ResourceContents};
-        use serde::ser::{SerializeMap, SerializeSeq};
-        struct Block<'a>(&'a Content);
-        impl Serialize for Block<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut map = s.serialize_map(None)?;
-                match self.0 {
-                    Content::Text { text } => {
-                        map.serialize_entry("text", text)?;
-                        map.serialize_entry("type", "text")?;
-                    }
-                    Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
-                        let kind = match self.0 {
-                            Content::Image { .. } => "image",
-                            _ => "audio",
-                        };
-                        map.serialize_entry("data", data)?;
-                        map.serialize_entry("mimeType", mime_type)?;
-                        map.serialize_entry("type", kind)?;
-                    }
-                    Content::ResourceLink { uri, name } => {
-                        map.serialize_entry("name", name)?;
-                        map.serialize_entry("type", "resource_link")?;
-                        map.serialize_entry("uri", uri)?;
-                    }
-                    Content::Resource { resource } => {
-                        map.serialize_entry("resource", &Resource(resource))?;
-                        map.serialize_entry("type", "resource")?;
-                    }
-                }
-                map.end()
-            }
-        }
-        struct Resource<'a>(&'a ResourceContents);
-        impl Serialize for Resource<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut map = s.serialize_map(None)?;
-                let (uri, mime_type, key, body) = match self.0 {
-                    ResourceContents::Text {
-                        uri,
-                        mime_type,
-                        text,
-                    } => (uri, mime_type, "text", text),
-                    ResourceContents::Blob {
-                        uri,
-                        mime_type,
-                        blob,
-                    } => (uri, mime_type, "blob", blob),
-                };
-                if key == "blob" {
-                    map.serialize_entry(key, body)?;
-                }
-                if let Some(mime_type) = mime_type {
-                    map.serialize_entry("mimeType", mime_type)?;
-                }
-                if key == "text" {
-                    map.serialize_entry(key, body)?;
-                }
-                map.serialize_entry("uri", uri)?;
-                map.end()
-            }
-        }
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for block in self.0 {
-            seq.serialize_element(&Block(block))?;
-        }
-        seq.end()
-    }
-}
-
-/// A result's `_meta` object with the server's `serverInfo` set in it, in sorted key order.
+/// A result's `_meta` object (or none) with the server's `serverInfo` set in it (replacing one
+/// it had). Written by hand: a derive cannot merge a key into a map.
 struct MetaWith<'a> {
-    meta: &'a Map<String, Value>,
+    meta: Option<&'a Map<String, Value>>,
     info: &'a Value,
 }
 
 impl Serialize for MetaWith<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let key = crate::protocol::meta::SERVER_INFO;
         let mut map = s.serialize_map(None)?;
-        let mut pending = true;
-        for (k, v) in self.meta {
-            if pending && key <= k.as_str() {
-                map.serialize_entry(key, self.info)?;
-                pending = false;
-            }
-            if k != key {
+        for (k, v) in self.meta.into_iter().flatten() {
+            if k != SERVER_INFO {
                 map.serialize_entry(k, v)?;
             }
         }
-        if pending {
-            map.serialize_entry(key, self.info)?;
-        }
+        map.serialize_entry(SERVER_INFO, self.info)?;
         map.end()
     }
 }
 
 /// `{"io.modelcontextprotocol/serverInfo": info}`: the `_meta` a 2026-07-28 result without one
 /// of its own gets.
-pub(crate) struct ServerInfoMeta<'a>(pub(crate) &'a Value);
-
-impl Serialize for ServerInfoMeta<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        MetaWith {
-            meta: &Map::new(),
-            info: self.0,
-        }
-        .serialize(s)
-    }
+#[derive(Serialize)]
+pub(crate) struct ServerInfoMeta<'a> {
+    /// The server's `serverInfo`.
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    pub(crate) info: &'a Value,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::json_eq::assert_same_json;
     use crate::protocol::jsonrpc::Wire;
 
-    /// A reply written from its parts is byte-for-byte the reply written as a tree.
+    /// A reply written from its parts is the reply written as a tree (the same JSON, the id digit for
+    /// digit).
     #[test]
     fn a_reply_writes_what_its_tree_writes() {
         let info = std::sync::Arc::new(serde_json::json!({"name": "s", "version": "1"}));
@@ -414,18 +307,18 @@ mod tests {
                         server_info,
                     });
                     let direct = serde_json::to_string(replies.last().unwrap()).unwrap();
-                    assert_eq!(direct, tree, "{result:?}");
+                    assert_same_json(&direct, &tree);
                 }
             }
             for reply in replies {
                 let direct = serde_json::to_string(&reply).unwrap();
-                assert_eq!(direct, Wire(&reply.into_value()).to_json());
+                assert_same_json(&direct, &Wire(&reply.into_value()).to_json());
             }
         }
     }
 
     /// `CallToolResult`s with every kind of content and every optional field.
-    fn tool_results() -> Vec<crate::protocol::CallToolResult> {
+    fn tool_results() -> Vec<CallToolResult> {
         use crate::protocol::{CallToolResult, Content, ResourceContents};
         let every_block = vec![
             Content::text("a \"b\" \u{1}"),

@@ -17,9 +17,9 @@
 //! itself; the renderers are the one place that knows this.
 //!
 //! Each shape is written by one [`Serialize`] renderer, [`Rendered`] ([`TaskView::render`] with a
-//! [`TaskShape`]), straight to text with its keys in sorted order: the bytes its tree would give,
-//! without the tree, and with a result a store keeps as text ([`OutcomeView::ResultText`]) copied
-//! in rather than parsed. The methods above that return a [`Value`] are that text as a tree.
+//! [`TaskShape`]), straight to text (a derive on a borrowed struct per shape): the JSON its tree
+//! would give, without the tree, and with a result a store keeps as text
+//! ([`OutcomeView::ResultText`]) copied in rather than parsed. The methods above that return a [`Value`] are that text as a tree.
 //!
 //! The types are in `types.rs`, the renderers in `view.rs` (a stored result merged into them in
 //! `result.rs`), the timestamp format in `time.rs`.

@@ -12,35 +12,56 @@ use serde_json::{Map, Value};
 use super::types::OutcomeView;
 
 /// A result as a 2026-07-28 result: an object gets `resultType: "complete"` unless it has a
-/// `resultType`. Stored text is copied, value by value, without a tree.
+/// `resultType`. Stored text is copied, value by value, without a tree. Written by hand: a derive
+/// cannot merge a key into a map it does not know.
 pub(super) struct CompleteResult<'a>(pub(super) OutcomeView<'a>);
 
 impl Serialize for CompleteResult<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        /// The entries, then `resultType` unless they have one.
+        fn complete<S, K, V>(s: S, entries: &[(K, V)]) -> Result<S::Ok, S::Error>
+        where
+            S: serde::Serializer,
+            K: AsRef<str>,
+            V: Serialize,
+        {
+            let mut map = s.serialize_map(Some(entries.len() + 1))?;
+            let mut has = false;
+            for (k, v) in entries {
+                has |= k.as_ref() == "resultType";
+                map.serialize_entry(k.as_ref(), v)?;
+            }
+            if !has {
+                map.serialize_entry("resultType", "complete")?;
+            }
+            map.end()
+        }
         match self.0 {
             OutcomeView::Result(Value::Object(obj)) => {
-                let mut map = s.serialize_map(None)?;
-                with_entry(&mut map, obj, "resultType", "complete")?;
+                let mut map = s.serialize_map(Some(obj.len() + 1))?;
+                for (k, v) in obj {
+                    map.serialize_entry(k, v)?;
+                }
+                if !obj.contains_key("resultType") {
+                    map.serialize_entry("resultType", "complete")?;
+                }
                 map.end()
             }
             OutcomeView::Result(other) => other.serialize(s),
             OutcomeView::ResultText(text) => match object_entries(text) {
-                Some(entries) => {
-                    let mut map = s.serialize_map(None)?;
-                    with_entry(&mut map, entries, "resultType", "complete")?;
-                    map.end()
-                }
+                Some(entries) => complete(s, &entries),
                 None => text.serialize(s),
             },
-            OutcomeView::Error(error) => crate::protocol::jsonrpc::ErrorObject(error).serialize(s),
+            OutcomeView::Error(error) => error.serialize(s),
         }
     }
 }
 
 /// The 2025-11-25 `tasks/result` answer of a task that ended with a result: the result as the
 /// call would have answered it, its `_meta` naming the task
-/// (`io.modelcontextprotocol/related-task`). Stored text is copied, value by value, without a tree.
+/// (`io.modelcontextprotocol/related-task`). Stored text is copied, value by value, without a tree
+/// (written by hand: a derive cannot merge a key into a map it does not know).
 #[derive(Debug, Clone, Copy)]
 pub struct RelatedResult<'a> {
     /// The result ([`OutcomeView::Result`] or [`OutcomeView::ResultText`]).
@@ -84,9 +105,7 @@ impl Serialize for RelatedResult<'_> {
                 }
                 return result.serialize(s);
             }
-            OutcomeView::Error(error) => {
-                return crate::protocol::jsonrpc::ErrorObject(error).serialize(s);
-            }
+            OutcomeView::Error(error) => return error.serialize(s),
         };
         let Some(entries) = object_entries(text) else {
             return text.serialize(s);
@@ -96,81 +115,40 @@ impl Serialize for RelatedResult<'_> {
         impl Serialize for Meta<'_, '_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 let key = crate::protocol::meta::RELATED_TASK;
-                let mut map = s.serialize_map(None)?;
-                let mut pending = true;
+                let mut map = s.serialize_map(Some(self.0.len() + 1))?;
                 for (k, v) in self.0 {
-                    if pending && key <= k.as_ref() {
-                        map.serialize_entry(key, self.1)?;
-                        pending = false;
-                    }
                     if k != key {
                         map.serialize_entry(k.as_ref(), v)?;
                     }
                 }
-                if pending {
-                    map.serialize_entry(key, self.1)?;
-                }
+                map.serialize_entry(key, self.1)?;
                 map.end()
             }
         }
-        let mut map = s.serialize_map(None)?;
-        let mut pending = true;
+        let mut map = s.serialize_map(Some(entries.len() + 1))?;
+        let mut had_meta = false;
         for (k, v) in &entries {
-            if pending && k.as_ref() >= "_meta" {
-                pending = false;
-                if k == "_meta" {
-                    match object_entries(v) {
-                        Some(meta) => map.serialize_entry("_meta", &Meta(&meta, &related))?,
-                        // Not an object: left as it is, as the tree leaves it.
-                        None => map.serialize_entry("_meta", v)?,
-                    }
-                    continue;
-                }
-                map.serialize_entry("_meta", &Meta(&[], &related))?;
+            if k != "_meta" {
+                map.serialize_entry(k.as_ref(), v)?;
+                continue;
             }
-            map.serialize_entry(k.as_ref(), v)?;
+            had_meta = true;
+            match object_entries(v) {
+                Some(meta) => map.serialize_entry("_meta", &Meta(&meta, &related))?,
+                // Not an object: left as it is, as the tree leaves it.
+                None => map.serialize_entry("_meta", v)?,
+            }
         }
-        if pending {
+        if !had_meta {
             map.serialize_entry("_meta", &Meta(&[], &related))?;
         }
         map.end()
     }
 }
 
-/// Writes `entries` (keys in sorted order) into `map`, with `key: value` added where it sorts
-/// unless `entries` has `key` already: what inserting it into the tree would write.
-pub(crate) fn with_entry<M, K, V, T>(
-    map: &mut M,
-    entries: impl IntoIterator<Item = (K, V)>,
-    key: &str,
-    value: &T,
-) -> Result<(), M::Error>
-where
-    M: serde::ser::SerializeMap,
-    K: AsRef<str>,
-    V: Serialize,
-    T: Serialize + ?Sized,
-{
-    let mut pending = true;
-    for (k, v) in entries {
-        let k = k.as_ref();
-        if pending && k >= key {
-            if k != key {
-                map.serialize_entry(key, value)?;
-            }
-            pending = false;
-        }
-        map.serialize_entry(k, &v)?;
-    }
-    if pending {
-        map.serialize_entry(key, value)?;
-    }
-    Ok(())
-}
-
 /// The top-level entries of an object's JSON text, values left as text; `None` if it is not an
 /// object. Keys are borrowed unless they hold escapes.
-pub(crate) fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
     use crate::protocol::params::Key;
     struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
     impl<'de> Deserialize<'de> for Entries<'de> {
@@ -206,6 +184,7 @@ pub(crate) fn object_entries(text: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawV
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::json_eq::assert_same_json;
     use serde_json::json;
 
     /// The legacy `tasks/result` answer written from stored text is what setting the key in the
@@ -238,7 +217,7 @@ mod tests {
                     result: view,
                     task_id: "t\"1",
                 };
-                assert_eq!(written.to_text().get(), tree, "{view:?}");
+                assert_same_json(written.to_text().get(), &tree);
             }
         }
     }

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 use super::result::CompleteResult;
 use super::time::Timestamp;
 use super::types::{OutcomeView, TaskId, TaskStatus};
-use crate::protocol::InputRequest;
+use crate::protocol::jsonrpc::ServerInfoMeta;
+use crate::protocol::{InputRequest, RpcError};
 
 /// What a client may see of one task, borrowed from wherever it is stored; the input of every
 /// renderer. A store's record gives one through [`AsTaskView`].
@@ -59,9 +60,9 @@ pub enum TaskShape {
     LegacyCreate,
 }
 
-/// A task in one of its wire shapes, written straight to text by [`Serialize`] (keys in sorted
-/// order, the bytes its tree would give) with no tree on the way: a completed task's stored
-/// result text is copied in as it is. [`TaskView::render`] makes one.
+/// A task in one of its wire shapes, written straight to text by [`Serialize`] with no tree on
+/// the way: a completed task's stored result text is copied in as it is. [`TaskView::render`]
+/// makes one.
 #[derive(Debug, Clone, Copy)]
 pub struct Rendered<'a> {
     view: TaskView<'a>,
@@ -130,72 +131,115 @@ impl<'a> Rendered<'a> {
 
 impl Serialize for Rendered<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
         let v = &self.view;
-        let (modern, result_type, payload) = match self.shape {
-            TaskShape::ModernCreate => (true, Some("task"), false),
-            TaskShape::ModernGet => (true, Some("complete"), true),
-            TaskShape::ModernNotification => (true, None, true),
-            TaskShape::LegacyTask => (false, None, false),
+        let (result_type, payload) = match self.shape {
+            TaskShape::ModernCreate => (Some("task"), false),
+            TaskShape::ModernGet => (Some("complete"), true),
+            TaskShape::ModernNotification => (None, true),
+            TaskShape::LegacyTask => return LegacyTask::from(v).serialize(s),
             TaskShape::LegacyCreate => {
-                let mut map = s.serialize_map(Some(1))?;
-                map.serialize_entry("task", &v.render(TaskShape::LegacyTask))?;
-                return map.end();
+                return LegacyCreate {
+                    task: LegacyTask::from(v),
+                }
+                .serialize(s);
             }
         };
         // The payload (modern only): `inputRequests` (all outstanding) while `input_required`;
         // `result` or `error` once `completed`/`failed`; nothing while `working` or once
         // `cancelled`.
-        let (mut error, mut result, mut requests) = (None, None, None);
+        let (mut error, mut result, mut input_requests) = (None, None, None);
         if payload {
             match (v.status, v.outcome) {
-                (TaskStatus::InputRequired, _) => requests = Some(v.input_requests),
+                (TaskStatus::InputRequired, _) => input_requests = Some(v.input_requests),
                 (TaskStatus::Completed | TaskStatus::Failed, Some(OutcomeView::Error(e))) => {
                     error = Some(e)
                 }
+                // Exactly what the call would have returned in this era: a 2026-07-28
+                // `CallToolResult` carries `resultType` (the extension's own client checks it).
                 (TaskStatus::Completed | TaskStatus::Failed, Some(outcome)) => {
-                    result = Some(outcome)
+                    result = Some(CompleteResult(outcome))
                 }
                 _ => {}
             }
         }
-        // Keys in sorted order, as a tree writes them.
-        let mut map = s.serialize_map(None)?;
-        if let Some(info) = self.server_info {
-            map.serialize_entry("_meta", &crate::protocol::jsonrpc::ServerInfoMeta(info))?;
+        ModernTask {
+            meta: self.server_info.map(|info| ServerInfoMeta { info }),
+            task_id: v.id.as_str(),
+            status: v.status,
+            status_message: v.status_message,
+            created_at: Timestamp(v.created_at),
+            last_updated_at: Timestamp(v.last_updated_at),
+            ttl_ms: v.ttl.map(millis),
+            poll_interval_ms: v.poll_interval.map(millis),
+            result_type,
+            input_requests,
+            result,
+            error,
         }
-        map.serialize_entry("createdAt", &Timestamp(v.created_at))?;
-        if let Some(error) = error {
-            map.serialize_entry("error", &crate::protocol::jsonrpc::ErrorObject(error))?;
-        }
-        if let Some(requests) = requests {
-            map.serialize_entry("inputRequests", requests)?;
-        }
-        map.serialize_entry("lastUpdatedAt", &Timestamp(v.last_updated_at))?;
-        if let Some(interval) = v.poll_interval {
-            let key = if modern {
-                "pollIntervalMs"
-            } else {
-                "pollInterval"
-            };
-            map.serialize_entry(key, &millis(interval))?;
-        }
-        if let Some(result) = result {
-            // Exactly what the call would have returned in this era: a 2026-07-28
-            // `CallToolResult` carries `resultType` (the extension's own client checks it).
-            map.serialize_entry("result", &CompleteResult(result))?;
-        }
-        if let Some(result_type) = result_type {
-            map.serialize_entry("resultType", result_type)?;
-        }
-        map.serialize_entry("status", v.status.as_str())?;
-        if let Some(message) = v.status_message {
-            map.serialize_entry("statusMessage", message)?;
-        }
-        map.serialize_entry("taskId", v.id.as_str())?;
-        map.serialize_entry(if modern { "ttlMs" } else { "ttl" }, &v.ttl.map(millis))?;
-        map.end()
+        .serialize(s)
     }
+}
+
+/// The 2026-07-28 task: the `DetailedTask` (with its payload), or the `CreateTaskResult`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModernTask<'a> {
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ServerInfoMeta<'a>>,
+    task_id: &'a str,
+    status: TaskStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status_message: Option<&'a str>,
+    created_at: Timestamp,
+    last_updated_at: Timestamp,
+    /// `null` when the task is kept forever.
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    poll_interval_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_requests: Option<&'a BTreeMap<String, InputRequest>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<CompleteResult<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a RpcError>,
+}
+
+/// The 2025-11-25 `Task`: never the payload (that is what `tasks/result` is for).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LegacyTask<'a> {
+    task_id: &'a str,
+    status: TaskStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status_message: Option<&'a str>,
+    created_at: Timestamp,
+    last_updated_at: Timestamp,
+    /// `null` when the task is kept forever.
+    ttl: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    poll_interval: Option<u64>,
+}
+
+impl<'a> From<&TaskView<'a>> for LegacyTask<'a> {
+    fn from(v: &TaskView<'a>) -> Self {
+        LegacyTask {
+            task_id: v.id.as_str(),
+            status: v.status,
+            status_message: v.status_message,
+            created_at: Timestamp(v.created_at),
+            last_updated_at: Timestamp(v.last_updated_at),
+            ttl: v.ttl.map(millis),
+            poll_interval: v.poll_interval.map(millis),
+        }
+    }
+}
+
+/// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
+#[derive(Serialize)]
+struct LegacyCreate<'a> {
+    task: LegacyTask<'a>,
 }
 
 /// The 2025-11-25 `tasks/list` result: `{"tasks": [<Task>…], "nextCursor"?}`.
@@ -224,6 +268,7 @@ fn millis(d: Duration) -> u64 {
 mod tests {
     use super::*;
     use crate::protocol::RpcError;
+    use crate::protocol::json_eq::assert_same_json;
     use crate::protocol::task::{Owner, TaskOrigin, TaskOutcome};
     use crate::store::TaskRecord;
     use serde_json::json;
@@ -235,8 +280,8 @@ mod tests {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_066_600)
     }
 
-    /// A task written straight to text is, inside a reply, byte for byte the reply its tree
-    /// gives: the 2026-07-28 shapes with the server's `serverInfo` (what the reply adds to a
+    /// A task written straight to text is, inside a reply, the reply its tree gives (the same
+    /// JSON): the 2026-07-28 shapes with the server's `serverInfo` (what the reply adds to a
     /// tree), the 2025-11-25 ones as they are; a stored result as text or as a tree alike.
     #[test]
     fn a_task_written_as_text_replies_what_its_tree_replies() {
@@ -314,7 +359,7 @@ mod tests {
             // Not a result: the notification's params are written as they are.
             let params = view.render(TaskShape::ModernNotification);
             let tree = serde_json::to_string(&params.to_value()).unwrap();
-            assert_eq!(params.to_text().get(), tree);
+            assert_same_json(params.to_text().get(), &tree);
             for id in &ids {
                 for (shape, modern) in [
                     (TaskShape::ModernCreate, true),
@@ -339,9 +384,9 @@ mod tests {
                         server_info,
                     };
                     let written = serde_json::to_string(&from_text).unwrap();
-                    assert_eq!(written, serde_json::to_string(&from_tree).unwrap());
+                    assert_same_json(&written, &serde_json::to_string(&from_tree).unwrap());
                     let tree = crate::protocol::jsonrpc::Wire(&from_tree.into_value()).to_json();
-                    assert_eq!(written, tree, "{shape:?}");
+                    assert_same_json(&written, &tree);
                 }
             }
         }
