@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use futures_util::StreamExt as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError, Script};
@@ -16,6 +15,7 @@ use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::TaskRecord;
+use super::cursor::{decode_cursor, encode_cursor};
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
@@ -1050,15 +1050,4 @@ fn millis_of(duration: Duration) -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn encode_cursor(seq: u64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
-}
-
-fn decode_cursor(cursor: &str) -> Option<u64> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    Some(u64::from_be_bytes(bytes.try_into().ok()?))
 }
