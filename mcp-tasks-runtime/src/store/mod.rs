@@ -64,12 +64,12 @@ pub mod machine;
 mod memory;
 mod record;
 #[cfg(feature = "redis")]
-mod redis_store;
+mod redis;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 #[cfg(feature = "redis")]
-pub use redis_store::{RedisTaskStore, RedisTaskStoreBuilder};
+pub use self::redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
 pub use record::TaskRecord;
