@@ -42,7 +42,7 @@ pub(crate) struct TaskBackend {
     /// The last status and the last progress the tool reported; the status message shows both.
     shown: Mutex<StatusLine>,
     /// Input requests of this task waiting for an answer, for
-    /// [`EngineConfig::max_inputs_per_task`].
+    /// [`EngineConfig::max_inputs_per_task`](super::engine::EngineConfig::max_inputs_per_task).
     outstanding: Arc<AtomicUsize>,
     max_outstanding: usize,
 }
