@@ -8,12 +8,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 use super::TaskRecord;
+use super::cursor::{decode_cursor, encode_cursor};
+use super::fast::FastPaths;
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
@@ -485,19 +486,6 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
-    fn get_view<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let stripe = self.stripe(&self.tasks, id);
-            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
-            Ok(entry.map(|entry| read(entry.view())).is_some())
-        })
-    }
-
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
             let stripe = self.stripe(&self.tasks, id);
@@ -595,21 +583,6 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
-    fn finish_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                machine::finish(record, outcome, now);
-                Ok(())
-            };
-            let read = |record: &TaskRecord| (record.version, record.status);
-            Ok(self.update_with(id, None, true, change, read)?.1)
-        })
-    }
-
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
@@ -649,6 +622,46 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(self.wait_past(id, seen_version, Entry::snapshot))
     }
 
+    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.events.subscribe()
+    }
+
+    fn fast_paths(&self) -> Option<&dyn FastPaths> {
+        Some(self)
+    }
+}
+
+/// The memory store reads a task in place, under its stripe lock: a view of the record with its
+/// result as the text kept, or only the version and status, never a copy of the record.
+impl FastPaths for MemoryTaskStore {
+    fn get_view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.map(|entry| read(entry.view())).is_some())
+        })
+    }
+
+    fn finish_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        outcome: TaskOutcome,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, now| {
+                machine::finish(record, outcome, now);
+                Ok(())
+            };
+            let read = |record: &TaskRecord| (record.version, record.status);
+            Ok(self.update_with(id, None, true, change, read)?.1)
+        })
+    }
+
     fn changed_status<'a>(
         &'a self,
         id: &'a TaskId,
@@ -657,10 +670,6 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(self.wait_past(id, seen_version, |entry| {
             (entry.record.version, entry.record.status)
         }))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
-        self.events.subscribe()
     }
 }
 
@@ -705,17 +714,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-pub(super) fn encode_cursor(seq: u64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
-}
-
-pub(super) fn decode_cursor(cursor: &str) -> Option<u64> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    Some(u64::from_be_bytes(bytes.try_into().ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -726,18 +724,9 @@ mod tests {
     crate::task_store_contract_tests!(MemoryTaskStore::with_clock);
 
     #[tokio::test]
-    async fn run_all_passes_on_the_memory_store() {
-        crate::store::contract::run_all(MemoryTaskStore::with_clock).await;
-    }
-
-    #[test]
-    fn cursors_round_trip_and_garbage_is_rejected() {
-        for seq in [0, 1, 255, u64::MAX] {
-            assert_eq!(decode_cursor(&encode_cursor(seq)), Some(seq));
-        }
-        for bad in ["", "!!", "AAAA", "AAAAAAAAAAAAAAAA"] {
-            assert_eq!(decode_cursor(bad), None, "{bad}");
-        }
+    async fn fast_paths_agree_with_the_generic_paths() {
+        assert!(MemoryTaskStore::new().fast_paths().is_some());
+        crate::store::fast::checks::all(|| Arc::new(MemoryTaskStore::new())).await;
     }
 
     #[tokio::test]
@@ -777,31 +766,6 @@ mod tests {
                     .any(|t| t.id == task.id && t.outcome == want)
             );
         }
-    }
-
-    /// `changed_status` reads what `changed` reads, without the record: at once when the task is
-    /// already past the version, else at its next change.
-    #[tokio::test]
-    async fn changed_status_follows_changed() {
-        let store = Arc::new(MemoryTaskStore::new());
-        let alice = Owner::new("alice");
-        let task = store
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
-            .await
-            .unwrap();
-        let now = store.changed_status(&task.id, 0).await.unwrap();
-        assert_eq!(now, (task.version, TaskStatus::Working));
-        let waiter = {
-            let (store, id) = (store.clone(), task.id.clone());
-            tokio::spawn(async move { store.changed_status(&id, task.version).await })
-        };
-        tokio::task::yield_now().await;
-        assert!(!waiter.is_finished());
-        let cancelled = store.cancel(&task.id, &alice).await.unwrap();
-        let seen = waiter.await.unwrap().unwrap();
-        assert_eq!(seen, (cancelled.record().version, TaskStatus::Cancelled));
-        let missing = store.changed_status(&TaskId::new("missing"), 0).await;
-        assert!(matches!(missing, Err(StoreError::NotFound)));
     }
 
     #[tokio::test]

@@ -52,27 +52,27 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::protocol::task::{
-    AsTaskView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus, TaskView,
-};
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
 #[cfg(any(test, feature = "contract"))]
 pub mod contract;
+mod cursor;
+mod fast;
 pub mod machine;
 mod memory;
 mod record;
 #[cfg(feature = "redis")]
-mod redis_store;
+mod redis;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "redis")]
+pub use self::redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use memory::MemoryTaskStore;
 pub use record::TaskRecord;
-#[cfg(feature = "redis")]
-pub use redis_store::{RedisTaskStore, RedisTaskStoreBuilder};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 
@@ -92,26 +92,6 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
 
     /// The task, if it exists and belongs to `owner`.
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>>;
-
-    /// Calls `read` on the task's [`TaskView`] if it exists and belongs to `owner`; `false` if
-    /// it does not. What [`get`](Self::get) then [`task_view`](AsTaskView::task_view) give, but
-    /// a store may show its record in place, without copying it out first: the memory store
-    /// calls `read` under its stripe lock, with a completed task's result as the text it keeps
-    /// ([`OutcomeView::ResultText`](crate::protocol::task::OutcomeView::ResultText)), so a
-    /// `tasks/get` written straight to text copies neither the record, nor its input requests'
-    /// schemas, nor its result. `read` should be quick (it may hold a lock) and must not call
-    /// the store.
-    fn get_view<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let record = self.get(id, owner).await?;
-            Ok(record.map(|r| read(r.task_view())).is_some())
-        })
-    }
 
     /// The task, whoever owns it. For the engine only, never on behalf of a client.
     fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>>;
@@ -171,20 +151,6 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// already ended ([`machine::finish`]).
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord>;
 
-    /// [`finish`](Self::finish) for a caller that only needs to know where the task stands
-    /// afterwards: its version and status. A store may skip copying the record (the memory store
-    /// does; the record now carries the result).
-    fn finish_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = self.finish(id, outcome).await?;
-            Ok((record.version, record.status))
-        })
-    }
-
     /// A client cancels its task ([`machine::cancel`]).
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult>;
 
@@ -220,27 +186,20 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// waiting.
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord>;
 
-    /// [`changed`](Self::changed) for a waiter that only needs to know where the task stands:
-    /// its version and status once the version is past `seen_version`. A store may skip copying
-    /// the record (the memory store does; a record waiting for input carries its requests'
-    /// schemas).
-    fn changed_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = self.changed(id, seen_version).await?;
-            Ok((record.version, record.status))
-        })
-    }
-
     /// A feed of client-visible changes to every task (creation, and every change that updates
     /// `lastUpdatedAt`), for status notifications. Best effort: events of one task arrive in
     /// version order, but a receiver that falls behind gets
     /// [`RecvError::Lagged`](broadcast::error::RecvError::Lagged) and should re-read the tasks it
     /// cares about. Not a substitute for [`changed`](Self::changed).
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent>;
+
+    /// Not part of the store API: the built-in stores' shortcuts, which no other crate can
+    /// implement (the type is not nameable). Leave the default; the crate then serves every
+    /// operation from the ones above.
+    #[doc(hidden)]
+    fn fast_paths(&self) -> Option<&dyn fast::FastPaths> {
+        None
+    }
 }
 
 /// What the engine asks a store to create.

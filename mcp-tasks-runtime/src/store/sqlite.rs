@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 use super::TaskRecord;
+use super::cursor::{decode_cursor, encode_cursor};
 use super::machine::{self, Expiry};
-use super::memory::{decode_cursor, encode_cursor};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
@@ -695,6 +695,11 @@ mod tests {
     }
 
     crate::task_store_contract_tests!(scratch);
+
+    #[tokio::test]
+    async fn fast_paths_agree_with_the_generic_paths() {
+        crate::store::fast::checks::all(|| Arc::new(scratch(Arc::new(SystemClock)))).await;
+    }
 
     /// Closing and reopening the file keeps every task as it was, except that a task that was
     /// running (under an engine) fails as stopped; list cursors stay valid.

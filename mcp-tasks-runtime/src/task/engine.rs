@@ -2,46 +2,40 @@
 //! tool's input requests through the store (modern) or to the client (legacy), ends the task with
 //! the tool's outcome, notices cancellation and expiry, and sweeps expired tasks.
 //!
+//! This file is the engine's life: launching a task (prepare, then start), the lease and the
+//! sweeper, and [`TaskEngine::stop_tasks`]. The limits on running tasks are counted in
+//! [`limits`](super::limits), each task is driven by [`run`](super::run), and the tool's context
+//! talks to the store through [`backend`](super::backend).
+//!
 //! Each engine is one *instance* (a random id): the tasks it runs are stamped with it
 //! ([`NewTask::runner`](crate::store::NewTask::runner)) and it keeps a lease in the store, renewed
 //! on every sweep, so that when the process dies the tasks it ran fail once the lease lapses
 //! (whichever instance sweeps). When serving ends, [`TaskEngine::stop_tasks`] settles the tasks
 //! still running here.
 
-use crate::protocol::CallToolResult;
+use crate::protocol::ClientCapabilities;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
-use crate::protocol::{ClientCapabilities, InputRequest, meta};
+use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome};
 use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore, machine};
-use crate::tool::{
-    ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo, StateMap, ToolContext,
-};
+use crate::tool::{ContextBackend, RegisteredTool, RequestInfo, StateMap, ToolContext};
 use futures_util::FutureExt;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// The way back to a legacy client: server-to-client requests and notifications on its session.
-/// Implemented by the server's connections; the engine knows only this trait.
-pub trait ClientChannel: Send + Sync + 'static {
-    /// Sends a request and waits for the client's answer.
-    fn request(
-        &self,
-        method: &str,
-        params: Value,
-    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
-    /// Sends a notification.
-    fn notify(&self, method: &str, params: Value);
-}
+use super::backend::{StatusSlot, TaskBackend};
+use super::limits::Running;
+use super::run::Run;
+
+pub use super::backend::ClientChannel;
+pub(crate) use super::run::CaughtFuture;
 
 /// The shortest lease an engine takes: a lease must outlast the time between two renewals.
 const MIN_LEASE: Duration = Duration::from_millis(100);
@@ -110,19 +104,6 @@ impl fmt::Debug for Launch {
     }
 }
 
-/// A tool's future with panics caught: what a running task drives.
-/// The first wait before recording a task's outcome again after the store failed.
-const FINISH_RETRY_FIRST: Duration = Duration::from_millis(100);
-/// The longest wait between attempts to record a task's outcome.
-const FINISH_RETRY_MAX: Duration = Duration::from_secs(5);
-
-pub(crate) type CaughtFuture = Pin<
-    Box<
-        dyn Future<Output = Result<Result<CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>>
-            + Send,
-    >,
->;
-
 /// A task about to start: created in the store once [`TaskEngine::start`] runs.
 pub(crate) struct Prepared {
     new: crate::store::NewTask,
@@ -159,70 +140,6 @@ pub struct TaskEngine {
     slots: Arc<Running>,
 }
 
-/// The tasks this engine runs, counted for [`EngineConfig::max_tasks`] and
-/// [`EngineConfig::max_tasks_per_owner`].
-#[derive(Default)]
-struct Running {
-    counts: Mutex<(usize, HashMap<Owner, usize>)>,
-}
-
-impl Running {
-    /// Takes a place for one more task of `owner`, or says which limit is in the way.
-    fn reserve(
-        self: &Arc<Self>,
-        owner: &Owner,
-        config: &EngineConfig,
-    ) -> Result<RunningSlot, RpcError> {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let (total, per_owner) = &mut *counts;
-        let mine = per_owner.get(owner).copied().unwrap_or(0);
-        if mine >= config.max_tasks_per_owner {
-            return Err(RpcError::limit_reached(
-                "tasks_per_owner",
-                config.max_tasks_per_owner,
-                "this requestor already has as many tasks running as it may; wait for one to end or cancel one",
-            ));
-        }
-        if *total >= config.max_tasks {
-            return Err(RpcError::limit_reached(
-                "tasks",
-                config.max_tasks,
-                "the server is running as many tasks as it may; try again later",
-            ));
-        }
-        *total += 1;
-        *per_owner.entry(owner.clone()).or_default() += 1;
-        Ok(RunningSlot {
-            running: self.clone(),
-            owner: owner.clone(),
-        })
-    }
-}
-
-/// One task's place in [`Running`], given back when the task's driver ends.
-struct RunningSlot {
-    running: Arc<Running>,
-    owner: Owner,
-}
-
-impl Drop for RunningSlot {
-    fn drop(&mut self) {
-        let mut counts = self
-            .running
-            .counts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let (total, per_owner) = &mut *counts;
-        *total -= 1;
-        if let Some(n) = per_owner.get_mut(&self.owner) {
-            *n -= 1;
-            if *n == 0 {
-                per_owner.remove(&self.owner);
-            }
-        }
-    }
-}
-
 impl fmt::Debug for TaskEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskEngine")
@@ -237,6 +154,7 @@ impl TaskEngine {
     /// An engine over this store. A lease shorter than 100 ms is taken as 100 ms.
     pub fn new(store: Arc<dyn TaskStore>, mut config: EngineConfig) -> Arc<Self> {
         config.lease = config.lease.max(MIN_LEASE);
+        let slots = Arc::new(Running::new(config.max_tasks, config.max_tasks_per_owner));
         Arc::new(TaskEngine {
             store,
             config,
@@ -246,7 +164,7 @@ impl TaskEngine {
             running: Arc::default(),
             drivers: TaskTracker::new(),
             serving: AtomicUsize::new(0),
-            slots: Arc::default(),
+            slots,
         })
     }
 
@@ -381,20 +299,16 @@ impl TaskEngine {
             .deadline(self.config.deadline)
             .runner(self.instance.clone())
             .poll_interval(Some(poll));
-        let status = Arc::new(StatusSlot::default());
-        let backend = Arc::new(TaskBackend {
-            store: self.store.clone(),
-            id: new.id.clone(),
-            owner: launch.owner.clone(),
-            origin: launch.origin,
-            channel: launch.channel.clone(),
-            counter: AtomicUsize::new(0),
-            status: status.clone(),
-            progress_token: launch.progress_token.clone(),
-            shown: Default::default(),
-            outstanding: Arc::new(AtomicUsize::new(0)),
-            max_outstanding: self.config.max_inputs_per_task,
-        });
+        let backend = Arc::new(TaskBackend::new(
+            self.store.clone(),
+            new.id.clone(),
+            launch.owner.clone(),
+            launch.origin,
+            launch.channel.clone(),
+            launch.progress_token.clone(),
+            self.config.max_inputs_per_task,
+        ));
+        let status = backend.status_slot();
         Prepared {
             new,
             backend,
@@ -422,7 +336,7 @@ impl TaskEngine {
             ..
         } = prepared;
         let id = new.id.clone();
-        let slot = self.slots.reserve(&new.owner, &self.config)?;
+        let slot = self.slots.reserve(&new.owner)?;
         self.hold_lease().await?;
         let record = self.store.create(new).await?;
         before_run(&record);
@@ -499,490 +413,15 @@ impl TaskEngine {
     }
 }
 
-/// One running task.
-struct Run {
-    store: Arc<dyn TaskStore>,
-    id: TaskId,
-    tool: &'static str,
-    cancel: CancellationToken,
-    grace: Duration,
-    channel: Option<Arc<dyn ClientChannel>>,
-    /// Held while the task runs.
-    _slot: RunningSlot,
-}
-
-impl Run {
-    /// Drives the tool of a task created at version and status `created` until it ends.
-    async fn drive(
-        self,
-        mut run: CaughtFuture,
-        status: Arc<StatusSlot>,
-        created: (u64, TaskStatus),
-    ) {
-        let (mut seen, mut last_status) = created;
-        loop {
-            tokio::select! {
-                // The tool first: a tool that is done at once ends the task without a waiter on
-                // the store ever being set up.
-                biased;
-                out = &mut run => {
-                    if let Some(message) = status.take() {
-                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
-                    }
-                    let out = out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
-                    if let Err(error) = &out {
-                        // A failed task says why in its status message too (SEP-2663 SHOULD).
-                        let message = format!("Tool execution failed: {}", error.message);
-                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
-                    }
-                    let outcome = || match &out {
-                        Ok(result) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
-                        Err(error) => TaskOutcome::Error(error.clone()),
-                    };
-                    self.record_outcome(outcome, &mut last_status).await;
-                    return;
-                }
-                () = status.changed() => {
-                    if let Some(message) = status.take()
-                        && let Err(e) = self.store.set_status_message(&self.id, Some(message)).await
-                    {
-                        tracing::debug!(task = %self.id, error = %e, "status message not recorded");
-                    }
-                }
-                changed = self.next_change(seen) => match changed {
-                    Ok((version, status, record)) => {
-                        seen = version;
-                        match &record {
-                            Some(record) => self.notify(record, &mut last_status),
-                            None => last_status = status,
-                        }
-                        if status.is_terminal() {
-                            // Cancelled or expired elsewhere: tell the tool, give it a moment.
-                            tracing::debug!(task = %self.id, %status, "the task ended outside its tool; stopping the tool");
-                            self.cancel.cancel();
-                            let _ = tokio::time::timeout(self.grace, &mut run).await;
-                            return;
-                        }
-                    }
-                    Err(StoreError::NotFound) => {
-                        self.cancel.cancel();
-                        let _ = tokio::time::timeout(self.grace, &mut run).await;
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::warn!(task = %self.id, error = %e, "watching the task failed; retrying");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Records the tool's outcome (made by `outcome`, again for each attempt). While the store
-    /// itself fails (`StoreError::Backend`: Redis unreachable, a SQLite file locked), it tries
-    /// again, waiting 100 ms, then twice as long each time up to 5 s, so an outage does not lose
-    /// the result: it is kept until the store takes it, the task ends some other way (the store
-    /// then refuses it), or the server shuts down (the task's cancel token; then it is lost, and
-    /// said so in the log).
-    async fn record_outcome(
-        &self,
-        outcome: impl Fn() -> TaskOutcome,
-        last_status: &mut TaskStatus,
-    ) {
-        let mut delay = FINISH_RETRY_FIRST;
-        let mut failures = 0u32;
-        loop {
-            // Only a legacy session is told about the ended task: nobody else needs the record
-            // (with its result) back.
-            let finished = if self.channel.is_some() {
-                self.store
-                    .finish(&self.id, outcome())
-                    .await
-                    .map(|record| self.notify(&record, last_status))
-            } else {
-                self.store
-                    .finish_status(&self.id, outcome())
-                    .await
-                    .map(|_| ())
-            };
-            match finished {
-                Ok(()) => {
-                    if failures > 0 {
-                        tracing::info!(task = %self.id, failures, "the task's outcome is recorded after the store came back");
-                    }
-                    return;
-                }
-                Err(StoreError::Backend(e)) if !self.cancel.is_cancelled() => {
-                    if failures == 0 {
-                        tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed; retrying until the store takes it");
-                    }
-                    failures += 1;
-                    tokio::select! {
-                        () = tokio::time::sleep(delay) => {}
-                        () = self.cancel.cancelled() => {}
-                    }
-                    delay = (delay * 2).min(FINISH_RETRY_MAX);
-                }
-                Err(e) => {
-                    tracing::error!(task = %self.id, error = %e, failures, "the task's outcome could not be recorded; it is lost");
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The task's next change after version `seen`: its version and status, with the record
-    /// only when a legacy session is told about it (a copy of a record is not free).
-    async fn next_change(
-        &self,
-        seen: u64,
-    ) -> Result<(u64, TaskStatus, Option<TaskRecord>), StoreError> {
-        if self.channel.is_some() {
-            let record = self.store.changed(&self.id, seen).await?;
-            Ok((record.version, record.status, Some(record)))
-        } else {
-            let (version, status) = self.store.changed_status(&self.id, seen).await?;
-            Ok((version, status, None))
-        }
-    }
-
-    /// Legacy sessions get `notifications/tasks/status` on every status change.
-    fn notify(&self, record: &TaskRecord, last: &mut TaskStatus) {
-        if record.status == *last {
-            return;
-        }
-        *last = record.status;
-        if let Some(channel) = &self.channel {
-            channel.notify(
-                "notifications/tasks/status",
-                record.legacy_status_notification_params(),
-            );
-        }
-    }
-}
-
-/// The backend of a tool running as a task.
-pub(crate) struct TaskBackend {
-    store: Arc<dyn TaskStore>,
-    id: TaskId,
-    owner: Owner,
-    origin: TaskOrigin,
-    channel: Option<Arc<dyn ClientChannel>>,
-    counter: AtomicUsize,
-    status: Arc<StatusSlot>,
-    progress_token: Option<Value>,
-    /// The last status and the last progress the tool reported; the status message shows both.
-    shown: Mutex<StatusLine>,
-    /// Input requests of this task waiting for an answer, for
-    /// [`EngineConfig::max_inputs_per_task`].
-    outstanding: Arc<AtomicUsize>,
-    max_outstanding: usize,
-}
-
-/// One outstanding input request of a task, counted while it waits.
-struct Asking(Arc<AtomicUsize>);
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// What a task's `statusMessage` is made of. `ctx.status(..)` replaces the status, `ctx.progress(..)`
-/// replaces the progress; neither erases the other. The message is the status alone, the progress
-/// alone (`3/10: copying`), or both: `{status} ({progress})`, e.g. `importing (3/10: copying)`.
-#[derive(Debug, Default)]
-struct StatusLine {
-    status: Option<String>,
-    progress: Option<String>,
-}
-
-impl StatusLine {
-    fn message(&self) -> String {
-        match (&self.status, &self.progress) {
-            (Some(s), Some(p)) => format!("{s} ({p})"),
-            (Some(s), None) => s.clone(),
-            (None, Some(p)) => p.clone(),
-            (None, None) => String::new(),
-        }
-    }
-}
-
-/// The newest status message a tool set that is not in the store yet. The task's driver writes
-/// it soon after; an input request writes it first, so a client that sees `input_required` also
-/// sees the message the tool set before asking. Newest wins: a message overtaken before it
-/// reached the store was never visible to anyone.
-#[derive(Default)]
-pub(crate) struct StatusSlot {
-    pending: Mutex<Option<String>>,
-    notify: tokio::sync::Notify,
-}
-
-impl StatusSlot {
-    fn set(&self, message: String) {
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-        self.notify.notify_one();
-    }
-
-    fn take(&self) -> Option<String> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-    }
-
-    /// Resolves once a message was set since the last time this resolved.
-    async fn changed(&self) {
-        self.notify.notified().await;
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn store_err(e: StoreError) -> InputError {
-    match e {
-        StoreError::NotFound | StoreError::Terminal(_) => InputError::Cancelled,
-        other => InputError::InvalidResponse(format!("the task store failed: {other}")),
-    }
-}
-
-/// Withdraws an input request nobody waits for any more (the tool dropped the future).
-struct Outstanding {
-    store: Arc<dyn TaskStore>,
-    id: TaskId,
-    key: Option<String>,
-}
-
-impl Drop for Outstanding {
-    fn drop(&mut self) {
-        if let Some(key) = self.key.take() {
-            let store = self.store.clone();
-            let id = self.id.clone();
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    let _ = store.withdraw_input_request(&id, &key).await;
-                });
-            }
-        }
-    }
-}
-
-impl TaskBackend {
-    fn next_key(&self, method: &str) -> String {
-        super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
-    }
-}
-
-impl ContextBackend for TaskBackend {
-    fn input(&self, request: InputRequest) -> InputFuture {
-        let key = match &request.key {
-            Some(key) => key.clone(),
-            None => self.next_key(&request.method),
-        };
-        let store = self.store.clone();
-        let id = self.id.clone();
-        let owner = self.owner.clone();
-        let origin = self.origin;
-        let channel = self.channel.clone();
-        let status = self.status.clone();
-        let asking = if self.outstanding.fetch_add(1, Ordering::SeqCst) >= self.max_outstanding {
-            self.outstanding.fetch_sub(1, Ordering::SeqCst);
-            let max = self.max_outstanding;
-            return Box::pin(async move {
-                Err(InputError::LimitReached(RpcError::limit_reached(
-                    "inputs_per_task",
-                    max,
-                    "this task already waits on as many input requests as it may",
-                )))
-            });
-        } else {
-            Asking(self.outstanding.clone())
-        };
-        Box::pin(async move {
-            let _asking = asking;
-            if let Some(message) = status.take() {
-                store
-                    .set_status_message(&id, Some(message))
-                    .await
-                    .map_err(store_err)?;
-            }
-            // Only the 2025-11-25 path sends the request itself; the store takes the only copy
-            // otherwise (a schema is a tree: copying it is not free).
-            let sent = matches!((origin, &channel), (TaskOrigin::Legacy, Some(_)))
-                .then(|| request.clone());
-            let version = store
-                .add_input_request(&id, key.clone(), request)
-                .await
-                .map_err(store_err)?;
-            let mut guard = Outstanding {
-                store: store.clone(),
-                id: id.clone(),
-                key: Some(key.clone()),
-            };
-            let answer = match (sent, channel) {
-                (Some(request), Some(channel)) => {
-                    // 2025-11-25: an ordinary server-to-client request tagged with the task.
-                    let mut params = request.params;
-                    if !params.is_object() {
-                        params = json!({});
-                    }
-                    let meta = params
-                        .as_object_mut()
-                        .expect("object")
-                        .entry("_meta")
-                        .or_insert_with(|| json!({}));
-                    if let Value::Object(m) = meta {
-                        m.insert(meta::RELATED_TASK.into(), json!({ "taskId": id.as_str() }));
-                    }
-                    let answer = channel
-                        .request(&request.method, params)
-                        .await
-                        .map_err(InputError::from_rpc)?;
-                    let mut responses = Map::new();
-                    responses.insert(key.clone(), answer);
-                    store
-                        .deliver_responses(&id, &owner, responses)
-                        .await
-                        .map_err(store_err)?;
-                    wait_for_answer(&*store, &id, &key, version).await?
-                }
-                _ => wait_for_answer(&*store, &id, &key, version).await?,
-            };
-            guard.key = None;
-            Ok(answer)
-        })
-    }
-
-    fn status(&self, message: String) {
-        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
-        shown.status = Some(message);
-        self.status.set(shown.message());
-    }
-
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        // Progress notifications are not part of tasks in 2026-07-28; the status message carries
-        // it, next to the status the tool set (see `StatusLine`).
-        let text = match (total, &message) {
-            (Some(t), Some(m)) => format!("{progress}/{t}: {m}"),
-            (Some(t), None) => format!("{progress}/{t}"),
-            (None, Some(m)) => format!("{progress}: {m}"),
-            (None, None) => format!("{progress}"),
-        };
-        {
-            let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
-            shown.progress = Some(text);
-            self.status.set(shown.message());
-        }
-        if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
-            (self.origin, &self.channel, &self.progress_token)
-        {
-            let mut params = json!({ "progressToken": token, "progress": progress });
-            if let Some(t) = total {
-                params["total"] = json!(t);
-            }
-            if let Some(m) = message {
-                params["message"] = json!(m);
-            }
-            channel.notify("notifications/progress", params);
-        }
-    }
-
-    fn log(&self, mut params: Value) {
-        // 2025-11-25: on the session, tagged with the task. The modern tasks extension has no
-        // stream for a task's log messages; they are dropped.
-        if let (TaskOrigin::Legacy, Some(channel)) = (self.origin, &self.channel) {
-            params["_meta"] = json!({ meta::RELATED_TASK: { "taskId": self.id.as_str() } });
-            channel.notify("notifications/message", params);
-        }
-    }
-
-    fn task_id(&self) -> Option<&str> {
-        Some(self.id.as_str())
-    }
-}
-
-/// Waits, through the store's own wake-ups, until `key` is answered; the task ending means the
-/// tool was cancelled.
-async fn wait_for_answer(
-    store: &dyn TaskStore,
-    id: &TaskId,
-    key: &str,
-    mut seen: u64,
-) -> Result<Value, InputError> {
-    loop {
-        if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
-            return Ok(answer);
-        }
-        let (version, status) = store.changed_status(id, seen).await.map_err(store_err)?;
-        if status.is_terminal() {
-            tracing::debug!(task = %id, %status, "the task ended while its tool waited for input; stopping the tool");
-            return Err(InputError::Cancelled);
-        }
-        seen = version;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::task::TaskStatus;
     use crate::store::{ManualClock, MemoryTaskStore, NewTask};
-
-    #[test]
-    fn the_status_message_shows_the_status_and_the_progress_side_by_side() {
-        let mut line = StatusLine {
-            status: None,
-            progress: Some("3/10: copying".into()),
-        };
-        assert_eq!(line.message(), "3/10: copying");
-        line.status = Some("importing".into());
-        assert_eq!(line.message(), "importing (3/10: copying)");
-        line.progress = None;
-        assert_eq!(line.message(), "importing");
-    }
-
-    /// A status message set just before asking for input is in the store by the time the input
-    /// request is: a client that sees `input_required` sees the message with it, whether or not
-    /// the task's driver got round to writing it (here there is no driver at all).
-    #[tokio::test]
-    async fn the_status_set_before_an_input_request_lands_with_it() {
-        let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
-        let owner = Owner::new("a");
-        let record = store
-            .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
-            .await
-            .unwrap();
-        let backend = TaskBackend {
-            store: store.clone(),
-            id: record.id.clone(),
-            owner: owner.clone(),
-            origin: TaskOrigin::Modern,
-            channel: None,
-            counter: AtomicUsize::new(0),
-            status: Arc::new(StatusSlot::default()),
-            progress_token: None,
-            shown: Default::default(),
-            outstanding: Arc::new(AtomicUsize::new(0)),
-            max_outstanding: 8,
-        };
-        backend.status("first".into());
-        backend.status("planning".into());
-        let asking = tokio::spawn(backend.input(InputRequest::new(
-            "elicitation/create",
-            serde_json::json!({ "message": "?" }),
-        )));
-        let mut seen = record.version;
-        let now = loop {
-            let now = store.changed(&record.id, seen).await.unwrap();
-            seen = now.version;
-            if now.status == TaskStatus::InputRequired {
-                break now;
-            }
-        };
-        assert_eq!(now.status_message.as_deref(), Some("planning"));
-        asking.abort();
-    }
 
     /// The sweeper asks the store what time it is: with a manual clock, a task reaches its
     /// deadline when the clock says so, not when the system's does.

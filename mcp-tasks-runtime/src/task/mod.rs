@@ -1,9 +1,12 @@
 //! The task engine: the dual path, task lifecycle, TTL, cancellation, and the input broker behind
 //! `ToolContext` (stored input requests in tasks, MRTR inline).
 
+mod backend;
 pub(crate) mod deferred;
 pub mod engine;
+mod limits;
 pub(crate) mod mrtr;
+mod run;
 pub mod state;
 
 use crate::protocol::RpcError;

@@ -7,15 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
-use futures_util::StreamExt as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, RedisError, Script};
+use redis::{Client, RedisError};
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::TaskRecord;
+use super::cursor::{decode_cursor, encode_cursor};
 use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
@@ -161,19 +160,6 @@ impl Keys {
     }
 }
 
-/// What a local waiter learns from the change feed.
-#[derive(Debug, Clone)]
-enum Note {
-    /// Nothing yet.
-    Quiet,
-    /// The task reached this version; the record comes along for client-visible changes.
-    Changed(u64, Option<Arc<TaskRecord>>),
-    /// The task was deleted.
-    Removed,
-    /// The feed was interrupted: re-read the task.
-    Resync,
-}
-
 impl RedisTaskStoreBuilder {
     /// Keys start with `prefix:` (default `mcp-tasks`). Instances that share tasks must use the
     /// same prefix; different prefixes keep deployments apart on one Redis.
@@ -297,112 +283,13 @@ macro_rules! call {
     }};
 }
 
-/// The subscriber loop: keeps one pub/sub connection subscribed to the change channel, hands each
-/// message to local waiters and subscribers, and reconnects (then resyncs every waiter) when the
-/// connection is lost. Ends when the store is dropped.
-async fn listen(client: Client, shared: std::sync::Weak<Shared>) {
-    let mut delay = Duration::from_millis(50);
-    loop {
-        let (channel, timeout) = match shared.upgrade() {
-            Some(shared) => (shared.keys.channel.clone(), shared.timeout),
-            None => return,
-        };
-        let subscribed = tokio::time::timeout(timeout, async {
-            let mut pubsub = client.get_async_pubsub().await?;
-            pubsub.subscribe(&channel).await?;
-            Ok::<_, RedisError>(pubsub)
-        })
-        .await;
-        match subscribed {
-            Ok(Ok(pubsub)) => {
-                delay = Duration::from_millis(50);
-                {
-                    let Some(shared) = shared.upgrade() else {
-                        return;
-                    };
-                    shared.online.store(true, Ordering::Relaxed);
-                    shared.listening.send_replace(true);
-                    // Changes made while nobody listened went unheard: every waiter re-reads.
-                    for waiter in lock(&shared.waiters).values() {
-                        waiter.send_replace(Note::Resync);
-                    }
-                }
-                let mut messages = pubsub.into_on_message();
-                while let Some(message) = messages.next().await {
-                    let Some(shared) = shared.upgrade() else {
-                        return;
-                    };
-                    shared.dispatch(message.get_payload_bytes());
-                }
-                if let Some(shared) = shared.upgrade() {
-                    shared.online.store(false, Ordering::Relaxed);
-                }
-                tracing::warn!("the Redis change feed was interrupted; reconnecting");
-            }
-            Ok(Err(error)) => tracing::debug!(%error, "the Redis change feed cannot connect"),
-            Err(_) => tracing::debug!("the Redis change feed timed out connecting"),
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(1));
-    }
-}
+mod feed;
+mod scripts;
+
+use feed::{Note, listen, note};
+use scripts::Scripts;
 
 impl Shared {
-    /// Waits (up to the timeout) until the change feed has been subscribed once, so that no
-    /// change this store makes can go unheard by its own waiters and subscribers.
-    async fn ready(&self) -> Result<(), StoreError> {
-        if *self.listening.borrow() {
-            return Ok(());
-        }
-        let mut listening = self.listening.subscribe();
-        match tokio::time::timeout(self.timeout, listening.wait_for(|on| *on)).await {
-            Ok(Ok(_)) => Ok(()),
-            _ => Err(StoreError::backend("Redis is unreachable (no change feed)")),
-        }
-    }
-
-    /// Handles one message of the change feed: `[kind, version, id]\n<payload>`, where kind is
-    /// `u` (visible change, payload: the record), `i` (invisible change, no payload) or `d`
-    /// (deleted, payload: the owner).
-    fn dispatch(&self, message: &[u8]) {
-        let Some(split) = message.iter().position(|b| *b == b'\n') else {
-            return;
-        };
-        let (head, body) = (&message[..split], &message[split + 1..]);
-        let Ok((kind, version, id)) = serde_json::from_slice::<(String, u64, TaskId)>(head) else {
-            tracing::warn!("ignoring a malformed message on the Redis change feed");
-            return;
-        };
-        let waiter = lock(&self.waiters).get(&id).cloned();
-        let wanted = self.events.receiver_count() > 0;
-        match kind.as_str() {
-            "u" | "i" => {
-                let record = if kind == "u" && (wanted || waiter.is_some()) {
-                    serde_json::from_slice::<TaskRecord>(body)
-                        .ok()
-                        .map(Arc::new)
-                } else {
-                    None
-                };
-                if let Some(waiter) = waiter {
-                    waiter.send_replace(Note::Changed(version, record.clone()));
-                }
-                if let (true, Some(record)) = (wanted, record) {
-                    let _ = self.events.send(TaskEvent::Updated(record));
-                }
-            }
-            "d" => {
-                if let Some(waiter) = waiter {
-                    waiter.send_replace(Note::Removed);
-                }
-                if wanted && let Ok(owner) = serde_json::from_slice::<Owner>(body) {
-                    let _ = self.events.send(TaskEvent::Removed { id, owner });
-                }
-            }
-            _ => tracing::warn!(kind, "ignoring an unknown message on the Redis change feed"),
-        }
-    }
-
     fn conn(&self) -> ConnectionManager {
         self.connection.clone()
     }
@@ -676,72 +563,6 @@ impl Shared {
             ))),
         }
     }
-
-    async fn changed(self: &Arc<Self>, id: &TaskId, seen: u64) -> Result<TaskRecord, StoreError> {
-        // Listen before reading, so a change between the read and the wait is not missed.
-        let mut notes = Waiter::register(self, id);
-        let mut record = self.load(id).await?.ok_or(StoreError::NotFound)?;
-        loop {
-            if record.version > seen {
-                return Ok(record);
-            }
-            let note = {
-                let receiver = notes.receiver();
-                if receiver.changed().await.is_err() {
-                    return Err(StoreError::NotFound);
-                }
-                receiver.borrow_and_update().clone()
-            };
-            record = match note {
-                Note::Quiet => continue,
-                Note::Removed => return Err(StoreError::NotFound),
-                Note::Changed(version, _) if version <= seen => continue,
-                Note::Changed(_, Some(changed)) => Arc::unwrap_or_clone(changed),
-                Note::Changed(_, None) | Note::Resync => {
-                    self.load(id).await?.ok_or(StoreError::NotFound)?
-                }
-            };
-        }
-    }
-}
-
-/// A registration in the local waiter table; removes the table entry when the last waiter of
-/// its task leaves.
-struct Waiter {
-    shared: Arc<Shared>,
-    id: TaskId,
-    receiver: Option<watch::Receiver<Note>>,
-}
-
-impl Waiter {
-    fn register(shared: &Arc<Shared>, id: &TaskId) -> Self {
-        let receiver = lock(&shared.waiters)
-            .entry(id.clone())
-            .or_insert_with(|| watch::channel(Note::Quiet).0)
-            .subscribe();
-        Waiter {
-            shared: shared.clone(),
-            id: id.clone(),
-            receiver: Some(receiver),
-        }
-    }
-
-    fn receiver(&mut self) -> &mut watch::Receiver<Note> {
-        self.receiver.as_mut().expect("present until drop")
-    }
-}
-
-impl Drop for Waiter {
-    fn drop(&mut self) {
-        drop(self.receiver.take());
-        let mut waiters = lock(&self.shared.waiters);
-        if waiters
-            .get(&self.id)
-            .is_some_and(|sender| sender.receiver_count() == 0)
-        {
-            waiters.remove(&self.id);
-        }
-    }
 }
 
 enum Stored {
@@ -906,127 +727,6 @@ impl TaskStore for RedisTaskStore {
     }
 }
 
-struct Scripts {
-    create: Script,
-    update: Script,
-    remove: Script,
-    list: Script,
-    due: Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        Scripts {
-            // KEYS: task, owner index, deadlines, seq, runners, the runner's running set.
-            // ARGV: record, id, deadline ms or '', key expiry ms or '', channel, message,
-            //       runner or ''.
-            create: Script::new(
-                r"
-                if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-                local seq = redis.call('INCR', KEYS[4])
-                redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[1], 's', seq)
-                redis.call('ZADD', KEYS[2], seq, ARGV[2])
-                if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
-                if ARGV[4] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-                if ARGV[7] ~= '' then
-                    redis.call('SADD', KEYS[6], ARGV[2])
-                    redis.call('SADD', KEYS[5], ARGV[7])
-                end
-                redis.call('PUBLISH', ARGV[5], ARGV[6])
-                return 1
-                ",
-            ),
-            // KEYS: task, deadlines, the runner's running set.
-            // ARGV: expected version, new version, record, channel, message, id
-            //       [, deadline ms or '', key expiry ms or ''] (only when the task ends).
-            // Returns {2} stored, {0} gone, {1, current record} when the version moved on.
-            update: Script::new(
-                r"
-                local v = redis.call('HGET', KEYS[1], 'v')
-                if not v then return {0} end
-                if v ~= ARGV[1] then return {1, redis.call('HGET', KEYS[1], 'r')} end
-                redis.call('HSET', KEYS[1], 'v', ARGV[2], 'r', ARGV[3])
-                if #ARGV >= 8 then
-                    if ARGV[7] == '' then redis.call('ZREM', KEYS[2], ARGV[6])
-                    else redis.call('ZADD', KEYS[2], ARGV[7], ARGV[6]) end
-                    if ARGV[8] == '' then redis.call('PERSIST', KEYS[1])
-                    else redis.call('PEXPIRE', KEYS[1], ARGV[8]) end
-                    redis.call('SREM', KEYS[3], ARGV[6])
-                end
-                redis.call('PUBLISH', ARGV[4], ARGV[5])
-                return {2}
-                ",
-            ),
-            // KEYS: task, deadlines, owner index, the runner's running set.
-            // ARGV: expected version, id, channel, message.
-            remove: Script::new(
-                r"
-                local v = redis.call('HGET', KEYS[1], 'v')
-                if not v then
-                    redis.call('ZREM', KEYS[2], ARGV[2])
-                    redis.call('SREM', KEYS[4], ARGV[2])
-                    return {0}
-                end
-                if v ~= ARGV[1] then return {1, redis.call('HGET', KEYS[1], 'r')} end
-                redis.call('DEL', KEYS[1])
-                redis.call('ZREM', KEYS[2], ARGV[2])
-                redis.call('ZREM', KEYS[3], ARGV[2])
-                redis.call('SREM', KEYS[4], ARGV[2])
-                redis.call('PUBLISH', ARGV[3], ARGV[4])
-                return {2}
-                ",
-            ),
-            // What the sweeper must look at now. KEYS: deadlines, runners, leases.
-            // ARGV: now ms, batch size, running-set key prefix.
-            // Returns {ids due by the deadline index or run by a lapsed instance, lapsed
-            // instances}; forgets instances that run nothing any more.
-            due: Script::new(
-                r"
-                local now = tonumber(ARGV[1])
-                local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now,
-                    'LIMIT', 0, ARGV[2])
-                local lapsed = {}
-                for _, runner in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-                    local running = redis.call('SMEMBERS', ARGV[3] .. runner)
-                    if #running == 0 then
-                        redis.call('SREM', KEYS[2], runner)
-                    else
-                        local til = redis.call('ZSCORE', KEYS[3], runner)
-                        if not til or tonumber(til) <= now then
-                            table.insert(lapsed, runner)
-                            for _, id in ipairs(running) do table.insert(ids, id) end
-                        end
-                    end
-                end
-                return {ids, lapsed}
-                ",
-            ),
-            // KEYS: owner index. ARGV: first seq, how many, task key prefix.
-            // Returns {ids fetched, {{seq, record}, ...}}; drops index entries whose task Redis
-            // expired by itself.
-            list: Script::new(
-                r"
-                local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf',
-                    'WITHSCORES', 'LIMIT', 0, ARGV[2])
-                local rows = {}
-                for i = 1, #ids, 2 do
-                    local r = redis.call('HGET', ARGV[3] .. ids[i], 'r')
-                    if r then table.insert(rows, {ids[i + 1], r})
-                    else redis.call('ZREM', KEYS[1], ids[i]) end
-                end
-                return {#ids / 2, rows}
-                ",
-            ),
-        }
-    }
-}
-
-/// A change-feed message: `["kind",version,"id"]\n<payload>`.
-fn note(kind: &str, version: u64, id: &TaskId, payload: &str) -> String {
-    let head = serde_json::to_string(&(kind, version, id)).expect("a tuple of strings encodes");
-    format!("{head}\n{payload}")
-}
-
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
     serde_json::to_string(record).map_err(StoreError::backend)
 }
@@ -1050,15 +750,4 @@ fn millis_of(duration: Duration) -> u64 {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn encode_cursor(seq: u64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seq.to_be_bytes())
-}
-
-fn decode_cursor(cursor: &str) -> Option<u64> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    Some(u64::from_be_bytes(bytes.try_into().ok()?))
 }

@@ -1,0 +1,379 @@
+//! The backend of a tool running as a task ([`TaskBackend`], its [`ContextBackend`]): input
+//! requests go through the store (and, for a 2025-11-25 task, to the client's session first), the
+//! status and progress the tool reports become the task's status message, and an input request the
+//! tool stops waiting for is withdrawn.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::jsonrpc::RpcError;
+use crate::protocol::task::{Owner, TaskId, TaskOrigin};
+use crate::protocol::{InputRequest, meta};
+use crate::store::{StoreError, TaskStore};
+use crate::tool::{ContextBackend, InputError, InputFuture};
+
+/// The way back to a legacy client: server-to-client requests and notifications on its session.
+/// Implemented by the server's connections; the engine knows only this trait.
+pub trait ClientChannel: Send + Sync + 'static {
+    /// Sends a request and waits for the client's answer.
+    fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, RpcError>> + Send + '_>>;
+    /// Sends a notification.
+    fn notify(&self, method: &str, params: Value);
+}
+
+/// The backend of a tool running as a task.
+pub(crate) struct TaskBackend {
+    store: Arc<dyn TaskStore>,
+    id: TaskId,
+    owner: Owner,
+    origin: TaskOrigin,
+    channel: Option<Arc<dyn ClientChannel>>,
+    counter: AtomicUsize,
+    status: Arc<StatusSlot>,
+    progress_token: Option<Value>,
+    /// The last status and the last progress the tool reported; the status message shows both.
+    shown: Mutex<StatusLine>,
+    /// Input requests of this task waiting for an answer, for
+    /// [`EngineConfig::max_inputs_per_task`](super::engine::EngineConfig::max_inputs_per_task).
+    outstanding: Arc<AtomicUsize>,
+    max_outstanding: usize,
+}
+
+impl TaskBackend {
+    /// The backend of task `id`, which `owner` created in era `origin`; `channel` is the legacy
+    /// session (if any) and `progress_token` the token of the creating request. At most
+    /// `max_outstanding` input requests may wait at once.
+    pub(super) fn new(
+        store: Arc<dyn TaskStore>,
+        id: TaskId,
+        owner: Owner,
+        origin: TaskOrigin,
+        channel: Option<Arc<dyn ClientChannel>>,
+        progress_token: Option<Value>,
+        max_outstanding: usize,
+    ) -> Self {
+        TaskBackend {
+            store,
+            id,
+            owner,
+            origin,
+            channel,
+            counter: AtomicUsize::new(0),
+            status: Arc::default(),
+            progress_token,
+            shown: Default::default(),
+            outstanding: Arc::new(AtomicUsize::new(0)),
+            max_outstanding,
+        }
+    }
+
+    /// Where the status messages the tool sets wait for the task's driver.
+    pub(super) fn status_slot(&self) -> Arc<StatusSlot> {
+        self.status.clone()
+    }
+
+    fn next_key(&self, method: &str) -> String {
+        super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
+    }
+}
+
+/// One outstanding input request of a task, counted while it waits.
+struct Asking(Arc<AtomicUsize>);
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What a task's `statusMessage` is made of. `ctx.status(..)` replaces the status, `ctx.progress(..)`
+/// replaces the progress; neither erases the other. The message is the status alone, the progress
+/// alone (`3/10: copying`), or both: `{status} ({progress})`, e.g. `importing (3/10: copying)`.
+#[derive(Debug, Default)]
+struct StatusLine {
+    status: Option<String>,
+    progress: Option<String>,
+}
+
+impl StatusLine {
+    fn message(&self) -> String {
+        match (&self.status, &self.progress) {
+            (Some(s), Some(p)) => format!("{s} ({p})"),
+            (Some(s), None) => s.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// The newest status message a tool set that is not in the store yet. The task's driver writes
+/// it soon after; an input request writes it first, so a client that sees `input_required` also
+/// sees the message the tool set before asking. Newest wins: a message overtaken before it
+/// reached the store was never visible to anyone.
+#[derive(Default)]
+pub(crate) struct StatusSlot {
+    pending: Mutex<Option<String>>,
+    notify: tokio::sync::Notify,
+}
+
+impl StatusSlot {
+    fn set(&self, message: String) {
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        self.notify.notify_one();
+    }
+
+    pub(super) fn take(&self) -> Option<String> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Resolves once a message was set since the last time this resolved.
+    pub(super) async fn changed(&self) {
+        self.notify.notified().await;
+    }
+}
+
+fn store_err(e: StoreError) -> InputError {
+    match e {
+        StoreError::NotFound | StoreError::Terminal(_) => InputError::Cancelled,
+        other => InputError::InvalidResponse(format!("the task store failed: {other}")),
+    }
+}
+
+/// Withdraws an input request nobody waits for any more (the tool dropped the future).
+struct Outstanding {
+    store: Arc<dyn TaskStore>,
+    id: TaskId,
+    key: Option<String>,
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let store = self.store.clone();
+            let id = self.id.clone();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = store.withdraw_input_request(&id, &key).await;
+                });
+            }
+        }
+    }
+}
+
+impl ContextBackend for TaskBackend {
+    fn input(&self, request: InputRequest) -> InputFuture {
+        let key = match &request.key {
+            Some(key) => key.clone(),
+            None => self.next_key(&request.method),
+        };
+        let store = self.store.clone();
+        let id = self.id.clone();
+        let owner = self.owner.clone();
+        let origin = self.origin;
+        let channel = self.channel.clone();
+        let status = self.status.clone();
+        let asking = if self.outstanding.fetch_add(1, Ordering::SeqCst) >= self.max_outstanding {
+            self.outstanding.fetch_sub(1, Ordering::SeqCst);
+            let max = self.max_outstanding;
+            return Box::pin(async move {
+                Err(InputError::LimitReached(RpcError::limit_reached(
+                    "inputs_per_task",
+                    max,
+                    "this task already waits on as many input requests as it may",
+                )))
+            });
+        } else {
+            Asking(self.outstanding.clone())
+        };
+        Box::pin(async move {
+            let _asking = asking;
+            if let Some(message) = status.take() {
+                store
+                    .set_status_message(&id, Some(message))
+                    .await
+                    .map_err(store_err)?;
+            }
+            // Only the 2025-11-25 path sends the request itself; the store takes the only copy
+            // otherwise (a schema is a tree: copying it is not free).
+            let sent = matches!((origin, &channel), (TaskOrigin::Legacy, Some(_)))
+                .then(|| request.clone());
+            let version = store
+                .add_input_request(&id, key.clone(), request)
+                .await
+                .map_err(store_err)?;
+            let mut guard = Outstanding {
+                store: store.clone(),
+                id: id.clone(),
+                key: Some(key.clone()),
+            };
+            let answer = match (sent, channel) {
+                (Some(request), Some(channel)) => {
+                    // 2025-11-25: an ordinary server-to-client request tagged with the task.
+                    let mut params = request.params;
+                    if !params.is_object() {
+                        params = json!({});
+                    }
+                    let meta = params
+                        .as_object_mut()
+                        .expect("object")
+                        .entry("_meta")
+                        .or_insert_with(|| json!({}));
+                    if let Value::Object(m) = meta {
+                        m.insert(meta::RELATED_TASK.into(), json!({ "taskId": id.as_str() }));
+                    }
+                    let answer = channel
+                        .request(&request.method, params)
+                        .await
+                        .map_err(InputError::from_rpc)?;
+                    let mut responses = Map::new();
+                    responses.insert(key.clone(), answer);
+                    store
+                        .deliver_responses(&id, &owner, responses)
+                        .await
+                        .map_err(store_err)?;
+                    wait_for_answer(&*store, &id, &key, version).await?
+                }
+                _ => wait_for_answer(&*store, &id, &key, version).await?,
+            };
+            guard.key = None;
+            Ok(answer)
+        })
+    }
+
+    fn status(&self, message: String) {
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        shown.status = Some(message);
+        self.status.set(shown.message());
+    }
+
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        // Progress notifications are not part of tasks in 2026-07-28; the status message carries
+        // it, next to the status the tool set (see `StatusLine`).
+        let text = match (total, &message) {
+            (Some(t), Some(m)) => format!("{progress}/{t}: {m}"),
+            (Some(t), None) => format!("{progress}/{t}"),
+            (None, Some(m)) => format!("{progress}: {m}"),
+            (None, None) => format!("{progress}"),
+        };
+        {
+            let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+            shown.progress = Some(text);
+            self.status.set(shown.message());
+        }
+        if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
+            (self.origin, &self.channel, &self.progress_token)
+        {
+            let mut params = json!({ "progressToken": token, "progress": progress });
+            if let Some(t) = total {
+                params["total"] = json!(t);
+            }
+            if let Some(m) = message {
+                params["message"] = json!(m);
+            }
+            channel.notify("notifications/progress", params);
+        }
+    }
+
+    fn log(&self, mut params: Value) {
+        // 2025-11-25: on the session, tagged with the task. The modern tasks extension has no
+        // stream for a task's log messages; they are dropped.
+        if let (TaskOrigin::Legacy, Some(channel)) = (self.origin, &self.channel) {
+            params["_meta"] = json!({ meta::RELATED_TASK: { "taskId": self.id.as_str() } });
+            channel.notify("notifications/message", params);
+        }
+    }
+
+    fn task_id(&self) -> Option<&str> {
+        Some(self.id.as_str())
+    }
+}
+
+/// Waits, through the store's own wake-ups, until `key` is answered; the task ending means the
+/// tool was cancelled.
+async fn wait_for_answer(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    key: &str,
+    mut seen: u64,
+) -> Result<Value, InputError> {
+    loop {
+        if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
+            return Ok(answer);
+        }
+        let (version, status) = store.changed_status(id, seen).await.map_err(store_err)?;
+        if status.is_terminal() {
+            tracing::debug!(task = %id, %status, "the task ended while its tool waited for input; stopping the tool");
+            return Err(InputError::Cancelled);
+        }
+        seen = version;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::task::TaskStatus;
+    use crate::store::{MemoryTaskStore, NewTask};
+
+    #[test]
+    fn the_status_message_shows_the_status_and_the_progress_side_by_side() {
+        let mut line = StatusLine {
+            status: None,
+            progress: Some("3/10: copying".into()),
+        };
+        assert_eq!(line.message(), "3/10: copying");
+        line.status = Some("importing".into());
+        assert_eq!(line.message(), "importing (3/10: copying)");
+        line.progress = None;
+        assert_eq!(line.message(), "importing");
+    }
+
+    /// A status message set just before asking for input is in the store by the time the input
+    /// request is: a client that sees `input_required` sees the message with it, whether or not
+    /// the task's driver got round to writing it (here there is no driver at all).
+    #[tokio::test]
+    async fn the_status_set_before_an_input_request_lands_with_it() {
+        let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
+        let owner = Owner::new("a");
+        let record = store
+            .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
+            .await
+            .unwrap();
+        let backend = TaskBackend::new(
+            store.clone(),
+            record.id.clone(),
+            owner.clone(),
+            TaskOrigin::Modern,
+            None,
+            None,
+            8,
+        );
+        backend.status("first".into());
+        backend.status("planning".into());
+        let asking = tokio::spawn(backend.input(InputRequest::new(
+            "elicitation/create",
+            serde_json::json!({ "message": "?" }),
+        )));
+        let mut seen = record.version;
+        let now = loop {
+            let now = store.changed(&record.id, seen).await.unwrap();
+            seen = now.version;
+            if now.status == TaskStatus::InputRequired {
+                break now;
+            }
+        };
+        assert_eq!(now.status_message.as_deref(), Some("planning"));
+        asking.abort();
+    }
+}
