@@ -58,10 +58,16 @@ mod book_tests {
         files.sort();
         let mut listed: Vec<&str> = super::BOOK_CHAPTERS.to_vec();
         listed.sort();
-        assert_eq!(files, listed, "docs/src chapters and the book! list in tests/support/lib.rs");
+        assert_eq!(
+            files, listed,
+            "docs/src chapters and the book! list in tests/support/lib.rs"
+        );
         let summary = std::fs::read_to_string(dir.join("SUMMARY.md")).expect("SUMMARY.md");
         for file in super::BOOK_CHAPTERS {
-            assert!(summary.contains(&format!("({file})")), "SUMMARY.md does not list {file}");
+            assert!(
+                summary.contains(&format!("({file})")),
+                "SUMMARY.md does not list {file}"
+            );
         }
     }
 }
