@@ -1,4 +1,5 @@
-//! The README's client examples are this crate's doc tests: they must stay the same code.
+//! The book's client examples (docs/src/client.md, docs/src/testing.md) are this crate's doc
+//! tests: they must stay the same code.
 
 /// The first ```` ```lang ```` block after `after` in `text`, as lines.
 fn block<'a>(text: &'a str, after: &str, fence: &str) -> Vec<&'a str> {
@@ -30,17 +31,17 @@ fn doc_block(heading: &str) -> Vec<String> {
 
 #[test]
 fn the_readme_calling_example_is_the_crate_doc_example() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/src/client.md");
     assert_eq!(
-        block(readme, "## Calling tools from Rust", "```rust"),
+        block(readme, "# Calling tools from Rust", "```rust"),
         doc_block("# mcp-tasks-client"),
     );
 }
 
 #[test]
 fn the_readme_testing_example_is_the_doc_test_with_a_test_instead_of_main() {
-    let readme = include_str!("../../README.md");
-    let readme: Vec<String> = block(readme, "## Testing your tools", "```rust")
+    let readme = include_str!("../../docs/src/testing.md");
+    let readme: Vec<String> = block(readme, "# Testing your tools", "```rust")
         .into_iter()
         .map(|l| {
             l.replace(

@@ -10,6 +10,68 @@ pub mod redis;
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// Every Rust block of the book (`docs/src/*.md`), one doc item per chapter, compiled (and run
+/// unless marked `no_run`) as doc tests, each as a user's crate would compile it. A new chapter
+/// needs a line here: `every_chapter_is_compiled` fails until it has one.
+macro_rules! book {
+    ($($name:ident = $file:literal,)*) => {
+        /// The book's chapters, as doc items (only under `cargo test --doc`).
+        #[cfg(doctest)]
+        pub mod book {
+            $(
+                #[doc = include_str!(concat!("../../docs/src/", $file))]
+                pub struct $name;
+            )*
+        }
+        /// The chapter files of `docs/src/` whose Rust blocks are doc tests.
+        pub const BOOK_CHAPTERS: &[&str] = &[$($file),*];
+    };
+}
+
+book! {
+    Introduction = "introduction.md",
+    Tools = "tools.md",
+    Tasks = "tasks.md",
+    Asking = "asking.md",
+    Http = "http.md",
+    Stores = "stores.md",
+    Push = "push.md",
+    Promotion = "promotion.md",
+    Fallback = "fallback.md",
+    Limits = "limits.md",
+    Logs = "logs.md",
+    Client = "client.md",
+    Testing = "testing.md",
+    Cli = "cli.md",
+}
+
+#[cfg(test)]
+mod book_tests {
+    #[test]
+    fn every_chapter_is_compiled() {
+        let dir = super::workspace_root().join("docs/src");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .expect("docs/src")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".md") && f != "SUMMARY.md")
+            .collect();
+        files.sort();
+        let mut listed: Vec<&str> = super::BOOK_CHAPTERS.to_vec();
+        listed.sort();
+        assert_eq!(
+            files, listed,
+            "docs/src chapters and the book! list in tests/support/lib.rs"
+        );
+        let summary = std::fs::read_to_string(dir.join("SUMMARY.md")).expect("SUMMARY.md");
+        for file in super::BOOK_CHAPTERS {
+            assert!(
+                summary.contains(&format!("({file})")),
+                "SUMMARY.md does not list {file}"
+            );
+        }
+    }
+}
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
