@@ -11,6 +11,9 @@
 //! `notifications/tasks/status` on the session; modern `notifications/tasks` (a whole
 //! `DetailedTask`) will arrive the same way once the client opens a `subscriptions/listen` stream,
 //! which it does not do yet (no server offers it yet).
+//!
+//! `snapshot` reads a task's state, `drive` holds the two drivers, `handle` the [`TaskHandle`]
+//! callers hold; this module the events and the state a driver and its handles share.
 
 mod drive;
 mod handle;
@@ -35,6 +38,7 @@ use tokio::time::Instant;
 
 /// How many states [`TaskHandle::history`] keeps: the first and the latest ones.
 const MAX_HISTORY: usize = 1024;
+
 /// Which task protocol a task follows.
 #[derive(Debug, Clone)]
 pub(crate) enum TaskKind {
