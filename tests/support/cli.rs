@@ -1,23 +1,23 @@
-//! The binaries of the `mcp-tasks-client` package: the `mcp-tasks` command and the conformance
-//! suite's client under test (`examples/conformance_client.rs`), built once per test process with
-//! the tests' profile.
+//! The client's binaries: the `mcp-tasks` command (package `mcp-tasks-cli`) and the conformance
+//! suite's client under test (`mcp-tasks-client/examples/conformance_client.rs`), each built once
+//! per test process with the tests' profile.
 
 use crate::{example_bin, workspace_root};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-fn build(args: &[&str]) {
+fn build(package: &str, args: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(workspace_root())
-        .args(["build", "--quiet", "-p", "mcp-tasks-client"])
+        .args(["build", "--quiet", "-p", package])
         .args(args)
         .status()
         .expect("cargo build runs");
     assert!(
         status.success(),
-        "cargo build -p mcp-tasks-client {args:?} failed"
+        "cargo build -p {package} {args:?} failed"
     );
 }
 
@@ -32,7 +32,7 @@ fn profile_dir() -> PathBuf {
 /// The `mcp-tasks` command.
 pub fn mcp_tasks_bin() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| build(&["--bin", "mcp-tasks"]));
+    BUILT.get_or_init(|| build("mcp-tasks-cli", &["--bin", "mcp-tasks"]));
     let bin = profile_dir().join("mcp-tasks");
     assert!(bin.exists(), "{} missing after the build", bin.display());
     bin
@@ -41,7 +41,7 @@ pub fn mcp_tasks_bin() -> PathBuf {
 /// The conformance suite's client under test.
 pub fn conformance_client_bin() -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| build(&["--example", "conformance_client"]));
+    BUILT.get_or_init(|| build("mcp-tasks-client", &["--example", "conformance_client"]));
     let bin = profile_dir().join("examples").join("conformance_client");
     assert!(bin.exists(), "{} missing after the build", bin.display());
     bin

@@ -1,0 +1,314 @@
+//! `ClientBuilder`: the settings of a connection, and the three ways to connect (a spawned
+//! process over stdio, Streamable HTTP, a `Server` in the same process).
+
+use super::{Client, EraChoice};
+use crate::error::Error;
+use crate::handler::{DynHandler, InputHandler, NoInput};
+use crate::http::HttpWire;
+use crate::peer::{DuplexSend, Peer, Wire};
+use crate::session::{Era, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
+use futures_util::StreamExt;
+use mcp_tasks_runtime::Server;
+use mcp_tasks_runtime::protocol::LEGACY_VERSION;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+
+/// The default of [`ClientBuilder::max_message`]: 16 MiB, as the server's.
+const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// Settings of a connection; see [`Client::builder`].
+pub struct ClientBuilder {
+    handler: Arc<dyn DynHandler>,
+    era: EraChoice,
+    name: String,
+    version: String,
+    pub(crate) config: TaskConfig,
+    discover_timeout: Duration,
+    task_mode: TaskMode,
+    task_ttl: Option<Duration>,
+    bearer: Option<String>,
+    headers: HeaderMap,
+    max_message: usize,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("era", &self.era)
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .field("task_mode", &self.task_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// The longest message read from a server: 16 MiB unless set. Over stdio that is one line
+    /// (without its newline); a server that sends a longer one is cut off: the line is not
+    /// buffered, the connection counts as closed, and every request still waiting fails with
+    /// [`Error::Transport`]. Over HTTP it bounds a JSON answer's body and each SSE event (and
+    /// line) of a stream: a longer one fails the request it answers with [`Error::Transport`]
+    /// (on the session's GET stream, the stream is closed), without reading the rest.
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// Answers what servers ask with `handler` (default: [`NoInput`], which declares nothing).
+    pub fn handler(mut self, handler: impl InputHandler) -> Self {
+        self.handler = Arc::new(handler);
+        self
+    }
+
+    /// Which era to speak (default [`EraChoice::Auto`]).
+    pub fn era(mut self, era: EraChoice) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// The client's name and version (`clientInfo`).
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Raises [`TaskEvent::Stuck`](crate::TaskEvent::Stuck) when a task's status, message and
+    /// progress have not changed for this long (default: never).
+    pub fn stuck_after(mut self, after: Duration) -> Self {
+        self.config.stuck_after = Some(after);
+        self
+    }
+
+    /// The poll interval when the server suggests none (default 1 s). When it does, its
+    /// suggestion is honoured.
+    pub fn default_poll_interval(mut self, interval: Duration) -> Self {
+        self.config.default_poll_interval = interval;
+        self
+    }
+
+    /// How long [`EraChoice::Auto`] waits for an answer to `server/discover` before trying
+    /// `initialize` (default 5 s; servers that answer with an error are not waited for).
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// Whether to ask for tasks (default [`TaskMode::Auto`]).
+    pub fn tasks(mut self, mode: TaskMode) -> Self {
+        self.task_mode = mode;
+        self
+    }
+
+    /// Legacy era: the `ttl` asked for in `task` (default: the server's choice).
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = Some(ttl);
+        self
+    }
+
+    /// HTTP: sends `Authorization: Bearer TOKEN` on every request.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// HTTP: sends this header on every request.
+    ///
+    /// # Panics
+    /// When the name or value is not a valid HTTP header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        let name = HeaderName::from_bytes(name.as_bytes()).expect("a valid header name");
+        let value = HeaderValue::from_str(value).expect("a valid header value");
+        self.headers.insert(name, value);
+        self
+    }
+
+    /// Starts `command` and speaks to it over its stdin and stdout (its stderr is left as the
+    /// command says, inherited by default). The process is killed when the client is dropped;
+    /// [`Client::close`] ends it gracefully.
+    pub async fn connect_stdio(
+        self,
+        mut command: tokio::process::Command,
+    ) -> Result<Client, Error> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        let program = command
+            .as_std()
+            .get_program()
+            .to_string_lossy()
+            .into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|e| Error::Transport(format!("could not start `{program}`: {e}")))?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                let mut line = serde_json::to_vec(&message).expect("JSON values serialise");
+                line.push(b'\n');
+                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let send: DuplexSend = Box::new(move |m| tx.send(m).is_ok());
+        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let weak = Arc::downgrade(&peer);
+        let max = self.max_message;
+        tokio::spawn(async move {
+            let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(max));
+            while let Some(line) = lines.next().await {
+                let line = match line {
+                    Ok(line) => line,
+                    Err(LinesCodecError::MaxLineLengthExceeded) => {
+                        tracing::error!(
+                            max_bytes = max,
+                            "the server sent a message longer than the client's limit; closing the connection"
+                        );
+                        break;
+                    }
+                    Err(LinesCodecError::Io(e)) => {
+                        tracing::warn!(error = %e, "reading the server's output failed; closing the connection");
+                        break;
+                    }
+                };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let Some(peer) = weak.upgrade() else { return };
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(message) => peer.on_incoming(message),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a line from the server that is not JSON; ignored")
+                    }
+                }
+            }
+            if let Some(peer) = weak.upgrade() {
+                peer.on_closed();
+            }
+        });
+        self.finish(peer, Some(child)).await
+    }
+
+    /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
+    /// Plain `http://` only: this build has no TLS (put a TLS-terminating proxy in front of an
+    /// `https://` server).
+    pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
+        let url = url.into();
+        match url
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase())
+        {
+            Some(scheme) if scheme == "http" => {}
+            Some(scheme) if scheme == "https" => {
+                return Err(Error::Transport(format!(
+                    "{url}: https is not supported by this build (no TLS); use http://"
+                )));
+            }
+            _ => return Err(Error::Transport(format!("{url}: not an http:// URL"))),
+        }
+        let wire = HttpWire::new(
+            url,
+            self.bearer.clone(),
+            self.headers.clone(),
+            self.max_message,
+        )?;
+        let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
+        self.finish(peer, None).await
+    }
+
+    /// Connects to `server` in this process: messages are handed over in memory, with no process
+    /// or socket (see [`Server::connect_in_memory`]). For tests of tools; see the crate docs.
+    pub async fn connect_in_process(self, server: &Server) -> Result<Client, Error> {
+        let (sender, mut receiver) = server.connect_in_memory().split();
+        let send: DuplexSend = Box::new(move |m| sender.send(m));
+        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let weak = Arc::downgrade(&peer);
+        tokio::spawn(async move {
+            while let Some(message) = receiver.recv().await {
+                let Some(peer) = weak.upgrade() else { return };
+                peer.on_incoming(message);
+            }
+            if let Some(peer) = weak.upgrade() {
+                peer.on_closed();
+            }
+        });
+        self.finish(peer, None).await
+    }
+
+    async fn finish(
+        self,
+        peer: Arc<Peer>,
+        child: Option<tokio::process::Child>,
+    ) -> Result<Client, Error> {
+        let mut inner = Session {
+            peer,
+            era: Era::Legacy {
+                version: LEGACY_VERSION.into(),
+            },
+            server: ServerInfo::from(&json!({}), None, false),
+            client_info: json!({ "name": self.name, "version": self.version }),
+            config: self.config.clone(),
+            task_mode: self.task_mode,
+            task_ttl: self.task_ttl,
+            tools: Mutex::new(ToolCache::default()),
+            child: tokio::sync::Mutex::new(child),
+        };
+        let modern = match self.era {
+            EraChoice::Legacy => None,
+            EraChoice::Modern => match inner.discover(None).await? {
+                Ok(found) => Some(found),
+                Err(why) => return Err(Error::Negotiation(why)),
+            },
+            EraChoice::Auto => match inner.discover(Some(self.discover_timeout)).await? {
+                Ok(found) => Some(found),
+                Err(why) => {
+                    tracing::debug!(%why, "not a 2026-07-28 server; trying initialize");
+                    None
+                }
+            },
+        };
+        match modern {
+            Some((era, server)) => {
+                inner.era = era;
+                inner.server = server;
+            }
+            None => inner.initialize().await?,
+        }
+        Ok(Client {
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+impl Client {
+    /// Settings for a new connection.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder {
+            handler: Arc::new(NoInput),
+            era: EraChoice::Auto,
+            name: "mcp-tasks-client".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            config: TaskConfig {
+                stuck_after: None,
+                default_poll_interval: Duration::from_secs(1),
+                min_poll_interval: Duration::from_millis(10),
+            },
+            discover_timeout: Duration::from_secs(5),
+            task_mode: TaskMode::Auto,
+            task_ttl: None,
+            bearer: None,
+            headers: HeaderMap::new(),
+            max_message: DEFAULT_MAX_MESSAGE,
+        }
+    }
+}

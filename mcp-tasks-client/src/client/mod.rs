@@ -1,0 +1,103 @@
+//! The client: connecting (stdio, Streamable HTTP, in-process), agreeing on an era, listing and
+//! calling tools. The builder and the connect paths are in `builder`, `tools/list` and the
+//! `x-mcp-header` annotations in `tools`, `tools/call` in both eras in `call`.
+
+mod builder;
+mod call;
+mod tools;
+
+pub use builder::ClientBuilder;
+pub use call::ToolCall;
+pub use tools::ToolInfo;
+
+use crate::error::Error;
+use crate::session::{Era, ServerInfo, Session};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Which protocol era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EraChoice {
+    /// Probe with `server/discover`; fall back to `initialize` when the server does not answer it
+    /// as a 2026-07-28 server would.
+    #[default]
+    Auto,
+    /// 2026-07-28 only (stateless, per-request `_meta`, the tasks extension).
+    Modern,
+    /// 2025-11-25 only (`initialize`, a session, experimental tasks).
+    Legacy,
+}
+
+/// A connection to an MCP server. Cheap to clone; the connection closes when the last clone (and
+/// the last task handle) is dropped, or with [`close`](Self::close).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), mcp_tasks_client::Error> {
+/// use mcp_tasks_client::Client;
+///
+/// let client = Client::builder()
+///     .bearer_token("secret")
+///     .connect_http("http://127.0.0.1:8080/mcp")
+///     .await?;
+/// for tool in client.list_tools().await? {
+///     println!("{}", tool.name);
+/// }
+/// let result = client
+///     .call_tool("greet", serde_json::json!({ "name": "Ada" }))
+///     .await?
+///     .result()
+///     .await?;
+/// println!("{result:?}");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: Arc<Session>,
+}
+
+impl Client {
+    /// The era the client and server agreed on.
+    pub fn era(&self) -> &Era {
+        &self.inner.era
+    }
+
+    /// What the server said about itself.
+    pub fn server(&self) -> &ServerInfo {
+        &self.inner.server
+    }
+
+    /// Sends `ping` and waits for the answer.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.inner.call("ping", json!({})).await.map(|_| ())
+    }
+
+    /// Sends any request (with the era's `_meta` added) and returns its result; for methods this
+    /// client has no call for.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, Error> {
+        if !params.is_object() {
+            return Err(Error::Decode("request params must be a JSON object".into()));
+        }
+        self.inner.call(method, params).await
+    }
+
+    /// Ends the connection: a legacy HTTP session is deleted; a spawned server gets its stdin
+    /// closed and up to 2 seconds to exit before it is killed. Task handles stop working.
+    pub async fn close(&self) {
+        if let Some(http) = self.inner.peer.http() {
+            http.close().await;
+        }
+        self.inner.peer.close_duplex();
+        if let Some(mut child) = self.inner.child.lock().await.take()
+            && tokio::time::timeout(Duration::from_secs(2), child.wait())
+                .await
+                .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
+}

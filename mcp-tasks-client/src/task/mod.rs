@@ -1,0 +1,283 @@
+//! Following a task: a driver per task polls its status (at the server's `pollInterval`), answers
+//! what it asks, publishes each change, notices when it is stuck, and keeps the final outcome.
+//!
+//! | era | status | input | result |
+//! |---|---|---|---|
+//! | modern | `tasks/get` (`DetailedTask`) | `inputRequests` answered with `tasks/update` | `result` / `error` in the task |
+//! | legacy | `tasks/get` (flat `Task`), `notifications/progress` | server-to-client requests tagged `related-task`, while `tasks/result` waits | `tasks/result` |
+//!
+//! Push slots in at [`drive::wait_next`]: a notification about the task that reaches the client is
+//! handled exactly like a poll's answer, without waiting for the next poll. Today that is legacy
+//! `notifications/tasks/status` on the session; modern `notifications/tasks` (a whole
+//! `DetailedTask`) will arrive the same way once the client opens a `subscriptions/listen` stream,
+//! which it does not do yet (no server offers it yet).
+//!
+//! `snapshot` reads a task's state, `drive` holds the two drivers, `handle` the [`TaskHandle`]
+//! callers hold; this module the events and the state a driver and its handles share.
+
+mod drive;
+mod handle;
+mod snapshot;
+
+pub use handle::TaskHandle;
+pub use snapshot::{Progress, TaskSnapshot};
+
+use crate::error::Error;
+use crate::http::Outcome;
+use crate::peer::Notification;
+use crate::session::Session;
+use mcp_tasks_runtime::protocol::{CallToolResult, meta};
+use serde_json::{Value, json};
+use snapshot::parse_snapshot;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::time::Instant;
+
+/// How many states [`TaskHandle::history`] keeps: the first and the latest ones.
+const MAX_HISTORY: usize = 1024;
+
+/// Which task protocol a task follows.
+#[derive(Debug, Clone)]
+pub(crate) enum TaskKind {
+    Modern,
+    Legacy { progress_token: Option<String> },
+}
+
+/// Something that happened to a task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskEvent {
+    /// Its status, message or progress changed (the first event of a stream is the state at
+    /// the time it was opened).
+    Updated(TaskSnapshot),
+    /// Its status, message and progress have not changed for
+    /// [`stuck_after`](crate::ClientBuilder::stuck_after). Raised once per unchanged stretch;
+    /// the caller may [`cancel`](TaskHandle::cancel) it, or keep waiting.
+    Stuck {
+        /// How long nothing has changed.
+        unchanged_for: Duration,
+        /// The state it is stuck in.
+        snapshot: TaskSnapshot,
+    },
+}
+
+/// A stream of a task's [`TaskEvent`]s; it ends once the task is over. A
+/// [`futures_core::Stream`], and [`next`](Self::next) for use without a stream library.
+#[derive(Debug)]
+pub struct TaskUpdates {
+    rx: mpsc::UnboundedReceiver<TaskEvent>,
+}
+
+impl TaskUpdates {
+    /// The next event; `None` once the task is over.
+    pub async fn next(&mut self) -> Option<TaskEvent> {
+        self.rx.recv().await
+    }
+}
+
+impl futures_core::Stream for TaskUpdates {
+    type Item = TaskEvent;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<TaskEvent>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+type TaskOutcome = Result<CallToolResult, Error>;
+
+#[derive(Debug)]
+struct State {
+    latest: TaskSnapshot,
+    history: Vec<TaskSnapshot>,
+    subscribers: Vec<mpsc::UnboundedSender<TaskEvent>>,
+    changed_at: Instant,
+    stuck_reported: bool,
+    finished: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    id: String,
+    tool: String,
+    session: Arc<Session>,
+    kind: TaskKind,
+    state: Mutex<State>,
+    outcome: watch::Sender<Option<TaskOutcome>>,
+    /// Poll now (after a cancel or an answer).
+    wake: Notify,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn emit(state: &mut State, event: TaskEvent) {
+        state.subscribers.retain(|s| s.send(event.clone()).is_ok());
+    }
+
+    /// Records a newly seen state (keeping the progress when it carries none).
+    fn apply(&self, mut snap: TaskSnapshot) {
+        let mut state = lock(&self.state);
+        if state.finished || state.latest.status.is_terminal() && !snap.status.is_terminal() {
+            return;
+        }
+        if snap.progress.is_none() {
+            snap.progress = state.latest.progress.clone();
+        }
+        let changed = !state.latest.same_state(&snap);
+        state.latest = snap.clone();
+        if changed {
+            if state.history.len() >= MAX_HISTORY {
+                // Keep the first state and the latest ones.
+                state.history.remove(1);
+            }
+            state.history.push(snap.clone());
+            state.changed_at = Instant::now();
+            state.stuck_reported = false;
+            Self::emit(&mut state, TaskEvent::Updated(snap));
+        }
+    }
+
+    fn progress(&self, progress: Progress) {
+        let snap = TaskSnapshot {
+            progress: Some(progress),
+            ..lock(&self.state).latest.clone()
+        };
+        self.apply(snap);
+    }
+
+    /// Starts the stuck clock again (the client was busy answering the task's questions).
+    fn touch(&self) {
+        let mut state = lock(&self.state);
+        state.changed_at = Instant::now();
+        state.stuck_reported = false;
+    }
+
+    fn latest(&self) -> TaskSnapshot {
+        lock(&self.state).latest.clone()
+    }
+
+    /// When the task would count as stuck, if that is still to be raised.
+    fn stuck_deadline(&self) -> Option<Instant> {
+        let after = self.session.config.stuck_after?;
+        let state = lock(&self.state);
+        (!state.stuck_reported && !state.latest.status.is_terminal())
+            .then(|| state.changed_at + after)
+    }
+
+    fn check_stuck(&self) {
+        let Some(after) = self.session.config.stuck_after else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        let unchanged_for = state.changed_at.elapsed();
+        if state.stuck_reported || state.latest.status.is_terminal() || unchanged_for < after {
+            return;
+        }
+        state.stuck_reported = true;
+        let snapshot = state.latest.clone();
+        Self::emit(
+            &mut state,
+            TaskEvent::Stuck {
+                unchanged_for,
+                snapshot,
+            },
+        );
+    }
+
+    fn poll_interval(&self) -> Duration {
+        let config = &self.session.config;
+        lock(&self.state)
+            .latest
+            .poll_interval
+            .unwrap_or(config.default_poll_interval)
+            .max(config.min_poll_interval)
+    }
+
+    fn finish(&self, outcome: TaskOutcome) {
+        let mut state = lock(&self.state);
+        state.finished = true;
+        state.subscribers.clear();
+        drop(state);
+        self.outcome.send_replace(Some(outcome));
+    }
+
+    fn is_finished(&self) -> bool {
+        lock(&self.state).finished
+    }
+
+    /// A request about this task, with the era's additions.
+    async fn request(&self, method: &str) -> Result<Outcome, Error> {
+        self.session
+            .request(method, json!({ "taskId": self.id }))
+            .await
+    }
+
+    async fn cancel(&self) -> Result<(), Error> {
+        if self.is_finished() {
+            return Ok(());
+        }
+        match self.request("tasks/cancel").await? {
+            Ok(result) => {
+                if matches!(self.kind, TaskKind::Legacy { .. })
+                    && let Ok(snap) = TaskSnapshot::parse(&result)
+                {
+                    self.apply(snap);
+                }
+                self.wake.notify_one();
+                Ok(())
+            }
+            // Over before the cancel arrived (servers refuse to cancel a terminal task).
+            Err(_) if self.is_finished() || self.latest().status.is_terminal() => Ok(()),
+            Err(error) => {
+                // The task may have ended on the server after our last look (an answer we sent
+                // just before ended it): ask once, and record what it says.
+                if let Ok(Ok(task)) = self.request("tasks/get").await
+                    && let Ok(snap) = parse_snapshot(self, "tasks/get", &task)
+                    && snap.status.is_terminal()
+                {
+                    self.apply(snap);
+                    self.wake.notify_one();
+                    return Ok(());
+                }
+                Err(Error::Rpc {
+                    method: "tasks/cancel".into(),
+                    error,
+                })
+            }
+        }
+    }
+
+    /// Reads a notification: progress is recorded here; a pushed task state is returned.
+    fn on_notification(&self, n: Notification) -> Option<Value> {
+        let ours = n.params.get("taskId").and_then(Value::as_str) == Some(self.id.as_str());
+        match n.method.as_str() {
+            "notifications/tasks" | "notifications/tasks/status" if ours => Some(n.params),
+            "notifications/progress" => {
+                let TaskKind::Legacy {
+                    progress_token: Some(token),
+                } = &self.kind
+                else {
+                    return None;
+                };
+                if n.params.get(meta::PROGRESS_TOKEN).and_then(Value::as_str) != Some(token) {
+                    return None;
+                }
+                let progress = n.params.get("progress").and_then(Value::as_f64)?;
+                self.progress(Progress {
+                    progress,
+                    total: n.params.get("total").and_then(Value::as_f64),
+                    message: n
+                        .params
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                });
+                None
+            }
+            _ => None,
+        }
+    }
+}
