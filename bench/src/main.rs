@@ -84,7 +84,7 @@ struct Opts {
     out: PathBuf,
     bin_dir: PathBuf,
     /// The Redis the `mcp-redis` server keeps its tasks in (started by `main`).
-    redis: Option<Arc<mcp_tasks_tests::redis::RedisServer>>,
+    redis: Option<Arc<mcp_tasks_testkit::redis::RedisServer>>,
 }
 
 /// Does `tasks/get` stay as fast with many more tasks stored? mcp-tasks (memory store) only, over
@@ -1166,8 +1166,8 @@ async fn main() -> Result<(), Error> {
     }
     let mut o = o;
     if o.servers.contains(&Kind::McpTasksRedis) {
-        say("starting redis-server (tests/redis/install.sh installs it, pinned)");
-        o.redis = Some(Arc::new(mcp_tasks_tests::redis::RedisServer::start()));
+        say("starting redis-server (testkit/redis/install.sh installs it, pinned)");
+        o.redis = Some(Arc::new(mcp_tasks_testkit::redis::RedisServer::start()));
     }
     let o = o;
     let mut r = Report::default();
