@@ -1,5 +1,5 @@
 //! The Redis task store against a real `redis-server` (installed pinned by
-//! `tests/redis/install.sh`, started on a free loopback port, stopped afterwards): the whole
+//! `testkit/redis/install.sh`, started on a free loopback port, stopped afterwards): the whole
 //! store contract, and example-server processes that share their tasks through one Redis.
 
 use std::sync::Arc;

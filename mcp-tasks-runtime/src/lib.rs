@@ -126,6 +126,10 @@ pub use server::{Server, ServerConfig, SetupError};
 
 /// Sends `tracing` output to stderr (stdout belongs to the protocol on stdio), filtered by
 /// `RUST_LOG` (default `info`). Call once at start-up; later calls do nothing.
+///
+/// Needs the `logging` feature (off by default). Without it, install any `tracing` subscriber
+/// of your own; write to stderr when serving over stdio.
+#[cfg(feature = "logging")]
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));

@@ -3,7 +3,8 @@
 pub mod cli;
 pub mod http;
 pub mod peers;
-pub mod redis;
+/// The pinned `redis-server` (it lives in `mcp-tasks-testkit`, which the benchmark uses too).
+pub use mcp_tasks_testkit::redis;
 
 /// Every Rust block of the README, compiled (and run unless marked `no_run`) as a doc test.
 #[cfg(doctest)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs a pinned redis-server for the tests, without touching the system: the Debian packages
+# Installs a pinned redis-server for the tests and the benchmark, without touching the system: the Debian packages
 # below are downloaded with `apt-get download` (exact versions) and unpacked into
 # $REDIS_DIR (default <repo>/target/redis/<version>, gitignored); nothing is installed system-wide.
 # Debian's redis-server is the redis-check-rdb binary of redis-tools run under the name
@@ -71,7 +71,7 @@ done
 ln -sfn redis-check-rdb "$dest/root/usr/bin/redis-server"
 cat > "$launcher.tmp" <<LAUNCHER
 #!/bin/sh
-# redis-server $fetched (Debian), unpacked by tests/redis/install.sh.
+# redis-server $fetched (Debian), unpacked by testkit/redis/install.sh.
 LD_LIBRARY_PATH="$dest/root/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$dest/root/usr/bin/redis-server" "\$@"
 LAUNCHER
 chmod +x "$launcher.tmp"

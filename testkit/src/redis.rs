@@ -1,6 +1,7 @@
-//! A real `redis-server` for the tests: installed (pinned) by `tests/redis/install.sh`, started on
-//! a free loopback port without persistence, stopped when dropped, and also when the test
-//! process dies any other way (a watchdog ends it when our end of its stdin pipe closes).
+//! A real `redis-server` for the tests and the benchmark: installed (pinned) by
+//! `testkit/redis/install.sh`, started on a free loopback port without persistence, stopped when
+//! dropped, and also when the process dies any other way (a watchdog ends it when our end of its
+//! stdin pipe closes).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,7 +17,7 @@ use crate::workspace_root;
 pub fn redis_server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let script = workspace_root().join("tests").join("redis").join("install.sh");
+        let script = workspace_root().join("testkit").join("redis").join("install.sh");
         let output = Command::new("bash")
             .arg(&script)
             .stderr(Stdio::inherit())

@@ -1,0 +1,57 @@
+//! In-task elicitation: one caller (latency) and 64 callers (throughput).
+
+use super::{OpFn, figures_json, figures_of, fresh_rounds, trips};
+use crate::opts::{Opts, Transport};
+use crate::report::{Report, Row, Stat, say};
+use mcp_tasks_bench::driver::{Error, call_params, elicitation};
+use mcp_tasks_bench::measure::Stop;
+use std::sync::Arc;
+
+/// In-task elicitation: one caller (latency) and 64 callers (throughput).
+pub async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
+    let create: Arc<str> = call_params("ask", "{}").into();
+    let op: OpFn = Arc::new(move |c, i| {
+        let create = create.clone();
+        Box::pin(async move { elicitation(&c, &create, &format!("user-{i}")).await })
+    });
+    say(format!("elicitation round trip, {}, 1 caller", t.name()));
+    let (one, floor1, counts) =
+        fresh_rounds(o, "elicit", t, 1, Stop::After(o.round), op.clone()).await?;
+    let floor1 = floor1
+        .finish(r, format!("elicit/{}/c1/floor", t.name()))
+        .await;
+    if counts.ops > 0 {
+        r.redis
+            .push((format!("elicitation in a task, {}, c=1", t.name()), counts));
+    }
+    say(format!(
+        "elicitation round trip, {}, 64 callers, {} per round",
+        t.name(),
+        o.elicit_tasks
+    ));
+    let (many, floor64, _) =
+        fresh_rounds(o, "elicit", t, 64, Stop::Count(o.elicit_tasks), op).await?;
+    let floor64 = floor64
+        .finish(r, format!("elicit/{}/c64/floor", t.name()))
+        .await;
+    let (f1, f64_) = (figures_of(&one), figures_of(&many));
+    let (c1, c64) = (
+        format!("elicitation in a task, {}, c=1", t.name()),
+        format!("elicitation in a task, {}, c=64", t.name()),
+    );
+    r.rows.extend([
+        Row::of(c1, "µs p50", Stat::P50, &floor1, &f1)
+            .note(format!("round trips per elicitation: {}", trips(&f1))),
+        Row::of("  latency p99", "µs", Stat::P99, &floor1, &f1),
+        Row::of(c64, "tasks/s", Stat::PerSec, &floor64, &f64_),
+    ]);
+    r.raw.insert(
+        format!("elicit/{}/c1", t.name()),
+        figures_json(&f1, "trips"),
+    );
+    r.raw.insert(
+        format!("elicit/{}/c64", t.name()),
+        figures_json(&f64_, "trips"),
+    );
+    Ok(())
+}

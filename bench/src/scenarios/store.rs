@@ -1,0 +1,124 @@
+//! Many stored tasks (completed, small results): resident memory per task, then `tasks/get`
+//! throughput over random stored ids.
+
+use super::{
+    Floor, STORED_RESULT_SIZE, fill, fill_window, random_gets, stored_task_params, wait_completed,
+};
+use crate::conn::{Conn, echo_op};
+use crate::opts::{Opts, Transport};
+use crate::redis_counts::{RedisCounts, redis_used_memory};
+use crate::report::{Report, Row, say};
+use mcp_tasks_bench::driver::{Error, task_lifecycle};
+use mcp_tasks_bench::measure::{Stop, closed_loop, memory_kib};
+use mcp_tasks_bench::servers::Kind;
+use serde_json::json;
+use std::time::Duration;
+
+/// Many stored tasks (completed, small results): resident memory per task, then `tasks/get`
+/// throughput over random stored ids. Always over stdio (the server's memory is its process's).
+pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
+    let t = Transport::Stdio;
+    let mut mem_row = Row::empty(
+        format!("resident memory per stored task (N={})", o.stored),
+        "bytes",
+        None,
+    );
+    let mut get_row = Row::empty(
+        format!("tasks/get, {} stored, {}, c=64", o.stored, t.name()),
+        "gets/s",
+        Some(true),
+    );
+    let mut p99_row = Row::empty("  latency p99".into(), "µs", Some(false));
+    let mut fill_row = Row::empty(
+        format!("creating those tasks, {}, c=64", t.name()),
+        "tasks/s",
+        Some(true),
+    );
+    let mut notes = Vec::new();
+    // The floor runs a round before each server fills and after its gets.
+    let mut floor = Floor::open(t, 64, o).await?;
+    for &k in &o.servers {
+        floor.round(o).await?;
+        say(format!("{}: storing {} tasks", k.name(), o.stored));
+        let conn = Conn::open(k, t, o).await?;
+        let pid = conn.pid().ok_or("no pid")?;
+        let client = conn.client.clone();
+        // Warm up (allocator pools, lazily built state), then take the baseline.
+        closed_loop(8, Stop::Count(2_000), echo_op(&client, k)).await?;
+        let create = stored_task_params();
+        {
+            let (c2, cr) = (client.clone(), create.clone());
+            closed_loop(8, Stop::Count(200), move |_| {
+                let (c, cr) = (c2.clone(), cr.clone());
+                async move { task_lifecycle(&c, &cr, STORED_RESULT_SIZE).await }
+            })
+            .await?;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (rss0, _) = memory_kib(pid).ok_or("no /proc status")?;
+        let redis_mem0 = redis_used_memory(o, k);
+        if k == Kind::McpTasksRedis {
+            RedisCounts::reset(o)?;
+        }
+        let (fill, ids) = fill(&client, &create, o.stored, fill_window(o)).await?;
+        if k == Kind::McpTasksRedis {
+            let mut counts = RedisCounts::default();
+            counts.read(o, &fill);
+            r.redis.push((
+                format!("creating {} tasks (create + run + finish)", fill.ops),
+                counts,
+            ));
+        }
+        let n = ids.len();
+        if (n as u64) < o.stored {
+            notes.push(format!(
+                "{} measured with {n} stored: creating more would overrun the run's time budget",
+                k.name()
+            ));
+        }
+        wait_completed(&client, &ids).await?;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (rss1, hwm) = memory_kib(pid).ok_or("no /proc status")?;
+        let mut per_task = (rss1.saturating_sub(rss0)) as f64 * 1024.0 / n as f64;
+        if let (Some(before), Some(after)) = (redis_mem0, redis_used_memory(o, k)) {
+            // The tasks live in Redis: count its memory too.
+            let in_redis = after.saturating_sub(before) as f64 / n as f64;
+            notes.push(format!(
+                "{}: {in_redis:.0} B/task in Redis (INFO memory used_memory) + {per_task:.0} B/task in the server",
+                k.name()
+            ));
+            per_task += in_redis;
+        }
+        say(format!(
+            "{}: {n} tasks in {:.1}s; RSS {rss0} → {rss1} KiB (peak {hwm}); {per_task:.0} B/task",
+            k.name(),
+            fill.elapsed.as_secs_f64()
+        ));
+        if k == Kind::McpTasksRedis {
+            RedisCounts::reset(o)?;
+        }
+        let gets = random_gets(&client, &ids, o.get_for).await?;
+        say(format!("{}: {:.0} gets/s", k.name(), gets.per_sec()));
+        if k == Kind::McpTasksRedis {
+            let mut counts = RedisCounts::default();
+            counts.read(o, &gets);
+            r.redis.push((format!("tasks/get, {n} stored"), counts));
+        }
+        drop(client);
+        conn.close().await;
+        floor.round(o).await?;
+        mem_row.values.push((k, per_task));
+        get_row.values.push((k, gets.per_sec()));
+        p99_row.values.push((k, gets.quantile_us(0.99)));
+        fill_row.values.push((k, fill.per_sec()));
+        r.raw.insert(format!("store/{}", k.name()), json!({"stored": n, "rss_before_kib": rss0, "rss_after_kib": rss1, "peak_kib": hwm, "bytes_per_task": per_task, "fill_secs": fill.elapsed.as_secs_f64(), "fill_per_sec": fill.per_sec(), "gets_per_sec": gets.per_sec(), "get_p50_us": gets.quantile_us(0.5), "get_p99_us": gets.quantile_us(0.99)}));
+    }
+    let floor = floor.finish(r, "store/floor".into()).await;
+    get_row.floor = Some(floor.per_sec);
+    p99_row.floor = Some(floor.p99_us);
+    fill_row.floor = Some(floor.per_sec);
+    get_row.note = notes.join("; ");
+    mem_row.note = get_row.note.clone();
+    r.rows.extend([get_row, p99_row, fill_row, mem_row]);
+    Ok(())
+}
