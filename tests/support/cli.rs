@@ -15,10 +15,7 @@ fn build(package: &str, args: &[&str]) {
         .args(args)
         .status()
         .expect("cargo build runs");
-    assert!(
-        status.success(),
-        "cargo build -p {package} {args:?} failed"
-    );
+    assert!(status.success(), "cargo build -p {package} {args:?} failed");
 }
 
 /// `target/<profile>`, where the example servers are built too.
