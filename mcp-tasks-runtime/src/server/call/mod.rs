@@ -6,16 +6,16 @@
 
 mod mrtr;
 
+use super::ServerInner;
+use super::era::Era;
+use super::fallback;
+use super::incoming::{Answer, Incoming, protocol_era, request_info, tree};
+use super::inline;
+use super::peer::{self, Peer};
+use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{AsTaskView, TaskOrigin, TaskShape};
 use crate::protocol::{CallToolResult, TASKS_EXTENSION};
-use crate::server::ServerInner;
-use crate::server::era::Era;
-use crate::server::fallback;
-use crate::server::incoming::{Answer, Incoming, protocol_era, request_info, tree};
-use crate::server::inline;
-use crate::server::peer::{self, Peer};
-use crate::server::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::task::engine::Launch;
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
 use futures_util::FutureExt;

@@ -2,16 +2,16 @@
 //! with the questions and a sealed `requestState`, retried with `inputResponses`), and a call
 //! that may become a task hands its running tool to the task engine when it does.
 
+use super::super::ServerInner;
+use super::super::fallback;
+use super::super::incoming::{Answer, Incoming, request_info};
+use super::super::inline;
+use super::super::peer::Peer;
+use super::super::plan::Becomes;
 use super::{Caught, ToolCall, finish};
 use crate::protocol::InputRequest;
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{Owner, TaskOrigin};
-use crate::server::ServerInner;
-use crate::server::fallback;
-use crate::server::incoming::{Answer, Incoming, request_info};
-use crate::server::inline;
-use crate::server::peer::Peer;
-use crate::server::plan::Becomes;
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
