@@ -1,14 +1,21 @@
 //! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`). Not an API: each function
-//! feeds arbitrary bytes to one decoder and panics when a property that must hold does not.
+//! feeds arbitrary bytes to one decoder and panics when a property that must hold does not. The
+//! oracles they hold the fast readers to (the way requests were read before, through a tree) live
+//! here too, with the unit tests that use them (the module is compiled for the crate's tests).
 
 use crate::protocol::json_eq::assert_same_json;
+use crate::protocol::jsonrpc::Request;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
+use crate::protocol::meta::{self, ClientView, MetaCache, MetaError, MetaFacts};
 use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
-use crate::protocol::{InputRequest, Params};
-use crate::server::dispatch;
+use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, MODERN_VERSIONS, Params};
 use crate::store::{NewTask, machine};
-use crate::task::{mrtr, state};
+use crate::task::mrtr;
+#[cfg(feature = "fuzzing")]
+use crate::task::state;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Message parsing and classification (both transports' first step). Whatever the bytes, the
@@ -31,15 +38,7 @@ pub fn message(data: &[u8]) {
     );
     match parsed {
         Ok(Message::Request(req)) => {
-            let tree = match req.clone().params_with_meta() {
-                Some(Value::Object(params)) => params,
-                _ => Map::new(),
-            };
-            assert_eq!(
-                dispatch::read_meta(req.meta.as_deref()),
-                dispatch::read_meta_tree(&tree),
-                "{text:?}: the two `_meta` readers disagree"
-            );
+            check_meta(text, &req);
             if let Some(params) = &req.params {
                 check_params(text, params);
             }
@@ -48,7 +47,7 @@ pub fn message(data: &[u8]) {
             let parts = Reply {
                 id: req.id.clone(),
                 outcome: Ok(params.clone().into()),
-                server_info: Some(std::sync::Arc::new(Value::String("info".into()))),
+                server_info: Some(Arc::new(Value::String("info".into()))),
             };
             let direct = serde_json::to_string(&parts).expect("a reply serialises");
             assert_same_json(&direct, &Wire(&parts.into_value()).to_json());
@@ -85,6 +84,78 @@ pub fn message(data: &[u8]) {
             }
         }
     }
+}
+
+/// What the server reads of a request's `_meta` (through [`MetaCache`]) against what the tree
+/// reader says of it. Whether the request is a 2026-07-28 one.
+fn check_meta(text: &str, req: &Request) -> bool {
+    let tree = match req.clone().params_with_meta() {
+        Some(Value::Object(params)) => params,
+        _ => Map::new(),
+    };
+    let want = read_meta_tree(&tree);
+    let read = (req.meta.as_deref()).map(|m| MetaCache::read(Cow::Borrowed(m)));
+    let no_meta = Ok(MetaFacts {
+        modern: None,
+        progress_token: None,
+    });
+    let got = match &read {
+        Some(read) => read.facts.as_ref(),
+        None => no_meta.as_ref(),
+    };
+    assert_eq!(
+        got,
+        want.as_ref(),
+        "{text:?}: the two `_meta` readers disagree"
+    );
+    got.is_ok_and(|f| f.modern.is_some())
+}
+
+/// What a `_meta` says, read through a tree of the params (with `_meta`), the way requests were
+/// read before: the oracle the fuzz target and the tests hold the server's reader to.
+pub(crate) fn read_meta_tree(params: &Map<String, Value>) -> Result<MetaFacts, MetaError> {
+    let meta_obj = match params.get("_meta") {
+        None => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(MetaError::NotObject),
+    };
+    let progress_token = meta_obj.and_then(|m| m.get(meta::PROGRESS_TOKEN)).cloned();
+    let version = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION));
+    let caps = meta_obj.and_then(|m| m.get(meta::CLIENT_CAPABILITIES));
+    if version.is_none() && caps.is_none() {
+        return Ok(MetaFacts {
+            modern: None,
+            progress_token,
+        });
+    }
+    let version = match version {
+        Some(Value::String(v)) => v.clone(),
+        Some(_) => return Err(MetaError::VersionNotString),
+        None => return Err(MetaError::Missing(meta::PROTOCOL_VERSION)),
+    };
+    if !MODERN_VERSIONS.contains(&version.as_str()) {
+        return Err(MetaError::UnsupportedVersion(version));
+    }
+    let capabilities = match caps {
+        Some(Value::Object(c)) => ClientCapabilities(c.clone()),
+        Some(_) => return Err(MetaError::CapabilitiesNotObject),
+        None => return Err(MetaError::Missing(meta::CLIENT_CAPABILITIES)),
+    };
+    let info = meta_obj
+        .and_then(|m| m.get(meta::CLIENT_INFO))
+        .and_then(|v| serde::Deserialize::deserialize(v).ok());
+    let log_level = match meta_obj.and_then(|m| m.get(meta::LOG_LEVEL)) {
+        None => None,
+        Some(v) => Some(LogLevel::from_wire(v).map_err(MetaError::LogLevel)?),
+    };
+    let client = Arc::new(ClientView {
+        capabilities: Arc::new(capabilities),
+        info,
+    });
+    Ok(MetaFacts {
+        modern: Some((version, client, log_level)),
+        progress_token,
+    })
 }
 
 /// The fields of `params` (read from `text`) against the params of `text` read as a tree.
@@ -180,6 +251,8 @@ pub fn input_responses(data: &[u8]) {
 
 /// Opening a `requestState`: arbitrary text is refused without a panic; a body sealed with the
 /// right key (the first byte picks which) goes through deserialisation and the MRTR bookkeeping.
+/// (Only with the feature: it seals with `state::seal_raw`, which only the feature builds.)
+#[cfg(feature = "fuzzing")]
 pub fn request_state(data: &[u8]) {
     let key = state::StateKey::from_secret(b"fuzzing");
     let call = state::call_digest("tool", None, "owner");
@@ -211,5 +284,68 @@ pub fn request_state(data: &[u8]) {
         let again = state::open(&key, &resealed, &call).expect("a state this server sealed opens");
         assert_eq!(again.answers, gathered.answers);
         assert_eq!(again.asked, gathered.asked);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request's `_meta` read from its text says what it says read as a tree, as the server
+    /// read it before: the same era, client, log level and progress token, or exactly the same
+    /// error. (The fuzz target `message` holds every parsed request to this too.)
+    #[test]
+    fn the_meta_reader_agrees_with_the_tree() {
+        let v = r#""io.modelcontextprotocol/protocolVersion""#;
+        let c = r#""io.modelcontextprotocol/clientCapabilities""#;
+        let i = r#""io.modelcontextprotocol/clientInfo""#;
+        let l = r#""io.modelcontextprotocol/logLevel""#;
+        let caps = r#"{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
+        let info = r#"{"name":"c","version":"1"}"#;
+        let metas = [
+            "{}".to_owned(),
+            "null".into(),
+            r#""x""#.into(),
+            "[1]".into(),
+            "7".into(),
+            r#"{"progressToken":5,"other":{"a":[1,{}]}}"#.into(),
+            r#"{"progressToken":{"a":[1]},"progressToken":"last"}"#.into(),
+            format!(r#"{{{v}:"2026-07-28"}}"#),
+            format!(r#"{{{c}:{{}}}}"#),
+            format!(r#"{{{v}:7,{c}:{{}}}}"#),
+            format!(r#"{{{v}:"2025-11-25",{c}:{{}}}}"#),
+            format!(r#"{{{v}:"1999-01-01",{c}:{{}}}}"#),
+            format!(r#"{{{v}:"2026\u002d07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:[]}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:null}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:"x"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{info}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{info},"progressToken":"p"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":"other","version":"1"}}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}: {{ "sampling" : {{ }} }} ,{i}:{info}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":1}}}}"#),
+            format!(
+                r#"{{{v}:"2026-07-28",{c}:{caps},{i}:{{"name":"a","name":"b","version":"1"}}}}"#
+            ),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:"info"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:"bogus"}}"#),
+            format!(r#"{{{v}:"2026-07-28",{c}:{caps},{l}:3}}"#),
+            format!(r#"{{{v}:"bad",{v}:"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{v}:"2026-07-28",{v}:"bad",{c}:{caps}}}"#),
+            format!(r#"{{"io.modelcontextprotocol\/protocolVersion":"2026-07-28",{c}:{caps}}}"#),
+            format!(r#"{{{l}:"bogus"}}"#),
+        ];
+        let mut modern = 0;
+        for text in &metas {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":1,"_meta":{text}}}}}"#
+            );
+            let Ok(Message::Request(req)) = Message::parse(&text) else {
+                panic!("{text}")
+            };
+            modern += check_meta(&text, &req) as usize;
+        }
+        assert_eq!(modern, 11);
     }
 }

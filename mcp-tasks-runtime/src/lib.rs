@@ -92,7 +92,7 @@ extern crate self as mcp_tasks_runtime;
 
 #[doc(hidden)]
 pub mod __private;
-#[cfg(feature = "fuzzing")]
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod protocol;

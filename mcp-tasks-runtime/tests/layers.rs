@@ -274,6 +274,11 @@ fn dispatch_sees_the_client_only_through_peer() {
     };
     for below in [
         "server/dispatch",
+        "server/incoming",
+        "server/session",
+        "server/call",
+        "server/call/mrtr",
+        "server/tasks",
         "server/plan",
         "server/fallback",
         "server/listen",

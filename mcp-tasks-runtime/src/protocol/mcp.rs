@@ -451,6 +451,173 @@ pub struct ListRootsResult {
     pub roots: Vec<Root>,
 }
 
+// ---- What the server declares: `initialize`, `server/discover`, `tools/list` results ----------
+//
+// Written through a tree (`serde_json::to_value`), like every result: their keys come out sorted
+// whatever the order of the fields.
+
+/// `{}`.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub(crate) struct Empty {}
+
+/// The result of `initialize` (2025-11-25).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InitializeResult<'a> {
+    pub(crate) protocol_version: &'a str,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) server_info: &'a Implementation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instructions: Option<&'a str>,
+}
+
+/// The result of `server/discover` (2026-07-28), a cacheable result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DiscoverResult<'a> {
+    /// Every version the server speaks, the modern ones first.
+    pub(crate) supported_versions: Vec<&'a str>,
+    pub(crate) capabilities: ServerCapabilities,
+    #[serde(flatten)]
+    pub(crate) cache: Cacheable,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instructions: Option<&'a str>,
+}
+
+/// How long a client may keep a 2026-07-28 `CacheableResult`, and with whom it may share it.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Cacheable {
+    pub(crate) ttl_ms: u64,
+    pub(crate) cache_scope: &'static str,
+}
+
+impl Cacheable {
+    /// Kept for no time, and never shared across clients (what the server answers differs by era).
+    pub(crate) const PRIVATE: Cacheable = Cacheable {
+        ttl_ms: 0,
+        cache_scope: "private",
+    };
+}
+
+/// The server's capabilities: tools (a list that never changes), logging, and tasks in the era's
+/// way (the legacy `tasks` capability, or the tasks extension).
+#[derive(Debug, Serialize)]
+pub(crate) struct ServerCapabilities {
+    pub(crate) tools: ToolsCapability,
+    pub(crate) logging: Empty,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tasks: Option<LegacyTasksCapability>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) extensions: Option<TasksExtension>,
+}
+
+impl ServerCapabilities {
+    /// 2025-11-25: `tasks.list` only where requestors can be told apart (receivers that cannot
+    /// SHOULD NOT declare it).
+    pub(crate) fn legacy(list: bool) -> Self {
+        ServerCapabilities {
+            tools: ToolsCapability::default(),
+            logging: Empty {},
+            tasks: Some(LegacyTasksCapability {
+                cancel: Empty {},
+                list: list.then_some(Empty {}),
+                requests: TaskRequests {
+                    tools: ToolsTaskRequests { call: Empty {} },
+                },
+            }),
+            extensions: None,
+        }
+    }
+
+    /// 2026-07-28: the tasks extension.
+    pub(crate) fn modern() -> Self {
+        ServerCapabilities {
+            tools: ToolsCapability::default(),
+            logging: Empty {},
+            tasks: None,
+            extensions: Some(TasksExtension),
+        }
+    }
+}
+
+/// `capabilities.tools`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolsCapability {
+    pub(crate) list_changed: bool,
+}
+
+/// `capabilities.tasks` (2025-11-25).
+#[derive(Debug, Serialize)]
+pub(crate) struct LegacyTasksCapability {
+    pub(crate) cancel: Empty,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) list: Option<Empty>,
+    pub(crate) requests: TaskRequests,
+}
+
+/// `capabilities.tasks.requests`: what may be task-augmented.
+#[derive(Debug, Serialize)]
+pub(crate) struct TaskRequests {
+    pub(crate) tools: ToolsTaskRequests,
+}
+
+/// `capabilities.tasks.requests.tools`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ToolsTaskRequests {
+    pub(crate) call: Empty,
+}
+
+/// `capabilities.extensions` declaring the tasks extension (2026-07-28): `{TASKS_EXTENSION: {}}`.
+#[derive(Debug)]
+pub(crate) struct TasksExtension;
+
+impl Serialize for TasksExtension {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(super::TASKS_EXTENSION, &Empty {})?;
+        map.end()
+    }
+}
+
+/// The result of `tools/list`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ListToolsResult<'a> {
+    pub(crate) tools: Vec<ToolDescription<'a>>,
+    /// 2026-07-28: a `CacheableResult`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache: Option<Cacheable>,
+}
+
+/// One tool as `tools/list` shows it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolDescription<'a> {
+    pub(crate) name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<&'a str>,
+    pub(crate) input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) output_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
+    pub(crate) annotations: ToolAnnotations,
+    /// 2025-11-25 only: `task_support` is published there, and is server policy in 2026-07-28.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) execution: Option<Execution>,
+}
+
+/// A tool's `execution` (2025-11-25).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Execution {
+    /// `forbidden`, `optional` or `required`.
+    pub(crate) task_support: &'static str,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

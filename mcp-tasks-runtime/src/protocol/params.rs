@@ -241,30 +241,10 @@ fn check(text: &str, max_depth: usize) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-thread_local! {
-    /// The `_meta` text last checked on this thread: a client sends the same `_meta` with request
-    /// after request, and a match costs a comparison instead of reading it again.
-    static LAST_META: std::cell::RefCell<(String, usize)> =
-        const { std::cell::RefCell::new((String::new(), 0)) };
-}
-
-/// [`check`], for the same `_meta` as the last one checked on this thread nothing more.
+/// [`check`], for the same `_meta` as the last one checked on this thread nothing more (the
+/// cache is [`MetaCache`](super::meta::MetaCache)'s).
 fn check_meta(text: &str, max_depth: usize) -> Result<(), String> {
-    let known = LAST_META.with(|last| {
-        let last = last.borrow();
-        last.1 == max_depth && last.0 == text
-    });
-    if known {
-        return Ok(());
-    }
-    check(text, max_depth)?;
-    LAST_META.with(|last| {
-        let mut last = last.borrow_mut();
-        last.0.clear();
-        last.0.push_str(text);
-        last.1 = max_depth;
-    });
-    Ok(())
+    super::meta::MetaCache::checked(text, max_depth, || check(text, max_depth))
 }
 
 /// Whether the arrays and objects of `text` (JSON: only brackets outside strings count) nest at

@@ -1,6 +1,3 @@
-use crate::protocol::{ClientCapabilities, Implementation};
-use std::sync::Arc;
-
 /// Which protocol era a request is served in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Era {
@@ -23,9 +20,4 @@ impl Era {
     }
 }
 
-/// What the client said about itself: at `initialize` (legacy) or in the request's `_meta` (modern).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct ClientView {
-    pub(crate) capabilities: Arc<ClientCapabilities>,
-    pub(crate) info: Option<Implementation>,
-}
+pub(crate) use crate::protocol::meta::ClientView;

@@ -22,7 +22,10 @@ use super::peer::{self, Peer};
 use crate::protocol::Params;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
-use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, TASKS_EXTENSION, meta};
+use crate::protocol::{
+    ClientCapabilities, Execution, InputRequest, LogLevel, TASKS_EXTENSION, ToolAnnotations,
+    ToolDescription, meta,
+};
 use crate::store::{CancelResult, StoreError, TaskRecord};
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
@@ -33,7 +36,7 @@ use serde_json::{Value, json};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use tokio_util::sync::CancellationToken;
 
 /// The companion tool that reads a task's status: `{"taskId": string}`.
@@ -73,50 +76,61 @@ pub(crate) fn may_answer_started(server: &ServerInner, tool: &RegisteredTool) ->
 }
 
 /// The companion tools, as `tools/list` shows them in `era`.
-pub(crate) fn tools(era: &Era) -> Vec<Value> {
+pub(crate) fn tools<'a>(era: &Era) -> impl Iterator<Item = ToolDescription<'a>> + use<'a> {
+    static INPUT_SCHEMA: LazyLock<Value> = LazyLock::new(|| {
+        json!({
+            "type": "object",
+            "properties": {
+                "taskId": { "type": "string", "description": "The task id the long-running tool answered with." }
+            },
+            "required": ["taskId"],
+            "additionalProperties": false,
+        })
+    });
+    let reads = ToolAnnotations {
+        read_only_hint: Some(true),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(false),
+        ..ToolAnnotations::default()
+    };
     let about = [
         (
             TASK_STATUS_TOOL,
             "Task status",
             "Read the status of a task started by a long-running tool: its status (working, input_required, completed, failed, cancelled), its status message (with progress) and any question it waits on.",
-            json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false }),
+            reads,
         ),
         (
             TASK_RESULT_TOOL,
             "Task result",
             "Get the result of a task started by a long-running tool: the tool's own result once the task has completed, or a note that it is still running (call again later).",
-            json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false }),
+            reads,
         ),
         (
             TASK_CANCEL_TOOL,
             "Cancel task",
             "Cancel a running task started by a long-running tool.",
-            json!({ "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false }),
+            ToolAnnotations {
+                read_only_hint: Some(false),
+                destructive_hint: Some(true),
+                ..reads
+            },
         ),
     ];
-    about
-        .into_iter()
-        .map(|(name, title, description, annotations)| {
-            let mut tool = json!({
-                "name": name,
-                "title": title,
-                "description": description,
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {
-                        "taskId": { "type": "string", "description": "The task id the long-running tool answered with." }
-                    },
-                    "required": ["taskId"],
-                    "additionalProperties": false,
-                },
-                "annotations": annotations,
-            });
-            if !era.is_modern() {
-                tool["execution"] = json!({ "taskSupport": "forbidden" });
-            }
-            tool
-        })
-        .collect()
+    let legacy = !era.is_modern();
+    about.into_iter().map(
+        move |(name, title, description, annotations)| ToolDescription {
+            name,
+            title: Some(title),
+            description: Some(description),
+            input_schema: &INPUT_SCHEMA,
+            output_schema: None,
+            annotations,
+            execution: legacy.then_some(Execution {
+                task_support: "forbidden",
+            }),
+        },
+    )
 }
 
 /// What a fallback launch needs of the `tools/call`.
@@ -513,10 +527,15 @@ mod tests {
                 "{name}"
             );
         }
-        let modern = tools(&Era::Modern {
+        let listed = |era: Era| -> Vec<Value> {
+            tools(&era)
+                .map(|t| serde_json::to_value(t).expect("a tool serializes"))
+                .collect()
+        };
+        let modern = listed(Era::Modern {
             version: crate::protocol::MODERN_VERSION.into(),
         });
-        let legacy = tools(&Era::Legacy {
+        let legacy = listed(Era::Legacy {
             version: crate::protocol::LEGACY_VERSIONS[0].into(),
         });
         for list in [&modern, &legacy] {

@@ -9,6 +9,7 @@
 
 #[cfg(feature = "http")]
 mod auth;
+mod call;
 mod connection;
 pub(crate) mod dispatch;
 mod driver;
@@ -16,13 +17,16 @@ mod era;
 mod fallback;
 #[cfg(feature = "http")]
 mod http;
+mod incoming;
 mod inline;
 mod limits;
 mod listen;
 mod memory;
 mod peer;
 mod plan;
+mod session;
 mod stdio;
+mod tasks;
 
 #[cfg(feature = "http")]
 pub use auth::{

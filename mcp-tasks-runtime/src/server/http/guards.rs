@@ -4,9 +4,6 @@
 
 use super::*;
 use crate::protocol::Params;
-use crate::protocol::meta::RequestMeta;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -215,16 +212,6 @@ pub(super) fn check_param_headers(
         }
     }
     Ok(())
-}
-
-/// The body's `_meta` protocol version (the modern era), if any.
-pub(super) fn modern_version(meta: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    meta::as_str(RequestMeta::read(meta?)?.protocol_version?)
-}
-
-pub(super) fn has_modern_meta(meta: Option<&RawValue>) -> bool {
-    meta.and_then(RequestMeta::read)
-        .is_some_and(|m| m.is_modern())
 }
 
 pub(super) struct Accepts {

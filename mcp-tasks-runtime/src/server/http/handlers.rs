@@ -1,12 +1,29 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
+use super::super::connection::{Connection, Sink};
+use super::super::driver;
 use super::super::peer::Peer;
-use super::*;
+use super::super::session::{already_initialized, initialize as open_session};
+use super::guards::{
+    Accepts, SESSION_HEADER, accepts, check_param_headers, check_routing_headers, session_id,
+};
+use super::session::{HttpSession, ORIGIN, PostRoute, Routes, SessionSink};
+use super::sse::{GetStream, SseState, get_stream, post_stream};
+use super::{HttpState, Principal};
 use crate::protocol::Params;
-use crate::protocol::meta::RequestMeta;
+use crate::protocol::jsonrpc::{
+    self, Message, Notification, RequestId, RpcError, codes, error_message,
+};
+use crate::protocol::meta::{MetaCache, ReadMeta};
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     text_response(status, jsonrpc::Wire(body).to_json())
@@ -107,12 +124,33 @@ pub(super) fn status_of(
 
 // ---- POST ------------------------------------------------------------------------------------
 
+/// A POST: its headers and body are checked and read ([`read_message`]), then it is an answer to
+/// one of a session's server-to-client requests, a notification, or a request.
 pub(super) async fn post(
     state: Arc<HttpState>,
     principal: Option<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let accept = match accepted(&headers) {
+        Ok(accept) => accept,
+        Err(response) => return response,
+    };
+    let message = match read_message(&state, &principal, &headers, body).await {
+        Ok(message) => message,
+        Err(response) => return response,
+    };
+    match message {
+        Message::Response(resp) => post_response(&state, &principal, &headers, resp),
+        Message::Notification(n) => post_notification(&state, &principal, &headers, n),
+        Message::Request(req) => post_request(state, principal, &headers, req, accept).await,
+    }
+}
+
+/// What the client accepts, once the body is JSON (`Content-Type`) and the answer can be JSON, SSE
+/// or both (`Accept`).
+#[allow(clippy::result_large_err)] // as in check_host
+fn accepted(headers: &HeaderMap) -> Result<Accepts, Response> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -122,28 +160,36 @@ pub(super) async fn post(
         .next()
         .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
     {
-        return rpc_error_response(
+        return Err(rpc_error_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
             &RpcError::invalid_request(
                 "Unsupported Media Type: send `Content-Type: application/json`",
             ),
-        );
+        ));
     }
-    let accept = accepts(&headers);
+    let accept = accepts(headers);
     if !accept.json && !accept.sse {
-        return rpc_error_response(
+        return Err(rpc_error_response(
             StatusCode::NOT_ACCEPTABLE,
             None,
             &RpcError::invalid_request(
                 "Not Acceptable: accept `application/json` and/or `text/event-stream`",
             ),
-        );
+        ));
     }
-    let bytes = match read_body(body, state.config.max_body, &headers).await {
-        Ok(b) => b,
-        Err(response) => return response,
-    };
+    Ok(accept)
+}
+
+/// Reads the body as one JSON-RPC message (HTTP 400 with the JSON-RPC error when it is not one).
+#[allow(clippy::result_large_err)] // as in check_host
+async fn read_message(
+    state: &HttpState,
+    principal: &Option<Principal>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Message, Response> {
+    let bytes = read_body(body, state.config.max_body, headers).await?;
     let message = match std::str::from_utf8(&bytes) {
         Ok(text) => Message::parse(text),
         Err(_) => Err(jsonrpc::Rejected {
@@ -151,115 +197,127 @@ pub(super) async fn post(
             error: RpcError::new(codes::PARSE_ERROR, "Parse error: the body is not UTF-8"),
         }),
     };
-    let message = match message {
-        Ok(m) => m,
-        Err(rejected) => {
-            // A broken answer to one of a session's server-to-client requests fails that request
-            // (its tool gets the reason) instead of leaving it waiting.
-            if let (Some(id), Some(session)) = (
-                &rejected.id,
-                session_id(&headers).and_then(|s| state.sessions.get(&s, &principal)),
-            ) {
-                session.conn.fail_pending(id, &rejected.error);
-            }
-            return rpc_error_response(
-                StatusCode::BAD_REQUEST,
-                rejected.id.as_ref(),
-                &rejected.error,
-            );
+    message.map_err(|rejected| {
+        // A broken answer to one of a session's server-to-client requests fails that request
+        // (its tool gets the reason) instead of leaving it waiting.
+        if let (Some(id), Some(session)) = (
+            &rejected.id,
+            session_id(headers).and_then(|s| state.sessions.get(&s, principal)),
+        ) {
+            session.conn.fail_pending(id, &rejected.error);
         }
+        rpc_error_response(
+            StatusCode::BAD_REQUEST,
+            rejected.id.as_ref(),
+            &rejected.error,
+        )
+    })
+}
+
+/// The client's answer to one of its session's server-to-client requests.
+fn post_response(
+    state: &HttpState,
+    principal: &Option<Principal>,
+    headers: &HeaderMap,
+    resp: jsonrpc::Response,
+) -> Response {
+    let Some(id) = session_id(headers) else {
+        return bad_request(
+            "Bad Request: a response to a server request needs the Mcp-Session-Id of its session",
+        );
     };
-    let session_header = session_id(&headers);
-    match message {
-        Message::Response(resp) => {
-            let Some(id) = session_header else {
-                return bad_request(
-                    "Bad Request: a response to a server request needs the Mcp-Session-Id of its session",
-                );
-            };
-            let Some(session) = state.sessions.get(&id, &principal) else {
-                return session_not_found();
-            };
-            session.touch();
-            session.conn.on_response(resp);
-            StatusCode::ACCEPTED.into_response()
-        }
-        Message::Notification(n) => {
-            let empty = Map::new();
-            let params = n
-                .params
-                .as_ref()
-                .and_then(Value::as_object)
-                .unwrap_or(&empty);
-            let meta = params
-                .get("_meta")
-                .and_then(|m| serde_json::value::to_raw_value(m).ok());
-            if let Err(e) = check_routing_headers(
-                &headers,
-                &n.method,
-                &Params::from_map(params),
-                modern_version(meta.as_deref()).as_deref(),
-            ) {
-                return rpc_error_response(StatusCode::BAD_REQUEST, None, &e);
-            }
-            if has_modern_meta(meta.as_deref()) {
-                // Nothing in the modern era is a client notification over HTTP (closing the
-                // response stream cancels a request); accepted and ignored.
-                return StatusCode::ACCEPTED.into_response();
-            }
-            match session_header {
-                Some(id) => {
-                    let Some(session) = state.sessions.get(&id, &principal) else {
-                        return session_not_found();
-                    };
-                    session.touch();
-                    driver::on_notification(&session.conn, n);
-                    StatusCode::ACCEPTED.into_response()
-                }
-                None => StatusCode::ACCEPTED.into_response(),
-            }
-        }
-        Message::Request(req) => {
-            let modern = has_modern_meta(req.meta.as_deref());
-            if req.method == "initialize" && !modern {
-                // `initialize` opens a session; sent on a live one it is an error and the
-                // session goes on as it was.
-                if let Some(id) = &session_header {
-                    return match state.sessions.get(id, &principal) {
-                        Some(_) => rpc_error_response(
-                            StatusCode::BAD_REQUEST,
-                            Some(&req.id),
-                            &dispatch::already_initialized(),
-                        ),
-                        None => session_not_found(),
-                    };
-                }
-                return initialize(&state, principal, &req);
-            }
-            let empty = Params::new();
-            let params = req.params.as_ref().unwrap_or(&empty);
-            let version = modern_version(req.meta.as_deref());
-            let version = version.as_deref();
-            let checked = check_routing_headers(&headers, &req.method, params, version).and_then(
-                |()| match (version, req.method.as_str()) {
-                    (Some(_), "tools/call") => check_param_headers(&state.server, &headers, params),
-                    _ => Ok(()),
-                },
-            );
-            if let Err(e) = checked {
-                return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
-            }
-            // Modern requests are stateless: a session id they carry means nothing.
-            let session = match session_header {
-                Some(id) if !modern => match state.sessions.get(&id, &principal) {
-                    Some(s) => Some(s),
-                    None => return session_not_found(),
-                },
-                _ => None,
-            };
-            run_request(&state, principal, session, req, accept).await
-        }
+    let Some(session) = state.sessions.get(&id, principal) else {
+        return session_not_found();
+    };
+    session.touch();
+    session.conn.on_response(resp);
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// A notification: its routing headers are checked; a legacy session's goes to its connection,
+/// and a modern one is accepted and ignored.
+fn post_notification(
+    state: &HttpState,
+    principal: &Option<Principal>,
+    headers: &HeaderMap,
+    n: Notification,
+) -> Response {
+    let empty = Map::new();
+    let params = (n.params.as_ref())
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let meta = params
+        .get("_meta")
+        .and_then(|m| serde_json::value::to_raw_value(m).ok())
+        .map(|m| MetaCache::read(Cow::Owned(m)));
+    let version = meta.as_ref().and_then(|m| m.version.as_deref());
+    if let Err(e) = check_routing_headers(headers, &n.method, &Params::from_map(params), version) {
+        return rpc_error_response(StatusCode::BAD_REQUEST, None, &e);
     }
+    if meta.is_some_and(|m| m.claims_modern) {
+        // Nothing in the modern era is a client notification over HTTP (closing the response
+        // stream cancels a request); accepted and ignored.
+        return StatusCode::ACCEPTED.into_response();
+    }
+    if let Some(id) = session_id(headers) {
+        let Some(session) = state.sessions.get(&id, principal) else {
+            return session_not_found();
+        };
+        session.touch();
+        driver::on_notification(&session.conn, n);
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// A request: `initialize` opens a session; any other has its routing headers checked and runs,
+/// in its legacy session or (modern) on its own.
+async fn post_request(
+    state: Arc<HttpState>,
+    principal: Option<Principal>,
+    headers: &HeaderMap,
+    req: jsonrpc::Request,
+    accept: Accepts,
+) -> Response {
+    let meta = (req.meta.as_deref()).map(|m| MetaCache::read(Cow::Borrowed(m)));
+    let modern = meta.as_ref().is_some_and(|m| m.claims_modern);
+    let session_header = session_id(headers);
+    if req.method == "initialize" && !modern {
+        // `initialize` opens a session; sent on a live one it is an error and the session goes on
+        // as it was.
+        if let Some(id) = &session_header {
+            return match state.sessions.get(id, &principal) {
+                Some(_) => rpc_error_response(
+                    StatusCode::BAD_REQUEST,
+                    Some(&req.id),
+                    &already_initialized(),
+                ),
+                None => session_not_found(),
+            };
+        }
+        return initialize(&state, principal, &req);
+    }
+    let empty = Params::new();
+    let params = req.params.as_ref().unwrap_or(&empty);
+    let version = meta.as_ref().and_then(|m| m.version.as_deref());
+    let checked =
+        check_routing_headers(headers, &req.method, params, version).and_then(|()| {
+            match (version, req.method.as_str()) {
+                (Some(_), "tools/call") => check_param_headers(&state.server, headers, params),
+                _ => Ok(()),
+            }
+        });
+    if let Err(e) = checked {
+        return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
+    }
+    // Modern requests are stateless: a session id they carry means nothing.
+    let session = match session_header {
+        Some(id) if !modern => match state.sessions.get(&id, &principal) {
+            Some(s) => Some(s),
+            None => return session_not_found(),
+        },
+        _ => None,
+    };
+    run_request(&state, principal, session, req, meta.as_deref(), accept).await
 }
 
 #[allow(clippy::result_large_err)] // as in check_host
@@ -317,7 +375,7 @@ pub(super) fn initialize(
         state.closing.child_token(),
         principal.is_some(),
     );
-    let reply = dispatch::initialize(&conn.server, &*conn, req);
+    let reply = open_session(&conn.server, &*conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
         conn.close();
         let error = (reply.get("error")).and_then(|e| serde::Deserialize::deserialize(e).ok());
@@ -380,16 +438,19 @@ impl Drop for RouteGuard {
     }
 }
 
-pub(super) async fn run_request(
+/// Runs a request (`meta`: its `_meta`, read) and answers: with its reply as JSON, or with an SSE
+/// stream when something comes before the reply and the client reads SSE.
+async fn run_request(
     state: &Arc<HttpState>,
     principal: Option<Principal>,
     session: Option<Arc<HttpSession>>,
     req: jsonrpc::Request,
+    meta: Option<&ReadMeta>,
     accept: Accepts,
 ) -> Response {
     let id = req.id.clone();
     let (tx, mut rx) = mpsc::channel::<Value>(state.config.sse_buffer);
-    let stateless_without_meta = session.is_none() && !has_modern_meta(req.meta.as_deref());
+    let stateless_without_meta = session.is_none() && !meta.is_some_and(|m| m.claims_modern);
     let in_session = session.is_some();
     // Where this request's messages go in a session: read before the request is handed over.
     // Only a client that reads SSE can be sent anything on this response.
@@ -397,13 +458,9 @@ pub(super) async fn run_request(
         let task = (req.method == "tasks/result")
             .then(|| req.params.as_ref()?.str("taskId")?.map(Cow::into_owned))
             .flatten();
-        let progress = req
-            .meta
-            .as_deref()
-            .and_then(RequestMeta::read)
-            .and_then(|m| m.progress_token)
-            .and_then(|t| serde_json::from_str::<Value>(t.get()).ok())
-            .map(|t| t.to_string());
+        let progress = (meta.and_then(|m| m.facts.as_ref().ok()))
+            .and_then(|f| f.progress_token.as_ref())
+            .map(Value::to_string);
         (task, progress)
     });
     let conn = match &session {
@@ -467,7 +524,7 @@ pub(super) async fn run_request(
     post_stream(stream)
 }
 
-pub(super) fn finish_json(
+fn finish_json(
     reply: Result<Option<jsonrpc::Reply>, oneshot::error::RecvError>,
     mut cancel: CancelOnDrop,
     stateless_without_meta: bool,

@@ -28,20 +28,16 @@ mod sse;
 
 use super::ServerInner;
 use super::auth::{Authenticator, Principal};
-use super::connection::{Connection, Sink};
-use super::dispatch;
-use super::driver;
-use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError, codes, error_message};
+use crate::protocol::jsonrpc::{self, RpcError, codes};
 use crate::protocol::task::Owner;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
-use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use serde_json::{Map, Value};
-use session::{HttpSession, ORIGIN, PostRoute, Routes, SessionSink, Sessions};
+use serde_json::Value;
+use session::{HttpSession, Sessions};
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
@@ -54,7 +50,6 @@ pub use config::HttpConfig;
 use config::*;
 use guards::*;
 use handlers::*;
-use sse::*;
 
 /// The owner of modern-era tasks of unauthenticated callers: the same on every instance sharing a
 /// store, so a `tasks/get` that lands on another instance finds the task (the task id, random and

@@ -1,0 +1,218 @@
+//! `tools/call`: decides how the call runs (a [`CallPlan`], see `plan.rs`) and carries it out. A
+//! task goes to the task engine ([`launch_task`]); a call for a client without tasks goes to the
+//! fallback; an inline call runs here: with plain server-to-client requests in a legacy session,
+//! or through MRTR in the modern era (`mrtr.rs`: restore what earlier rounds gathered, drive the
+//! tool, then answer, ask, or hand the running tool to the engine as a task).
+
+mod mrtr;
+
+use super::ServerInner;
+use super::era::Era;
+use super::fallback;
+use super::incoming::{Answer, Incoming, protocol_era, request_info, tree};
+use super::inline;
+use super::peer::{self, Peer};
+use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
+use crate::protocol::jsonrpc::{Payload, RpcError};
+use crate::protocol::task::{AsTaskView, TaskOrigin, TaskShape};
+use crate::protocol::{CallToolResult, TASKS_EXTENSION};
+use crate::task::engine::Launch;
+use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
+use futures_util::FutureExt;
+use mrtr::run_mrtr;
+use serde_json::{Value, json};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// One `tools/call`, read: the tool, its arguments, and the progress token to report under.
+struct ToolCall {
+    tool: Arc<RegisteredTool>,
+    arguments: Option<Value>,
+    progress_token: Option<Value>,
+}
+
+impl ToolCall {
+    /// What the task fallback needs of this call.
+    fn fallback(self, peer: &dyn Peer, req: &Incoming) -> fallback::Call {
+        fallback::Call {
+            era: req.era.clone(),
+            id: req.id.clone(),
+            capabilities: req.client.capabilities.clone(),
+            log_level: req.log_level,
+            request: request_info(peer, req),
+            arguments: self.arguments,
+            tool: self.tool,
+        }
+    }
+}
+
+/// `tools/call`: decides how the call runs (a [`CallPlan`], see `plan.rs`) and carries it out.
+pub(crate) async fn tools_call(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: Incoming,
+    cancel: CancellationToken,
+) -> Answer {
+    let name = match req.params.str("name") {
+        Some(Some(name)) => name.into_owned(),
+        Some(None) => return Some(Err(RpcError::invalid_params("`name` must be a string"))),
+        None => {
+            return Some(Err(RpcError::invalid_params(
+                "missing required parameter `name`",
+            )));
+        }
+    };
+    tracing::Span::current().record("tool", name.as_str());
+    if server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+        // The companion tools run inline, like any `forbidden` tool.
+        if let CallPlan::Refuse(err) = plan::plan(&CallFacts {
+            support: TaskSupport::Forbidden,
+            era: protocol_era(&req.era),
+            declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
+            task_param: req.params.has_non_null("task"),
+            defers: false,
+            fallback: false,
+            promotion: Promotion::default(),
+        }) {
+            return Some(Err(err));
+        }
+        let owner = peer.owner(&req.era);
+        return tree(Some(
+            fallback::call_companion(server, &name, &req.params, &owner).await,
+        ));
+    }
+    let Some(tool) = server.tools.get(&name).cloned() else {
+        return Some(Err(RpcError::invalid_params(format!(
+            "Unknown tool: `{name}`"
+        ))
+        .with_data(json!({ "tool": name }))));
+    };
+    let info = &tool.info;
+    let plan = plan::plan(&CallFacts {
+        support: info.task_support,
+        era: protocol_era(&req.era),
+        declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
+        task_param: req.params.has_non_null("task"),
+        defers: info.defer_task,
+        fallback: server.task_fallback,
+        promotion: Promotion {
+            builder: server.promote_after.get(info.name).copied(),
+            attribute: info.promote_after,
+            server: server.config.promote_after,
+        },
+    });
+    let call = ToolCall {
+        arguments: req.params.value("arguments"),
+        progress_token: req.progress_token(),
+        tool,
+    };
+    let becomes = match plan {
+        CallPlan::Refuse(err) => return Some(Err(err)),
+        CallPlan::Task => return Some(launch_task(server, peer, call, &req).await),
+        CallPlan::Fallback => {
+            let call = call.fallback(&**peer, &req);
+            return tree(Some(fallback::launch(server, peer, call).await));
+        }
+        CallPlan::Inline { becomes } => becomes,
+    };
+    if req.era.is_modern() {
+        return run_mrtr(server, peer, call, &req, cancel, becomes).await;
+    }
+    let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
+    if let Becomes::FallbackAfter(after) = becomes {
+        let call = call.fallback(&**peer, &req);
+        return tree(fallback::run_promotable(server, peer, call, backend, cancel, after).await);
+    }
+    let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
+        .with_log_level(req.log_level)
+        .with_request(request_info(&**peer, &req))
+        .with_state(server.state.clone());
+    let fut = match call.tool.call(ctx, call.arguments) {
+        Ok(fut) => fut,
+        Err(err) => return Some(Err(err.to_rpc())),
+    };
+    let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return None,
+        r = AssertUnwindSafe(fut).catch_unwind() => r,
+    };
+    Some(finish(&name, outcome))
+}
+
+/// What a tool's future gives, panics caught.
+type Caught = Result<Result<CallToolResult, RpcError>, Box<dyn std::any::Any + Send>>;
+
+/// An inline call's answer: its `CallToolResult` is written as it is, with no tree on the way.
+fn finish(tool: &str, outcome: Caught) -> Result<Payload, RpcError> {
+    match outcome {
+        Ok(Ok(result)) => Ok(Payload::Tool(result)),
+        Ok(Err(err)) => Err(err),
+        Err(panic) => Err(crate::task::panic_error(tool, &*panic)),
+    }
+}
+
+/// Starts a task for a `tools/call` and answers with the era's `CreateTaskResult`.
+async fn launch_task(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    call: ToolCall,
+    req: &Incoming,
+) -> Result<Payload, RpcError> {
+    let ToolCall {
+        tool,
+        arguments,
+        progress_token,
+    } = call;
+    let (origin, requested_ttl, channel) = match &req.era {
+        Era::Modern { .. } => (TaskOrigin::Modern, None, None),
+        Era::Legacy { .. } => {
+            let ttl = match req
+                .params
+                .value("task")
+                .and_then(|mut t| t.get_mut("ttl").map(Value::take))
+            {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_u64() {
+                    Some(ms) => Some(Duration::from_millis(ms)),
+                    None => {
+                        return Err(RpcError::invalid_params(
+                            "`task.ttl` must be a non-negative integer (milliseconds)",
+                        ));
+                    }
+                },
+            };
+            (
+                TaskOrigin::Legacy,
+                ttl,
+                Some(peer::channel(Arc::downgrade(peer))),
+            )
+        }
+    };
+    let launch = Launch {
+        tool,
+        arguments,
+        owner: peer.owner(&req.era),
+        origin,
+        requested_ttl,
+        capabilities: req.client.capabilities.clone(),
+        // A legacy task's tool may send requests naming the task on the session at once: it starts
+        // only after the client has its `CreateTaskResult`.
+        start_after: channel.as_ref().map(|_| peer.after_reply(&req.id)),
+        channel,
+        progress_token,
+        log_level: req.log_level,
+        request: request_info(&**peer, req),
+        state: server.state.clone(),
+    };
+    let record = server.engine().launch(launch).await?;
+    let view = record.task_view();
+    Ok(Payload::Text(match origin {
+        TaskOrigin::Modern => view
+            .render(TaskShape::ModernCreate)
+            .with_server_info(server.info_json())
+            .to_text(),
+        TaskOrigin::Legacy => view.render(TaskShape::LegacyCreate).to_text(),
+    }))
+}

@@ -1,0 +1,125 @@
+//! One request as dispatch serves it: its era decided from its `_meta` (read through
+//! [`MetaCache`]) and the connection's legacy session ([`classify`]), what a tool sees of it
+//! ([`request_info`]), and the shape of its answer ([`Answer`]).
+
+use super::era::{ClientView, Era};
+use super::peer::Peer;
+use crate::protocol::jsonrpc::{Payload, Request, RequestId, RpcError, codes};
+use crate::protocol::meta::{self, MetaCache, MetaError, ReadMeta};
+use crate::protocol::{LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS, Params};
+use crate::tool::{ProtocolEra, RequestInfo};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// What one request is, once its era is known.
+pub(crate) struct Incoming {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    /// The params, without `_meta`.
+    pub(crate) params: Params,
+    /// The params' `_meta` (an object), read.
+    pub(crate) meta: Option<Arc<ReadMeta>>,
+    pub(crate) era: Era,
+    pub(crate) client: Arc<ClientView>,
+    /// The least severe level the client wants log messages for on this request, if any.
+    pub(crate) log_level: Option<LogLevel>,
+}
+
+impl Incoming {
+    /// `_meta.progressToken`.
+    pub(crate) fn progress_token(&self) -> Option<Value> {
+        let facts = self.meta.as_ref()?.facts.as_ref().ok()?;
+        facts.progress_token.clone()
+    }
+}
+
+/// Decides the era of a request from its `_meta` and the connection's session.
+pub(crate) fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
+    let params = req.params.unwrap_or_default();
+    let meta = req.meta.map(|text| MetaCache::read(Cow::Owned(text)));
+    let facts = match &meta {
+        Some(read) => Some(read.facts.as_ref().map_err(meta_error)?),
+        None => None,
+    };
+    if let Some((version, client, log_level)) = facts.and_then(|f| f.modern.clone()) {
+        return Ok(Incoming {
+            id: req.id,
+            method: req.method,
+            params,
+            meta,
+            era: Era::Modern { version },
+            client,
+            log_level,
+        });
+    }
+    match peer.session() {
+        Some(session) => Ok(Incoming {
+            id: req.id,
+            method: req.method,
+            params,
+            meta,
+            era: Era::Legacy {
+                version: session.version,
+            },
+            client: session.client,
+            log_level: Some(session.log_level),
+        }),
+        None => Err(RpcError::invalid_params(format!(
+            "missing required `_meta[\"{}\"]`: send per-request `_meta` (protocol {MODERN_VERSION}) or `initialize` first (protocol {})",
+            meta::PROTOCOL_VERSION,
+            LEGACY_VERSIONS[0]
+        ))),
+    }
+}
+
+/// The JSON-RPC error a request with a refused `_meta` gets: `-32602` (with `data.missing` naming
+/// a missing key, which HTTP answers with 400), or `-32022` with the versions there are.
+pub(crate) fn meta_error(error: &MetaError) -> RpcError {
+    let message = error.to_string();
+    match error {
+        MetaError::Missing(key) => {
+            RpcError::invalid_params(message).with_data(json!({ "missing": key }))
+        }
+        MetaError::UnsupportedVersion(requested) => {
+            let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+            supported.extend_from_slice(LEGACY_VERSIONS);
+            RpcError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, message)
+                .with_data(json!({ "supported": supported, "requested": requested }))
+        }
+        _ => RpcError::invalid_params(message),
+    }
+}
+
+/// The era as the tool layer names it.
+pub(crate) fn protocol_era(era: &Era) -> ProtocolEra {
+    match era {
+        Era::Modern { .. } => ProtocolEra::Modern,
+        Era::Legacy { .. } => ProtocolEra::Legacy,
+    }
+}
+
+/// What a tool sees of the request: who calls, from which client, in which era, with which
+/// `_meta`. A task keeps it.
+pub(crate) fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
+    let version = match &req.era {
+        Era::Modern { version } | Era::Legacy { version } => version,
+    };
+    let era = protocol_era(&req.era);
+    let meta = req.meta.as_ref().map(|m| m.tree()).unwrap_or_default();
+    Arc::new(
+        RequestInfo::new(era, version.clone())
+            .with_principal(peer.principal())
+            .with_client(req.client.info.clone())
+            .with_meta(meta),
+    )
+}
+
+/// A method's answer: `None` when none is due (the request was cancelled); a result may already
+/// be text ([`Payload::Text`]).
+pub(crate) type Answer = Option<Result<Payload, RpcError>>;
+
+/// An answer built as a tree.
+pub(crate) fn tree(outcome: Option<Result<Value, RpcError>>) -> Answer {
+    outcome.map(|result| result.map(Payload::Tree))
+}
