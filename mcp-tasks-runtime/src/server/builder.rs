@@ -386,7 +386,9 @@ mod tests {
         // The message lists every problem, one a line.
         let message = err.to_string();
         assert!(
-            message.starts_with("the server cannot start (8 problems):\n- two tools are named `plain`"),
+            message.starts_with(
+                "the server cannot start (8 problems):\n- two tools are named `plain`"
+            ),
             "{message}"
         );
         assert_eq!(message.lines().count(), 9, "{message}");

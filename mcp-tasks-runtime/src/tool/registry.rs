@@ -37,7 +37,8 @@ impl RegisteredTool {
     /// When an `x-mcp-header` in its input schema breaks SEP-2243's rules (see
     /// [`try_of`](Self::try_of)).
     pub fn of<T: Tool>() -> Self {
-        Self::try_of::<T>().unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name))
+        Self::try_of::<T>()
+            .unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name))
     }
 
     /// Registers `T`, computing its schemas; `Err` says why an `x-mcp-header` in its input schema
