@@ -56,9 +56,10 @@ use std::time::Duration;
 /// An MCP server: a name, a version, tools, and how to serve them.
 ///
 /// Set one up with [`Server::builder`], which checks everything in
-/// [`build`](ServerBuilder::build); a `Server` is then only served. It is a cheap handle
-/// (`Clone` shares it): serve it once, or several times at once (several stdio-like
-/// connections, HTTP and an in-memory client), all over the same tools, state and tasks.
+/// [`build`](ServerBuilder::build); a `Server` is then only served, never configured. It is a
+/// cheap handle (`Clone` shares it): serve it once, or in several ways at once (several
+/// [`serve_io`](Self::serve_io) connections, HTTP, in-memory clients), all over the same tools,
+/// state and tasks.
 ///
 /// | serve | how |
 /// |---|---|
