@@ -5,7 +5,9 @@
 use mcp_tasks_examples::inventory::{self, Inventory, Staff};
 use mcp_tasks_runtime::protocol::RpcError;
 use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
-use mcp_tasks_runtime::{ElicitOutcome, Server, State, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{
+    ElicitOutcome, Server, ServerBuilder, State, ToolContext, ToolError, tool,
+};
 use mcp_tasks_tests::modern_meta;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -30,7 +32,8 @@ impl Drop for Running {
     }
 }
 
-async fn start(server: Server, config: HttpConfig) -> Running {
+async fn start(server: ServerBuilder, config: HttpConfig) -> Running {
+    let server = server.build().expect("set up");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -41,7 +44,9 @@ async fn start(server: Server, config: HttpConfig) -> Running {
             let _ = stopped.await;
         };
         server
-            .serve_http_with(listener, config, shutdown)
+            .serve_http(listener)
+            .config(config)
+            .with_graceful_shutdown(shutdown)
             .await
             .expect("the server serves");
     });
@@ -100,7 +105,7 @@ fn text(result: &Value) -> &str {
 // ---------------------------------------------------------------------------------------------
 // The inventory example: two principals, shared state, a task that keeps its principal.
 
-fn inventory_server() -> Server {
+fn inventory_server() -> ServerBuilder {
     inventory::server(
         Inventory::new([("widget", 12), ("gadget", 3)], Duration::from_millis(5)),
         Staff::with_managers(["alice"]),
@@ -330,11 +335,11 @@ async fn a_legacy_session_over_http_sees_the_principal_that_opened_it() {
 #[tokio::test]
 async fn a_tool_taking_unregistered_state_stops_start_up_naming_the_tool_and_the_type() {
     // `restock` takes `State<Staff>`, which nobody registered.
-    let server = Server::new("inventory", "1.0.0")
+    let server = Server::builder("inventory", "1.0.0")
         .state(Inventory::new([], Duration::ZERO))
         .tool::<inventory::stock>()
         .tool::<inventory::restock>();
-    let err = server.check().expect_err("Staff is missing");
+    let err = server.build().expect_err("Staff is missing");
     let message = err.to_string();
     assert!(
         message.contains("tool `restock` takes `State<mcp_tasks_examples::inventory::Staff>`"),
@@ -342,13 +347,8 @@ async fn a_tool_taking_unregistered_state_stops_start_up_naming_the_tool_and_the
     );
     assert!(!message.contains("`stock`"), "{message}");
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let served = server
-        .serve_http_with(listener, HttpConfig::default(), async {})
-        .await
-        .expect_err("serving fails before it starts");
+    // `?` in a `main() -> std::io::Result<()>` turns it into an `InvalidInput` error.
+    let served = std::io::Error::from(err.clone());
     assert_eq!(served.kind(), std::io::ErrorKind::InvalidInput);
     assert!(served.to_string().contains("restock"), "{served}");
 }
@@ -372,7 +372,7 @@ async fn whoami(ctx: ToolContext) -> Value {
 #[tokio::test]
 async fn a_tool_sees_the_client_the_era_and_the_meta_and_no_principal_without_authentication() {
     let s = start(
-        Server::new("t", "0").tool::<whoami>(),
+        Server::builder("t", "0").tool::<whoami>(),
         HttpConfig::default(),
     )
     .await;
@@ -404,7 +404,11 @@ async fn a_tool_sees_the_client_the_era_and_the_meta_and_no_principal_without_au
 async fn over_stdio_a_legacy_call_has_no_principal_and_the_client_of_initialize() {
     let (client, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);
-    tokio::spawn(Server::new("t", "0").tool::<whoami>().serve_io(read, write));
+    let server = Server::builder("t", "0")
+        .tool::<whoami>()
+        .build()
+        .expect("set up");
+    tokio::spawn(server.serve_io(read, write).into_future());
     let (client_read, mut client_write) = tokio::io::split(client);
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_read));
     let mut send = async |msg: Value| {
@@ -469,7 +473,11 @@ async fn fail(how: String) -> Result<String, ToolError> {
 
 #[tokio::test]
 async fn question_mark_on_an_rpc_error_answers_that_json_rpc_error_and_others_are_tool_errors() {
-    let s = start(Server::new("t", "0").tool::<fail>(), HttpConfig::default()).await;
+    let s = start(
+        Server::builder("t", "0").tool::<fail>(),
+        HttpConfig::default(),
+    )
+    .await;
     let failing = async |how: &str| {
         call(
             &s.url,
@@ -550,7 +558,7 @@ async fn two_questions(ctx: ToolContext, trace: State<Arc<Trace>>) -> Result<Str
 async fn an_inline_modern_call_that_asks_twice_is_replayed_from_the_top_on_each_retry() {
     // The test keeps a handle on the registered value: register an `Arc` and take `State<Arc<_>>`.
     let traced = Arc::new(Trace::default());
-    let server = Server::new("t", "0")
+    let server = Server::builder("t", "0")
         .state(traced.clone())
         .tool::<two_questions>();
     let s = start(server, HttpConfig::default()).await;

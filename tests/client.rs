@@ -377,7 +377,10 @@ async fn unlock(ctx: ToolContext) -> Result<String, ToolError> {
 }
 
 fn unlock_server() -> Server {
-    Server::new("vault", "1.0.0").tool::<unlock>()
+    Server::builder("vault", "1.0.0")
+        .tool::<unlock>()
+        .build()
+        .expect("set up")
 }
 
 #[tokio::test]
@@ -477,7 +480,10 @@ async fn ask_slowly(ctx: ToolContext) -> Result<String, ToolError> {
 async fn cancelling_while_a_question_is_open_ends_the_task_at_once() {
     for era in [EraChoice::Modern, EraChoice::Legacy] {
         let person = NeverAnswers::default();
-        let server = Server::new("vault", "1.0.0").tool::<ask_slowly>();
+        let server = Server::builder("vault", "1.0.0")
+            .tool::<ask_slowly>()
+            .build()
+            .expect("set up");
         let client = Client::builder()
             .era(era)
             .handler(person.clone())
@@ -525,10 +531,12 @@ async fn ticking(ctx: ToolContext) -> Result<String, ToolError> {
 }
 
 fn stuck_server() -> Server {
-    Server::new("fixtures", "1.0.0")
+    Server::builder("fixtures", "1.0.0")
         .config(ServerConfig::default())
         .tool::<frozen>()
         .tool::<ticking>()
+        .build()
+        .expect("set up")
 }
 
 #[tokio::test]
@@ -804,13 +812,12 @@ async fn outlives(ctx: ToolContext) -> Result<String, ToolError> {
 }
 
 fn misc_server() -> Server {
-    Server::new("misc", "1.0.0")
-        .config(ServerConfig {
-            sweep_every: Duration::from_millis(20),
-            ..ServerConfig::default()
-        })
+    Server::builder("misc", "1.0.0")
+        .config(ServerConfig::default().sweep_every(Duration::from_millis(20)))
         .tool::<ask_model>()
         .tool::<with_progress>()
+        .build()
+        .expect("set up")
 }
 
 #[tokio::test]
@@ -889,13 +896,15 @@ async fn legacy_task_progress_reaches_the_updates() {
 }
 
 fn deadline_server() -> Server {
-    Server::new("deadline", "1.0.0")
-        .config(ServerConfig {
-            sweep_every: Duration::from_millis(20),
-            task_deadline: Some(Duration::from_millis(100)),
-            ..ServerConfig::default()
-        })
+    Server::builder("deadline", "1.0.0")
+        .config(
+            ServerConfig::default()
+                .sweep_every(Duration::from_millis(20))
+                .task_deadline(Duration::from_millis(100)),
+        )
         .tool::<outlives>()
+        .build()
+        .expect("set up")
 }
 
 #[tokio::test]
@@ -995,7 +1004,10 @@ async fn wait_for_cancel(ctx: ToolContext) -> Result<String, ToolError> {
 
 #[tokio::test]
 async fn an_inline_call_the_caller_stops_waiting_for_is_cancelled_on_the_server() {
-    let server = Server::new("waits", "1.0.0").tool::<wait_for_cancel>();
+    let server = Server::builder("waits", "1.0.0")
+        .tool::<wait_for_cancel>()
+        .build()
+        .expect("set up");
     for era in [EraChoice::Modern, EraChoice::Legacy] {
         GAVE_UP.store(false, std::sync::atomic::Ordering::SeqCst);
         let client = Client::builder()

@@ -445,11 +445,11 @@ async fn tasks_result() -> String {
 
 #[test]
 fn a_tool_named_like_a_companion_tool_is_a_setup_error_with_the_fallback_on() {
-    let plain = Server::new("t", "1").tool::<tasks_result>();
-    assert!(plain.check().is_ok());
+    let plain = Server::builder("t", "1").tool::<tasks_result>();
+    assert!(plain.build().is_ok());
     let err = plain
         .task_fallback()
-        .check()
+        .build()
         .expect_err("a clash")
         .to_string();
     assert!(

@@ -2,7 +2,7 @@
 //! the embedding API that stops a server from its host program. In-process servers run over an
 //! in-memory pipe ([`Pipe`]); the HTTP ones are the conformance fixture binary.
 
-use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{ElicitOutcome, Server, ServerBuilder, ToolContext, ToolError, tool};
 use mcp_tasks_tests::http::HttpServer;
 use mcp_tasks_tests::{StdioClient, modern, poll_modern};
 use reqwest::StatusCode;
@@ -26,9 +26,14 @@ impl Pipe {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (r, w) = tokio::io::split(theirs);
         let (stop, stopped) = oneshot::channel::<()>();
-        let served = tokio::spawn(server.serve_io_with_shutdown(r, w, async move {
-            let _ = stopped.await;
-        }));
+        let served = tokio::spawn(
+            server
+                .serve_io(r, w)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .into_future(),
+        );
         let (or, ow) = tokio::io::split(ours);
         Pipe {
             tx: ow,
@@ -98,8 +103,14 @@ async fn hello() -> String {
     "hello".into()
 }
 
+fn builder() -> ServerBuilder {
+    Server::builder("hardening", "0")
+        .tool::<ask>()
+        .tool::<hello>()
+}
+
 fn server() -> Server {
-    Server::new("hardening", "0").tool::<ask>().tool::<hello>()
+    builder().build().expect("set up")
 }
 
 // ---- ids ---------------------------------------------------------------------------------------
@@ -160,7 +171,7 @@ async fn block() -> String {
 /// `notifications/cancelled` finds a request by an id beyond 64 bits too.
 #[tokio::test]
 async fn a_request_with_an_id_beyond_64_bits_can_be_cancelled() {
-    let mut p = Pipe::start(server().tool::<block>());
+    let mut p = Pipe::start(builder().tool::<block>().build().expect("set up"));
     p.initialize(json!({})).await;
     let id = "18446744073709551623";
     p.send_raw(&format!(
@@ -598,7 +609,8 @@ async fn a_malformed_response_to_a_server_request_fails_the_waiting_tool() {
 
 // ---- embedding ---------------------------------------------------------------------------------
 
-/// `serve_io_with_shutdown` returns once the host's future resolves, input still open.
+/// `serve_io(..).with_graceful_shutdown(..)` returns once the host's future resolves, input still
+/// open.
 #[tokio::test]
 async fn a_host_stops_the_server_with_its_own_future() {
     let mut p = Pipe::start(server());
@@ -643,13 +655,15 @@ async fn ask_task(ctx: ToolContext) -> Result<String, ToolError> {
 }
 
 fn limited(limits: Limits) -> Server {
-    Server::new("limits", "0")
+    Server::builder("limits", "0")
         .tool::<ask>()
         .tool::<hello>()
         .tool::<wait>()
         .tool::<ask_two>()
         .tool::<ask_task>()
         .limits(limits)
+        .build()
+        .expect("set up")
 }
 
 fn assert_limit(error: &Value, limit: &str, max: u64) {
@@ -810,9 +824,15 @@ async fn local_http(server: Server, config: HttpConfig) -> LocalHttp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_http_with(listener, config, async move {
-        let _ = stopped.await;
-    }));
+    tokio::spawn(
+        server
+            .serve_http(listener)
+            .config(config)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
     LocalHttp { url, _stop: stop }
 }
 
@@ -939,7 +959,8 @@ async fn a_full_session_backlog_refuses_new_requests_and_drops_none() {
     assert!(text.contains(first.as_str()), "{text}");
 }
 
-/// `serve_http_with_shutdown` serves until the host's future resolves, then returns.
+/// `serve_http(addr).with_graceful_shutdown(..)` serves until the host's future resolves, then
+/// returns.
 #[tokio::test]
 async fn a_host_stops_the_http_server_with_its_own_future() {
     // A free port: bound, read, released (loopback; nothing else takes it in between here).
@@ -949,12 +970,14 @@ async fn a_host_stops_the_http_server_with_its_own_future() {
         .unwrap()
         .port();
     let (stop, stopped) = oneshot::channel::<()>();
-    let serving = tokio::spawn(server().serve_http_with_shutdown(
-        ("127.0.0.1", port),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let serving = tokio::spawn(
+        server()
+            .serve_http(("127.0.0.1", port))
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
     let url = format!("http://127.0.0.1:{port}/mcp");
     let c = reqwest::Client::new();
     let deadline = std::time::Instant::now() + WAIT;

@@ -4,7 +4,7 @@
 //! `Server::connect_in_memory`.
 
 use mcp_tasks_runtime::server::InMemoryConnection;
-use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, tool};
+use mcp_tasks_runtime::{Server, ServerBuilder, ServerConfig, ToolContext, tool};
 use mcp_tasks_tests::in_memory_request;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,9 +49,11 @@ async fn call(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) 
 
 #[tokio::test]
 async fn a_long_call_becomes_a_task_and_completes_once_and_a_fast_one_stays_inline() {
-    let server = Server::new("promotion", "1.0.0")
+    let server = Server::builder("promotion", "1.0.0")
         .tool::<work>()
-        .promote_after::<work>(Duration::from_millis(150));
+        .promote_after::<work>(Duration::from_millis(150))
+        .build()
+        .expect("set up");
     let mut c = server.connect_in_memory();
 
     // Fast: finishes before the threshold, answered inline.
@@ -103,28 +105,27 @@ async fn a_long_call_becomes_a_task_and_completes_once_and_a_fast_one_stays_inli
 
 #[tokio::test]
 async fn promoting_a_tool_that_is_not_optional_is_a_setup_error() {
-    let err = Server::new("promotion", "1.0.0")
+    let err = Server::builder("promotion", "1.0.0")
         .tool::<plain>()
         .promote_after::<plain>(Duration::from_secs(1))
-        .check()
+        .build()
         .expect_err("plain is not optional");
     assert!(err.to_string().contains("optional"), "{err}");
-    let err = Server::new("promotion", "1.0.0")
+    let err = Server::builder("promotion", "1.0.0")
         .promote_after::<plain>(Duration::from_secs(1))
-        .check()
+        .build()
         .expect_err("plain is not registered");
     assert!(err.to_string().contains("not registered"), "{err}");
 }
 
 #[tokio::test]
 async fn a_server_wide_threshold_applies_to_every_optional_tool() {
-    let server = Server::new("promotion", "1.0.0")
-        .config(ServerConfig {
-            promote_after: Some(Duration::from_millis(100)),
-            ..ServerConfig::default()
-        })
+    let server = Server::builder("promotion", "1.0.0")
+        .config(ServerConfig::default().promote_after(Duration::from_millis(100)))
         .tool::<sleepy>()
-        .tool::<plain>();
+        .tool::<plain>()
+        .build()
+        .expect("set up");
     let mut c = server.connect_in_memory();
     let inline = call(
         &mut c,
@@ -160,8 +161,9 @@ async fn declared(ms: u64) -> String {
 }
 
 /// How a 400 ms call of `declared` is answered on `server`: `"task"` or `"complete"`.
-async fn long_call(server: Server) -> Value {
-    let mut c = server.tool::<declared>().connect_in_memory();
+async fn long_call(server: ServerBuilder) -> Value {
+    let server = server.tool::<declared>().build().expect("set up");
+    let mut c = server.connect_in_memory();
     let answer = call(
         &mut c,
         1,
@@ -174,11 +176,12 @@ async fn long_call(server: Server) -> Value {
 
 #[tokio::test]
 async fn the_builder_wins_over_the_attribute_and_the_attribute_over_the_server_wide_default() {
-    let server = || Server::new("promotion", "1.0.0");
+    let server = || Server::builder("promotion", "1.0.0");
     let slow = Duration::from_secs(10);
     // The attribute alone promotes a long call, and leaves a fast one inline.
     assert_eq!(long_call(server()).await, "task");
-    let mut c = server().tool::<declared>().connect_in_memory();
+    let built = server().tool::<declared>().build().expect("set up");
+    let mut c = built.connect_in_memory();
     let fast = call(
         &mut c,
         1,
@@ -188,10 +191,7 @@ async fn the_builder_wins_over_the_attribute_and_the_attribute_over_the_server_w
     .await;
     assert_eq!(fast["resultType"], "complete", "{fast}");
     // Over a server-wide default that would not promote it in time: the attribute applies.
-    let config = ServerConfig {
-        promote_after: Some(slow),
-        ..ServerConfig::default()
-    };
+    let config = ServerConfig::default().promote_after(slow);
     assert_eq!(long_call(server().config(config)).await, "task");
     // Under a per-tool builder setting that would not promote it in time: the builder applies.
     assert_eq!(

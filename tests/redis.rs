@@ -1090,9 +1090,11 @@ mod outage {
             .timeout(Duration::from_millis(300))
             .open()
             .expect("a Redis store");
-        let server = Server::new("outage", "1.0.0")
+        let server = Server::builder("outage", "1.0.0")
             .store(Arc::new(store))
-            .tool::<gated>();
+            .tool::<gated>()
+            .build()
+            .expect("set up");
         let mut c = server.connect_in_memory();
         let created = call(&mut c, 1, "tools/call", json!({ "name": "gated" })).await;
         let id = created["result"]["taskId"]

@@ -44,7 +44,10 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
 
-    let server = Server::new("spans", "1.0.0").tool::<work>();
+    let server = Server::builder("spans", "1.0.0")
+        .tool::<work>()
+        .build()
+        .expect("set up");
     let mut c = server.connect_in_memory();
     let caps = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
     let mut next = 0;

@@ -668,14 +668,17 @@ async fn polls_during(polls: &std::sync::atomic::AtomicUsize, d: std::time::Dura
 }
 
 /// `ServerConfig::stdio_spin`: after a reply, the stdio loop keeps polling its input for that
-/// long, then sleeps until input comes; with zero it sleeps at once.
+/// long, then sleeps until input comes; with zero, the default, it sleeps at once.
 #[tokio::test]
 async fn the_stdio_loop_polls_its_input_for_stdio_spin_after_a_reply() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    for spin in [
-        std::time::Duration::from_millis(40),
-        std::time::Duration::ZERO,
+    // `None`: the default configuration, which does not spin.
+    for set in [
+        Some(std::time::Duration::from_millis(40)),
+        Some(std::time::Duration::ZERO),
+        None,
     ] {
+        let spin = set.unwrap_or_default();
         let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
         let (server_out, from_server) = tokio::io::duplex(64 * 1024);
         let polls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -683,12 +686,20 @@ async fn the_stdio_loop_polls_its_input_for_stdio_spin_after_a_reply() {
             inner: server_in,
             polls: polls.clone(),
         };
-        let server = mcp_tasks_examples::example_server().config(mcp_tasks_runtime::ServerConfig {
-            stdio_spin: spin,
-            ..Default::default()
-        });
-        let serving =
-            tokio::spawn(server.serve_io_with_shutdown(reader, server_out, std::future::pending()));
+        let mut config = mcp_tasks_runtime::ServerConfig::default();
+        if let Some(spin) = set {
+            config = config.stdio_spin(spin);
+        }
+        let server = mcp_tasks_examples::example_server()
+            .config(config)
+            .build()
+            .expect("set up");
+        let serving = tokio::spawn(
+            server
+                .serve_io(reader, server_out)
+                .with_graceful_shutdown(std::future::pending())
+                .into_future(),
+        );
         let mut replies = tokio::io::BufReader::new(from_server).lines();
         // A slow call: its reply is written 100 ms after its request was read.
         let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -705,7 +716,7 @@ async fn the_stdio_loop_polls_its_input_for_stdio_spin_after_a_reply() {
         if spin.is_zero() {
             assert_eq!(
                 after_reply, 0,
-                "no spin: the input is not polled after a reply"
+                "{set:?}: no spin, the input is not polled after a reply"
             );
         } else {
             assert!(
@@ -715,18 +726,21 @@ async fn the_stdio_loop_polls_its_input_for_stdio_spin_after_a_reply() {
         }
         assert_eq!(
             idle, 0,
-            "{spin:?}: the input was polled {idle} times while idle"
+            "{set:?}: the input was polled {idle} times while idle"
         );
         drop(to_server);
         serving.await.unwrap().unwrap();
     }
 }
 
-/// Spinning is bounded: a real server process left idle after its messages (the default
-/// `stdio_spin`) uses next to no CPU.
+/// Spinning is bounded: a real server process left idle after its messages uses next to no CPU,
+/// even with `stdio_spin` on (50 µs, as the bench serves; the default is off).
 #[tokio::test]
 async fn an_idle_server_process_uses_no_cpu_after_its_last_message() {
-    let mut c = StdioClient::example();
+    let mut c = StdioClient::spawn_with(
+        &mcp_tasks_tests::example_bin("example_server"),
+        &["--stdio-spin-us", "50"],
+    );
     for _ in 0..200 {
         c.request(
             "tools/call",

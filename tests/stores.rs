@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_tasks_runtime::server::HttpConfig;
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
 use mcp_tasks_tests::http::HttpServer;
@@ -63,7 +62,7 @@ struct Instance {
 
 impl Instance {
     async fn start(store: Arc<dyn TaskStore>, secret: Option<&[u8]>) -> Instance {
-        let mut server = Server::new("instance", "0")
+        let mut server = Server::builder("instance", "0")
             .tool::<wait_for_cancel>()
             .tool::<forever>()
             .tool::<ask_name>()
@@ -75,8 +74,14 @@ impl Instance {
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let stop = CancellationToken::new();
         let shutdown = stop.clone().cancelled_owned();
-        let serving =
-            tokio::spawn(server.serve_http_with(listener, HttpConfig::default(), shutdown));
+        let serving = tokio::spawn(
+            server
+                .build()
+                .expect("set up")
+                .serve_http(listener)
+                .with_graceful_shutdown(shutdown)
+                .into_future(),
+        );
         Instance { url, stop, serving }
     }
 

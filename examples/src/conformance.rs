@@ -3,7 +3,8 @@
 //! stdio tests.
 
 use mcp_tasks_runtime::{
-    CreateMessageParams, ElicitOutcome, InputError, Server, ToolContext, ToolError, tool,
+    CreateMessageParams, ElicitOutcome, InputError, Server, ServerBuilder, ToolContext, ToolError,
+    tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -308,9 +309,9 @@ pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
 /// The conformance fixture server: the tools above, and the everything-server tools of
 /// [`crate::everything`]. A tool without arguments comes first: `http-header-validation` calls the
 /// first listed tool with `{}` and expects it to succeed.
-pub fn conformance_server() -> Server {
+pub fn conformance_server() -> ServerBuilder {
     use crate::everything::*;
-    Server::new("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
+    Server::builder("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
         .tool::<test_simple_text>()
         .tool::<greet>()
         .tool::<slow_compute>()

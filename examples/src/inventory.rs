@@ -7,7 +7,9 @@
 
 use mcp_tasks_runtime::schemars::{self, JsonSchema};
 use mcp_tasks_runtime::serde::{Deserialize, Serialize};
-use mcp_tasks_runtime::{ElicitOutcome, Json, Server, State, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{
+    ElicitOutcome, Json, Server, ServerBuilder, State, ToolContext, ToolError, tool,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -175,8 +177,8 @@ pub async fn ship_order(
 }
 
 /// The inventory service with this stock and staff.
-pub fn server(inventory: Inventory, staff: Staff) -> Server {
-    Server::new("inventory", "1.0.0")
+pub fn server(inventory: Inventory, staff: Staff) -> ServerBuilder {
+    Server::builder("inventory", "1.0.0")
         .instructions(
             "An inventory: `stock` lists it, `restock` (managers) adds to it, `ship_order` ships.",
         )

@@ -6,7 +6,8 @@ pub mod inventory;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{
-    CreateMessageParams, ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool,
+    CreateMessageParams, ElicitOutcome, Server, ServerBuilder, ServerConfig, ToolContext,
+    ToolError, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -131,9 +132,9 @@ pub async fn countdown(
     Ok("liftoff".into())
 }
 
-/// The example server with all its tools.
-pub fn example_server() -> Server {
-    Server::new("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
+/// The example server with all its tools (built by the caller, who may add settings).
+pub fn example_server() -> ServerBuilder {
+    Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
         .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown.")
         .tool::<greet>()
         .tool::<add>()
@@ -182,13 +183,14 @@ async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// with `--http HOST:PORT` (port 0 picks a free one). `--store SPEC` keeps tasks in another store
 /// ([`open_store`]); `--state-secret SECRET` seals MRTR `requestState` with a secret shared by
 /// every instance (the one setting several instances on one store need); `--lease-ms N` sets how
-/// long this instance's lease on its running tasks lasts. With HTTP, `--token TOKEN=PRINCIPAL`
+/// long this instance's lease on its running tasks lasts; `--stdio-spin-us N` how long the stdio
+/// loop polls its input after a message ([`ServerConfig::stdio_spin`]). With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body. The HTTP
 /// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
 /// connections.
-pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
+pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
     use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
     let mut args = std::env::args().skip(1);
     let mut http = None;
@@ -196,6 +198,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     let mut session_idle = None;
     let mut max_body = None;
     let mut store = None;
+    let mut config = ServerConfig::default();
     let mut server = server;
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -215,10 +218,14 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
                     .and_then(|v| v.parse::<u64>().ok())
                     .filter(|ms| *ms > 0)
                     .ok_or_else(|| usage("--lease-ms needs a number of milliseconds"))?;
-                server = server.config(ServerConfig {
-                    lease: Duration::from_millis(ms),
-                    ..ServerConfig::default()
-                });
+                config = config.lease(Duration::from_millis(ms));
+            }
+            "--stdio-spin-us" => {
+                let us = args
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| usage("--stdio-spin-us needs a number of microseconds"))?;
+                config = config.stdio_spin(Duration::from_micros(us));
             }
             "--task-fallback" => server = server.task_fallback(),
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
@@ -251,6 +258,7 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
     if let Some(store) = store {
         server = server.store(store);
     }
+    let server = server.config(config).build()?;
     let Some(addr) = http else {
         if !tokens.is_empty() {
             return Err(usage("--token applies to --http only"));
@@ -272,20 +280,14 @@ pub async fn serve_from_args(server: Server) -> std::io::Result<()> {
         config = config.authenticator(auth);
     }
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    server
-        .serve_http_with(
-            listener,
-            config,
-            mcp_tasks_runtime::server::shutdown_signal(),
-        )
-        .await
+    server.serve_http(listener).config(config).await
 }
 
 fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

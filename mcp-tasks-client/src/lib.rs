@@ -70,7 +70,7 @@
 //! async fn main() -> Result<(), mcp_tasks_client::Error> {
 //!     // Each era takes its own route for the question; the same script answers both.
 //!     for era in [EraChoice::Modern, EraChoice::Legacy] {
-//!         let server = Server::new("files", "1.0.0").tool::<delete>();
+//!         let server = Server::builder("files", "1.0.0").tool::<delete>().build().expect("set up");
 //!         let script = Scripted::new().accept(serde_json::json!({ "sure": true }));
 //!         let client = Client::builder()
 //!             .era(era)

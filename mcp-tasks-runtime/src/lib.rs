@@ -67,12 +67,12 @@
 //!
 //! #[tokio::main]
 //! async fn main() -> std::io::Result<()> {
-//!     Server::new("notes", "1.0.0")
+//!     let server = Server::builder("notes", "1.0.0")
 //!         .state(Notes::default())
 //!         .tool::<read_note>()
 //!         .tool::<write_note>()
-//!         .serve_stdio() // or .serve_http("127.0.0.1:8080")
-//!         .await
+//!         .build()?; // every setup problem at once: a missing state, two tools of one name, ...
+//!     server.serve_stdio().await // or .serve_http("127.0.0.1:8080")
 //! }
 //! ```
 //!
@@ -82,7 +82,10 @@
 //! - [`ToolContext`]: asking the user ([`elicit`](ToolContext::elicit)), the client's model
 //!   ([`sample`](ToolContext::sample)), status and progress, cancellation, who is calling;
 //! - [`ToolError`]: tool errors, JSON-RPC errors, and `?` on any error;
-//! - [`Server`]: registering tools and state, serving stdio or Streamable HTTP; [`server`]:
+//! - [`Server::builder`] ([`ServerBuilder`]): registering tools and state, settings
+//!   ([`ServerConfig`], [`server::Limits`]), one [`SetupError`] for every setup problem;
+//! - [`Server`]: serving stdio, any reader and writer, Streamable HTTP, or a client in the same
+//!   process; [`server`]:
 //!   authentication ([`server::BearerTokens`], [`server::Authenticator`]);
 //! - [`store`]: where tasks are kept (the [`store::TaskStore`] trait and its in-memory default).
 
@@ -122,7 +125,7 @@ pub mod server;
 pub mod task;
 pub mod transport;
 
-pub use server::{Server, ServerConfig, SetupError};
+pub use server::{Server, ServerBuilder, ServerConfig, SetupError};
 
 /// Sends `tracing` output to stderr (stdout belongs to the protocol on stdio), filtered by
 /// `RUST_LOG` (default `info`). Call once at start-up; later calls do nothing.

@@ -77,7 +77,7 @@ impl Client {
     fn serve(server: Server) -> Client {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
         let (their_read, their_write) = tokio::io::split(theirs);
-        let serving = tokio::spawn(server.serve_io(their_read, their_write));
+        let serving = tokio::spawn(server.serve_io(their_read, their_write).into_future());
         let (read, writer) = tokio::io::split(ours);
         Client {
             lines: BufReader::new(read).lines(),
@@ -135,21 +135,20 @@ impl Client {
 }
 
 fn server(store: Arc<dyn TaskStore>, config: ServerConfig) -> Server {
-    Server::new("lifetimes", "0")
+    Server::builder("lifetimes", "0")
         .tool::<long_job>()
         .tool::<bounded_job>()
         .tool::<forever>()
         .tool::<ask_person>()
         .store(store)
         .config(config)
+        .build()
+        .expect("set up")
 }
 
 /// Sweeps run every 10 ms here, so that the test waits little; everything else is the default.
 fn defaults() -> ServerConfig {
-    ServerConfig {
-        sweep_every: Duration::from_millis(10),
-        ..ServerConfig::default()
-    }
+    ServerConfig::default().sweep_every(Duration::from_millis(10))
 }
 
 /// With default settings, a task that runs far longer than the old default TTL (10 minutes)
@@ -201,10 +200,7 @@ async fn a_task_running_past_its_ttl_completes_with_defaults() {
 async fn a_deadline_ends_a_task_and_says_so() {
     let clock = ManualClock::new();
     let store = Arc::new(MemoryTaskStore::with_clock(Arc::new(clock.clone())));
-    let config = ServerConfig {
-        task_deadline: Some(Duration::from_secs(3600)),
-        ..defaults()
-    };
+    let config = defaults().task_deadline(Duration::from_secs(3600));
     let mut c = Client::serve(server(store, config));
     let id = c.call_task("bounded_job").await;
 
@@ -268,10 +264,7 @@ async fn a_dead_instances_tasks_fail_once_its_lease_lapses() {
     let clock = ManualClock::new();
     let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::with_clock(Arc::new(clock.clone())));
     let lease = Duration::from_secs(15);
-    let config = || ServerConfig {
-        lease,
-        ..defaults()
-    };
+    let config = || defaults().lease(lease);
     let mut a = Client::serve(server(store.clone(), config()));
     let mut b = Client::serve(server(store.clone(), config()));
     let orphan = a.call_task("forever").await;

@@ -291,7 +291,10 @@ fn main() {
         Some("--serve") => {
             mcp_tasks_runtime::init_logging();
             let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
-            rt.block_on(mcp_tasks_examples::example_server().serve_stdio())
+            let server = mcp_tasks_examples::example_server()
+                .build()
+                .expect("the example server is set up right");
+            rt.block_on(server.serve_stdio().into_future())
                 .expect("serve");
             return;
         }

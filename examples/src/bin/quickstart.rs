@@ -32,9 +32,9 @@ async fn research(ctx: ToolContext, topic: String) -> Result<String, ToolError> 
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    Server::new("hello", "1.0.0")
+    let server = Server::builder("hello", "1.0.0")
         .tool::<greet>()
         .tool::<research>()
-        .serve_stdio()
-        .await
+        .build()?;
+    server.serve_stdio().await
 }

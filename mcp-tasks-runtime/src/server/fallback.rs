@@ -1,4 +1,4 @@
-//! The fallback for clients without tasks ([`Server::task_fallback`](super::Server::task_fallback)).
+//! The fallback for clients without tasks ([`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback)).
 //!
 //! A client that did not ask for a task (2025-11-25: no `task` in the `tools/call` params;
 //! 2026-07-28: the request's capabilities do not declare the tasks extension) calling a tool that
@@ -189,7 +189,7 @@ pub(crate) async fn launch(
 }
 
 /// A legacy taskless call of an `optional` tool with a promotion threshold
-/// ([`Server::promote_after`](super::Server::promote_after)): it runs inline on `inline` (the
+/// ([`ServerBuilder::promote_after`](super::ServerBuilder::promote_after)): it runs inline on `inline` (the
 /// session's backend) and answers inline if it ends within `after`; otherwise the same run goes on
 /// as a fallback task and the client gets the fallback's answer. Cancelling the request reaches
 /// the tool only while it is inline.

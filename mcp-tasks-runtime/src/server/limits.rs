@@ -2,7 +2,7 @@
 //! leaves ordinary use untouched and a builder setting; going over one answers the request that
 //! would have gone over with a precise JSON-RPC error and costs nobody else anything.
 
-/// The server's limits (see [`Server::limits`](super::Server::limits)); the Streamable HTTP
+/// The server's limits (see [`ServerBuilder::limits`](super::ServerBuilder::limits)); the Streamable HTTP
 /// ones (sessions, SSE buffers, a session's backlog) are on [`HttpConfig`](super::HttpConfig).
 ///
 /// | limit | default | going over it |

@@ -27,7 +27,7 @@ pub(crate) struct CallFacts {
     pub(crate) task_param: bool,
     /// The tool starts inline and becomes a task when it says so (`defer_task = true`).
     pub(crate) defers: bool,
-    /// The server's task fallback is on ([`Server::task_fallback`](super::Server::task_fallback)):
+    /// The server's task fallback is on ([`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback)):
     /// a call that cannot take a task may still start one, and be answered with its id.
     pub(crate) fallback: bool,
     /// Promotion thresholds from every place one can be set.
@@ -35,7 +35,7 @@ pub(crate) struct CallFacts {
 }
 
 /// After how long a still-running inline call becomes a task, from the three places that can say
-/// so. The most specific one wins: [`Server::promote_after`](super::Server::promote_after) (the
+/// so. The most specific one wins: [`ServerBuilder::promote_after`](super::ServerBuilder::promote_after) (the
 /// builder, per tool) over `#[tool(promote_after = "...")]` (the attribute) over
 /// [`ServerConfig::promote_after`](super::ServerConfig::promote_after) (server-wide).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -112,10 +112,10 @@ where
     Ok(())
 }
 
-/// Resolves on SIGTERM or Ctrl-C (Ctrl-C only, off Unix). The convenience functions
+/// Resolves on SIGTERM or Ctrl-C (Ctrl-C only, off Unix). The serve entry points
 /// ([`Server::serve_stdio`](super::Server::serve_stdio), [`Server::serve_io`](super::Server::serve_io),
-/// [`Server::serve_http`](super::Server::serve_http)) stop on it; the `*_with_shutdown` ones stop on
-/// a future of the host program's instead and install no signal handler.
+/// [`Server::serve_http`](super::Server::serve_http)) stop on it, unless given a future of the host
+/// program's with `.with_graceful_shutdown(future)`; then they install no signal handler.
 pub async fn shutdown_signal() {
     #[cfg(unix)]
     {

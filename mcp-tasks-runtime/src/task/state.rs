@@ -16,7 +16,7 @@ type HmacSha256 = Hmac<Sha256>;
 pub const STATE_LIFETIME: Duration = Duration::from_secs(3600);
 
 /// The key that seals `requestState`. Servers that share tasks or sit behind a load balancer must
-/// share it (see `Server::request_state_key`).
+/// share it (see `ServerBuilder::request_state_key`).
 #[derive(Clone)]
 pub struct StateKey([u8; 32]);
 

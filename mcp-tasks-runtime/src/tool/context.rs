@@ -184,18 +184,18 @@ impl ToolContext {
     }
 
     /// Sets the application state the call can reach ([`state`](Self::state), [`State<T>`]
-    /// parameters); the runtime passes what was registered with [`Server::state`].
+    /// parameters); the runtime passes what was registered with [`ServerBuilder::state`].
     ///
-    /// [`Server::state`]: crate::Server::state
+    /// [`ServerBuilder::state`]: crate::ServerBuilder::state
     pub fn with_state(mut self, state: Arc<StateMap>) -> Self {
         self.state = state;
         self
     }
 
-    /// The application state of type `T` registered with [`Server::state`], if any (a tool that
+    /// The application state of type `T` registered with [`ServerBuilder::state`], if any (a tool that
     /// takes a [`State<T>`] parameter instead is checked when the server starts).
     ///
-    /// [`Server::state`]: crate::Server::state
+    /// [`ServerBuilder::state`]: crate::ServerBuilder::state
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.state.get::<T>()
     }

@@ -79,7 +79,7 @@ pub struct ToolInfo {
     /// Promotion (`#[tool(promote_after = "30s")]`, `task_support = "optional"` only): in the
     /// modern era, a call from a client that declared the tasks extension starts inline and
     /// becomes a task if it is still running after this long. `None`: the server's setting
-    /// ([`Server::promote_after`](crate::Server::promote_after) for this tool wins over this,
+    /// ([`ServerBuilder::promote_after`](crate::ServerBuilder::promote_after) for this tool wins over this,
     /// this over [`ServerConfig::promote_after`](crate::ServerConfig::promote_after)).
     pub promote_after: Option<Duration>,
     /// Behaviour hints published in `tools/list`.

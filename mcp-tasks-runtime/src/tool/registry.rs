@@ -29,27 +29,35 @@ impl fmt::Debug for RegisteredTool {
 }
 
 impl RegisteredTool {
-    /// Registers `T`, computing its schemas.
+    /// Registers `T`, computing its schemas: for tests of a tool's description. A server
+    /// registers its tools with [`ServerBuilder::tool`](crate::server::ServerBuilder::tool), which
+    /// reports a bad header in its [`SetupError`](crate::SetupError) instead of panicking.
     ///
     /// # Panics
     /// When an `x-mcp-header` in its input schema breaks SEP-2243's rules (see
-    /// [`header_params`](Self::header_params)): clients would drop the tool, so it is found at
-    /// start-up instead.
+    /// [`try_of`](Self::try_of)).
     pub fn of<T: Tool>() -> Self {
+        Self::try_of::<T>()
+            .unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name))
+    }
+
+    /// Registers `T`, computing its schemas; `Err` says why an `x-mcp-header` in its input schema
+    /// breaks SEP-2243's rules (see [`header_params`](Self::header_params)): clients would drop
+    /// the tool, so it is found at start-up instead.
+    pub fn try_of<T: Tool>() -> Result<Self, String> {
         let mut params = ParamsBuilder::default();
         T::describe(&mut params);
         let state_needs = params.state_needs().into();
         let input_schema = params.finish();
-        let headers = super::headers::header_params(&input_schema)
-            .unwrap_or_else(|why| panic!("mcp-tasks: tool `{}`: {why}", T::INFO.name));
-        RegisteredTool {
+        let headers = super::headers::header_params(&input_schema)?;
+        Ok(RegisteredTool {
             info: T::INFO,
             input_schema: Arc::new(input_schema),
             output_schema: T::output_schema().map(Arc::new),
             headers: headers.into(),
             state_needs,
             call: T::call,
-        }
+        })
     }
 
     /// The arguments this tool's input schema marks `x-mcp-header` (SEP-2243): over Streamable
@@ -84,19 +92,19 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Adds a tool.
-    ///
-    /// # Panics
-    /// When a tool of the same name is already registered: that is a bug in the server's setup, and
-    /// it is better found at start-up than by a client.
-    pub fn insert(&mut self, tool: RegisteredTool) {
+    /// Adds a tool, like `HashSet::insert`: `false`, and nothing added, when a tool of the same
+    /// name is already registered (a bug in the server's setup, which
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) reports at start-up rather
+    /// than leaving it for a client to find).
+    #[must_use = "`false` means the tool was not added: its name is taken"]
+    pub fn insert(&mut self, tool: RegisteredTool) -> bool {
         let name = tool.info.name;
-        assert!(
-            !self.tools.contains_key(name),
-            "mcp-tasks: two tools are named `{name}`; tool names must be unique (rename one with #[tool(name = \"...\")])"
-        );
+        if self.tools.contains_key(name) {
+            return false;
+        }
         self.order.push(name);
         self.tools.insert(name, Arc::new(tool));
+        true
     }
 
     /// Looks a tool up by name.

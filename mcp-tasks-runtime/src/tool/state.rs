@@ -1,7 +1,7 @@
-//! Application state: values registered once on the server ([`Server::state`]) and handed to
-//! tools as a [`State<T>`] parameter or through [`ToolContext::state`].
+//! Application state: values registered once on the server ([`ServerBuilder::state`]) and
+//! handed to tools as a [`State<T>`] parameter or through [`ToolContext::state`].
 //!
-//! [`Server::state`]: crate::Server::state
+//! [`ServerBuilder::state`]: crate::ServerBuilder::state
 //! [`ToolContext::state`]: super::ToolContext::state
 
 use super::{ArgumentError, Arguments, ParamsBuilder, ToolContext, ToolParam};
@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// A value the application registered with [`Server::state`], shared by every call: a database
+/// A value the application registered with [`ServerBuilder::state`], shared by every call: a database
 /// pool, an HTTP client, a cache. Take it as a tool parameter (it is never part of the input
 /// schema); it derefs to `T`:
 ///
@@ -29,16 +29,16 @@ use std::sync::Arc;
 ///     format!("hit #{}", counter.0.fetch_add(1, Ordering::Relaxed) + 1)
 /// }
 ///
-/// let server = Server::new("counter", "1.0.0").state(Counter::default()).tool::<hit>();
-/// assert!(server.check().is_ok());
+/// let server = Server::builder("counter", "1.0.0").state(Counter::default()).tool::<hit>();
+/// assert!(server.build().is_ok());
 /// ```
 ///
 /// A tool whose `State<T>` was never registered is found before the server serves anything:
-/// [`Server::check`] (which every `serve_*` runs first) names the tool and the type. `T` must be
+/// [`ServerBuilder::build`] fails, naming the tool and the type. `T` must be
 /// `Send + Sync + 'static`, since calls and tasks share it across threads.
 ///
-/// [`Server::state`]: crate::Server::state
-/// [`Server::check`]: crate::Server::check
+/// [`ServerBuilder::state`]: crate::ServerBuilder::state
+/// [`ServerBuilder::build`]: crate::ServerBuilder::build
 pub struct State<T> {
     /// Always holds a `T`: a `State<T>` is made only by [`StateMap::get`], which requires
     /// `T: Send + Sync`. Kept erased so that `State<T>` is `Send` whatever `T` is, and a misused
@@ -101,7 +101,7 @@ impl<T: Send + Sync + 'static> ToolParam<ViaState> for State<T> {
         _: &mut Arguments,
         _: &'static str,
     ) -> Result<Self, ArgumentError> {
-        // `Server::check` makes this unreachable for a served tool; a context built by hand (a
+        // `ServerBuilder::build` makes this unreachable for a served tool; a context built by hand (a
         // test driving a tool directly) may lack it.
         ctx.state::<T>().ok_or_else(|| {
             ArgumentError::internal(format!(

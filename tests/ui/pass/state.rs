@@ -30,9 +30,9 @@ fn main() {
         })
     );
     assert_eq!(tool.state_needs().len(), 2);
-    let server = Server::new("s", "0")
+    let server = Server::builder("s", "0")
         .state(Db { url: "postgres://db".into() })
         .state(Hits::default())
         .tool::<lookup>();
-    assert!(server.check().is_ok());
+    assert!(server.build().is_ok());
 }

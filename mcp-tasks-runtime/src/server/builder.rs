@@ -1,0 +1,456 @@
+//! [`ServerBuilder`]: records the server's setup, then checks all of it at once in
+//! [`build`](ServerBuilder::build). Nothing here panics, and nothing is configured on a
+//! [`Server`] afterwards.
+
+use super::setup::{SetupError, SetupProblem};
+use super::{COMPANION_TOOLS, Limits, Server, ServerConfig, ServerInner};
+use crate::protocol::Implementation;
+use crate::store::{MemoryTaskStore, TaskStore};
+use crate::task::state::StateKey;
+use crate::tool::{RegisteredTool, StateMap, TaskSupport, Tool, ToolRegistry};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// One recorded [`ServerBuilder::tool`]: the tool is described (its schemas computed, its
+/// headers checked) by `build`.
+#[derive(Debug, Clone, Copy)]
+struct ToolEntry {
+    describe: fn() -> Result<RegisteredTool, String>,
+    name: &'static str,
+}
+
+/// The setup of a [`Server`]: its tools, state and settings. Made by [`Server::builder`]; every
+/// method only records, and [`build`](Self::build) checks everything together.
+///
+/// ```no_run
+/// use mcp_tasks_runtime::{Server, ServerConfig, tool};
+/// use std::time::Duration;
+///
+/// /// Say hello.
+/// #[tool]
+/// async fn greet(name: String) -> String {
+///     format!("Hello, {name}!")
+/// }
+///
+/// #[tokio::main]
+/// async fn main() -> std::io::Result<()> {
+///     let server = Server::builder("hello", "1.0.0")
+///         .tool::<greet>()
+///         .config(ServerConfig::default().default_ttl(Duration::from_secs(3600)))
+///         .build()?;
+///     server.serve_stdio().await
+/// }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolEntry>,
+    config: ServerConfig,
+    limits: Limits,
+    state_key: Option<StateKey>,
+    store: Option<Arc<dyn TaskStore>>,
+    state: StateMap,
+    promote_after: HashMap<&'static str, Duration>,
+    task_fallback: bool,
+}
+
+impl Server {
+    /// Starts the setup of a server with this name and version (its `serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation {
+                name: name.into(),
+                version: version.into(),
+                title: None,
+            },
+            instructions: None,
+            tools: Vec::new(),
+            config: ServerConfig::default(),
+            limits: Limits::default(),
+            state_key: None,
+            store: None,
+            state: StateMap::default(),
+            promote_after: HashMap::new(),
+            task_fallback: false,
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Registers a tool: the type `#[tool]` generates next to the function, named like it. Two
+    /// tools of one name, or a tool whose `x-mcp-header` breaks SEP-2243's rules, make
+    /// [`build`](Self::build) fail.
+    pub fn tool<T: Tool>(mut self) -> Self {
+        self.tools.push(ToolEntry {
+            describe: RegisteredTool::try_of::<T>,
+            name: T::INFO.name,
+        });
+        self
+    }
+
+    /// Registers application state: a value every tool can take as a [`State<T>`] parameter
+    /// (or reach with [`ToolContext::state`]). One value per type; call it once per type you
+    /// share (a pool, a client, a cache; wrap it in your own struct to tell two of a type apart).
+    /// Registering a type again replaces the earlier value. A tool that takes a `State<T>` with
+    /// no `T` registered makes [`build`](Self::build) fail, naming the tool and the type.
+    ///
+    /// [`State<T>`]: crate::State
+    /// [`ToolContext::state`]: crate::ToolContext::state
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Instructions for the client's model (in `initialize` and `server/discover`).
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// A display title for the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Promotes long inline calls of tool `T` (see [`ServerConfig::promote_after`]): a call from a
+    /// 2026-07-28 client that declared the tasks extension runs inline, and turns into a task if
+    /// it is still running after `after`. `T` must be registered and `task_support = "optional"`
+    /// ([`build`](Self::build) fails otherwise).
+    ///
+    /// The threshold that applies to a call is the first of: this setting, the tool's
+    /// `#[tool(promote_after = "...")]`, [`ServerConfig::promote_after`].
+    pub fn promote_after<T: Tool>(mut self, after: Duration) -> Self {
+        self.promote_after.insert(T::INFO.name, after);
+        self
+    }
+
+    /// Turns on the **fallback for clients without tasks** (off by default), so that any MCP
+    /// client can use a tool that runs only as a task (`task_support = "required"`):
+    ///
+    /// - A `tools/call` of such a tool that does not ask for a task (2025-11-25: no `task` param;
+    ///   2026-07-28: the request does not declare the `io.modelcontextprotocol/tasks` extension),
+    ///   which otherwise is an error, starts the task and answers at once with an ordinary
+    ///   `CallToolResult`: a text naming the task id and the companion tools, the id in `_meta`
+    ///   (`io.modelcontextprotocol/related-task`) and, when the tool declares no `outputSchema`,
+    ///   `structuredContent: {taskId, status}`.
+    /// - Three companion tools are listed in `tools/list` and served, each taking
+    ///   `{"taskId": string}`: **`tasks_status`** (the task's status, status message and
+    ///   progress, and any question it waits on), **`tasks_result`** (the tool's own
+    ///   `CallToolResult` once the task completed, its JSON-RPC error if it failed with one, a
+    ///   note while it still runs) and **`tasks_cancel`**. They see only the caller's own tasks
+    ///   (the owner rules of `tasks/get`); an unknown or foreign id is the same `-32602` "Task not
+    ///   found". [`build`](Self::build) refuses a registered tool with one of these names
+    ///   ([`COMPANION_TOOLS`]).
+    /// - A fallback task that asks for input: on a 2025-11-25 session the question goes to the
+    ///   client as an ordinary server-to-client request (`elicitation/create`, ...; the client
+    ///   must have declared the capability) and `tasks_status` shows it while it waits; a
+    ///   2026-07-28 client without the tasks extension cannot answer a task, so the tool's input
+    ///   request fails at once with [`InputError::NotSupported`](crate::InputError) (`-32021` when
+    ///   returned with `?`).
+    ///
+    /// - An `optional` tool with a promotion threshold ([`promote_after`](Self::promote_after),
+    ///   [`ServerConfig::promote_after`]) called by such a client runs inline; if it is still
+    ///   running at the threshold, the same run goes on as a task and the client gets the same
+    ///   answer as above (a call that ends sooner answers inline).
+    /// - `tools/list` shows such a client (2026-07-28: no tasks extension in the request;
+    ///   2025-11-25: no `tasks` in the session's `initialize` capabilities) no `outputSchema` for
+    ///   the tools that may answer it that way, since that answer cannot match one; the
+    ///   companion tools are listed to every client.
+    ///
+    /// Clients that ask for tasks are served exactly as without the fallback.
+    pub fn task_fallback(mut self) -> Self {
+        self.task_fallback = true;
+        self
+    }
+
+    /// Replaces the server-wide defaults ([`ServerConfig::default`] otherwise). Values the server
+    /// cannot run with (a `lease` under 100 ms, a zero `sweep_every`) make
+    /// [`build`](Self::build) fail.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Replaces the default [`Limits`] (tasks per owner and in total, outstanding input
+    /// requests, message size on stdio).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The secret that seals `requestState` (inline input, MRTR). The default is random for each
+    /// built server, so a retry must come back to the same process. **Several instances sharing a
+    /// store** (behind a load balancer), or a server that restarts, set the same secret on each:
+    /// it is the one setting a multi-instance deployment needs (task owners are derived from the
+    /// authenticated principal, or are the same anonymous owner, on every instance).
+    pub fn request_state_key(mut self, secret: &[u8]) -> Self {
+        self.state_key = Some(StateKey::from_secret(secret));
+        self
+    }
+
+    /// Keeps tasks in this store instead of a fresh in-memory one: a durable or shared store,
+    /// such as [`SqliteTaskStore`](crate::store) (feature `sqlite`), kept across restarts.
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Checks the whole setup and makes the server. `Err` lists **every** problem found, not
+    /// only the first (see [`SetupProblem`]): two tools of one name, a tool's bad
+    /// `x-mcp-header`, a `State<T>` a tool takes that nobody registered, a `promote_after` for a
+    /// tool that is missing or not `optional`, a tool named like a companion tool of the
+    /// [`task_fallback`](Self::task_fallback), and [`ServerConfig`] values out of range.
+    ///
+    /// It may be called again (each call makes a separate server, with its own in-memory store
+    /// unless [`store`](Self::store) was set); it never panics.
+    pub fn build(&self) -> Result<Server, SetupError> {
+        let mut problems = Vec::new();
+        let mut tools = ToolRegistry::default();
+        for entry in &self.tools {
+            match (entry.describe)() {
+                Ok(tool) => {
+                    if !tools.insert(tool) {
+                        problems.push(SetupProblem::DuplicateTool { name: entry.name });
+                    }
+                }
+                Err(why) => problems.push(SetupProblem::BadHeader {
+                    tool: entry.name,
+                    why,
+                }),
+            }
+        }
+        for tool in tools.iter() {
+            for need in tool.state_needs() {
+                if !self.state.contains(need) {
+                    problems.push(SetupProblem::MissingState {
+                        tool: tool.info.name,
+                        state: need.name,
+                    });
+                }
+            }
+        }
+        let mut promoted: Vec<&'static str> = self.promote_after.keys().copied().collect();
+        promoted.sort_unstable();
+        for name in promoted {
+            match tools.get(name).map(|t| t.info.task_support) {
+                None => problems.push(SetupProblem::PromotedToolMissing { tool: name }),
+                Some(TaskSupport::Optional) => {}
+                Some(_) => problems.push(SetupProblem::PromotedToolNotOptional { tool: name }),
+            }
+        }
+        if self.task_fallback {
+            for name in COMPANION_TOOLS {
+                if let Some(tool) = tools.get(name) {
+                    problems.push(SetupProblem::CompanionToolName {
+                        tool: tool.info.name,
+                    });
+                }
+            }
+        }
+        for (setting, why) in self.config.problems() {
+            problems.push(SetupProblem::BadConfig { setting, why });
+        }
+        SetupError::check(problems)?;
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info.clone(),
+                instructions: self.instructions.clone(),
+                tools,
+                config: self.config.clone(),
+                state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
+                store: self
+                    .store
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                state: Arc::new(self.state.clone()),
+                limits: self.limits.clone(),
+                promote_after: self.promote_after.clone(),
+                task_fallback: self.task_fallback,
+                engine: OnceLock::new(),
+                info_json: OnceLock::new(),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schemars::{self, JsonSchema};
+    use crate::{Args, State, tool};
+    use serde::Deserialize;
+
+    /// A tool.
+    #[tool]
+    async fn plain() -> String {
+        "plain".into()
+    }
+
+    mod other {
+        /// Another tool with the same name.
+        #[crate::tool(name = "plain")]
+        pub async fn plain_again() -> String {
+            "again".into()
+        }
+    }
+
+    struct Missing;
+
+    /// Takes state nobody registers.
+    #[tool]
+    async fn needs_state(missing: State<Missing>) -> String {
+        let _ = &*missing;
+        String::new()
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct BadHeader {
+        /// Not an HTTP token: a space.
+        #[schemars(extend("x-mcp-header" = "Bad Name"))]
+        region: String,
+    }
+
+    /// Declares a header clients would drop.
+    #[tool]
+    async fn bad_header(Args(q): Args<BadHeader>) -> String {
+        q.region
+    }
+
+    /// Named like a companion tool of the fallback.
+    #[tool]
+    async fn tasks_status() -> String {
+        String::new()
+    }
+
+    /// A task tool that can be promoted.
+    #[tool(task_support = "optional")]
+    async fn promotable() -> String {
+        String::new()
+    }
+
+    #[test]
+    fn every_setup_problem_is_reported_together() {
+        let builder = Server::builder("t", "0")
+            .tool::<plain>()
+            .tool::<other::plain_again>()
+            .tool::<needs_state>()
+            .tool::<bad_header>()
+            .tool::<tasks_status>()
+            .promote_after::<plain>(Duration::from_secs(1))
+            .promote_after::<promotable>(Duration::from_secs(1))
+            .task_fallback()
+            .config(
+                ServerConfig::default()
+                    .lease(Duration::from_millis(99))
+                    .sweep_every(Duration::ZERO),
+            );
+        let err = builder.build().expect_err("eight problems");
+        let missing = std::any::type_name::<Missing>();
+        let mut problems = err.problems().to_vec();
+        let SetupProblem::BadHeader { why, .. } = &mut problems[1] else {
+            panic!("{err}")
+        };
+        assert!(why.contains("HTTP field-name token"), "{why}");
+        why.clear();
+        assert_eq!(
+            problems,
+            [
+                SetupProblem::DuplicateTool { name: "plain" },
+                SetupProblem::BadHeader {
+                    tool: "bad_header",
+                    why: String::new(),
+                },
+                SetupProblem::MissingState {
+                    tool: "needs_state",
+                    state: missing,
+                },
+                SetupProblem::PromotedToolNotOptional { tool: "plain" },
+                SetupProblem::PromotedToolMissing { tool: "promotable" },
+                SetupProblem::CompanionToolName {
+                    tool: "tasks_status"
+                },
+                SetupProblem::BadConfig {
+                    setting: "lease",
+                    why: "is 99ms; it must be at least 100ms, to outlast the time between two renewals"
+                        .into(),
+                },
+                SetupProblem::BadConfig {
+                    setting: "sweep_every",
+                    why: "is zero; the lifetime rules need a period of more than zero".into(),
+                },
+            ]
+        );
+        // The message lists every problem, one a line.
+        let message = err.to_string();
+        assert!(
+            message.starts_with(
+                "the server cannot start (8 problems):\n- two tools are named `plain`"
+            ),
+            "{message}"
+        );
+        assert_eq!(message.lines().count(), 9, "{message}");
+        for problem in err.problems() {
+            assert!(message.contains(&problem.to_string()), "{message}");
+        }
+        // One problem reads as one sentence; `?` in an io `main` gives `InvalidInput`.
+        let one = Server::builder("t", "0")
+            .tool::<needs_state>()
+            .build()
+            .expect_err("one problem");
+        assert_eq!(
+            one.to_string(),
+            format!(
+                "the server cannot start: tool `needs_state` takes `State<{missing}>`, but no `{missing}` is registered (add `.state(value)` to the server)"
+            )
+        );
+        assert_eq!(
+            std::io::Error::from(one).kind(),
+            std::io::ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn the_shortest_lease_and_state_registered_build() {
+        let config = ServerConfig::default().lease(super::super::config::MIN_LEASE);
+        assert!(
+            Server::builder("t", "0")
+                .tool::<plain>()
+                .tool::<needs_state>()
+                .state(Missing)
+                .config(config)
+                .build()
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn building_twice_and_cloning_cannot_panic() {
+        let builder = Server::builder("t", "0").tool::<plain>();
+        let copy = builder.clone().title("copy");
+        let one = builder.build().expect("first build");
+        let two = builder.build().expect("second build");
+        let three = copy.build().expect("a cloned builder builds");
+        let clone = one.clone();
+        // Servers of one builder are separate: each has its own tools and store.
+        assert!(!Arc::ptr_eq(&one.inner, &two.inner));
+        assert!(Arc::ptr_eq(&one.inner, &clone.inner));
+        assert_eq!(three.inner.info.title.as_deref(), Some("copy"));
+        assert_eq!(one.inner.info.title, None);
+        // A clone serves like the original, at the same time.
+        for server in [&one, &clone, &two, &three] {
+            let mut c = server.connect_in_memory();
+            assert!(c.send(serde_json::json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "plain", "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                } }
+            })));
+            let reply = c.recv().await.expect("a reply");
+            assert_eq!(reply["result"]["content"][0]["text"], "plain", "{reply}");
+        }
+    }
+}

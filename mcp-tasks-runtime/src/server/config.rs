@@ -1,0 +1,176 @@
+//! [`ServerConfig`]: the server-wide settings, set with methods like [`Limits`](super::Limits)
+//! and [`HttpConfig`](super::HttpConfig), checked by [`ServerBuilder::build`](super::ServerBuilder::build).
+
+use std::time::Duration;
+
+/// The shortest [`ServerConfig::lease`]: a lease must outlast the time between two renewals.
+pub(crate) const MIN_LEASE: Duration = Duration::from_millis(100);
+
+/// Settings that apply to every tool unless the tool says otherwise.
+///
+/// ```
+/// use mcp_tasks_runtime::ServerConfig;
+/// use std::time::Duration;
+///
+/// let config = ServerConfig::default()
+///     .default_ttl(Duration::from_secs(3600))
+///     .task_deadline(Duration::from_secs(600));
+/// ```
+///
+/// A task has two separate lifetimes: how long it may *run* ([`task_deadline`](Self::task_deadline),
+/// no limit by default) and how long its record is *kept* (its `ttl`, reported to clients: for
+/// [`default_ttl`](Self::default_ttl) after the task ended). A task that runs, or waits for a
+/// person's answer, longer than its `ttl` is not ended by it.
+///
+/// | setting | default |
+/// |---|---|
+/// | [`default_ttl`](Self::default_ttl) | 10 minutes |
+/// | [`task_deadline`](Self::task_deadline) | none |
+/// | [`lease`](Self::lease) | 15 s (at least 100 ms) |
+/// | [`default_poll_interval`](Self::default_poll_interval) | 1 s |
+/// | [`max_ttl`](Self::max_ttl) | 24 hours |
+/// | [`shutdown_grace`](Self::shutdown_grace) | 10 s |
+/// | [`cancel_grace`](Self::cancel_grace) | 5 s |
+/// | [`sweep_every`](Self::sweep_every) | 1 s (more than zero) |
+/// | [`promote_after`](Self::promote_after) | none (off) |
+/// | [`stdio_spin`](Self::stdio_spin) | zero (off) |
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub(crate) default_ttl: Duration,
+    pub(crate) task_deadline: Option<Duration>,
+    pub(crate) lease: Duration,
+    pub(crate) default_poll_interval: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) cancel_grace: Duration,
+    pub(crate) sweep_every: Duration,
+    pub(crate) promote_after: Option<Duration>,
+    pub(crate) stdio_spin: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            default_ttl: Duration::from_secs(600),
+            task_deadline: None,
+            lease: Duration::from_secs(15),
+            default_poll_interval: Duration::from_secs(1),
+            max_ttl: Duration::from_secs(24 * 3600),
+            shutdown_grace: Duration::from_secs(10),
+            cancel_grace: Duration::from_secs(5),
+            sweep_every: Duration::from_secs(1),
+            promote_after: None,
+            stdio_spin: Duration::ZERO,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// How long a task's record is kept, its `ttl` on the wire, when the tool declares none:
+    /// a finished task stays readable this long after it ended (default 10 minutes). It does not
+    /// limit how long a task runs.
+    pub fn default_ttl(mut self, ttl: Duration) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+
+    /// How long a task may run, from creation, before it fails with a status message that says
+    /// its deadline ended it (default `None`: no limit; a tool can also limit itself with
+    /// `tokio::time::timeout`). Takes a `Duration` or an `Option<Duration>`.
+    pub fn task_deadline(mut self, deadline: impl Into<Option<Duration>>) -> Self {
+        self.task_deadline = deadline.into();
+        self
+    }
+
+    /// How long this server's lease on its running tasks lasts (default 15 s). It is renewed at
+    /// least every third of that while the server runs; if the process dies, any server sharing
+    /// the store fails the tasks it was running ("the server running this task stopped") within
+    /// `lease` plus one [`sweep_every`](Self::sweep_every). At least 100 ms
+    /// ([`ServerBuilder::build`](super::ServerBuilder::build) refuses less).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Suggested poll interval when a tool declares none (default 1 second).
+    pub fn default_poll_interval(mut self, interval: Duration) -> Self {
+        self.default_poll_interval = interval;
+        self
+    }
+
+    /// The longest `ttl` a client may ask for (legacy `task.ttl`; default 24 hours).
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+
+    /// How long in-flight requests may take to finish after the input closes, or after the
+    /// HTTP server was told to shut down (default 10 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// How long a cancelled task's tool may take to wind down before it is dropped (default 5 s).
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = grace;
+        self
+    }
+
+    /// How often the lifetime rules (deadline, `ttl`, leases) are applied (default 1 s; more
+    /// than zero, [`ServerBuilder::build`](super::ServerBuilder::build) refuses zero).
+    pub fn sweep_every(mut self, every: Duration) -> Self {
+        self.sweep_every = every;
+        self
+    }
+
+    /// Promotion of long inline calls, server-wide (default `None`: off). With `Some(after)`, a
+    /// call of a `task_support = "optional"` tool from a 2026-07-28 client that declared the tasks
+    /// extension starts inline; if it has not finished after `after`, the client gets a
+    /// `CreateTaskResult` and the same run goes on as that task (nothing restarts). A call that
+    /// finishes sooner answers inline. A tool's own `#[tool(promote_after = "...")]` wins over
+    /// this, and [`ServerBuilder::promote_after`](super::ServerBuilder::promote_after) (for one
+    /// tool) wins over both. Takes a `Duration` or an `Option<Duration>`.
+    pub fn promote_after(mut self, after: impl Into<Option<Duration>>) -> Self {
+        self.promote_after = after.into();
+        self
+    }
+
+    /// How long the stdio loop ([`Server::serve_stdio`](super::Server::serve_stdio),
+    /// [`Server::serve_io`](super::Server::serve_io)) keeps polling its input after it last read
+    /// or wrote a message, before its thread sleeps until input comes (default
+    /// `Duration::ZERO`: off, the thread sleeps at once).
+    ///
+    /// A client that sends its next request within that time is answered without a thread
+    /// being woken. It helps on a virtual machine whose idle vCPU halts: there that wake costs
+    /// tens of microseconds, more than an inline call's own work, and about 50 µs of spin
+    /// removes it for a client that calls in a loop. The cost is about this much CPU time after
+    /// each burst of messages (the window counts from the last message read or written), none
+    /// while the connection is idle; on a laptop it buys little, hence off by default.
+    pub fn stdio_spin(mut self, spin: Duration) -> Self {
+        self.stdio_spin = spin;
+        self
+    }
+
+    /// Every value this configuration holds that a server cannot run with, each as
+    /// `(setting, why)`.
+    pub(crate) fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        if self.lease < MIN_LEASE {
+            problems.push((
+                "lease",
+                format!(
+                    "is {:?}; it must be at least {MIN_LEASE:?}, to outlast the time between two renewals",
+                    self.lease
+                ),
+            ));
+        }
+        if self.sweep_every.is_zero() {
+            problems.push((
+                "sweep_every",
+                "is zero; the lifetime rules need a period of more than zero".to_owned(),
+            ));
+        }
+        problems
+    }
+}

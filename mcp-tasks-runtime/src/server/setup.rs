@@ -1,0 +1,137 @@
+//! [`SetupError`]: every reason a server cannot start, found together by
+//! [`ServerBuilder::build`](super::ServerBuilder::build).
+
+use std::fmt;
+
+/// One reason a server cannot start as configured (see [`SetupError::problems`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SetupProblem {
+    /// Two registered tools have the same name.
+    DuplicateTool {
+        /// The name both use.
+        name: &'static str,
+    },
+    /// A tool's `x-mcp-header` breaks SEP-2243's rules (clients would drop the tool).
+    BadHeader {
+        /// The tool.
+        tool: &'static str,
+        /// What is wrong with the header.
+        why: String,
+    },
+    /// A tool takes `State<T>` but no `T` was registered with
+    /// [`ServerBuilder::state`](super::ServerBuilder::state).
+    MissingState {
+        /// The tool.
+        tool: &'static str,
+        /// The type name of the missing state.
+        state: &'static str,
+    },
+    /// [`ServerBuilder::promote_after`](super::ServerBuilder::promote_after) names a tool that
+    /// is not registered.
+    PromotedToolMissing {
+        /// The tool.
+        tool: &'static str,
+    },
+    /// [`ServerBuilder::promote_after`](super::ServerBuilder::promote_after) names a tool that is
+    /// not `task_support = "optional"`.
+    PromotedToolNotOptional {
+        /// The tool.
+        tool: &'static str,
+    },
+    /// With [`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback), a tool has the
+    /// name of one of the companion tools ([`COMPANION_TOOLS`](super::COMPANION_TOOLS)).
+    CompanionToolName {
+        /// The tool.
+        tool: &'static str,
+    },
+    /// A [`ServerConfig`](super::ServerConfig) value the server cannot run with.
+    BadConfig {
+        /// The setting, as its method is named.
+        setting: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+impl fmt::Display for SetupProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetupProblem::DuplicateTool { name } => write!(
+                f,
+                "two tools are named `{name}`; tool names must be unique (rename one with #[tool(name = \"...\")])"
+            ),
+            SetupProblem::BadHeader { tool, why } => write!(f, "tool `{tool}`: {why}"),
+            SetupProblem::MissingState { tool, state } => write!(
+                f,
+                "tool `{tool}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
+            ),
+            SetupProblem::PromotedToolMissing { tool } => write!(
+                f,
+                "`promote_after` names tool `{tool}`, which is not registered"
+            ),
+            SetupProblem::PromotedToolNotOptional { tool } => write!(
+                f,
+                "tool `{tool}` is promoted (`promote_after`), so it must be `task_support = \"optional\"`"
+            ),
+            SetupProblem::CompanionToolName { tool } => write!(
+                f,
+                "tool `{tool}` has the name of a companion tool of the task fallback (`task_fallback`); rename the tool or leave the fallback off"
+            ),
+            SetupProblem::BadConfig { setting, why } => {
+                write!(f, "`ServerConfig::{setting}` {why}")
+            }
+        }
+    }
+}
+
+/// Why a server cannot start as configured: every problem
+/// [`ServerBuilder::build`](super::ServerBuilder::build) found, not only the first.
+///
+/// Its `Display` lists them all; [`problems`](Self::problems) gives them one by one. It converts
+/// into a [`std::io::Error`] ([`InvalidInput`](std::io::ErrorKind::InvalidInput)), so a
+/// `main() -> std::io::Result<()>` can use `?` on `build()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupError {
+    problems: Vec<SetupProblem>,
+}
+
+impl SetupError {
+    /// `Err` with these problems, `Ok` when there are none.
+    pub(crate) fn check(problems: Vec<SetupProblem>) -> Result<(), SetupError> {
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(SetupError { problems })
+        }
+    }
+
+    /// Every problem found, in the order of the checks (tools in registration order first,
+    /// then state, promotion, the fallback, the configuration). Never empty.
+    pub fn problems(&self) -> &[SetupProblem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problems.as_slice() {
+            [one] => write!(f, "the server cannot start: {one}"),
+            many => {
+                write!(f, "the server cannot start ({} problems):", many.len())?;
+                for problem in many {
+                    write!(f, "\n- {problem}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl From<SetupError> for std::io::Error {
+    fn from(e: SetupError) -> Self {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, e)
+    }
+}
