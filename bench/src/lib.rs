@@ -1,6 +1,6 @@
 //! Benchmarks of mcp-tasks against rmcp 3.9 and a bare JSON-RPC echo (the floor), over stdio and
 //! in-process pipes, with one load driver for every server. `cargo run --release -p
-//! mcp-tasks-bench` runs everything; see the README's "Benchmarks" section.
+//! mcp-tasks-bench` runs everything; see `bench/README.md`.
 
 pub mod driver;
 pub mod measure;

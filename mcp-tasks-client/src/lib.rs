@@ -43,8 +43,8 @@
 //!
 //! [`ClientBuilder::connect_in_process`] connects to a server in the same test, with no process or
 //! socket in between; a [`Scripted`] handler answers the tool's questions from a script and
-//! records them; the task handle keeps every state the task went through. (The README's "Testing
-//! your tools" shows the same code as a `#[tokio::test]`.)
+//! records them; the task handle keeps every state the task went through. (The book's "Testing
+//! your tools", `docs/src/testing.md`, shows the same code as a `#[tokio::test]`.)
 //!
 //! ```
 //! use mcp_tasks_client::{Asked, Client, EraChoice, Scripted, TaskStatus};
