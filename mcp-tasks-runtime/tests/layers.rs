@@ -1,4 +1,4 @@
-//! The runtime's modules depend on each other one way (README, "Layout"): no import circles.
+//! The runtime's modules depend on each other one way (ARCHITECTURE.md): no import circles.
 //!
 //! Reads `src/` as text, like `../shared/tools/import-circles.py` (whose rules it follows): a file
 //! depends on every module a `crate::...` or `super::...` path in it names (the longest prefix

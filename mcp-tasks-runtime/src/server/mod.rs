@@ -1,7 +1,7 @@
 //! The server: era detection, dispatch by method, legacy sessions, and JSON-RPC errors. The only
 //! layer that knows both protocol eras.
 //!
-//! Data flows one way through it (README, "Layout"): the transports (`stdio.rs`, `memory.rs`,
+//! Data flows one way through it (ARCHITECTURE.md): the transports (`stdio.rs`, `memory.rs`,
 //! `http/`) own their loops and hand each message to `driver.rs`, which keeps requests in flight
 //! on the per-peer state (`connection.rs`) and calls `dispatch.rs` with the connection seen only
 //! as a `Peer` (`peer.rs`: send, request, owner, session). Dispatch decides how a `tools/call`
@@ -164,7 +164,8 @@ impl Server {
     /// Serves one client over this process's stdin and stdout until stdin closes or the process
     /// gets SIGTERM / Ctrl-C (this installs handlers for both; add
     /// [`.with_graceful_shutdown(future)`](ServeStdio::with_graceful_shutdown) to stop on a
-    /// future of your own instead). Logging goes to stderr (see [`crate::init_logging`]).
+    /// future of your own instead). Logging goes to stderr (install a `tracing`
+    /// subscriber that writes there, or call `init_logging`, feature `logging`).
     ///
     /// When stdin and stdout are pipes or sockets (as when a client spawns the server) they are
     /// driven by tokio's reactor, without a blocking thread per read and write.

@@ -4,8 +4,8 @@
 //! `listen.rs`, the task engine's way back to a legacy session) sees the client only through
 //! [`Peer`], never through the connection that implements it (`connection.rs`) nor the transport
 //! that drives that connection. This is what keeps `server/` free of import circles: transports
-//! and the driver sit above dispatch, and nothing below names them (the layers are drawn in the
-//! README's Layout section).
+//! and the driver sit above dispatch, and nothing below names them (the layers are drawn in
+//! ARCHITECTURE.md).
 
 use super::era::{ClientView, Era};
 use crate::protocol::LogLevel;
