@@ -34,8 +34,8 @@ mod store {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    use mcp_tasks_runtime::protocol::InputRequest;
     use mcp_tasks_runtime::Era;
+    use mcp_tasks_runtime::protocol::InputRequest;
     use mcp_tasks_runtime::protocol::task::{Owner, TaskStatus};
     use mcp_tasks_runtime::store::{NewTask, RedisTaskStore, StoreError, TaskStore};
     use mcp_tasks_tests::redis::RedisServer;
@@ -255,10 +255,7 @@ mod store {
         // Nothing was persisted: the old task is gone, new ones work on both instances.
         let deadline = Instant::now() + Duration::from_secs(10);
         let task = loop {
-            match a
-                .create(NewTask::new(alice.clone(), Era::Modern))
-                .await
-            {
+            match a.create(NewTask::new(alice.clone(), Era::Modern)).await {
                 Ok(task) => break task,
                 Err(e) => {
                     assert!(Instant::now() < deadline, "the store never came back: {e}");

@@ -3,11 +3,11 @@
 //! oracles they hold the fast readers to (the way requests were read before, through a tree) live
 //! here too, with the unit tests that use them (the module is compiled for the crate's tests).
 
+use crate::protocol::Era;
 use crate::protocol::json_eq::assert_same_json;
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::meta::{self, ClientView, MetaCache, MetaError, MetaFacts};
-use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, MODERN_VERSIONS, Params};
 use crate::store::{NewTask, machine};

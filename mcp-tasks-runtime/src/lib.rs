@@ -108,8 +108,8 @@ pub use protocol::{
     ResourceContents, Root,
 };
 pub use tool::{
-    Args, ElicitOutcome, InputError, Json, Principal, RequestInfo, State, TaskSupport,
-    Tool, ToolContext, ToolError,
+    Args, ElicitOutcome, InputError, Json, Principal, RequestInfo, State, TaskSupport, Tool,
+    ToolContext, ToolError,
 };
 
 /// The `schemars` this crate builds schemas with: derive `JsonSchema` through it

@@ -7,9 +7,9 @@
 //! MRTR (modern) or with plain server-to-client requests (legacy), and one that may become a task
 //! part-way hands its running future to the engine when it does.
 
+use crate::protocol::Era;
 use crate::protocol::TASKS_EXTENSION;
 use crate::protocol::jsonrpc::{RpcError, codes};
-use crate::protocol::Era;
 use crate::tool::TaskSupport;
 use serde_json::json;
 use std::time::Duration;
@@ -158,12 +158,7 @@ fn requires_tasks_extension() -> RpcError {
 mod tests {
     use super::*;
 
-    fn facts(
-        support: TaskSupport,
-        era: Era,
-        declared: bool,
-        task_param: bool,
-    ) -> CallFacts {
+    fn facts(support: TaskSupport, era: Era, declared: bool, task_param: bool) -> CallFacts {
         CallFacts {
             support,
             era,
@@ -230,21 +225,13 @@ mod tests {
 
     #[test]
     fn refusals_say_why() {
-        let CallPlan::Refuse(e) = plan(&facts(
-            TaskSupport::Required,
-            Era::Legacy,
-            false,
-            false,
-        )) else {
+        let CallPlan::Refuse(e) = plan(&facts(TaskSupport::Required, Era::Legacy, false, false))
+        else {
             panic!("a required tool without `task` is refused");
         };
         assert!(e.message.contains("send `task`"), "{}", e.message);
-        let CallPlan::Refuse(e) = plan(&facts(
-            TaskSupport::Forbidden,
-            Era::Legacy,
-            false,
-            true,
-        )) else {
+        let CallPlan::Refuse(e) = plan(&facts(TaskSupport::Forbidden, Era::Legacy, false, true))
+        else {
             panic!("a forbidden tool with `task` is refused");
         };
         assert!(e.message.contains("\"forbidden\""), "{}", e.message);

@@ -773,8 +773,7 @@ mod tests {
         let clock = ManualClock::new();
         let store = MemoryTaskStore::with_clock(Arc::new(clock.clone()));
         let alice = Owner::new("alice");
-        let new =
-            || NewTask::new(alice.clone(), Era::Modern).ttl(Some(Duration::from_secs(1)));
+        let new = || NewTask::new(alice.clone(), Era::Modern).ttl(Some(Duration::from_secs(1)));
         let first = store.create(new()).await.unwrap();
         store.create(new()).await.unwrap();
         // Simulate the race: the record disappears while the index still names it.
@@ -829,9 +828,7 @@ mod tests {
         for i in 0..100_000 {
             let owner = Owner::new(format!("owner-{}", i % 100));
             store
-                .create(
-                    NewTask::new(owner, Era::Modern).ttl(Some(Duration::from_secs(3600))),
-                )
+                .create(NewTask::new(owner, Era::Modern).ttl(Some(Duration::from_secs(3600))))
                 .await
                 .unwrap();
         }

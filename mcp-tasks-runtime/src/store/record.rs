@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::InputRequest;
 use crate::protocol::Era;
+use crate::protocol::InputRequest;
 use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 /// Everything stored about one task: plain data, read and written only through a task store

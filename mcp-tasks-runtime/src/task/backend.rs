@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::Era;
+use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId};
 use crate::protocol::{InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
@@ -207,8 +207,8 @@ impl ContextBackend for TaskBackend {
             }
             // Only the 2025-11-25 path sends the request itself; the store takes the only copy
             // otherwise (a schema is a tree: copying it is not free).
-            let sent = matches!((origin, &channel), (Era::Legacy, Some(_)))
-                .then(|| request.clone());
+            let sent =
+                matches!((origin, &channel), (Era::Legacy, Some(_))).then(|| request.clone());
             let version = store
                 .add_input_request(&id, key.clone(), request)
                 .await

@@ -14,8 +14,8 @@
 //! still running here.
 
 use crate::protocol::ClientCapabilities;
-use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::Era;
+use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore, machine};

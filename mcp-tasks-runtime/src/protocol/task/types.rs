@@ -265,10 +265,7 @@ mod tests {
             tool_error.terminal_status(Era::Modern),
             TaskStatus::Completed
         );
-        assert_eq!(
-            tool_error.terminal_status(Era::Legacy),
-            TaskStatus::Failed
-        );
+        assert_eq!(tool_error.terminal_status(Era::Legacy), TaskStatus::Failed);
         for origin in [Era::Modern, Era::Legacy] {
             assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
             assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);

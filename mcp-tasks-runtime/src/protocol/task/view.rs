@@ -267,9 +267,9 @@ fn millis(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Era;
     use crate::protocol::RpcError;
     use crate::protocol::json_eq::assert_same_json;
-    use crate::protocol::Era;
     use crate::protocol::task::{Owner, TaskOutcome};
     use crate::store::TaskRecord;
     use serde_json::json;
