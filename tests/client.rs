@@ -740,7 +740,8 @@ async fn a_legacy_only_server_gets_initialize_and_a_broken_sse_response_is_resum
         .await
         .unwrap()
         .expect("falls back to initialize");
-    assert_eq!(client.era().version(), "2025-11-25");
+    assert_eq!(client.era(), mcp_tasks_client::Era::Legacy);
+    assert_eq!(client.protocol_version(), "2025-11-25");
     assert_eq!(client.server().name, "old");
     let result = timeout(WAIT, client.call_tool("slow", json!({})))
         .await

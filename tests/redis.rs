@@ -34,8 +34,9 @@ mod store {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
+    use mcp_tasks_runtime::Era;
     use mcp_tasks_runtime::protocol::InputRequest;
-    use mcp_tasks_runtime::protocol::task::{Owner, TaskOrigin, TaskStatus};
+    use mcp_tasks_runtime::protocol::task::{Owner, TaskStatus};
     use mcp_tasks_runtime::store::{NewTask, RedisTaskStore, StoreError, TaskStore};
     use mcp_tasks_tests::redis::RedisServer;
     use serde_json::{Map, json};
@@ -63,7 +64,7 @@ mod store {
         let (a, b) = (instance(url, &prefix), instance(url, &prefix));
         let alice = Owner::new("alice");
         let task = a
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         let mut writers = Vec::new();
@@ -94,7 +95,7 @@ mod store {
         let (a, b) = (instance(url, &prefix), instance(url, &prefix));
         let alice = Owner::new("alice");
         let task = a
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         let asked = a
@@ -169,7 +170,7 @@ mod store {
         let alice = Owner::new("alice");
         // Load the scripts first (a fresh Redis answers NOSCRIPT once per script).
         let warm = store
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         store
@@ -182,7 +183,7 @@ mod store {
         };
 
         let task = store
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         let created = commands(&server);
@@ -223,7 +224,7 @@ mod store {
         );
         let alice = Owner::new("alice");
         let before = a
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         assert!(b.get(&before.id, &alice).await.unwrap().is_some());
@@ -245,7 +246,7 @@ mod store {
             started.elapsed()
         );
         let error = b
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .expect_err("Redis is down");
         assert_eq!(error.to_rpc_error().code, -32603, "{error}");
@@ -254,10 +255,7 @@ mod store {
         // Nothing was persisted: the old task is gone, new ones work on both instances.
         let deadline = Instant::now() + Duration::from_secs(10);
         let task = loop {
-            match a
-                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
-                .await
-            {
+            match a.create(NewTask::new(alice.clone(), Era::Modern)).await {
                 Ok(task) => break task,
                 Err(e) => {
                     assert!(Instant::now() < deadline, "the store never came back: {e}");

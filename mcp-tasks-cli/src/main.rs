@@ -183,7 +183,7 @@ async fn tools(client: &Client, json: bool) -> Outcome {
     if modern {
         eprintln!(
             "(protocol {}: the server decides per call which tools run as tasks)",
-            client.era().version()
+            client.protocol_version()
         );
     }
     Outcome::Success

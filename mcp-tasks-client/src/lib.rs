@@ -114,11 +114,12 @@ pub use handler::{
     Asked, ElicitRequest, ElicitResponse, InputCapabilities, InputContext, InputHandler, NoInput,
     RootsRequest, SamplingRequest, SamplingResponse,
 };
+pub use mcp_tasks_runtime::Era;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
 pub use result::{structured, text};
-pub use session::{Era, ServerInfo, TaskMode};
+pub use session::{ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
 pub use testing::Scripted;

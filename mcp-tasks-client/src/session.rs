@@ -4,43 +4,14 @@
 use crate::error::Error;
 use crate::http::{Inbox, Outcome};
 use crate::peer::Peer;
-use mcp_tasks_runtime::TaskSupport;
 use mcp_tasks_runtime::protocol::{
     LEGACY_VERSION, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, codes, meta,
 };
+use mcp_tasks_runtime::{Era, TaskSupport};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The era the client and server agreed on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Era {
-    /// 2026-07-28 and later: the protocol version sent on every request.
-    Modern {
-        /// The version.
-        version: String,
-    },
-    /// 2025-11-25 and earlier: the version `initialize` negotiated.
-    Legacy {
-        /// The version.
-        version: String,
-    },
-}
-
-impl Era {
-    /// The protocol version.
-    pub fn version(&self) -> &str {
-        match self {
-            Era::Modern { version } | Era::Legacy { version } => version,
-        }
-    }
-
-    /// Whether this is the modern (2026-07-28) era.
-    pub fn is_modern(&self) -> bool {
-        matches!(self, Era::Modern { .. })
-    }
-}
 
 /// Whether the client asks for tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -123,6 +94,8 @@ pub(crate) struct TaskConfig {
 pub(crate) struct Session {
     pub(crate) peer: Arc<Peer>,
     pub(crate) era: Era,
+    /// The protocol version agreed within the era (`server/discover`'s or `initialize`'s).
+    pub(crate) version: String,
     pub(crate) server: ServerInfo,
     pub(crate) client_info: Value,
     pub(crate) config: TaskConfig,
@@ -137,6 +110,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("era", &self.era)
+            .field("version", &self.version)
             .field("server", &self.server.name)
             .finish_non_exhaustive()
     }
@@ -160,12 +134,12 @@ impl Session {
         })
     }
 
-    /// `server/discover`: `Ok(Ok(..))` for a 2026-07-28 server, `Ok(Err(why))` for one that is
+    /// `server/discover`: `Ok(Ok((version, info)))` for a 2026-07-28 server, `Ok(Err(why))` for one that is
     /// not (or did not answer within `timeout`), `Err` when the server cannot be reached.
     pub(crate) async fn discover(
         &self,
         timeout: Option<Duration>,
-    ) -> Result<Result<(Era, ServerInfo), String>, Error> {
+    ) -> Result<Result<(String, ServerInfo), String>, Error> {
         if let Some(http) = self.peer.http() {
             http.set_modern(MODERN_VERSION);
         }
@@ -221,12 +195,7 @@ impl Session {
             .and_then(|m| m.get(meta::SERVER_INFO))
             .or_else(|| result.get("serverInfo"));
         let info = ServerInfo::from(&result, server_info, true);
-        Ok(Ok((
-            Era::Modern {
-                version: version.to_owned(),
-            },
-            info,
-        )))
+        Ok(Ok((version.to_owned(), info)))
     }
 
     /// One `server/discover`; `Err(timeout)` when it took longer.
@@ -274,7 +243,8 @@ impl Session {
         if let Some(http) = self.peer.http() {
             http.set_legacy(&version);
         }
-        self.era = Era::Legacy { version };
+        self.era = Era::Legacy;
+        self.version = version;
         self.peer
             .notify("notifications/initialized", json!({}))
             .await?;

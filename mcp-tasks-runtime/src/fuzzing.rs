@@ -3,11 +3,12 @@
 //! oracles they hold the fast readers to (the way requests were read before, through a tree) live
 //! here too, with the unit tests that use them (the module is compiled for the crate's tests).
 
+use crate::protocol::Era;
 use crate::protocol::json_eq::assert_same_json;
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, result_message};
 use crate::protocol::meta::{self, ClientView, MetaCache, MetaError, MetaFacts};
-use crate::protocol::task::{Owner, TaskOrigin, TaskStatus};
+use crate::protocol::task::{Owner, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, MODERN_VERSIONS, Params};
 use crate::store::{NewTask, machine};
 use crate::task::mrtr;
@@ -215,7 +216,7 @@ pub fn input_responses(data: &[u8]) {
         "other/method",
     ];
     let now = SystemTime::now();
-    let mut record = machine::new_record(NewTask::new(Owner::new("o"), TaskOrigin::Modern), now);
+    let mut record = machine::new_record(NewTask::new(Owner::new("o"), Era::Modern), now);
     for (i, method) in METHODS.iter().enumerate() {
         let request = InputRequest::new(*method, Value::Object(Map::new()));
         machine::add_input_request(&mut record, format!("k{i}"), request, now)

@@ -104,12 +104,12 @@ pub mod tool;
 
 pub use mcp_tasks_macros::tool;
 pub use protocol::{
-    CallToolResult, Content, CreateMessageParams, CreateMessageResult, LogLevel, ResourceContents,
-    Root,
+    CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, LogLevel,
+    ResourceContents, Root,
 };
 pub use tool::{
-    Args, ElicitOutcome, InputError, Json, Principal, ProtocolEra, RequestInfo, State, TaskSupport,
-    Tool, ToolContext, ToolError,
+    Args, ElicitOutcome, InputError, Json, Principal, RequestInfo, State, TaskSupport, Tool,
+    ToolContext, ToolError,
 };
 
 /// The `schemars` this crate builds schemas with: derive `JsonSchema` through it

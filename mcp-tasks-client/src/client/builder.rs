@@ -6,8 +6,9 @@ use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
 use crate::http::HttpWire;
 use crate::peer::{DuplexSend, Peer, Wire};
-use crate::session::{Era, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
+use crate::session::{ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use futures_util::StreamExt;
+use mcp_tasks_runtime::Era;
 use mcp_tasks_runtime::Server;
 use mcp_tasks_runtime::protocol::LEGACY_VERSION;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -252,9 +253,8 @@ impl ClientBuilder {
     ) -> Result<Client, Error> {
         let mut inner = Session {
             peer,
-            era: Era::Legacy {
-                version: LEGACY_VERSION.into(),
-            },
+            era: Era::Legacy,
+            version: LEGACY_VERSION.into(),
             server: ServerInfo::from(&json!({}), None, false),
             client_info: json!({ "name": self.name, "version": self.version }),
             config: self.config.clone(),
@@ -278,8 +278,9 @@ impl ClientBuilder {
             },
         };
         match modern {
-            Some((era, server)) => {
-                inner.era = era;
+            Some((version, server)) => {
+                inner.era = Era::Modern;
+                inner.version = version;
                 inner.server = server;
             }
             None => inner.initialize().await?,

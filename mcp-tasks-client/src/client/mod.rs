@@ -11,7 +11,8 @@ pub use call::ToolCall;
 pub use tools::ToolInfo;
 
 use crate::error::Error;
-use crate::session::{Era, ServerInfo, Session};
+use crate::session::{ServerInfo, Session};
+use mcp_tasks_runtime::Era;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,7 +21,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Which protocol era to speak.
+/// Which protocol era to speak: the connect option of [`ClientBuilder::era`]. The era agreed on
+/// is then [`Client::era`] (an [`Era`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EraChoice {
     /// Probe with `server/discover`; fall back to `initialize` when the server does not answer it
@@ -31,6 +33,16 @@ pub enum EraChoice {
     Modern,
     /// 2025-11-25 only (`initialize`, a session, experimental tasks).
     Legacy,
+}
+
+impl From<Era> for EraChoice {
+    /// Pins that era.
+    fn from(era: Era) -> Self {
+        match era {
+            Era::Modern => EraChoice::Modern,
+            Era::Legacy => EraChoice::Legacy,
+        }
+    }
 }
 
 /// A connection to an MCP server. Cheap to clone; the connection closes when the last clone (and
@@ -61,9 +73,16 @@ pub struct Client {
 }
 
 impl Client {
-    /// The era the client and server agreed on.
-    pub fn era(&self) -> &Era {
-        &self.inner.era
+    /// The protocol era the client and server agreed on.
+    pub fn era(&self) -> Era {
+        self.inner.era
+    }
+
+    /// The protocol version agreed within [`era`](Self::era): `2026-07-28` after
+    /// `server/discover`, or the version `initialize` negotiated (`2025-11-25`, `2025-06-18`,
+    /// ...).
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.version
     }
 
     /// What the server said about itself.

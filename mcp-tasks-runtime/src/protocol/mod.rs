@@ -1,5 +1,6 @@
 //! Wire types for both protocol eras (2025-11-25 and 2026-07-28), and nothing else.
 
+mod era;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod json_eq;
 pub mod jsonrpc;
@@ -8,6 +9,7 @@ pub mod meta;
 mod params;
 pub mod task;
 
+pub use era::Era;
 pub use jsonrpc::{RequestId, RpcError, codes};
 pub use mcp::*;
 pub use params::Params;

@@ -249,7 +249,7 @@ impl Peer for Connection {
 
     fn owner(&self, era: &Era) -> Owner {
         match (era, lock(&self.session).as_ref()) {
-            (Era::Legacy { .. }, Some(session)) => Owner::new(format!("session:{}", session.id)),
+            (Era::Legacy, Some(session)) => Owner::new(format!("session:{}", session.id)),
             _ => self.owner.clone(),
         }
     }

@@ -21,7 +21,7 @@ use super::era::Era;
 use super::peer::{self, Peer};
 use crate::protocol::Params;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{
     ClientCapabilities, Execution, InputRequest, LogLevel, TASKS_EXTENSION, ToolAnnotations,
     ToolDescription, meta,
@@ -56,8 +56,8 @@ pub const COMPANION_TOOLS: [&str; 3] = [TASK_STATUS_TOOL, TASK_RESULT_TOOL, TASK
 /// one).
 pub(crate) fn declares_tasks(era: &Era, caps: &ClientCapabilities) -> bool {
     match era {
-        Era::Modern { .. } => caps.has_extension(TASKS_EXTENSION),
-        Era::Legacy { .. } => caps.has("tasks"),
+        Era::Modern => caps.has_extension(TASKS_EXTENSION),
+        Era::Legacy => caps.has("tasks"),
     }
 }
 
@@ -158,11 +158,7 @@ pub(crate) async fn launch(
         tool: tool.clone(),
         arguments: call.arguments,
         owner,
-        origin: if legacy {
-            TaskOrigin::Legacy
-        } else {
-            TaskOrigin::Modern
-        },
+        origin: call.era,
         requested_ttl: None,
         capabilities: call.capabilities,
         // Questions go to a legacy session as ordinary requests; task status notifications do not
@@ -236,7 +232,7 @@ pub(crate) async fn run_promotable(
         tool: tool.clone(),
         arguments: call.arguments,
         owner: peer.owner(&call.era),
-        origin: TaskOrigin::Legacy,
+        origin: Era::Legacy,
         requested_ttl: None,
         capabilities: call.capabilities,
         channel: Some(Arc::new(Quiet(peer::channel(Arc::downgrade(peer))))),
@@ -532,12 +528,8 @@ mod tests {
                 .map(|t| serde_json::to_value(t).expect("a tool serializes"))
                 .collect()
         };
-        let modern = listed(Era::Modern {
-            version: crate::protocol::MODERN_VERSION.into(),
-        });
-        let legacy = listed(Era::Legacy {
-            version: crate::protocol::LEGACY_VERSIONS[0].into(),
-        });
+        let modern = listed(Era::Modern);
+        let legacy = listed(Era::Legacy);
         for list in [&modern, &legacy] {
             let names: Vec<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
             assert_eq!(names, COMPANION_TOOLS);

@@ -7,7 +7,7 @@ use super::peer::Peer;
 use crate::protocol::jsonrpc::{Payload, Request, RequestId, RpcError, codes};
 use crate::protocol::meta::{self, MetaCache, MetaError, ReadMeta};
 use crate::protocol::{LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS, Params};
-use crate::tool::{ProtocolEra, RequestInfo};
+use crate::tool::RequestInfo;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -21,6 +21,9 @@ pub(crate) struct Incoming {
     /// The params' `_meta` (an object), read.
     pub(crate) meta: Option<Arc<ReadMeta>>,
     pub(crate) era: Era,
+    /// The protocol version within the era: the request's own (modern) or the one `initialize`
+    /// negotiated (legacy).
+    pub(crate) version: String,
     pub(crate) client: Arc<ClientView>,
     /// The least severe level the client wants log messages for on this request, if any.
     pub(crate) log_level: Option<LogLevel>,
@@ -48,7 +51,8 @@ pub(crate) fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcErr
             method: req.method,
             params,
             meta,
-            era: Era::Modern { version },
+            era: Era::Modern,
+            version,
             client,
             log_level,
         });
@@ -59,9 +63,8 @@ pub(crate) fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcErr
             method: req.method,
             params,
             meta,
-            era: Era::Legacy {
-                version: session.version,
-            },
+            era: Era::Legacy,
+            version: session.version,
             client: session.client,
             log_level: Some(session.log_level),
         }),
@@ -91,24 +94,12 @@ pub(crate) fn meta_error(error: &MetaError) -> RpcError {
     }
 }
 
-/// The era as the tool layer names it.
-pub(crate) fn protocol_era(era: &Era) -> ProtocolEra {
-    match era {
-        Era::Modern { .. } => ProtocolEra::Modern,
-        Era::Legacy { .. } => ProtocolEra::Legacy,
-    }
-}
-
 /// What a tool sees of the request: who calls, from which client, in which era, with which
 /// `_meta`. A task keeps it.
 pub(crate) fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
-    let version = match &req.era {
-        Era::Modern { version } | Era::Legacy { version } => version,
-    };
-    let era = protocol_era(&req.era);
     let meta = req.meta.as_ref().map(|m| m.tree()).unwrap_or_default();
     Arc::new(
-        RequestInfo::new(era, version.clone())
+        RequestInfo::new(req.era, req.version.clone())
             .with_principal(peer.principal())
             .with_client(req.client.info.clone())
             .with_meta(meta),

@@ -38,7 +38,6 @@ pub use auth::{
 };
 pub use builder::ServerBuilder;
 pub use config::ServerConfig;
-pub use era::Era;
 pub use fallback::{COMPANION_TOOLS, TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;

@@ -7,9 +7,10 @@
 //! MRTR (modern) or with plain server-to-client requests (legacy), and one that may become a task
 //! part-way hands its running future to the engine when it does.
 
+use crate::protocol::Era;
 use crate::protocol::TASKS_EXTENSION;
 use crate::protocol::jsonrpc::{RpcError, codes};
-use crate::tool::{ProtocolEra, TaskSupport};
+use crate::tool::TaskSupport;
 use serde_json::json;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ pub(crate) struct CallFacts {
     /// The tool's `task_support`.
     pub(crate) support: TaskSupport,
     /// The era the request is served in.
-    pub(crate) era: ProtocolEra,
+    pub(crate) era: Era,
     /// 2026-07-28: the request declares the tasks extension in its client capabilities.
     pub(crate) declared: bool,
     /// 2025-11-25: the request carries a `task` param (augmented call). Means nothing in the
@@ -90,13 +91,13 @@ pub(crate) enum Becomes {
 /// becomes a fallback task at the threshold (2025-11-25: not for a tool that defers).
 pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
     let taskless = match facts.era {
-        ProtocolEra::Modern => !facts.declared,
-        ProtocolEra::Legacy => !facts.task_param,
+        Era::Modern => !facts.declared,
+        Era::Legacy => !facts.task_param,
     };
     if facts.fallback && taskless {
         match facts.support {
             TaskSupport::Required => return CallPlan::Fallback,
-            TaskSupport::Optional if facts.era == ProtocolEra::Modern || !facts.defers => {
+            TaskSupport::Optional if facts.era == Era::Modern || !facts.defers => {
                 if let Some(after) = facts.promotion.threshold() {
                     return CallPlan::Inline {
                         becomes: Becomes::FallbackAfter(after),
@@ -107,7 +108,7 @@ pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
         }
     }
     match facts.era {
-        ProtocolEra::Modern => match (facts.support, facts.declared) {
+        Era::Modern => match (facts.support, facts.declared) {
             (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => CallPlan::Inline {
                 becomes: Becomes::Never,
             },
@@ -128,7 +129,7 @@ pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
                 }
             }
         },
-        ProtocolEra::Legacy => match (facts.support, facts.task_param) {
+        Era::Legacy => match (facts.support, facts.task_param) {
             (TaskSupport::Forbidden, true) => CallPlan::Refuse(RpcError::new(
                 codes::METHOD_NOT_FOUND,
                 "This tool does not support task-augmented invocation (execution.taskSupport is \"forbidden\")",
@@ -157,12 +158,7 @@ fn requires_tasks_extension() -> RpcError {
 mod tests {
     use super::*;
 
-    fn facts(
-        support: TaskSupport,
-        era: ProtocolEra,
-        declared: bool,
-        task_param: bool,
-    ) -> CallFacts {
+    fn facts(support: TaskSupport, era: Era, declared: bool, task_param: bool) -> CallFacts {
         CallFacts {
             support,
             era,
@@ -192,7 +188,7 @@ mod tests {
 
     #[test]
     fn the_task_support_table_of_the_design() {
-        use ProtocolEra::{Legacy, Modern};
+        use Era::{Legacy, Modern};
         use TaskSupport::{Forbidden, Optional, Required};
         let required_caps = format!(
             r#"-32021 {{"requiredCapabilities":{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}}}"#
@@ -229,21 +225,13 @@ mod tests {
 
     #[test]
     fn refusals_say_why() {
-        let CallPlan::Refuse(e) = plan(&facts(
-            TaskSupport::Required,
-            ProtocolEra::Legacy,
-            false,
-            false,
-        )) else {
+        let CallPlan::Refuse(e) = plan(&facts(TaskSupport::Required, Era::Legacy, false, false))
+        else {
             panic!("a required tool without `task` is refused");
         };
         assert!(e.message.contains("send `task`"), "{}", e.message);
-        let CallPlan::Refuse(e) = plan(&facts(
-            TaskSupport::Forbidden,
-            ProtocolEra::Legacy,
-            false,
-            true,
-        )) else {
+        let CallPlan::Refuse(e) = plan(&facts(TaskSupport::Forbidden, Era::Legacy, false, true))
+        else {
             panic!("a forbidden tool with `task` is refused");
         };
         assert!(e.message.contains("\"forbidden\""), "{}", e.message);
@@ -266,7 +254,7 @@ mod tests {
         assert_eq!(p(None, None, Some(s(3))).threshold(), Some(s(3)));
         assert_eq!(p(None, None, None).threshold(), None);
         // And the plan uses the one that wins.
-        let mut f = facts(TaskSupport::Optional, ProtocolEra::Modern, true, false);
+        let mut f = facts(TaskSupport::Optional, Era::Modern, true, false);
         f.promotion = p(None, Some(s(2)), Some(s(3)));
         assert_eq!(
             cell(plan(&f)),
@@ -284,7 +272,7 @@ mod tests {
         for (support, era, declared, task_param, expected) in [
             (
                 TaskSupport::Optional,
-                ProtocolEra::Modern,
+                Era::Modern,
                 true,
                 false,
                 format!("inline, then a task {after:?}"),
@@ -292,7 +280,7 @@ mod tests {
             // The client did not declare the extension: inline, as without promotion.
             (
                 TaskSupport::Optional,
-                ProtocolEra::Modern,
+                Era::Modern,
                 false,
                 false,
                 "run inline".into(),
@@ -300,14 +288,14 @@ mod tests {
             // Legacy clients chose for themselves with `task`.
             (
                 TaskSupport::Optional,
-                ProtocolEra::Legacy,
+                Era::Legacy,
                 false,
                 true,
                 "run as a task".into(),
             ),
             (
                 TaskSupport::Optional,
-                ProtocolEra::Legacy,
+                Era::Legacy,
                 false,
                 false,
                 "run inline".into(),
@@ -315,14 +303,14 @@ mod tests {
             // A required tool is a task from the start; a forbidden one never becomes one.
             (
                 TaskSupport::Required,
-                ProtocolEra::Modern,
+                Era::Modern,
                 true,
                 false,
                 "run as a task".into(),
             ),
             (
                 TaskSupport::Forbidden,
-                ProtocolEra::Modern,
+                Era::Modern,
                 true,
                 false,
                 "run inline".into(),
@@ -347,23 +335,23 @@ mod tests {
         };
         let asked = format!("inline, then a task {:?}", Becomes::WhenAsked);
         assert_eq!(
-            deferring(TaskSupport::Required, ProtocolEra::Modern, true, false),
+            deferring(TaskSupport::Required, Era::Modern, true, false),
             asked
         );
         assert_eq!(
-            deferring(TaskSupport::Optional, ProtocolEra::Modern, true, false),
+            deferring(TaskSupport::Optional, Era::Modern, true, false),
             asked
         );
         assert_eq!(
-            deferring(TaskSupport::Optional, ProtocolEra::Modern, false, false),
+            deferring(TaskSupport::Optional, Era::Modern, false, false),
             "run inline"
         );
         assert_eq!(
-            deferring(TaskSupport::Required, ProtocolEra::Legacy, false, true),
+            deferring(TaskSupport::Required, Era::Legacy, false, true),
             "run as a task"
         );
         // Promotion and deferral together: either makes it a task.
-        let mut f = facts(TaskSupport::Optional, ProtocolEra::Modern, true, false);
+        let mut f = facts(TaskSupport::Optional, Era::Modern, true, false);
         f.defers = true;
         f.promotion.attribute = Some(Duration::from_millis(10));
         assert_eq!(
@@ -380,7 +368,7 @@ mod tests {
     /// with a threshold is promoted into a fallback task (2025-11-25: unless it defers).
     #[test]
     fn the_fallback_changes_only_the_calls_that_cannot_take_a_task() {
-        use ProtocolEra::{Legacy, Modern};
+        use Era::{Legacy, Modern};
         use TaskSupport::{Forbidden, Optional, Required};
         let with = |support, era, declared, task_param, threshold: Option<u64>, defers| {
             cell(plan(&CallFacts {

@@ -27,7 +27,8 @@ use super::machine::{CANCELLED_MESSAGE, DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE
 use super::{
     CancelResult, Clock, DeliveryReport, ManualClock, NewTask, StoreError, TaskEvent, TaskStore,
 };
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+use crate::protocol::Era;
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError, codes};
 
 /// How long a check waits for something that must happen (a wake-up, an event).
@@ -188,7 +189,7 @@ fn bob() -> Owner {
 const TTL: Duration = Duration::from_secs(60);
 
 fn new_task(owner: Owner) -> NewTask {
-    NewTask::new(owner, TaskOrigin::Modern)
+    NewTask::new(owner, Era::Modern)
         .ttl(Some(TTL))
         .poll_interval(Some(Duration::from_secs(1)))
 }
@@ -310,7 +311,7 @@ async fn create_then_get_is_visible(make: Factory<'_>) {
     assert_eq!(created.status, TaskStatus::Working);
     assert_eq!(created.version, 1);
     assert_eq!(created.owner, alice());
-    assert_eq!(created.origin, TaskOrigin::Modern);
+    assert_eq!(created.origin, Era::Modern);
     assert_eq!(created.status_message.as_deref(), Some("starting"));
     assert_eq!(created.created_at, now);
     assert_eq!(created.last_updated_at, now);
@@ -327,10 +328,10 @@ async fn create_then_get_is_visible(make: Factory<'_>) {
 
     let legacy = env
         .store
-        .create(NewTask::new(alice(), TaskOrigin::Legacy))
+        .create(NewTask::new(alice(), Era::Legacy))
         .await
         .unwrap();
-    assert_eq!(legacy.origin, TaskOrigin::Legacy);
+    assert_eq!(legacy.origin, Era::Legacy);
     assert_eq!((legacy.ttl, legacy.poll_interval), (None, None));
     assert_eq!((legacy.deadline, legacy.runner), (None, None));
     assert_ne!(legacy.id, created.id);
@@ -629,8 +630,8 @@ async fn failure_outcomes_by_era(make: Factory<'_>) {
 
     let tool_error = TaskOutcome::Result(json!({"content": [], "isError": true}));
     for (origin, status) in [
-        (TaskOrigin::Modern, TaskStatus::Completed),
-        (TaskOrigin::Legacy, TaskStatus::Failed),
+        (Era::Modern, TaskStatus::Completed),
+        (Era::Legacy, TaskStatus::Failed),
     ] {
         let task = env
             .store

@@ -116,8 +116,9 @@ pub(super) mod checks {
 
     use serde_json::json;
 
+    use crate::protocol::Era;
     use crate::protocol::task::{
-        AsTaskView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskShape, TaskStatus, TaskView,
+        AsTaskView, Owner, TaskId, TaskOutcome, TaskShape, TaskStatus, TaskView,
     };
     use crate::protocol::{InputRequest, RpcError};
     use crate::store::{NewTask, StoreError, TaskStore};
@@ -135,7 +136,7 @@ pub(super) mod checks {
     }
 
     async fn create(store: &dyn TaskStore) -> TaskId {
-        let new = NewTask::new(alice(), TaskOrigin::Modern)
+        let new = NewTask::new(alice(), Era::Modern)
             .ttl(Some(Duration::from_secs(60)))
             .poll_interval(Some(Duration::from_secs(1)));
         store.create(new).await.expect("create").id

@@ -717,7 +717,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::task::TaskOrigin;
+    use crate::protocol::Era;
     use crate::store::ManualClock;
     use std::time::Instant;
 
@@ -744,7 +744,7 @@ mod tests {
         ];
         for result in results {
             let task = store
-                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+                .create(NewTask::new(alice.clone(), Era::Modern))
                 .await
                 .unwrap();
             let finished = store
@@ -773,8 +773,7 @@ mod tests {
         let clock = ManualClock::new();
         let store = MemoryTaskStore::with_clock(Arc::new(clock.clone()));
         let alice = Owner::new("alice");
-        let new =
-            || NewTask::new(alice.clone(), TaskOrigin::Modern).ttl(Some(Duration::from_secs(1)));
+        let new = || NewTask::new(alice.clone(), Era::Modern).ttl(Some(Duration::from_secs(1)));
         let first = store.create(new()).await.unwrap();
         store.create(new()).await.unwrap();
         // Simulate the race: the record disappears while the index still names it.
@@ -792,7 +791,7 @@ mod tests {
         let store = Arc::new(MemoryTaskStore::new());
         let alice = Owner::new("alice");
         let task = store
-            .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(alice.clone(), Era::Modern))
             .await
             .unwrap();
         let has_channel = |store: &MemoryTaskStore| {
@@ -829,9 +828,7 @@ mod tests {
         for i in 0..100_000 {
             let owner = Owner::new(format!("owner-{}", i % 100));
             store
-                .create(
-                    NewTask::new(owner, TaskOrigin::Modern).ttl(Some(Duration::from_secs(3600))),
-                )
+                .create(NewTask::new(owner, Era::Modern).ttl(Some(Duration::from_secs(3600))))
                 .await
                 .unwrap();
         }
@@ -848,7 +845,7 @@ mod tests {
         for _ in 0..1000 {
             tasks.push(
                 store
-                    .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
+                    .create(NewTask::new(owner.clone(), Era::Modern))
                     .await
                     .unwrap(),
             );

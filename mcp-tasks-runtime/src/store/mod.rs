@@ -52,7 +52,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+use crate::protocol::Era;
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, RpcError};
 
 mod clock;
@@ -210,7 +211,7 @@ pub struct NewTask {
     /// Who may see and act on it.
     pub owner: Owner,
     /// The era of the request that created it.
-    pub origin: TaskOrigin,
+    pub origin: Era,
     /// How long the record is kept (`None` = forever); see [`TaskRecord::ttl`].
     pub ttl: Option<Duration>,
     /// How long the task may run (`None` = no limit); see [`TaskRecord::deadline`].
@@ -225,7 +226,7 @@ pub struct NewTask {
 
 impl NewTask {
     /// A task with a fresh id, unlimited TTL, no deadline, no runner and no poll interval.
-    pub fn new(owner: Owner, origin: TaskOrigin) -> Self {
+    pub fn new(owner: Owner, origin: Era) -> Self {
         NewTask {
             id: TaskId::generate(),
             owner,

@@ -6,10 +6,9 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::protocol::Era;
 use crate::protocol::InputRequest;
-use crate::protocol::task::{
-    AsTaskView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus, TaskView,
-};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 /// Everything stored about one task: plain data, read and written only through a task store
 /// (`crate::store`), rendered to the wire through its [`TaskView`] (the renderers
@@ -24,7 +23,7 @@ pub struct TaskRecord {
     /// Who may see and act on the task.
     pub owner: Owner,
     /// The era it was created in.
-    pub origin: TaskOrigin,
+    pub origin: Era,
     /// Current status.
     pub status: TaskStatus,
     /// A message for people about the current status.
@@ -131,7 +130,7 @@ mod tests {
         TaskRecord {
             id: TaskId::new("786512e2"),
             owner: Owner::new("alice"),
-            origin: TaskOrigin::Modern,
+            origin: Era::Modern,
             status,
             status_message: None,
             created_at: t0(),
@@ -159,5 +158,21 @@ mod tests {
         r.terminal_at = Some(t0());
         let encoded = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<TaskRecord>(&encoded).unwrap(), r);
+    }
+
+    /// Records written before the era had one name (when the field was a `TaskOrigin`), as the
+    /// SQLite and Redis stores keep them: they still read, and encode to the same text.
+    #[test]
+    fn records_stored_before_the_era_rename_still_read() {
+        for (origin, era) in [("legacy", Era::Legacy), ("modern", Era::Modern)] {
+            let stored = format!(
+                r#"{{"id":"786512e2","owner":"alice","origin":"{origin}","status":"working","status_message":null,"created_at":{{"secs_since_epoch":1764066600,"nanos_since_epoch":0}},"last_updated_at":{{"secs_since_epoch":1764067200,"nanos_since_epoch":250000000}},"ttl":{{"secs":60,"nanos":0}},"deadline":null,"runner":null,"poll_interval":{{"secs":5,"nanos":0}},"input_requests":{{}},"input_responses":{{}},"retired_keys":[],"outcome":null,"version":1,"terminal_at":null}}"#
+            );
+            let mut expected = record(TaskStatus::Working);
+            expected.origin = era;
+            let read: TaskRecord = serde_json::from_str(&stored).unwrap();
+            assert_eq!(read, expected);
+            assert_eq!(serde_json::to_string(&read).unwrap(), stored);
+        }
     }
 }

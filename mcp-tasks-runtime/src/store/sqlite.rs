@@ -668,7 +668,8 @@ impl TaskStore for SqliteTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::task::{TaskOrigin, TaskStatus};
+    use crate::protocol::Era;
+    use crate::protocol::task::TaskStatus;
     use crate::store::ManualClock;
 
     /// A store in a fresh file that is unlinked at once: the open connection keeps it alive.
@@ -709,7 +710,7 @@ mod tests {
         let clock = ManualClock::new();
         let alice = Owner::new("alice");
         let new = || {
-            NewTask::new(alice.clone(), TaskOrigin::Modern)
+            NewTask::new(alice.clone(), Era::Modern)
                 .ttl(Some(Duration::from_secs(60)))
                 .runner("engine-1")
         };
@@ -746,7 +747,7 @@ mod tests {
             let page = store.list(&alice, None, 1).await.unwrap();
             // A task no engine runs, answered: the answer is committed with the delivery.
             let unowned = store
-                .create(NewTask::new(alice.clone(), TaskOrigin::Modern))
+                .create(NewTask::new(alice.clone(), Era::Modern))
                 .await
                 .unwrap();
             store

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
+use crate::protocol::Era;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOrigin};
+use crate::protocol::task::{Owner, TaskId};
 use crate::protocol::{InputRequest, meta};
 use crate::store::{StoreError, TaskStore};
 use crate::tool::{ContextBackend, InputError, InputFuture};
@@ -34,7 +35,7 @@ pub(crate) struct TaskBackend {
     store: Arc<dyn TaskStore>,
     id: TaskId,
     owner: Owner,
-    origin: TaskOrigin,
+    origin: Era,
     channel: Option<Arc<dyn ClientChannel>>,
     counter: AtomicUsize,
     status: Arc<StatusSlot>,
@@ -55,7 +56,7 @@ impl TaskBackend {
         store: Arc<dyn TaskStore>,
         id: TaskId,
         owner: Owner,
-        origin: TaskOrigin,
+        origin: Era,
         channel: Option<Arc<dyn ClientChannel>>,
         progress_token: Option<Value>,
         max_outstanding: usize,
@@ -206,8 +207,8 @@ impl ContextBackend for TaskBackend {
             }
             // Only the 2025-11-25 path sends the request itself; the store takes the only copy
             // otherwise (a schema is a tree: copying it is not free).
-            let sent = matches!((origin, &channel), (TaskOrigin::Legacy, Some(_)))
-                .then(|| request.clone());
+            let sent =
+                matches!((origin, &channel), (Era::Legacy, Some(_))).then(|| request.clone());
             let version = store
                 .add_input_request(&id, key.clone(), request)
                 .await
@@ -271,7 +272,7 @@ impl ContextBackend for TaskBackend {
             shown.progress = Some(text);
             self.status.set(shown.message());
         }
-        if let (TaskOrigin::Legacy, Some(channel), Some(token)) =
+        if let (Era::Legacy, Some(channel), Some(token)) =
             (self.origin, &self.channel, &self.progress_token)
         {
             let mut params = json!({ "progressToken": token, "progress": progress });
@@ -288,7 +289,7 @@ impl ContextBackend for TaskBackend {
     fn log(&self, mut params: Value) {
         // 2025-11-25: on the session, tagged with the task. The modern tasks extension has no
         // stream for a task's log messages; they are dropped.
-        if let (TaskOrigin::Legacy, Some(channel)) = (self.origin, &self.channel) {
+        if let (Era::Legacy, Some(channel)) = (self.origin, &self.channel) {
             params["_meta"] = json!({ meta::RELATED_TASK: { "taskId": self.id.as_str() } });
             channel.notify("notifications/message", params);
         }
@@ -347,14 +348,14 @@ mod tests {
         let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
         let owner = Owner::new("a");
         let record = store
-            .create(NewTask::new(owner.clone(), TaskOrigin::Modern))
+            .create(NewTask::new(owner.clone(), Era::Modern))
             .await
             .unwrap();
         let backend = TaskBackend::new(
             store.clone(),
             record.id.clone(),
             owner.clone(),
-            TaskOrigin::Modern,
+            Era::Modern,
             None,
             None,
             8,

@@ -14,8 +14,9 @@
 //! still running here.
 
 use crate::protocol::ClientCapabilities;
+use crate::protocol::Era;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOrigin, TaskOutcome};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore, machine};
 use crate::tool::{ContextBackend, RegisteredTool, RequestInfo, StateMap, ToolContext};
@@ -74,7 +75,7 @@ pub struct Launch {
     /// Who owns the task.
     pub owner: Owner,
     /// The era it is created in.
-    pub origin: TaskOrigin,
+    pub origin: Era,
     /// A TTL the client asked for (legacy `task.ttl`), honoured within limits.
     pub requested_ttl: Option<Duration>,
     /// The client's capabilities for this call.
@@ -443,7 +444,7 @@ mod tests {
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");
-        let task = NewTask::new(owner.clone(), TaskOrigin::Modern)
+        let task = NewTask::new(owner.clone(), Era::Modern)
             .ttl(Some(Duration::from_secs(60)))
             .deadline(Some(Duration::from_secs(60)));
         let record = store.create(task).await.unwrap();

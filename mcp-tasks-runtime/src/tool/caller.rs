@@ -1,7 +1,7 @@
 //! Who is calling: the authenticated principal, the client, the protocol era and the request's
 //! `_meta`, as a tool sees them through [`ToolContext`](super::ToolContext).
 
-use crate::protocol::Implementation;
+use crate::protocol::{Era, Implementation};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
@@ -29,16 +29,6 @@ impl fmt::Display for Principal {
     }
 }
 
-/// The protocol era a request is served in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ProtocolEra {
-    /// 2025-11-25 and earlier: `initialize`, sessions.
-    #[default]
-    Legacy,
-    /// 2026-07-28: stateless, everything in each request's `_meta`.
-    Modern,
-}
-
 /// What is known about the request a call came from. A task keeps the one of the `tools/call`
 /// that created it, so a task tool running later sees who asked for it.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +40,7 @@ pub struct RequestInfo {
     /// The client's `clientInfo` (from `initialize`, or the request's `_meta` in 2026-07-28).
     pub client: Option<Implementation>,
     /// The protocol era.
-    pub era: ProtocolEra,
+    pub era: Era,
     /// The protocol version (`2025-11-25`, `2026-07-28`, ...).
     pub protocol_version: String,
     /// The request's `_meta`, as sent (empty when there was none). Shared: the runtime reads a
@@ -60,7 +50,7 @@ pub struct RequestInfo {
 
 impl RequestInfo {
     /// A request in this era and version, with nothing else known.
-    pub fn new(era: ProtocolEra, protocol_version: impl Into<String>) -> Self {
+    pub fn new(era: Era, protocol_version: impl Into<String>) -> Self {
         RequestInfo {
             era,
             protocol_version: protocol_version.into(),

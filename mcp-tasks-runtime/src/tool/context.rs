@@ -1,4 +1,5 @@
-use super::{Principal, ProtocolEra, RequestInfo, State, StateMap};
+use super::{Principal, RequestInfo, State, StateMap};
+use crate::protocol::Era;
 use crate::protocol::{ClientCapabilities, Implementation, InputRequest, LogLevel};
 use serde_json::Value;
 use std::fmt;
@@ -219,7 +220,7 @@ impl ToolContext {
     }
 
     /// The protocol era of the request.
-    pub fn era(&self) -> ProtocolEra {
+    pub fn era(&self) -> Era {
         self.request.era
     }
 

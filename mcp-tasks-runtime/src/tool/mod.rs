@@ -14,7 +14,7 @@ mod registry;
 pub(crate) mod schema;
 mod state;
 
-pub use caller::{Principal, ProtocolEra, RequestInfo};
+pub use caller::{Principal, RequestInfo};
 pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
 pub use error::{ArgumentError, ToolError};
 pub use headers::{HeaderParam, header_matches};

@@ -31,5 +31,5 @@ mod view;
 
 pub use result::RelatedResult;
 pub use time::timestamp;
-pub use types::{OutcomeView, Owner, TaskId, TaskOrigin, TaskOutcome, TaskStatus};
+pub use types::{OutcomeView, Owner, TaskId, TaskOutcome, TaskStatus};
 pub use view::{AsTaskView, Rendered, TaskShape, TaskView, legacy_list_result};

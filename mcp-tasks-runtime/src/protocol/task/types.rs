@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::RpcError;
+use crate::protocol::{Era, RpcError};
 
 /// Where a task is in its life. Wire values are the snake_case names.
 ///
@@ -157,17 +157,6 @@ impl<'de> Deserialize<'de> for Owner {
     }
 }
 
-/// The protocol era a task was created in; it decides how the task is rendered and how a tool
-/// error (`isError: true`) ends it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskOrigin {
-    /// 2026-07-28 with the tasks extension.
-    Modern,
-    /// 2025-11-25 experimental tasks.
-    Legacy,
-}
-
 /// How a task's underlying request ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -185,10 +174,10 @@ impl TaskOutcome {
     /// An error is always `failed`. A result is `completed`, except that a legacy (2025-11-25)
     /// task whose `CallToolResult` has `isError: true` is `failed`; the 2026-07-28 extension keeps
     /// such a task `completed` and reserves `failed` for JSON-RPC errors.
-    pub fn terminal_status(&self, origin: TaskOrigin) -> TaskStatus {
+    pub fn terminal_status(&self, origin: Era) -> TaskStatus {
         match (self, origin) {
             (TaskOutcome::Error(_), _) => TaskStatus::Failed,
-            (TaskOutcome::Result(result), TaskOrigin::Legacy)
+            (TaskOutcome::Result(result), Era::Legacy)
                 if result.get("isError").and_then(Value::as_bool) == Some(true) =>
             {
                 TaskStatus::Failed
@@ -273,14 +262,11 @@ mod tests {
         let ok = TaskOutcome::Result(json!({"content": [], "isError": false}));
         let rpc = TaskOutcome::Error(RpcError::new(codes::INTERNAL_ERROR, "boom"));
         assert_eq!(
-            tool_error.terminal_status(TaskOrigin::Modern),
+            tool_error.terminal_status(Era::Modern),
             TaskStatus::Completed
         );
-        assert_eq!(
-            tool_error.terminal_status(TaskOrigin::Legacy),
-            TaskStatus::Failed
-        );
-        for origin in [TaskOrigin::Modern, TaskOrigin::Legacy] {
+        assert_eq!(tool_error.terminal_status(Era::Legacy), TaskStatus::Failed);
+        for origin in [Era::Modern, Era::Legacy] {
             assert_eq!(ok.terminal_status(origin), TaskStatus::Completed);
             assert_eq!(rpc.terminal_status(origin), TaskStatus::Failed);
         }

@@ -267,9 +267,10 @@ fn millis(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Era;
     use crate::protocol::RpcError;
     use crate::protocol::json_eq::assert_same_json;
-    use crate::protocol::task::{Owner, TaskOrigin, TaskOutcome};
+    use crate::protocol::task::{Owner, TaskOutcome};
     use crate::store::TaskRecord;
     use serde_json::json;
     use std::collections::BTreeSet;
@@ -399,7 +400,7 @@ mod tests {
         TaskRecord {
             id: TaskId::new("786512e2"),
             owner: Owner::new("alice"),
-            origin: TaskOrigin::Modern,
+            origin: Era::Modern,
             status,
             status_message: None,
             created_at: t0(),
@@ -632,7 +633,7 @@ mod tests {
     #[test]
     fn legacy_task_uses_legacy_names_and_no_payload() {
         let mut r = record(TaskStatus::Failed);
-        r.origin = TaskOrigin::Legacy;
+        r.origin = Era::Legacy;
         r.ttl = Some(Duration::from_secs(30));
         r.status_message = Some("Tool execution failed: API rate limit exceeded".into());
         r.outcome = Some(TaskOutcome::Error(RpcError::internal("rate limit")));

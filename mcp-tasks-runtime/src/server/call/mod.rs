@@ -9,12 +9,12 @@ mod mrtr;
 use super::ServerInner;
 use super::era::Era;
 use super::fallback;
-use super::incoming::{Answer, Incoming, protocol_era, request_info, tree};
+use super::incoming::{Answer, Incoming, request_info, tree};
 use super::inline;
 use super::peer::{self, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
-use crate::protocol::task::{AsTaskView, TaskOrigin, TaskShape};
+use crate::protocol::task::{AsTaskView, TaskShape};
 use crate::protocol::{CallToolResult, TASKS_EXTENSION};
 use crate::task::engine::Launch;
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
@@ -37,7 +37,7 @@ impl ToolCall {
     /// What the task fallback needs of this call.
     fn fallback(self, peer: &dyn Peer, req: &Incoming) -> fallback::Call {
         fallback::Call {
-            era: req.era.clone(),
+            era: req.era,
             id: req.id.clone(),
             capabilities: req.client.capabilities.clone(),
             log_level: req.log_level,
@@ -69,7 +69,7 @@ pub(crate) async fn tools_call(
         // The companion tools run inline, like any `forbidden` tool.
         if let CallPlan::Refuse(err) = plan::plan(&CallFacts {
             support: TaskSupport::Forbidden,
-            era: protocol_era(&req.era),
+            era: req.era,
             declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
             task_param: req.params.has_non_null("task"),
             defers: false,
@@ -92,7 +92,7 @@ pub(crate) async fn tools_call(
     let info = &tool.info;
     let plan = plan::plan(&CallFacts {
         support: info.task_support,
-        era: protocol_era(&req.era),
+        era: req.era,
         declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
         task_param: req.params.has_non_null("task"),
         defers: info.defer_task,
@@ -165,9 +165,10 @@ async fn launch_task(
         arguments,
         progress_token,
     } = call;
-    let (origin, requested_ttl, channel) = match &req.era {
-        Era::Modern { .. } => (TaskOrigin::Modern, None, None),
-        Era::Legacy { .. } => {
+    let origin = req.era;
+    let (requested_ttl, channel) = match origin {
+        Era::Modern => (None, None),
+        Era::Legacy => {
             let ttl = match req
                 .params
                 .value("task")
@@ -183,11 +184,7 @@ async fn launch_task(
                     }
                 },
             };
-            (
-                TaskOrigin::Legacy,
-                ttl,
-                Some(peer::channel(Arc::downgrade(peer))),
-            )
+            (ttl, Some(peer::channel(Arc::downgrade(peer))))
         }
     };
     let launch = Launch {
@@ -209,10 +206,10 @@ async fn launch_task(
     let record = server.engine().launch(launch).await?;
     let view = record.task_view();
     Ok(Payload::Text(match origin {
-        TaskOrigin::Modern => view
+        Era::Modern => view
             .render(TaskShape::ModernCreate)
             .with_server_info(server.info_json())
             .to_text(),
-        TaskOrigin::Legacy => view.render(TaskShape::LegacyCreate).to_text(),
+        Era::Legacy => view.render(TaskShape::LegacyCreate).to_text(),
     }))
 }

@@ -9,9 +9,10 @@ use super::super::inline;
 use super::super::peer::Peer;
 use super::super::plan::Becomes;
 use super::{Caught, ToolCall, finish};
+use crate::protocol::Era;
 use crate::protocol::InputRequest;
 use crate::protocol::jsonrpc::{Payload, RpcError};
-use crate::protocol::task::{Owner, TaskOrigin};
+use crate::protocol::task::Owner;
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
@@ -242,7 +243,7 @@ impl Mrtr {
             tool: call.tool,
             arguments: call.arguments,
             owner,
-            origin: TaskOrigin::Modern,
+            origin: Era::Modern,
             requested_ttl: None,
             capabilities: req.client.capabilities.clone(),
             channel: None,

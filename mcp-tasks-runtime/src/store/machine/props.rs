@@ -4,7 +4,8 @@
 //! input request is outstanding.
 
 use super::*;
-use crate::protocol::task::{Owner, TaskOrigin};
+use crate::protocol::Era;
+use crate::protocol::task::Owner;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
@@ -37,8 +38,8 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn origin() -> impl Strategy<Value = TaskOrigin> {
-    prop_oneof![Just(TaskOrigin::Modern), Just(TaskOrigin::Legacy)]
+fn origin() -> impl Strategy<Value = Era> {
+    prop_oneof![Just(Era::Modern), Just(Era::Legacy)]
 }
 
 fn key(k: u8) -> String {
