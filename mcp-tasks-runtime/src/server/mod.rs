@@ -33,13 +33,11 @@ mod stdio;
 mod tasks;
 
 #[cfg(feature = "http")]
-pub use auth::{
-    AuthFuture, Authenticator, BearerTokens, Principal, RequestParts, Unauthorized, auth_future,
-};
+pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized, auth_future};
 pub use builder::ServerBuilder;
 pub use config::ServerConfig;
 pub use era::Era;
-pub use fallback::{COMPANION_TOOLS, TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
+pub use fallback::COMPANION_TOOLS;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
@@ -156,15 +154,10 @@ impl Server {
         self.inner.engine().stop_tasks().await
     }
 
-    /// The registered tools.
-    pub fn tools(&self) -> &ToolRegistry {
-        &self.inner.tools
-    }
-
     /// Serves one client over this process's stdin and stdout until stdin closes or the process
     /// gets SIGTERM / Ctrl-C (this installs handlers for both; add
     /// [`.with_graceful_shutdown(future)`](ServeStdio::with_graceful_shutdown) to stop on a
-    /// future of your own instead). Logging goes to stderr (see [`crate::init_logging`]).
+    /// future of your own instead). Logging goes to stderr (see `init_logging`, feature `logging`).
     ///
     /// When stdin and stdout are pipes or sockets (as when a client spawns the server) they are
     /// driven by tokio's reactor, without a blocking thread per read and write.

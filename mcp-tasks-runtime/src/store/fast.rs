@@ -186,7 +186,9 @@ pub(super) mod checks {
                     Some(from_record.to_text().get()),
                     "{shape:?}"
                 );
-                let parsed = shown.as_deref().map(serde_json::from_str::<serde_json::Value>);
+                let parsed = shown
+                    .as_deref()
+                    .map(serde_json::from_str::<serde_json::Value>);
                 assert_eq!(
                     parsed.and_then(Result::ok),
                     serde_json::from_str(&tree).ok(),

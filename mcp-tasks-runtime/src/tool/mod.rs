@@ -5,24 +5,27 @@
 //! [`ContextBackend`] trait, which the layers below implement.
 
 mod caller;
-mod context;
+pub(crate) mod context;
 mod error;
 mod headers;
 mod output;
 mod param;
-mod registry;
+pub(crate) mod registry;
 pub(crate) mod schema;
 mod state;
 
 pub use caller::{Principal, ProtocolEra, RequestInfo};
-pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
+pub(crate) use context::{ContextBackend, InputFuture};
+pub use context::{Elicit, ElicitOutcome, InputError, ToolContext};
 pub use error::{ArgumentError, ToolError};
-pub use headers::{HeaderParam, header_matches};
+pub(crate) use headers::HeaderParam;
+#[cfg(feature = "http")]
+pub(crate) use headers::header_matches;
 pub use output::{IntoToolResult, Json};
 pub use param::{Args, Arguments, ParamsBuilder, ToolParam};
-pub use registry::{RegisteredTool, ToolRegistry};
-pub use schema::schema_for;
-pub use state::{State, StateMap, StateNeed, ViaState};
+pub(crate) use registry::{RegisteredTool, ToolRegistry};
+pub use state::State;
+pub(crate) use state::{StateMap, StateNeed};
 
 use crate::protocol::{CallToolResult, RpcError, ToolAnnotations};
 use std::future::Future;
