@@ -104,6 +104,14 @@ pub trait Tool: Send + Sync + 'static {
     /// The output schema, if the tool returns structured content.
     fn output_schema() -> Option<serde_json::Value>;
 
+    /// The input schema, as `tools/list` shows it (built with [`describe`](Self::describe)): for
+    /// tests of a tool's description.
+    fn input_schema() -> serde_json::Value {
+        let mut params = ParamsBuilder::default();
+        Self::describe(&mut params);
+        params.finish()
+    }
+
     /// Decodes the arguments and starts the call. Argument errors come back before anything runs.
     fn call(ctx: ToolContext, args: Arguments) -> Result<ToolFuture, ArgumentError>;
 }
