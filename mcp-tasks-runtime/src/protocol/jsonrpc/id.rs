@@ -120,8 +120,8 @@ pub struct Wire<'a>(pub &'a Value);
 impl Wire<'_> {
     /// The message as JSON text.
     #[cfg(any(feature = "http", feature = "fuzzing", test))]
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+    pub fn to_json(self) -> String {
+        serde_json::to_string(&self).unwrap_or_default()
     }
 }
 
