@@ -2,9 +2,9 @@
 //! `-32602` that names what is wrong; never a panic.
 #![no_main]
 
+use mcp_tasks_runtime::__internal::{ContextBackend, InputFuture, RegisteredTool, tool_context};
 use mcp_tasks_runtime::protocol::InputRequest;
-use mcp_tasks_runtime::tool::{ContextBackend, InputFuture, RegisteredTool};
-use mcp_tasks_runtime::{ToolContext, tool};
+use mcp_tasks_runtime::tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::{Arc, OnceLock};
@@ -73,7 +73,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     for tool in tools() {
-        let ctx = ToolContext::new(Arc::new(NoInput), Default::default(), Default::default());
+        let ctx = tool_context(Arc::new(NoInput));
         if let Err(e) = tool.call(ctx, Some(arguments.clone())) {
             let rpc = e.to_rpc();
             assert_eq!(rpc.code, -32602, "{rpc:?}");

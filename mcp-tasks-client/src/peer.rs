@@ -5,8 +5,8 @@
 use crate::error::Error;
 use crate::handler::{Answer, DynHandler, InputContext, answer};
 use crate::http::{HttpWire, Inbox, Outcome};
-use mcp_tasks_runtime::protocol::jsonrpc::{self, Message, RequestId, RpcError};
-use mcp_tasks_runtime::protocol::meta;
+use mcp_tasks_runtime::__internal::{self as jsonrpc, Message, meta};
+use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -4,9 +4,8 @@
 use crate::error::Error;
 use crate::http::{Inbox, Outcome};
 use crate::peer::Peer;
-use mcp_tasks_runtime::protocol::{
-    LEGACY_VERSION, MODERN_VERSION, MODERN_VERSIONS, TASKS_EXTENSION, codes, meta,
-};
+use mcp_tasks_runtime::__internal::{MODERN_VERSIONS, meta};
+use mcp_tasks_runtime::protocol::{LEGACY_VERSION, MODERN_VERSION, TASKS_EXTENSION, codes};
 use mcp_tasks_runtime::{Era, TaskSupport};
 use serde_json::{Value, json};
 use std::collections::HashMap;

@@ -4,7 +4,7 @@
 #![deny(clippy::all, clippy::pedantic, clippy::nursery, clippy::cargo)]
 #![allow(clippy::cargo_common_metadata, clippy::multiple_crate_versions)]
 
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{Args, TaskSupport, ToolContext, ToolError, tool};
 
 /// Tools with every parameter and return form.

@@ -94,6 +94,8 @@
 extern crate self as mcp_tasks_runtime;
 
 #[doc(hidden)]
+pub mod __internal;
+#[doc(hidden)]
 pub mod __private;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -122,8 +124,8 @@ pub use ::serde;
 /// `serde_json`, for `Value` and `json!` in tools and tests.
 pub use ::serde_json;
 pub mod server;
-pub mod task;
-pub mod transport;
+mod task;
+mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};
 

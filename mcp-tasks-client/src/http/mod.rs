@@ -7,7 +7,8 @@ mod sse;
 
 use crate::error::Error;
 use base64::Engine as _;
-use mcp_tasks_runtime::protocol::jsonrpc::{Message, RequestId, RpcError};
+use mcp_tasks_runtime::__internal::Message;
+use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;

@@ -446,7 +446,7 @@ pub struct Root {
 
 /// `roots/list` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ListRootsResult {
+pub(crate) struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
 }

@@ -5,22 +5,22 @@ mod era;
 pub(crate) mod json_eq;
 pub mod jsonrpc;
 mod mcp;
-pub mod meta;
+pub(crate) mod meta;
 mod params;
 pub mod task;
 
 pub use era::Era;
 pub use jsonrpc::{RequestId, RpcError, codes};
 pub use mcp::*;
-pub use params::Params;
+pub(crate) use params::Params;
 
 /// The legacy protocol version (the `initialize` handshake).
 pub const LEGACY_VERSION: &str = "2025-11-25";
 /// The modern protocol version (stateless, per-request `_meta`).
 pub const MODERN_VERSION: &str = "2026-07-28";
 /// Versions an `initialize` may negotiate, newest first.
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+pub(crate) const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
 /// Versions a modern request may name.
-pub const MODERN_VERSIONS: &[&str] = &[MODERN_VERSION];
+pub(crate) const MODERN_VERSIONS: &[&str] = &[MODERN_VERSION];
 /// The id of the tasks extension.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use subtle::ConstantTimeEq;
 
-pub use crate::tool::Principal;
+pub(crate) use crate::tool::Principal;
 
 /// Why a request was not let in: answered with HTTP 401, a `WWW-Authenticate` challenge and a
 /// JSON-RPC error carrying `message`.
@@ -50,8 +50,9 @@ pub type AuthFuture<'a> =
 /// `Err(_)`: HTTP 401.
 ///
 /// ```
+/// use mcp_tasks_runtime::Principal;
 /// use mcp_tasks_runtime::server::{
-///     AuthFuture, Authenticator, Principal, RequestParts, Unauthorized, auth_future,
+///     AuthFuture, Authenticator, RequestParts, Unauthorized, auth_future,
 /// };
 ///
 /// /// Lets in whoever names themselves in `X-User` (for a trusted proxy in front).

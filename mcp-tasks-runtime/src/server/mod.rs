@@ -33,12 +33,10 @@ mod stdio;
 mod tasks;
 
 #[cfg(feature = "http")]
-pub use auth::{
-    AuthFuture, Authenticator, BearerTokens, Principal, RequestParts, Unauthorized, auth_future,
-};
+pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized, auth_future};
 pub use builder::ServerBuilder;
 pub use config::ServerConfig;
-pub use fallback::{COMPANION_TOOLS, TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
+pub use fallback::COMPANION_TOOLS;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
@@ -153,11 +151,6 @@ impl Server {
     /// application, before it exits. Returns how many tasks were settled.
     pub async fn stop_tasks(&self) -> usize {
         self.inner.engine().stop_tasks().await
-    }
-
-    /// The registered tools.
-    pub fn tools(&self) -> &ToolRegistry {
-        &self.inner.tools
     }
 
     /// Serves one client over this process's stdin and stdout until stdin closes or the process

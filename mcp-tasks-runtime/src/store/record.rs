@@ -11,8 +11,7 @@ use crate::protocol::InputRequest;
 use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 /// Everything stored about one task: plain data, read and written only through a task store
-/// (`crate::store`), rendered to the wire through its [`TaskView`] (the renderers
-/// in `crate::protocol::task`, also callable on the record).
+/// ([`crate::store`]); the runtime renders it to the wire.
 ///
 /// The serde encoding is a *storage* format for durable stores, not a wire shape; the wire shapes
 /// are the renderers.
@@ -69,32 +68,34 @@ impl TaskRecord {
     }
 
     /// [`TaskView::modern_create_result`] of this task.
-    pub fn modern_create_result(&self) -> Value {
+    pub(crate) fn modern_create_result(&self) -> Value {
         self.task_view().modern_create_result()
     }
 
     /// [`TaskView::modern_get_result`] of this task.
-    pub fn modern_get_result(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn modern_get_result(&self) -> Value {
         self.task_view().modern_get_result()
     }
 
     /// [`TaskView::modern_notification_params`] of this task.
-    pub fn modern_notification_params(&self) -> Value {
+    pub(crate) fn modern_notification_params(&self) -> Value {
         self.task_view().modern_notification_params()
     }
 
     /// [`TaskView::legacy_task`] of this task.
-    pub fn legacy_task(&self) -> Value {
+    pub(crate) fn legacy_task(&self) -> Value {
         self.task_view().legacy_task()
     }
 
     /// [`TaskView::legacy_create_result`] of this task.
-    pub fn legacy_create_result(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn legacy_create_result(&self) -> Value {
         self.task_view().legacy_create_result()
     }
 
     /// The 2025-11-25 `notifications/tasks/status` params: the `Task` ([`Self::legacy_task`]).
-    pub fn legacy_status_notification_params(&self) -> Value {
+    pub(crate) fn legacy_status_notification_params(&self) -> Value {
         self.legacy_task()
     }
 }

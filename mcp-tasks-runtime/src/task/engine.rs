@@ -169,17 +169,6 @@ impl TaskEngine {
         })
     }
 
-    /// This engine's instance id: recorded as the runner of every task it starts, and the name of
-    /// its lease in the store.
-    pub fn instance(&self) -> &str {
-        &self.instance
-    }
-
-    /// How many tasks are running in this engine.
-    pub fn running(&self) -> usize {
-        lock(&self.running).len()
-    }
-
     /// Takes the lease if it is not held (before the first task is created, and again after
     /// [`Self::stop_tasks`]), so that no sweep sees a task of this engine without a live lease.
     async fn hold_lease(&self) -> Result<(), StoreError> {

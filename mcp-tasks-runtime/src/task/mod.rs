@@ -3,11 +3,11 @@
 
 mod backend;
 pub(crate) mod deferred;
-pub mod engine;
+pub(crate) mod engine;
 mod limits;
 pub(crate) mod mrtr;
 mod run;
-pub mod state;
+pub(crate) mod state;
 
 use crate::protocol::RpcError;
 

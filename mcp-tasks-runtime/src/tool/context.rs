@@ -160,7 +160,7 @@ impl ToolContext {
     /// Builds a context. Called by the runtime (and by tests that drive a tool directly). The
     /// capabilities are shared: every call and task of a request (and, where the client declares
     /// the same ones each time, of many requests) reads the same ones.
-    pub fn new(
+    pub(crate) fn new(
         backend: Arc<dyn ContextBackend>,
         capabilities: Arc<ClientCapabilities>,
         cancel: CancellationToken,
@@ -179,7 +179,7 @@ impl ToolContext {
 
     /// Sets what is known about the request (principal, client, era, `_meta`); the runtime does
     /// this for every call.
-    pub fn with_request(mut self, request: Arc<RequestInfo>) -> Self {
+    pub(crate) fn with_request(mut self, request: Arc<RequestInfo>) -> Self {
         self.request = request;
         self
     }
@@ -188,7 +188,7 @@ impl ToolContext {
     /// parameters); the runtime passes what was registered with [`ServerBuilder::state`].
     ///
     /// [`ServerBuilder::state`]: crate::ServerBuilder::state
-    pub fn with_state(mut self, state: Arc<StateMap>) -> Self {
+    pub(crate) fn with_state(mut self, state: Arc<StateMap>) -> Self {
         self.state = state;
         self
     }
@@ -248,7 +248,7 @@ impl ToolContext {
     /// Sets the least severe level the client wants log messages for (`None`, the default of
     /// [`new`](Self::new): it wants none). The runtime sets it from `logging/setLevel` (2025-11-25)
     /// or the request's `io.modelcontextprotocol/logLevel` (2026-07-28).
-    pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+    pub(crate) fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
         self.log_level = level;
         self
     }

@@ -155,6 +155,7 @@ fn is_tchar(c: char) -> bool {
 
 /// Whether a header's (decoded) value says what the body's argument says: strings exactly,
 /// integers and booleans by their JSON text (an integer also by value, so `+5` or `5.0` agree).
+#[cfg(any(feature = "http", test))]
 pub fn header_matches(header: &str, value: &Value) -> bool {
     match value {
         Value::String(s) => header == s,

@@ -5,24 +5,27 @@
 //! [`ContextBackend`] trait, which the layers below implement.
 
 mod caller;
-mod context;
+pub(crate) mod context;
 mod error;
 mod headers;
 mod output;
 mod param;
-mod registry;
+pub(crate) mod registry;
 pub(crate) mod schema;
 mod state;
 
 pub use caller::{Principal, RequestInfo};
-pub use context::{ContextBackend, Elicit, ElicitOutcome, InputError, InputFuture, ToolContext};
+pub(crate) use context::{ContextBackend, InputFuture};
+pub use context::{Elicit, ElicitOutcome, InputError, ToolContext};
 pub use error::{ArgumentError, ToolError};
-pub use headers::{HeaderParam, header_matches};
+pub(crate) use headers::HeaderParam;
+#[cfg(feature = "http")]
+pub(crate) use headers::header_matches;
 pub use output::{IntoToolResult, Json};
 pub use param::{Args, Arguments, ParamsBuilder, ToolParam};
-pub use registry::{RegisteredTool, ToolRegistry};
-pub use schema::schema_for;
-pub use state::{State, StateMap, StateNeed, ViaState};
+pub(crate) use registry::{RegisteredTool, ToolRegistry};
+pub use state::State;
+pub(crate) use state::{StateMap, StateNeed};
 
 use crate::protocol::{CallToolResult, RpcError, ToolAnnotations};
 use std::future::Future;
@@ -100,6 +103,14 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The output schema, if the tool returns structured content.
     fn output_schema() -> Option<serde_json::Value>;
+
+    /// The input schema, as `tools/list` shows it (built with [`describe`](Self::describe)): for
+    /// tests of a tool's description.
+    fn input_schema() -> serde_json::Value {
+        let mut params = ParamsBuilder::default();
+        Self::describe(&mut params);
+        params.finish()
+    }
 
     /// Decodes the arguments and starts the call. Argument errors come back before anything runs.
     fn call(ctx: ToolContext, args: Arguments) -> Result<ToolFuture, ArgumentError>;

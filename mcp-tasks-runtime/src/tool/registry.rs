@@ -116,14 +116,4 @@ impl ToolRegistry {
     pub fn iter(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.order.iter().map(|n| &self.tools[n])
     }
-
-    /// How many tools there are.
-    pub fn len(&self) -> usize {
-        self.order.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
 }

@@ -1,7 +1,7 @@
 //! Transports: bytes in, JSON-RPC messages out, and back. Nothing here knows MCP.
 
-pub mod std_streams;
-pub mod stdio;
+pub(crate) mod std_streams;
+pub(crate) mod stdio;
 
 use crate::protocol::jsonrpc::{Reply, Wire};
 use serde_json::Value;
@@ -56,10 +56,5 @@ impl Outbound {
     /// Queues one response; `false` when the transport has shut down.
     pub fn send_reply(&self, reply: Reply) -> bool {
         self.tx.send(Outgoing::Reply(reply)).is_ok()
-    }
-
-    /// Whether the transport has shut down.
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
     }
 }

@@ -35,6 +35,7 @@ pub struct LineReader<R> {
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     /// Wraps a reader; lines may be up to [`MAX_LINE`] bytes.
+    #[cfg(test)]
     pub fn new(reader: R) -> Self {
         Self::with_max(reader, MAX_LINE)
     }

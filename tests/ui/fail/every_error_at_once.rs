@@ -5,5 +5,5 @@ use mcp_tasks_runtime::tool;
 fn search<T>(query: T) {}
 
 fn main() {
-    let _ = mcp_tasks_runtime::tool::RegisteredTool::of::<search>();
+    let _ = mcp_tasks_runtime::__internal::RegisteredTool::of::<search>();
 }

@@ -8,6 +8,6 @@ async fn search(query: String) -> String {
 }
 
 fn main() {
-    let _ = mcp_tasks_runtime::tool::RegisteredTool::of::<search>();
+    let _ = mcp_tasks_runtime::__internal::RegisteredTool::of::<search>();
     let _ = search(String::new());
 }

@@ -1,5 +1,5 @@
 // The smallest tool: registered by the function's name, described by its doc comment.
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{TaskSupport, ToolContext, ToolError, tool};
 
 /// Greets someone.

@@ -1,6 +1,6 @@
 // Descriptions come from doc comments (the tool's and each parameter's); `description`, `title`
 // and `annotations(...)` override or add to them.
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::tool;
 
 ///

@@ -2,7 +2,7 @@
 // `io::Error` (any `std::error::Error`), an `RpcError` (stays a JSON-RPC error), and a tool error
 // with structured content. Returning those error types directly works as well.
 use mcp_tasks_runtime::protocol::RpcError;
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{ToolError, tool};
 
 fn anyhow_op() -> anyhow::Result<u32> {
@@ -59,11 +59,7 @@ async fn main() {
         RegisteredTool::of::<returns_anyhow>(),
         RegisteredTool::of::<returns_a_boxed_error>(),
     ] {
-        let ctx = mcp_tasks_runtime::ToolContext::new(
-            std::sync::Arc::new(NoClient),
-            Default::default(),
-            Default::default(),
-        );
+        let ctx = mcp_tasks_runtime::__internal::tool_context(std::sync::Arc::new(NoClient));
         let outcome = tool.call(ctx, None).unwrap().await;
         match tool.info.name {
             "question_mark_on_rpc_error" => assert_eq!(outcome.unwrap_err().code, -32602),
@@ -80,11 +76,11 @@ async fn main() {
 
 struct NoClient;
 
-impl mcp_tasks_runtime::tool::ContextBackend for NoClient {
+impl mcp_tasks_runtime::__internal::ContextBackend for NoClient {
     fn input(
         &self,
         _: mcp_tasks_runtime::protocol::InputRequest,
-    ) -> mcp_tasks_runtime::tool::InputFuture {
+    ) -> mcp_tasks_runtime::__internal::InputFuture {
         Box::pin(async { Err(mcp_tasks_runtime::InputError::Disconnected) })
     }
 }

@@ -53,7 +53,7 @@ mod tools {
 }
 
 fn main() {
-    let tool = ::mcp_tasks_runtime::tool::RegisteredTool::of::<tools::wait>();
+    let tool = ::mcp_tasks_runtime::__internal::RegisteredTool::of::<tools::wait>();
     ::std::assert_eq!(tool.info.ttl, ::core::option::Option::Some(::std::time::Duration::from_secs(600)));
     ::std::assert_eq!(tool.info.poll_interval, ::core::option::Option::Some(::std::time::Duration::from_secs(2)));
     ::std::assert_eq!(tool.input_schema["properties"]["seconds"]["description"], "How long.");

@@ -30,8 +30,8 @@ pub mod tools {
 async fn private_tool(_: ToolContext) {}
 
 fn main() {
-    let tool = tool::RegisteredTool::of::<tools::public_tool>();
+    let tool = mcp_tasks_runtime::__internal::RegisteredTool::of::<tools::public_tool>();
     assert_eq!(tool.info.name, "public_tool");
     assert!(tool.input_schema["properties"].get("type").is_some());
-    drop(tool::RegisteredTool::of::<tools::crate_tool>());
+    drop(mcp_tasks_runtime::__internal::RegisteredTool::of::<tools::crate_tool>());
 }

@@ -1,8 +1,8 @@
 // Every parameter form: named arguments (required and `Option`), the whole argument object
 // `Args<T>`, the injected `ToolContext`, patterns, `mut` and raw identifiers. Which kind a
 // parameter is comes from its type's trait impls, never from its name.
-use mcp_tasks_runtime::protocol::{ClientCapabilities, InputRequest};
-use mcp_tasks_runtime::tool::{ContextBackend, InputFuture, RegisteredTool};
+use mcp_tasks_runtime::protocol::InputRequest;
+use mcp_tasks_runtime::__internal::{ContextBackend, InputFuture, RegisteredTool, tool_context};
 use mcp_tasks_runtime::{Args, InputError, ToolContext, tool};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -44,11 +44,7 @@ impl ContextBackend for NoClient {
 }
 
 fn call(tool: &RegisteredTool, args: serde_json::Value) -> serde_json::Value {
-    let ctx = ToolContext::new(
-        Arc::new(NoClient),
-        Arc::new(ClientCapabilities::default()),
-        tokio_util::sync::CancellationToken::new(),
-    );
+    let ctx = tool_context(Arc::new(NoClient));
     let future = tool.call(ctx, Some(args)).expect("arguments decode");
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     serde_json::to_value(runtime.block_on(future).expect("tool succeeds")).unwrap()
@@ -63,7 +59,7 @@ fn main() {
     let out = call(&tool, serde_json::json!({"a": 1, "type": true, "arg3": [2, 3]}));
     assert_eq!(out["content"][0]["text"], "1 Some(\"!\") true 2 3");
     let missing = tool.call(
-        ToolContext::new(Arc::new(NoClient), Arc::new(ClientCapabilities::default()), Default::default()),
+        tool_context(Arc::new(NoClient)),
         Some(serde_json::json!({})),
     );
     assert_eq!(missing.err().unwrap().argument.as_deref(), Some("a"));

@@ -2,7 +2,7 @@
 // a facade crate would do. (Cargo refuses the same package twice under two names in one package,
 // so a renamed dependency cannot sit next to `mcp-tasks-runtime` here; ui/fail/bad_crate_path.rs
 // shows the override is what the expansion uses.)
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 
 /// Where this crate keeps the runtime.
 pub mod facade {

@@ -1,6 +1,6 @@
 // Every return form: text, structured output, `Result` with `ToolError` or any `std::error::Error`,
 // a ready-made `CallToolResult`, content blocks, `Json<T>`, and nothing at all.
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{CallToolResult, Content, Json, ToolError, tool};
 use serde::Serialize;
 

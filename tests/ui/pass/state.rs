@@ -1,6 +1,6 @@
 // Application state: several types registered, taken as `State<T>` parameters next to arguments
 // and the context, never in the input schema; also reachable through the context.
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{Server, State, ToolContext, tool};
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -1,5 +1,5 @@
 // `task_support`, `ttl`, `poll_interval` and `promote_after` become typed values in `ToolInfo`.
-use mcp_tasks_runtime::tool::RegisteredTool;
+use mcp_tasks_runtime::__internal::RegisteredTool;
 use mcp_tasks_runtime::{TaskSupport, ToolContext, tool};
 use std::time::Duration;
 

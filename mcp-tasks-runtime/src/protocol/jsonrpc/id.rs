@@ -15,8 +15,8 @@ pub enum RequestId {
     String(String),
     /// An integer outside the signed 64-bit range (`18446744073709551623`), kept as the exact
     /// digits the client sent: JSON sets no limit on a number's size, and a response must carry
-    /// the id as it came. Written back byte-for-byte by [`Wire`]; a [`serde_json::Value`] cannot
-    /// hold it, so a message built as a `Value` carries a placeholder that [`Wire`] replaces.
+    /// the id as it came. Written back byte-for-byte; a [`serde_json::Value`] cannot hold it, so a
+    /// message built as a `Value` carries a placeholder that the writer replaces.
     BigNumber(String),
 }
 
@@ -32,7 +32,7 @@ impl fmt::Display for RequestId {
 
 impl RequestId {
     /// Reads an id out of a message's params (`notifications/cancelled`'s `requestId`): a string,
-    /// an integer, or the placeholder [`Message::parse`] leaves for an integer beyond 64 bits.
+    /// an integer, or the placeholder the message reader leaves for an integer beyond 64 bits.
     pub fn from_param(value: &Value) -> Option<RequestId> {
         if let Value::Object(m) = value
             && m.len() == 1
@@ -45,7 +45,7 @@ impl RequestId {
     }
 
     /// The id as it goes into a message built as a [`Value`]: a number, a string, or (for a
-    /// [`BigNumber`](RequestId::BigNumber)) the placeholder object that [`Wire`] writes as the
+    /// [`BigNumber`](RequestId::BigNumber)) the placeholder object that the writer writes as the
     /// original digits. No client id is ever an object, so the placeholder cannot be mistaken for
     /// one.
     pub fn to_value(&self) -> Value {
@@ -119,8 +119,9 @@ pub struct Wire<'a>(pub &'a Value);
 
 impl Wire<'_> {
     /// The message as JSON text.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+    #[cfg(any(feature = "http", feature = "fuzzing", test))]
+    pub fn to_json(self) -> String {
+        serde_json::to_string(&self).unwrap_or_default()
     }
 }
 

@@ -22,7 +22,7 @@ pub enum Message {
 ///
 /// Its params' `_meta` is kept apart, as the JSON text the client sent
 /// ([`meta`](Self::meta)), and not in [`params`](Self::params): a server reads the few keys it
-/// needs straight from the text ([`RequestMeta`](super::meta::RequestMeta)) instead of building a
+/// needs straight from the text (`RequestMeta`) instead of building a
 /// tree of it for every request. [`params_with_meta`](Self::params_with_meta) puts it back.
 #[derive(Debug, Clone)]
 pub struct Request {

@@ -3,19 +3,20 @@
 //! (`fast.rs`), replies written from their parts (`reply.rs`) and messages built as trees
 //! (`build.rs`).
 
-mod build;
+pub(crate) mod build;
 mod error;
 mod fast;
 mod id;
-mod message;
+pub(crate) mod message;
 mod reply;
 
-pub use super::params::Params;
-pub use build::{
+pub(crate) use super::params::Params;
+pub(crate) use build::{
     empty_object, error_message, json_kind, notification_message, request_message, result_message,
 };
 pub use error::{RpcError, codes};
-pub use id::{RequestId, Wire};
-pub use message::{Message, Notification, Rejected, Request, Response};
+pub use id::RequestId;
+pub(crate) use id::Wire;
+pub(crate) use message::{Message, Notification, Rejected, Request, Response};
 pub(crate) use reply::ServerInfoMeta;
-pub use reply::{Payload, Reply};
+pub(crate) use reply::{Payload, Reply};

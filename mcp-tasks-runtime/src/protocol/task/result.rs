@@ -72,9 +72,9 @@ pub struct RelatedResult<'a> {
 
 impl RelatedResult<'_> {
     /// The JSON text.
-    pub fn to_text(&self) -> Box<RawValue> {
+    pub fn to_text(self) -> Box<RawValue> {
         // Every key is a string, so writing cannot fail.
-        serde_json::value::to_raw_value(self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+        serde_json::value::to_raw_value(&self).unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 }
 

@@ -16,7 +16,8 @@ impl Serialize for Timestamp {
 }
 
 /// A time as ISO 8601 / RFC 3339 in UTC with millisecond precision: `2025-11-25T10:30:00.000Z`.
-pub fn timestamp(at: SystemTime) -> String {
+#[cfg(test)]
+fn timestamp(at: SystemTime) -> String {
     // Every byte is an ASCII digit or separator.
     String::from_utf8(timestamp_bytes(at).to_vec()).unwrap_or_default()
 }

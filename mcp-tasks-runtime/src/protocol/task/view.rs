@@ -118,13 +118,13 @@ impl<'a> Rendered<'a> {
     }
 
     /// The JSON text.
-    pub fn to_text(&self) -> Box<RawValue> {
+    pub fn to_text(self) -> Box<RawValue> {
         // Every key is a string, so writing cannot fail.
-        serde_json::value::to_raw_value(self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+        serde_json::value::to_raw_value(&self).unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 
     /// The JSON tree (parsing a stored result text).
-    pub fn to_value(&self) -> Value {
+    pub fn to_value(self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
