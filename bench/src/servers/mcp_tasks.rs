@@ -46,7 +46,7 @@ pub async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
 const BENCH_SPIN_US: u64 = 50;
 
 /// The benchmark server: default settings, except [`ServerConfig::stdio_spin`], which is
-/// [`BENCH_SPIN_US`] unless `MCP_TASKS_BENCH_SPIN_US` says otherwise (microseconds; `0` turns it
+/// `BENCH_SPIN_US` unless `MCP_TASKS_BENCH_SPIN_US` says otherwise (microseconds; `0` turns it
 /// off), to measure what it buys.
 pub fn server() -> ServerBuilder {
     let us = std::env::var("MCP_TASKS_BENCH_SPIN_US")

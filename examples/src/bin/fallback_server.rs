@@ -1,5 +1,5 @@
 //! A server whose long tools run only as tasks, for clients that know nothing of tasks: run it
-//! with `--task-fallback` ([`Server::task_fallback`]) and any MCP client can call `report` or
+//! with `--task-fallback` (`ServerBuilder::task_fallback`) and any MCP client can call `report` or
 //! `interview`, get a task id back at once, and follow the task with the companion tools
 //! `tasks_status`, `tasks_result` and `tasks_cancel`. `tally` is `optional` and promoted after
 //! 300 ms: a quick call answers inline, a long one the same way as `report`.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The protocol era: the one name the runtime, the client and the task stores use for which of
 /// the two MCP generations is spoken.
 ///
-/// - [`Legacy`](Era::Legacy): protocol 2025-11-25 and earlier ([`LEGACY_VERSIONS`]): an
+/// - [`Legacy`](Era::Legacy): protocol 2025-11-25 and earlier ([`LEGACY_VERSION`] and older): an
 ///   `initialize` handshake agrees on a version and capabilities for a session; tasks are the
 ///   experimental 2025-11-25 tasks.
 /// - [`Modern`](Era::Modern): protocol 2026-07-28 ([`MODERN_VERSION`]): stateless, every request
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// It is stored with every task (as `"legacy"` or `"modern"`), so its serialized form is part
 /// of the durable stores' format.
 ///
-/// [`LEGACY_VERSIONS`]: crate::protocol::LEGACY_VERSIONS
+/// [`LEGACY_VERSION`]: crate::protocol::LEGACY_VERSION
 /// [`MODERN_VERSION`]: crate::protocol::MODERN_VERSION
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
