@@ -2,11 +2,25 @@
 
 use crate::opts::Opts;
 use crate::redis_counts::RedisCounts;
-use crate::scenarios::{Figures, RESULT_SIZE, STORED_RESULT_SIZE};
 use mcp_tasks_bench::driver::Error;
 use mcp_tasks_bench::servers::Kind;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+
+/// The size of the `work` tool's result in the task scenarios.
+pub const RESULT_SIZE: usize = 1024;
+/// The text of each stored task's result in the `store` and `scale` scenarios: a small result,
+/// so that the memory per task is what the server keeps about a task, not the payload.
+pub const STORED_RESULT_SIZE: usize = 16;
+
+/// Figures for one server in one cell of the table.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    pub per_sec: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub trips_per_op: f64,
+}
 
 /// One row of the table.
 #[derive(Debug, Clone)]

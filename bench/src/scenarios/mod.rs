@@ -26,20 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The size of the `work` tool's result in the task scenarios.
-pub const RESULT_SIZE: usize = 1024;
-/// The text of each stored task's result in the `store` and `scale` scenarios: a small result,
-/// so that the memory per task is what the server keeps about a task, not the payload.
-pub const STORED_RESULT_SIZE: usize = 16;
-
-/// Figures for one server in one cell of the table.
-#[derive(Debug, Clone, Default)]
-pub struct Figures {
-    pub per_sec: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub trips_per_op: f64,
-}
+pub use crate::report::{Figures, RESULT_SIZE, STORED_RESULT_SIZE};
 
 fn figures(rounds: &[Sample]) -> Figures {
     let all = Sample::merge(rounds);
