@@ -103,6 +103,13 @@ async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
         .find(|t| t["name"] == "report")
         .expect("report");
     assert!(report.get("outputSchema").is_none(), "{report}");
+    // A client library refuses to call a `required` tool without a task (the TypeScript SDK 1.x
+    // throws before sending), so the fallback lists it as what it is for this client: callable
+    // without one. The modern era lists no `execution` at all.
+    match &caps {
+        None => assert_eq!(report["execution"]["taskSupport"], "optional", "{report}"),
+        Some(_) => assert!(report.get("execution").is_none(), "{report}"),
+    }
 
     let started = tokio::time::Instant::now();
     let result = call(c, "report", json!({ "steps": 40, "step_ms": 50 }), &caps).await;
@@ -164,6 +171,30 @@ async fn report_runs_to_its_result(c: &mut StdioClient, caps: Option<Value>) {
         status["structuredContent"]["status"], "completed",
         "{status}"
     );
+    // The last progress line is stale once the task is done: neither the text nor the task
+    // repeats it.
+    let text = status["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        format!("Task {id} has completed. Call `tasks_result` to get its result."),
+        "{status}"
+    );
+    assert!(
+        status["structuredContent"].get("statusMessage").is_none(),
+        "{status}"
+    );
+    // The task in the field names of the client's era.
+    let task = &status["structuredContent"];
+    match &caps {
+        None => assert!(
+            task.get("ttl").is_some() && task.get("ttlMs").is_none(),
+            "{task}"
+        ),
+        Some(_) => assert!(
+            task.get("ttlMs").is_some() && task.get("ttl").is_none(),
+            "{task}"
+        ),
+    }
     assert!(
         c.try_take(
             |m| m["method"] == "notifications/tasks/status" || m["method"] == "notifications/tasks"
@@ -189,21 +220,24 @@ async fn report_is_cancelled(c: &mut StdioClient, caps: Option<Value>) {
         status["structuredContent"]["status"], "cancelled",
         "{status}"
     );
+    assert_eq!(
+        status["content"][0]["text"],
+        format!("Task {id} was cancelled."),
+        "{status}"
+    );
     let result = call(c, "tasks_result", json!({ "taskId": id }), &caps).await;
     assert_eq!(result["isError"], json!(true), "{result}");
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("cancelled")
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("Task {id} was cancelled before it produced a result."),
+        "{result}"
     );
     let again = call(c, "tasks_cancel", json!({ "taskId": id }), &caps).await;
     assert_eq!(again["isError"], json!(true), "{again}");
-    assert!(
-        again["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("already ended")
+    assert_eq!(
+        again["content"][0]["text"],
+        format!("Task {id} had already been cancelled; there is nothing to cancel."),
+        "{again}"
     );
 }
 
@@ -232,22 +266,79 @@ async fn modern_client_without_the_extension_gets_a_task_id_and_follows_it_with_
     let caps = Some(json!({ "elicitation": {} }));
     report_runs_to_its_result(&mut c, caps.clone()).await;
     report_is_cancelled(&mut c, caps.clone()).await;
-    // A question the client could never answer (no `tasks/update` without the extension) fails
-    // the tool at once with -32021 naming the extension, instead of waiting for ever.
+    c.close().await;
+}
+
+/// A 2026-07-28 client without the tasks extension that declared `elicitation` answers a
+/// fallback task's question inline: the companion call answers an MRTR `InputRequiredResult`
+/// carrying the task's own request, and its retry with `inputResponses` reaches the task.
+#[tokio::test]
+async fn a_modern_fallback_task_asks_through_mrtr_on_the_companion_tools() {
+    let mut c = fallback_server();
+    let caps = Some(json!({ "elicitation": {} }));
     let id = started_id(&call(&mut c, "interview", json!({}), &caps).await);
-    let done = wait_result(&mut c, &id, &caps).await;
-    assert_eq!(done["error"]["code"], -32021, "{done}");
-    assert!(
-        done["error"]["message"].as_str().unwrap().contains(TASKS),
-        "{done}"
-    );
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let asked = loop {
+        let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
+        if status["resultType"] == "input_required" {
+            break status;
+        }
+        assert_eq!(status["structuredContent"]["status"], "working", "{status}");
+        assert!(tokio::time::Instant::now() < deadline, "never asked");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let requests = asked["inputRequests"].as_object().expect("inputRequests");
+    assert_eq!(requests.len(), 1, "{asked}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{asked}");
     assert_eq!(
-        done["error"]["data"]["requiredCapabilities"],
-        json!({ "extensions": { TASKS: {} } }),
+        request["params"]["message"], "What is your name?",
+        "{asked}"
+    );
+    // `tasks_result` asks the same question while it waits.
+    let again = call(&mut c, "tasks_result", json!({ "taskId": id }), &caps).await;
+    assert_eq!(again["inputRequests"], asked["inputRequests"], "{again}");
+
+    // An answer that does not fit its question uses nothing up.
+    let mut retry = call_params("tasks_status", json!({ "taskId": id }), &caps);
+    retry["inputResponses"] = json!({ key: { "action": "maybe" } });
+    let misfit = c.error("tools/call", retry.clone()).await;
+    assert_eq!(misfit["code"], -32602, "{misfit}");
+    retry["inputResponses"] = json!({ key: { "action": "accept", "content": { "name": "Ada" } } });
+    let answered = c.result("tools/call", retry).await;
+    assert_ne!(answered["resultType"], "input_required", "{answered}");
+    assert_ne!(answered["isError"], json!(true), "{answered}");
+    let done = wait_result(&mut c, &id, &caps).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Nice to meet you, Ada.",
         "{done}"
     );
-    let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
-    assert_eq!(status["structuredContent"]["status"], "failed", "{status}");
+    c.close().await;
+}
+
+/// A client that declared no way to answer a question: the task fails at once with the tool's
+/// error naming the missing capability, and `tasks_result` says so as a tool error (never a
+/// JSON-RPC error about the tasks extension), in both eras.
+#[tokio::test]
+async fn a_fallback_task_whose_question_cannot_be_asked_fails_as_a_tool_error() {
+    let mut c = fallback_server();
+    c.initialize(json!({})).await;
+    for caps in [None, Some(json!({}))] {
+        let id = started_id(&call(&mut c, "interview", json!({}), &caps).await);
+        let done = wait_result(&mut c, &id, &caps).await;
+        let result = &done["result"];
+        assert_eq!(result["isError"], json!(true), "{done}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!("Task {id} failed: ")) && text.contains("`elicitation`"),
+            "{text}"
+        );
+        assert!(!text.contains(TASKS), "{text}");
+        let status = call(&mut c, "tasks_status", json!({ "taskId": id }), &caps).await;
+        assert_eq!(status["structuredContent"]["status"], "failed", "{status}");
+        let said = status["content"][0]["text"].as_str().unwrap();
+        assert!(said.starts_with(&format!("Task {id} failed: ")), "{said}");
+    }
     c.close().await;
 }
 
@@ -284,44 +375,53 @@ async fn a_legacy_fallback_task_asks_with_an_ordinary_request_and_the_status_sho
     c.close().await;
 }
 
+/// An unknown id and a wrong argument are tool errors a model can read and correct; only a
+/// malformed call (`arguments` not an object) is a JSON-RPC error.
 #[tokio::test]
-async fn bad_and_unknown_task_ids_are_precise_errors() {
+async fn bad_and_unknown_task_ids_are_tool_errors() {
     let mut c = fallback_server();
     c.initialize(json!({})).await;
-    let none = &None;
-    let unknown = call_err(
-        &mut c,
-        "tasks_status",
-        json!({ "taskId": "no-such-task" }),
-        none,
-    )
-    .await;
-    assert_eq!(unknown["code"], -32602, "{unknown}");
-    // The very answer of `tasks/get`.
-    let get = c
-        .error("tasks/get", json!({ "taskId": "no-such-task" }))
+    for caps in [None, Some(json!({}))] {
+        let caps = &caps;
+        let unknown = call(
+            &mut c,
+            "tasks_status",
+            json!({ "taskId": "no-such-task" }),
+            caps,
+        )
         .await;
-    assert_eq!(unknown, get);
-    for tool in ["tasks_result", "tasks_cancel"] {
+        assert_eq!(unknown["isError"], json!(true), "{unknown}");
         assert_eq!(
-            call_err(&mut c, tool, json!({ "taskId": "no-such-task" }), none).await,
-            unknown
+            unknown["content"][0]["text"],
+            "There is no task no-such-task for this client: the id is wrong, or the task has ended and been removed.",
+            "{unknown}"
         );
-    }
-    for (args, says) in [
-        (json!({}), "missing required argument `taskId`"),
-        (json!({ "taskId": 7 }), "`taskId` must be a string"),
-        (
-            json!({ "taskId": "a", "extra": 1 }),
-            "unknown argument `extra`",
-        ),
-        (json!([1]), "`arguments` must be an object"),
-    ] {
-        let err = call_err(&mut c, "tasks_status", args.clone(), none).await;
-        assert_eq!(err["code"], -32602, "{args}: {err}");
+        for tool in ["tasks_result", "tasks_cancel"] {
+            let other = call(&mut c, tool, json!({ "taskId": "no-such-task" }), caps).await;
+            assert_eq!(other["content"], unknown["content"], "{tool}: {other}");
+            assert_eq!(other["isError"], json!(true), "{tool}: {other}");
+        }
+        for (args, says) in [
+            (json!({}), "Missing the argument `taskId`"),
+            (json!({ "taskId": 7 }), "`taskId` must be a string"),
+            (
+                json!({ "taskId": "a", "extra": 1 }),
+                "Unknown argument `extra`",
+            ),
+        ] {
+            let result = call(&mut c, "tasks_status", args.clone(), caps).await;
+            assert_eq!(result["isError"], json!(true), "{args}: {result}");
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains(says), "{args}: {text}");
+        }
+        let err = call_err(&mut c, "tasks_status", json!([1]), caps).await;
+        assert_eq!(err["code"], -32602, "{err}");
         assert!(
-            err["message"].as_str().unwrap().contains(says),
-            "{args}: {err}"
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("`arguments` must be an object"),
+            "{err}"
         );
     }
     c.close().await;
@@ -361,6 +461,21 @@ async fn clients_that_ask_for_tasks_still_get_tasks() {
         .unwrap()
         .clone();
     assert!(report.get("outputSchema").is_some(), "{report}");
+    // A 2025-11-25 session that declared tasks sees the declared `required`.
+    let mut tasks = fallback_server();
+    tasks
+        .initialize(json!({ "tasks": { "requests": { "tools": { "call": {} } } } }))
+        .await;
+    let list = tasks.result("tools/list", json!({})).await;
+    let report = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "report")
+        .unwrap()
+        .clone();
+    assert_eq!(report["execution"]["taskSupport"], "required", "{report}");
+    tasks.close().await;
     c.close().await;
 }
 
@@ -560,8 +675,16 @@ async fn legacy_call(
     answer(legacy_post(c, url, token, Some(session), msg).await).await
 }
 
+/// The text of a tool result, with the task id `id` in it written `ID`.
+fn reads(answer: &Value, id: &str) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .replace(id, "ID")
+}
+
 /// A task started by one owner is invisible to another through every companion tool (the same
-/// `-32602` as an id that never existed), over HTTP: two bearer tokens (modern), and two legacy
+/// tool error as an id that never existed), over HTTP: two bearer tokens (modern), and two legacy
 /// sessions of the same principal.
 #[tokio::test]
 async fn another_owner_sees_nothing_of_a_fallback_task() {
@@ -581,10 +704,16 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
         json!({ "taskId": "no-such-task" }),
     )
     .await;
-    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(unknown["result"]["isError"], json!(true), "{unknown}");
+    let unknown_reads = reads(&unknown, "no-such-task");
     for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
         let foreign = modern_call(&c, &s.url, "B", tool, json!({ "taskId": id })).await;
-        assert_eq!(foreign["error"], unknown["error"], "{tool}: {foreign}");
+        assert_eq!(
+            foreign["result"]["isError"],
+            json!(true),
+            "{tool}: {foreign}"
+        );
+        assert_eq!(reads(&foreign, &id), unknown_reads, "{tool}: {foreign}");
     }
     // Still running for its owner (bob's cancel did nothing), who can cancel it.
     let own = modern_call(&c, &s.url, "A", "tasks_status", json!({ "taskId": id })).await;
@@ -605,7 +734,12 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
     let id = started_id(&started["result"]);
     for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
         let foreign = legacy_call(&c, &s.url, "A", &two, tool, json!({ "taskId": id })).await;
-        assert_eq!(foreign["error"], unknown["error"], "{tool}: {foreign}");
+        assert_eq!(
+            foreign["result"]["isError"],
+            json!(true),
+            "{tool}: {foreign}"
+        );
+        assert_eq!(reads(&foreign, &id), unknown_reads, "{tool}: {foreign}");
     }
     let own = legacy_call(
         &c,

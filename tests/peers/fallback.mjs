@@ -7,8 +7,12 @@
 // `report` runs only as a task (task_support "required"); each call answers at once with an
 // ordinary CallToolResult naming the task id, and the client follows the task with the companion
 // tools `tasks_status`, `tasks_result` and `tasks_cancel`, and cancels a second one.
-// On the modern era `interview` (which asks the user) cannot be answered by such a client: its
-// result is the -32021 error that says so.
+// `interview` asks the user. On the modern era the client declared `elicitation` and has a
+// handler: `tasks_status` answers an MRTR `input_required` result carrying the task's question,
+// which the client's own multi-round-trip driver hands to that handler and retries with the
+// answer; `tasks_result` then gives the tool's greeting. A second client that declared no
+// elicitation gets a failed task, reported by `tasks_result` as a tool error (isError) with the
+// task's message, never a JSON-RPC error.
 //
 // Usage: node fallback.mjs <fallback_server>
 
@@ -22,7 +26,6 @@ import {
     assertEq,
     main,
     ok,
-    rejection,
     serverBin,
     serverEnv,
     show,
@@ -95,9 +98,10 @@ async function follow(client, wire, era) {
     const after = await client.callTool({ name: 'tasks_status', arguments: { taskId: longId } }, opts);
     assertEq(after.structuredContent?.status, 'cancelled', 'tasks_status after the cancel');
 
-    step(`[${era}] an unknown task id`);
-    const unknown = await rejection(client.callTool({ name: 'tasks_status', arguments: { taskId: 'no-such-task' } }, opts), 'tasks_status of an unknown id');
-    assertEq(unknown.code, -32602, 'unknown id error code');
+    step(`[${era}] an unknown task id is a tool error the model can read`);
+    const unknown = await client.callTool({ name: 'tasks_status', arguments: { taskId: 'no-such-task' } }, opts);
+    assertEq(unknown.isError, true, 'tasks_status of an unknown id isError');
+    assert(textOf(unknown).includes('There is no task no-such-task'), `unknown id text: ${textOf(unknown)}`);
     const notes = wire.filter((w) => w.dir === '<-' && w.message.method?.startsWith('notifications/tasks'));
     assertEq(notes.length, 0, 'task notifications received');
 }
@@ -108,16 +112,46 @@ await main('task fallback (@modelcontextprotocol/client 2.4.0 without ext-tasks)
     const transport = () => new StdioClientTransport({ command: bin, args: ['--task-fallback'], env: serverEnv(), stderr: 'inherit' });
 
     step(`connect with versionNegotiation "auto" to ${bin} --task-fallback`);
-    const modern = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
+    const modern = new Client(CLIENT_INFO, { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } });
+    const asked = [];
+    modern.setRequestHandler('elicitation/create', async (request) => {
+        asked.push(request.params);
+        return { action: 'accept', content: { name: 'Ada' } };
+    });
     await modern.connect(transport(), opts);
     assertEq(modern.getNegotiatedProtocolVersion(), MODERN_VERSION, 'negotiated protocol version');
     await follow(modern, wire, 'modern');
-    step('[modern] interview asks the user, which a client without tasks cannot answer: -32021');
+
+    step('[modern] interview asks the user: the companion tools carry the question through MRTR');
     const id = startedTask(await modern.callTool({ name: 'interview', arguments: {} }, opts), 'interview');
-    const error = await rejection(waitResult(modern, id), 'tasks_result of interview');
-    assertEq(error.code, -32021, 'interview error code');
-    ok(`message: ${error.message}`);
+    const deadline = Date.now() + 15_000;
+    while (asked.length === 0) {
+        const status = await modern.callTool({ name: 'tasks_status', arguments: { taskId: id } }, opts);
+        assert(!status.isError, `tasks_status answered an error: ${show(status)}`);
+        assert(Date.now() < deadline, 'the question never reached the elicitation handler');
+        if (asked.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    assertEq(asked.map((p) => p.message), ['What is your name?'], 'questions handed to the elicitation handler');
+    const inputRequired = wire.filter((w) => w.dir === '<-' && w.message.result?.resultType === 'input_required');
+    assert(inputRequired.length >= 1, 'no input_required result on the wire');
+    const retry = wire.filter((w) => w.dir === '->' && w.message.params?.name === 'tasks_status' && w.message.params?.inputResponses);
+    assertEq(retry.length, 1, 'tasks_status retries carrying inputResponses');
+    const greeting = await waitResult(modern, id);
+    assertEq(greeting.isError ?? false, false, 'interview result isError');
+    assertEq(textOf(greeting), 'Nice to meet you, Ada.', 'interview result');
+    ok(`interview answered through the elicitation handler: ${show(textOf(greeting))}`);
     await modern.close();
+
+    step('[modern] a client that declared no elicitation: the task fails, tasks_result says so as a tool error');
+    const mute = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
+    await mute.connect(transport(), opts);
+    const muteId = startedTask(await mute.callTool({ name: 'interview', arguments: {} }, opts), 'interview');
+    const failed = await waitResult(mute, muteId);
+    assertEq(failed.isError, true, 'tasks_result of the failed task isError');
+    const said = textOf(failed);
+    assert(said.startsWith(`Task ${muteId} failed: `) && said.includes('`elicitation`'), `failed task text: ${said}`);
+    ok(`tasks_result: ${show(said)}`);
+    await mute.close();
 
     step(`connect with the default options (initialize) to ${bin} --task-fallback`);
     const legacy = new Client(CLIENT_INFO);

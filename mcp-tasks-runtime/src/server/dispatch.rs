@@ -135,7 +135,8 @@ fn discover(server: &ServerInner) -> Value {
 }
 
 /// `tools/list`: the tools as this client's era shows them, and the fallback's companion tools
-/// when it is on.
+/// when it is on. To a client the fallback serves, a tool is listed the way that client's library
+/// will call it ([`fallback::listed_task_support`]).
 fn tools_list(server: &ServerInner, era: &Era, client: &ClientView) -> Value {
     let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     let mut tools: Vec<ToolDescription<'_>> = server
@@ -152,7 +153,7 @@ fn tools_list(server: &ServerInner, era: &Era, client: &ClientView) -> Value {
                     .filter(|_| !(fallback && fallback::may_answer_started(server, t))),
                 annotations: info.annotations,
                 execution: (!era.is_modern()).then(|| Execution {
-                    task_support: info.task_support.as_str(),
+                    task_support: fallback::listed_task_support(fallback, info.task_support),
                 }),
             }
         })

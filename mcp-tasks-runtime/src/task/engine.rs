@@ -241,26 +241,12 @@ impl TaskEngine {
     /// Creates the task and starts the tool. Arguments are decoded first, so bad arguments are a
     /// `-32602` for the call, not a failed task. Returns once `tasks/get` would find the task.
     pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
-        self.launch_with(launch, |backend| backend).await
-    }
-
-    /// As [`launch`](Self::launch), with the tool's context backend wrapped by `wrap` (the task
-    /// fallback's tasks refuse input nobody could answer).
-    pub(crate) async fn launch_with(
-        self: &Arc<Self>,
-        launch: Launch,
-        wrap: impl FnOnce(Arc<dyn ContextBackend>) -> Arc<dyn ContextBackend>,
-    ) -> Result<TaskRecord, RpcError> {
         let prepared = self.prepare(&launch);
         let cancel = CancellationToken::new();
-        let ctx = ToolContext::new(
-            wrap(prepared.backend()),
-            launch.capabilities,
-            cancel.clone(),
-        )
-        .with_log_level(launch.log_level)
-        .with_request(launch.request)
-        .with_state(launch.state);
+        let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
+            .with_log_level(launch.log_level)
+            .with_request(launch.request)
+            .with_state(launch.state);
         let fut = launch
             .tool
             .call(ctx, launch.arguments)

@@ -80,7 +80,7 @@ pub(crate) async fn tools_call(
         }
         let owner = peer.owner(&req.era);
         return tree(Some(
-            fallback::call_companion(server, &name, &req.params, &owner).await,
+            fallback::call_companion(server, &name, &req, &owner).await,
         ));
     }
     let Some(tool) = server.tools.get(&name).cloned() else {

@@ -256,10 +256,9 @@ impl Mrtr {
         };
         let engine = server.engine();
         let prepared = engine.prepare(&launch);
-        let task_backend = match fallback {
-            true => fallback::no_answers(prepared.backend()),
-            false => prepared.backend(),
-        };
+        // A fallback task asks as any modern task does: the question is stored, and the
+        // companion tools carry it to a client that can answer it inline.
+        let task_backend = prepared.backend();
         // The MRTR phase's keys end here; the task has its own key space.
         let record = engine
             .start(prepared, self.fut, self.tool_cancel, |record| {

@@ -8,28 +8,35 @@
 //! served only when the fallback is on; they act on the caller's own tasks only (the same owner
 //! rules as `tasks/get`: a legacy session, or the connection's principal).
 //!
-//! Input: a fallback task started on a 2025-11-25 session asks the client with ordinary
-//! server-to-client requests on that session (as a legacy task does; the client must have declared
-//! `elicitation` / `sampling` / `roots`), and the question shows in [`TASK_STATUS_TOOL`] while it waits. A
-//! 2026-07-28 client without the tasks extension has no way to answer a task's question
-//! (`tasks/update` is the extension's), so there the tool's input request fails at once with
-//! [`InputError::NotSupported`] naming the tasks extension (`-32021` when the tool returns it with
-//! `?`), instead of waiting for an answer that cannot come.
+//! Input: a fallback task asks by the inline route its client declared. On a 2025-11-25 session
+//! the question goes out as an ordinary server-to-client request (as a legacy task's does; the
+//! client must have declared `elicitation` / `sampling` / `roots`), and shows in
+//! [`TASK_STATUS_TOOL`] while it waits. A 2026-07-28 client without the tasks extension has no
+//! `tasks/update`, so the task's question is stored as a modern task's is, and a companion call
+//! from a client that declared the capability it needs answers with an MRTR
+//! `InputRequiredResult` carrying it; the retry's `inputResponses` reach the task
+//! (`companion.rs`). A client that declared neither gets the tool's clear
+//! [`InputError::NotSupported`](crate::tool::InputError::NotSupported) naming the capability.
+//!
+//! A task outcome is never a protocol error to such a client: [`TASK_RESULT_TOOL`] of a task that
+//! failed or was cancelled is a tool result with `isError: true` and the task's own message.
+
+mod companion;
+
+pub(crate) use companion::call_companion;
 
 use super::ServerInner;
 use super::era::Era;
 use super::peer::{self, Peer};
-use crate::protocol::Params;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{
-    ClientCapabilities, Execution, InputRequest, LogLevel, TASKS_EXTENSION, ToolAnnotations,
-    ToolDescription, meta,
+    ClientCapabilities, Execution, LogLevel, TASKS_EXTENSION, ToolAnnotations, ToolDescription,
+    meta,
 };
-use crate::store::{CancelResult, StoreError, TaskRecord};
+use crate::store::TaskRecord;
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
-use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo};
+use crate::tool::{ContextBackend, RegisteredTool, RequestInfo};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
@@ -72,6 +79,19 @@ pub(crate) fn may_answer_started(server: &ServerInner, tool: &RegisteredTool) ->
                 || server.config.promote_after.is_some()
         }
         TaskSupport::Forbidden => false,
+    }
+}
+
+/// The `execution.taskSupport` a 2025-11-25 `tools/list` shows for a tool of `declared` support:
+/// the declared value, except that to a client the fallback serves (`fallback`: it is on and the
+/// client did not declare tasks) a `required` tool is `optional`. Such a client can call it
+/// without a task, and the fallback answers; client libraries refuse, before sending anything,
+/// to call a `required` tool without a task (the TypeScript SDK 1.x `callTool` throws `-32600`
+/// "requires task-based execution"), so the declared value would make the fallback unreachable.
+pub(crate) fn listed_task_support(fallback: bool, declared: TaskSupport) -> &'static str {
+    match declared {
+        TaskSupport::Required if fallback => TaskSupport::Optional.as_str(),
+        declared => declared.as_str(),
     }
 }
 
@@ -174,13 +194,7 @@ pub(crate) async fn launch(
         request: call.request,
         state: server.state.clone(),
     };
-    let engine = server.engine();
-    let record = if legacy {
-        engine.launch(launch).await?
-    } else {
-        // A backend that refuses input: nobody could answer it.
-        engine.launch_with(launch, no_answers).await?
-    };
+    let record = server.engine().launch(launch).await?;
     Ok(started(&record, &tool))
 }
 
@@ -255,11 +269,6 @@ pub(crate) async fn run_promotable(
     )
 }
 
-/// A modern fallback task's backend: `task`'s, but input requests fail at once.
-pub(crate) fn no_answers(task: Arc<dyn ContextBackend>) -> Arc<dyn ContextBackend> {
-    Arc::new(NoAnswers(task))
-}
-
 /// The answer to the call that started a fallback task: a text naming the task and the companion
 /// tools, the task in `_meta` (`related-task`), and, for a tool without an `outputSchema` (whose
 /// structured content could not match it), `{taskId, status}` as structured content.
@@ -283,181 +292,6 @@ pub(crate) fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
     result
 }
 
-/// Serves a call of companion tool `name` (one of [`COMPANION_TOOLS`]) for `owner`.
-pub(crate) async fn call_companion(
-    server: &ServerInner,
-    name: &str,
-    params: &Params,
-    owner: &Owner,
-) -> Result<Value, RpcError> {
-    let id = task_id_argument(params)?;
-    let store = server.engine().store().clone();
-    if name == TASK_CANCEL_TOOL {
-        return match store.cancel(&id, owner).await {
-            Ok(CancelResult::Cancelled(record)) => Ok(text_result(
-                format!("Task {} is cancelled.", id.as_str()),
-                Some(record.legacy_task()),
-                false,
-            )),
-            Ok(CancelResult::AlreadyTerminal(record)) => Ok(text_result(
-                format!(
-                    "Task {} already ended ({}); there is nothing to cancel.",
-                    id.as_str(),
-                    record.status.as_str()
-                ),
-                Some(record.legacy_task()),
-                true,
-            )),
-            Err(StoreError::NotFound) => Err(task_not_found()),
-            Err(e) => Err(e.to_rpc_error()),
-        };
-    }
-    let Some(record) = store.get(&id, owner).await? else {
-        return Err(task_not_found());
-    };
-    if name == TASK_STATUS_TOOL {
-        return Ok(status(&record));
-    }
-    result(record)
-}
-
-/// The answer of `tasks/get` for an id that is unknown or another owner's.
-fn task_not_found() -> RpcError {
-    RpcError::invalid_params("Failed to retrieve task: Task not found")
-}
-
-/// `{"taskId": string}`, and nothing else.
-fn task_id_argument(params: &Params) -> Result<TaskId, RpcError> {
-    let args = match params.value("arguments") {
-        Some(Value::Object(args)) => args,
-        None | Some(Value::Null) => {
-            return Err(RpcError::invalid_params(
-                "missing required argument `taskId` (a string)",
-            ));
-        }
-        Some(_) => return Err(RpcError::invalid_params("`arguments` must be an object")),
-    };
-    if let Some(other) = args.keys().find(|k| *k != "taskId") {
-        return Err(RpcError::invalid_params(format!(
-            "unknown argument `{other}`: the only argument is `taskId`"
-        )));
-    }
-    match args.get("taskId") {
-        Some(Value::String(id)) => {
-            tracing::Span::current().record("task", id.as_str());
-            Ok(TaskId::new(id.clone()))
-        }
-        Some(_) => Err(RpcError::invalid_params(
-            "argument `taskId` must be a string",
-        )),
-        None => Err(RpcError::invalid_params(
-            "missing required argument `taskId` (a string)",
-        )),
-    }
-}
-
-fn text_result(text: String, structured: Option<Value>, is_error: bool) -> Value {
-    let mut result = json!({ "content": [{ "type": "text", "text": text }] });
-    if let Some(structured) = structured {
-        result["structuredContent"] = structured;
-    }
-    if is_error {
-        result["isError"] = json!(true);
-    }
-    result
-}
-
-/// [`TASK_STATUS_TOOL`]: the task (2025-11-25 `Task` fields) with the questions it waits on, as structured
-/// content and as a sentence.
-fn status(record: &TaskRecord) -> Value {
-    let id = record.id.as_str();
-    let mut text = format!("Task {id} is {}", record.status.as_str());
-    if let Some(message) = record.status_message.as_deref().filter(|m| !m.is_empty()) {
-        text.push_str(&format!(": {message}"));
-    }
-    text.push('.');
-    let mut task = record.legacy_task();
-    if !record.input_requests.is_empty() {
-        let questions: Vec<String> = record.input_requests.values().map(question).collect();
-        text.push_str(&format!(
-            " It waits for the client to answer: {}.",
-            questions.join("; ")
-        ));
-        task["inputRequests"] = json!(record.input_requests);
-    }
-    text.push_str(&match record.status {
-        TaskStatus::Completed | TaskStatus::Failed => {
-            format!(" Call `{TASK_RESULT_TOOL}` to get its result.")
-        }
-        TaskStatus::Cancelled => String::new(),
-        _ => format!(
-            " Call `{TASK_STATUS_TOOL}` again later, or `{TASK_RESULT_TOOL}` once it is done."
-        ),
-    });
-    text_result(text, Some(task), false)
-}
-
-/// One open question, for people.
-fn question(request: &InputRequest) -> String {
-    let message = request.params.get("message").and_then(Value::as_str);
-    match (request.method.as_str(), message) {
-        ("elicitation/create", Some(m)) => format!("the question \"{m}\""),
-        ("sampling/createMessage", _) => "a request for the client's model".into(),
-        ("roots/list", _) => "a request for the client's roots".into(),
-        (method, _) => format!("a `{method}` request"),
-    }
-}
-
-/// [`TASK_RESULT_TOOL`]: the tool's own result once completed (with `related-task` in `_meta`, as legacy
-/// `tasks/result` answers), its JSON-RPC error once failed with one; a note while it runs.
-fn result(record: TaskRecord) -> Result<Value, RpcError> {
-    let id = record.id.as_str().to_owned();
-    let related = json!({ "taskId": id });
-    match (record.status.is_terminal(), record.outcome) {
-        (false, _) => {
-            let message = record
-                .status_message
-                .as_deref()
-                .filter(|m| !m.is_empty())
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
-            Ok(text_result(
-                format!(
-                    "Task {id} is still {}{message}: it has no result yet. Call `{TASK_RESULT_TOOL}` again later.",
-                    record.status.as_str()
-                ),
-                None,
-                false,
-            ))
-        }
-        (true, Some(TaskOutcome::Result(mut result))) => {
-            if let Value::Object(obj) = &mut result
-                && let Value::Object(m) = obj.entry("_meta").or_insert_with(|| json!({}))
-            {
-                m.insert(meta::RELATED_TASK.into(), related);
-            }
-            Ok(result)
-        }
-        (true, Some(TaskOutcome::Error(error))) => Err(error),
-        (true, None) => {
-            let why = record
-                .status_message
-                .as_deref()
-                .filter(|m| !m.is_empty())
-                .map(|m| format!(": {m}"))
-                .unwrap_or_default();
-            Ok(text_result(
-                format!(
-                    "Task {id} was {} before producing a result{why}.",
-                    record.status.as_str()
-                ),
-                None,
-                true,
-            ))
-        }
-    }
-}
-
 /// A legacy session as a fallback task's way back: requests and notifications go through, except
 /// the task status notifications a client without tasks has no use for.
 struct Quiet(Arc<dyn ClientChannel>);
@@ -475,36 +309,6 @@ impl ClientChannel for Quiet {
         if method != "notifications/tasks/status" {
             self.0.notify(method, params);
         }
-    }
-}
-
-/// A modern fallback task's backend: the task's, but an input request fails at once, since the
-/// client cannot answer it (it has no `tasks/update`).
-struct NoAnswers(Arc<dyn ContextBackend>);
-
-impl ContextBackend for NoAnswers {
-    fn input(&self, _request: InputRequest) -> InputFuture {
-        Box::pin(async {
-            Err(InputError::NotSupported {
-                capability: TASKS_EXTENSION,
-            })
-        })
-    }
-
-    fn status(&self, message: String) {
-        self.0.status(message);
-    }
-
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.0.progress(progress, total, message);
-    }
-
-    fn log(&self, params: Value) {
-        self.0.log(params);
-    }
-
-    fn task_id(&self) -> Option<&str> {
-        self.0.task_id()
     }
 }
 
