@@ -360,8 +360,9 @@ fn fallback_python_mcp_1_30_plain_call_tool() {
 
 /// The task fallback with @modelcontextprotocol/client 2.4.0 without ext-tasks, plain
 /// `client.callTool`, in both eras: a task id at once, status and result through the companion
-/// tools, a second task cancelled; on the modern era a question the client cannot answer is
-/// `-32021`.
+/// tools, a second task cancelled; on the modern era `interview`'s question comes back from
+/// `tasks_status` as MRTR and the client's elicitation handler answers it, and a client without
+/// elicitation gets the failed task as an `isError` result.
 #[test]
 fn fallback_typescript_client_2_4_without_ext_tasks() {
     require_node();

@@ -139,26 +139,33 @@ impl ServerBuilder {
     /// - Three companion tools are listed in `tools/list` and served, each taking
     ///   `{"taskId": string}`: **`tasks_status`** (the task's status, status message and
     ///   progress, and any question it waits on), **`tasks_result`** (the tool's own
-    ///   `CallToolResult` once the task completed, its JSON-RPC error if it failed with one, a
-    ///   note while it still runs) and **`tasks_cancel`**. They see only the caller's own tasks
-    ///   (the owner rules of `tasks/get`); an unknown or foreign id is the same `-32602` "Task not
-    ///   found". [`build`](Self::build) refuses a registered tool with one of these names
-    ///   ([`COMPANION_TOOLS`]).
-    /// - A fallback task that asks for input: on a 2025-11-25 session the question goes to the
-    ///   client as an ordinary server-to-client request (`elicitation/create`, ...; the client
-    ///   must have declared the capability) and `tasks_status` shows it while it waits; a
-    ///   2026-07-28 client without the tasks extension cannot answer a task, so the tool's input
-    ///   request fails at once with [`InputError::NotSupported`](crate::InputError) (`-32021` when
-    ///   returned with `?`).
-    ///
+    ///   `CallToolResult` once the task has ended with one; a note while it still runs) and
+    ///   **`tasks_cancel`**. Whatever happened to the task, they answer a tool result a model can
+    ///   read, never a JSON-RPC error: a task that failed with an error or was cancelled is an
+    ///   `isError: true` result with the task's own message, and so is a wrong argument or an id
+    ///   that is unknown or another client's (the two read the same: they see only the caller's
+    ///   own tasks, by the owner rules of `tasks/get`). Their structured content is the task in
+    ///   the field names of the client's era. [`build`](Self::build) refuses a registered tool
+    ///   with one of these names ([`COMPANION_TOOLS`]).
+    /// - A fallback task that asks for input asks by the inline route its client declared: on a
+    ///   2025-11-25 session the question goes out as an ordinary server-to-client request
+    ///   (`elicitation/create`, ...); a 2026-07-28 client's companion call
+    ///   (`tasks_status`/`tasks_result`) answers an MRTR `InputRequiredResult` carrying the
+    ///   task's question, and the retry's `inputResponses` are delivered to the task. The client
+    ///   must have declared the capability (`elicitation`, `sampling`, `roots`); otherwise the
+    ///   tool's request fails at once with [`InputError::NotSupported`](crate::InputError) naming
+    ///   it. `tasks_status` shows the question while it waits.
     /// - An `optional` tool with a promotion threshold ([`promote_after`](Self::promote_after),
     ///   [`ServerConfig::promote_after`]) called by such a client runs inline; if it is still
     ///   running at the threshold, the same run goes on as a task and the client gets the same
     ///   answer as above (a call that ends sooner answers inline).
     /// - `tools/list` shows such a client (2026-07-28: no tasks extension in the request;
-    ///   2025-11-25: no `tasks` in the session's `initialize` capabilities) no `outputSchema` for
-    ///   the tools that may answer it that way, since that answer cannot match one; the
-    ///   companion tools are listed to every client.
+    ///   2025-11-25: no `tasks` in the session's `initialize` capabilities) the tools the way
+    ///   its library will call them: a `required` tool as `execution.taskSupport: "optional"`
+    ///   (2025-11-25; client libraries refuse to call a `required` tool without a task, the
+    ///   TypeScript SDK 1.x with a local `-32600`), and no `outputSchema` for the tools that may
+    ///   answer with the fallback's text, which cannot match one. The companion tools are listed
+    ///   to every client.
     ///
     /// Clients that ask for tasks are served exactly as without the fallback.
     pub fn task_fallback(mut self) -> Self {
