@@ -276,7 +276,7 @@ pub(crate) fn started(record: &TaskRecord, tool: &RegisteredTool) -> Value {
     let id = record.id.as_str();
     let poll = record
         .poll_interval
-        .map(|p| format!(" (about every {} ms)", p.as_millis()))
+        .map(|p| format!(" (no more often than every {} ms)", p.as_millis()))
         .unwrap_or_default();
     let text = format!(
         "`{}` is running in the background as task {id}. Call the tool `{TASK_STATUS_TOOL}` with {{\"taskId\": \"{id}\"}} to see how it is doing{poll}, `{TASK_RESULT_TOOL}` with the same arguments to get its result once it is done, or `{TASK_CANCEL_TOOL}` to stop it.",
