@@ -603,6 +603,17 @@ async fn modern_call(
     name: &str,
     args: Value,
 ) -> Value {
+    modern_call_status(c, url, token, name, args).await.1
+}
+
+/// [`modern_call`], with the HTTP status of the answer.
+async fn modern_call_status(
+    c: &reqwest::Client,
+    url: &str,
+    token: &str,
+    name: &str,
+    args: Value,
+) -> (reqwest::StatusCode, Value) {
     let params = json!({ "name": name, "arguments": args, "_meta": modern_meta(json!({})) });
     let r = c
         .post(url)
@@ -619,7 +630,7 @@ async fn modern_call(
         .send()
         .await
         .expect("the server answers");
-    answer(r).await
+    (r.status(), answer(r).await)
 }
 
 /// A legacy message on `session` (or `initialize` without one) as the holder of `token`.
@@ -753,5 +764,50 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
     assert_eq!(
         own["result"]["structuredContent"]["status"], "cancelled",
         "{own}"
+    );
+}
+
+/// Over HTTP, `tasks_result` of a fallback task that failed (its question could not be asked: the
+/// client declared no elicitation) is an HTTP 200 with an `isError` tool result carrying the
+/// task's message, not a JSON-RPC error (which client libraries throw on).
+#[tokio::test]
+async fn over_http_tasks_result_of_a_failed_fallback_task_is_a_200_tool_error() {
+    let s = HttpServer::start_bin(
+        "fallback_server",
+        &["--task-fallback", "--token", "A=alice"],
+    );
+    let c = http();
+    let started = modern_call(&c, &s.url, "A", "interview", json!({})).await;
+    let id = started_id(&started["result"]);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let (status, done) = loop {
+        let (status, done) =
+            modern_call_status(&c, &s.url, "A", "tasks_result", json!({ "taskId": id })).await;
+        let text = done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        if !text.contains("has no result yet") {
+            break (status, done);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {id} never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status, reqwest::StatusCode::OK, "{done}");
+    assert!(done.get("error").is_none(), "{done}");
+    let result = &done["result"];
+    assert_eq!(result["isError"], json!(true), "{done}");
+    assert_eq!(result["resultType"], "complete", "{done}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("Task {id} failed: ")) && text.contains("`elicitation`"),
+        "{text}"
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id),
+        "{done}"
     );
 }
