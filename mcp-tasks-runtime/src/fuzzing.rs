@@ -25,7 +25,7 @@ use std::time::SystemTime;
 /// same id (byte-for-byte ids included); a reply written from its parts is the reply written as a
 /// tree (with the request's params as the result, shaped as a modern one); a request's `_meta`
 /// read from its text says what it says read as a tree (the same era, client, log level and
-/// progress token, or exactly the same error); each field a request's [`Params`] read from the
+/// progress token, or exactly the same error); each field a request's `Params` read from the
 /// text reads as it does in the tree (a key sent twice: the last one).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
