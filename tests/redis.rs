@@ -955,7 +955,7 @@ async fn two_instances_500_waiting_tasks_each_answered_through_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
     use instances::*;
-    use mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE;
+    use mcp_tasks_runtime::store::TaskRecord;
     use serde_json::json;
     use std::time::{Duration, Instant};
     const LEASE: Duration = Duration::from_millis(1000);
@@ -998,7 +998,11 @@ async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
         })
         .await;
         assert_eq!(failed["status"], "failed", "{failed}");
-        assert_eq!(failed["statusMessage"], RUNNER_STOPPED_MESSAGE, "{failed}");
+        assert_eq!(
+            failed["statusMessage"],
+            TaskRecord::RUNNER_STOPPED_MESSAGE,
+            "{failed}"
+        );
     }
     let took = killed.elapsed();
     eprintln!("A's tasks failed {took:?} after the kill");
@@ -1017,7 +1021,7 @@ async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminated_instance_leaves_no_task_working_in_redis() {
     use instances::*;
-    use mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE;
+    use mcp_tasks_runtime::store::TaskRecord;
     use serde_json::json;
     let redis = redis();
     // A lease far longer than the test: only the shutdown itself can end these tasks in time.
@@ -1049,7 +1053,7 @@ async fn a_terminated_instance_leaves_no_task_working_in_redis() {
     for id in &ids {
         let task = result(&c, &b.url, "tasks/get", json!({ "taskId": id })).await;
         assert_eq!(task["status"], "failed", "{task}");
-        assert_eq!(task["statusMessage"], RUNNER_STOPPED_MESSAGE);
+        assert_eq!(task["statusMessage"], TaskRecord::RUNNER_STOPPED_MESSAGE);
     }
 }
 

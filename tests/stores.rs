@@ -337,7 +337,7 @@ async fn http_shutdown_settles_the_tasks_running_in_the_instance() {
         assert_eq!(task.status.as_str(), "failed", "{task:?}");
         assert_eq!(
             task.status_message.as_deref(),
-            Some(mcp_tasks_runtime::store::machine::RUNNER_STOPPED_MESSAGE)
+            Some(mcp_tasks_runtime::store::TaskRecord::RUNNER_STOPPED_MESSAGE)
         );
     }
 }

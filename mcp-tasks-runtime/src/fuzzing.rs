@@ -10,7 +10,7 @@ use crate::protocol::jsonrpc::{Message, Payload, Reply, Wire, error_message, res
 use crate::protocol::meta::{self, ClientView, MetaCache, MetaError, MetaFacts};
 use crate::protocol::task::{Owner, TaskStatus};
 use crate::protocol::{ClientCapabilities, InputRequest, LogLevel, MODERN_VERSIONS, Params};
-use crate::store::{NewTask, machine};
+use crate::store::{NewTask, TaskRecord};
 use crate::task::mrtr;
 #[cfg(feature = "fuzzing")]
 use crate::task::state;
@@ -25,7 +25,7 @@ use std::time::SystemTime;
 /// same id (byte-for-byte ids included); a reply written from its parts is the reply written as a
 /// tree (with the request's params as the result, shaped as a modern one); a request's `_meta`
 /// read from its text says what it says read as a tree (the same era, client, log level and
-/// progress token, or exactly the same error); each field a request's [`Params`] read from the
+/// progress token, or exactly the same error); each field a request's `Params` read from the
 /// text reads as it does in the tree (a key sent twice: the last one).
 pub fn message(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -216,10 +216,11 @@ pub fn input_responses(data: &[u8]) {
         "other/method",
     ];
     let now = SystemTime::now();
-    let mut record = machine::new_record(NewTask::new(Owner::new("o"), Era::Modern), now);
+    let mut record = TaskRecord::new(NewTask::new(Owner::new("o"), Era::Modern), now);
     for (i, method) in METHODS.iter().enumerate() {
         let request = InputRequest::new(*method, Value::Object(Map::new()));
-        machine::add_input_request(&mut record, format!("k{i}"), request, now)
+        record
+            .add_input_request(format!("k{i}"), request, now)
             .expect("a fresh key on a working task");
     }
     let mut fitting = Map::new();
@@ -234,12 +235,12 @@ pub fn input_responses(data: &[u8]) {
         }
     }
     let outstanding = record.input_requests.clone();
-    let delivery = machine::deliver_responses(&mut record, fitting.clone(), now);
+    let delivery = record.deliver_responses(fitting.clone(), now);
     for key in &delivery.accepted {
         assert!(outstanding.contains_key(key));
-        let taken = machine::take_response(&mut record, key);
+        let taken = record.take_response(key);
         assert_eq!(taken.as_ref(), fitting.get(key));
-        assert!(machine::take_response(&mut record, key).is_none());
+        assert!(record.take_response(key).is_none());
     }
     for key in &delivery.ignored {
         assert!(!outstanding.contains_key(key));

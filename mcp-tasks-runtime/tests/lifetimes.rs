@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_tasks_runtime::protocol::task::{TaskId, TaskStatus};
-use mcp_tasks_runtime::store::machine::{DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE};
-use mcp_tasks_runtime::store::{ManualClock, MemoryTaskStore, TaskStore};
+use mcp_tasks_runtime::store::{ManualClock, MemoryTaskStore, TaskRecord, TaskStore};
 use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, tool};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
@@ -211,9 +210,9 @@ async fn a_deadline_ends_a_task_and_says_so() {
     clock.advance(Duration::from_secs(1));
     let failed = c.poll(&id, |t| t["status"] != "working").await;
     assert_eq!(failed["status"], "failed", "{failed}");
-    assert_eq!(failed["statusMessage"], DEADLINE_MESSAGE);
+    assert_eq!(failed["statusMessage"], TaskRecord::DEADLINE_MESSAGE);
     assert_eq!(failed["error"]["code"], -32603);
-    assert_eq!(failed["error"]["message"], DEADLINE_MESSAGE);
+    assert_eq!(failed["error"]["message"], TaskRecord::DEADLINE_MESSAGE);
 }
 
 /// When serving ends (here: the input closes), the tasks still running in this process are
@@ -252,7 +251,10 @@ async fn shutdown_with_tasks_running_leaves_none_working() {
             .unwrap()
             .unwrap();
         assert_eq!(task.status, TaskStatus::Failed, "{task:?}");
-        assert_eq!(task.status_message.as_deref(), Some(RUNNER_STOPPED_MESSAGE));
+        assert_eq!(
+            task.status_message.as_deref(),
+            Some(TaskRecord::RUNNER_STOPPED_MESSAGE)
+        );
     }
 }
 
@@ -303,7 +305,7 @@ async fn a_dead_instances_tasks_fail_once_its_lease_lapses() {
     assert_eq!(failed.status, TaskStatus::Failed);
     assert_eq!(
         failed.status_message.as_deref(),
-        Some(RUNNER_STOPPED_MESSAGE)
+        Some(TaskRecord::RUNNER_STOPPED_MESSAGE)
     );
     assert_eq!(
         b.get(&own).await["status"],

@@ -23,7 +23,6 @@ use tokio::sync::broadcast;
 use tokio::time::timeout;
 
 use super::TaskRecord;
-use super::machine::{CANCELLED_MESSAGE, DEADLINE_MESSAGE, RUNNER_STOPPED_MESSAGE};
 use super::{
     CancelResult, Clock, DeliveryReport, ManualClock, NewTask, StoreError, TaskEvent, TaskStore,
 };
@@ -662,7 +661,10 @@ async fn cancelled_stays_cancelled(make: Factory<'_>) {
         panic!("expected Cancelled, got {result:?}");
     };
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
-    assert_eq!(cancelled.status_message.as_deref(), Some(CANCELLED_MESSAGE));
+    assert_eq!(
+        cancelled.status_message.as_deref(),
+        Some(TaskRecord::CANCELLED_MESSAGE)
+    );
     assert_eq!(cancelled.terminal_at, Some(now));
     assert_eq!(cancelled.outcome, None);
     assert!(cancelled.input_requests.is_empty());
@@ -769,10 +771,13 @@ async fn deadline_fails_overdue_tasks(make: Factory<'_>) {
         expired.outcome,
         Some(TaskOutcome::Error(RpcError::new(
             codes::INTERNAL_ERROR,
-            DEADLINE_MESSAGE
+            TaskRecord::DEADLINE_MESSAGE
         )))
     );
-    assert_eq!(expired.status_message.as_deref(), Some(DEADLINE_MESSAGE));
+    assert_eq!(
+        expired.status_message.as_deref(),
+        Some(TaskRecord::DEADLINE_MESSAGE)
+    );
     assert_eq!(expired.terminal_at, Some(now));
     assert!(expired.input_requests.is_empty());
     assert_eq!(env.read(&long.id).await, long);
@@ -793,9 +798,9 @@ async fn deadline_fails_overdue_tasks(make: Factory<'_>) {
 const LEASE: Duration = Duration::from_secs(10);
 
 /// A running task whose runner's lease has lapsed fails with `-32603` and
-/// [`RUNNER_STOPPED_MESSAGE`]; tasks of an instance whose lease is live or renewed, and tasks
-/// without a runner, run on; a runner that never took a lease counts as stopped. Ended tasks are
-/// untouched.
+/// [`TaskRecord::RUNNER_STOPPED_MESSAGE`]; tasks of an instance whose lease is live or renewed,
+/// and tasks without a runner, run on; a runner that never took a lease counts as stopped. Ended
+/// tasks are untouched.
 async fn lapsed_leases_fail_their_tasks(make: Factory<'_>) {
     let env = env(make);
     env.store.renew_lease("a", LEASE).await.unwrap();
@@ -840,12 +845,12 @@ async fn lapsed_leases_fail_their_tasks(make: Factory<'_>) {
             stopped.outcome,
             Some(TaskOutcome::Error(RpcError::new(
                 codes::INTERNAL_ERROR,
-                RUNNER_STOPPED_MESSAGE
+                TaskRecord::RUNNER_STOPPED_MESSAGE
             )))
         );
         assert_eq!(
             stopped.status_message.as_deref(),
-            Some(RUNNER_STOPPED_MESSAGE)
+            Some(TaskRecord::RUNNER_STOPPED_MESSAGE)
         );
         assert_eq!(stopped.terminal_at, Some(now));
         assert!(stopped.input_requests.is_empty());
@@ -902,7 +907,7 @@ async fn released_leases_fail_their_tasks(make: Factory<'_>) {
     let stopped = env.read(&on_a.id).await;
     assert_eq!(
         stopped.status_message.as_deref(),
-        Some(RUNNER_STOPPED_MESSAGE)
+        Some(TaskRecord::RUNNER_STOPPED_MESSAGE)
     );
     assert_eq!(env.read(&on_b.id).await, on_b);
 }

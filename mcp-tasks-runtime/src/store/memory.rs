@@ -12,10 +12,10 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::Expiry;
 use super::TaskRecord;
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
-use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
@@ -37,8 +37,8 @@ const EVENT_CAPACITY: usize = 1024;
 /// task has its own wake-up channel (created only while someone waits on it), so a change wakes
 /// the waiters of that task and nobody else. Each owner's tasks are indexed by creation order,
 /// so `list` reads only the page it returns. Each stripe also indexes its tasks by due time
-/// ([`machine::due_at`]) and keeps the set of running ones, so `expire` visits only the tasks whose
-/// time has come and the running ones (for their runner's lease), however many are stored.
+/// ([`TaskRecord::due_at`]) and keeps the set of running ones, so `expire` visits only the tasks
+/// whose time has come and the running ones (for their runner's lease), however many are stored.
 pub struct MemoryTaskStore {
     clock: Arc<dyn Clock>,
     hasher: RandomState,
@@ -54,7 +54,7 @@ pub struct MemoryTaskStore {
 #[derive(Default)]
 struct Stripe {
     tasks: HashMap<TaskId, Box<Entry>>,
-    /// Every task that has a [`machine::due_at`], by that time.
+    /// Every task that has a [`TaskRecord::due_at`], by that time.
     due: BTreeSet<(SystemTime, TaskId)>,
     /// The tasks that have not ended: their runner's lease decides whether they fail.
     running: HashSet<TaskId>,
@@ -69,7 +69,7 @@ fn reschedule(
     before: Option<SystemTime>,
     record: &TaskRecord,
 ) {
-    let after = machine::due_at(record);
+    let after = record.due_at();
     if before != after {
         if let Some(at) = before {
             due.remove(&(at, id.clone()));
@@ -244,7 +244,7 @@ impl MemoryTaskStore {
             .ok_or(StoreError::NotFound)?;
         entry.thaw();
         let before = entry.record.version;
-        let due = machine::due_at(&entry.record);
+        let due = entry.record.due_at();
         let out = change(&mut entry.record, now).map(|out| {
             if entry.record.version != before {
                 self.announce(entry, visible);
@@ -319,8 +319,8 @@ impl MemoryTaskStore {
         for stripe in self.tasks.iter() {
             let mut stripe = lock(stripe);
             let stripe = &mut *stripe;
-            // The only tasks `machine::expiry` can say anything but `Keep` about: those whose due
-            // time has come, and running ones whose runner holds no lease.
+            // The only tasks `TaskRecord::expiry` can say anything but `Keep` about: those whose
+            // due time has come, and running ones whose runner holds no lease.
             let mut visit = Vec::new();
             while let Some((at, id)) = stripe.due.first()
                 && *at <= now
@@ -346,12 +346,12 @@ impl MemoryTaskStore {
                     stripe.running.remove(&id);
                     continue;
                 };
-                if let Some(at) = machine::due_at(&entry.record) {
+                if let Some(at) = entry.record.due_at() {
                     stripe.due.remove(&(at, id.clone()));
                 }
                 let record = &entry.record;
                 let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
-                match machine::expiry(record, now, alive) {
+                match record.expiry(now, alive) {
                     Expiry::Keep => {}
                     Expiry::Remove => {
                         doomed.push(id);
@@ -359,7 +359,7 @@ impl MemoryTaskStore {
                     }
                     verdict => {
                         entry.thaw();
-                        if machine::apply_expiry(&mut entry.record, verdict, now) {
+                        if entry.record.apply_expiry(verdict, now) {
                             self.announce(entry, true);
                             report.failed.push(entry.record.clone());
                         }
@@ -441,7 +441,7 @@ impl fmt::Debug for MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
-            let mut record = machine::new_record(task, self.clock.now());
+            let mut record = TaskRecord::new(task, self.clock.now());
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
             let mut stripe = self.stripe(&self.tasks, &record.id);
             let stripe = &mut *stripe;
@@ -509,7 +509,7 @@ impl TaskStore for MemoryTaskStore {
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::set_status_message(record, message, now);
+                record.set_status_message(message, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change)?.1)
@@ -523,9 +523,7 @@ impl TaskStore for MemoryTaskStore {
         request: InputRequest,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                machine::add_input_request(record, key, request, now)
-            };
+            let change = |record: &mut TaskRecord, now| record.add_input_request(key, request, now);
             Ok(self.update_with(id, None, true, change, |r| r.version)?.1)
         })
     }
@@ -537,7 +535,7 @@ impl TaskStore for MemoryTaskStore {
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::withdraw_input_request(record, key, now);
+                record.withdraw_input_request(key, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change)?.1)
@@ -551,9 +549,8 @@ impl TaskStore for MemoryTaskStore {
         responses: Map<String, Value>,
     ) -> StoreFuture<'a, DeliveryReport> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                Ok(machine::deliver_responses(record, responses, now))
-            };
+            let change =
+                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses, now));
             let read = |record: &TaskRecord| (record.version, record.status);
             let (delivery, (version, status)) =
                 self.update_with(id, Some(owner), true, change, read)?;
@@ -568,7 +565,7 @@ impl TaskStore for MemoryTaskStore {
 
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| Ok(machine::take_response(record, key));
+            let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
             self.update_only(id, None, false, change)
         })
     }
@@ -576,7 +573,7 @@ impl TaskStore for MemoryTaskStore {
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::finish(record, outcome, now);
+                record.finish(outcome, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change)?.1)
@@ -585,7 +582,7 @@ impl TaskStore for MemoryTaskStore {
 
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
+            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
             let (cancelled, record) = self.update(id, Some(owner), true, change)?;
             Ok(if cancelled {
                 CancelResult::Cancelled(record)
@@ -654,7 +651,7 @@ impl FastPaths for MemoryTaskStore {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::finish(record, outcome, now);
+                record.finish(outcome, now);
                 Ok(())
             };
             let read = |record: &TaskRecord| (record.version, record.status);

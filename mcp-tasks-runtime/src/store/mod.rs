@@ -17,7 +17,8 @@
 //!
 //! # Semantics in brief
 //!
-//! The state machine is written once, as pure functions in [`machine`]; see there for the rules.
+//! The state machine is written once, as methods of [`TaskRecord`]; see there ("The state
+//! machine") for the rules.
 //! - A task starts `working` at version 1 and is visible to `get` once `create` resolves.
 //! - `add_input_request` → `input_required`; `deliver_responses` accepts answers to outstanding
 //!   keys, ignores all others, and returns the task to `working` only when nothing is left
@@ -30,17 +31,18 @@
 //! # Lifetimes: deadline, ttl, lease
 //!
 //! Three separate clocks end a task or its record; `expire` applies all three
-//! ([`machine::expiry`]), by the store's clock:
+//! ([`TaskRecord::expiry`]), by the store's clock:
 //! - **deadline** (how long a task may *run*, [`NewTask::deadline`], off by default): a task still
 //!   running at `created_at + deadline` fails with `-32603` and the status message
-//!   [`machine::DEADLINE_MESSAGE`].
+//!   [`TaskRecord::DEADLINE_MESSAGE`].
 //! - **ttl** (how long the *record* is kept, the wire's `ttl`/`ttlMs`): an ended task is deleted
 //!   at `terminal_at + ttl`, so a result stays readable for a whole TTL after the task ended (and
 //!   so at least `ttl` from creation). It never ends a running task. `ttl: None` keeps it forever.
 //! - **lease** (whether the server running it is alive): each engine instance renews a lease
 //!   ([`TaskStore::renew_lease`]) and stamps the tasks it runs with its instance id
 //!   ([`NewTask::runner`]). A running task whose runner holds no live lease fails with `-32603`
-//!   and [`machine::RUNNER_STOPPED_MESSAGE`], so a task whose process died is never left running.
+//!   and [`TaskRecord::RUNNER_STOPPED_MESSAGE`], so a task whose process died is never left
+//!   running.
 
 use std::error::Error;
 use std::fmt;
@@ -61,7 +63,7 @@ mod clock;
 pub mod contract;
 mod cursor;
 mod fast;
-pub mod machine;
+mod machine;
 mod memory;
 mod record;
 #[cfg(feature = "redis")]
@@ -72,6 +74,7 @@ mod sqlite;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use machine::{Delivery, Expiry};
 pub use memory::MemoryTaskStore;
 pub use record::TaskRecord;
 #[cfg(feature = "sqlite")]
@@ -84,8 +87,8 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///
 /// Every operation is complete when its future resolves: a later operation, from this process or
 /// another one sharing the store, sees its effect (strong consistency). Implementations should
-/// apply the rules of [`machine`] (ideally by calling it) and must pass the `contract` suite
-/// (feature `contract`).
+/// apply the rules of the state machine (ideally by calling [`TaskRecord`]'s methods) and must
+/// pass the `contract` suite (feature `contract`).
 pub trait TaskStore: Send + Sync + fmt::Debug {
     /// Stores a new task (`working`, version 1, stamped with the store's clock) and returns it.
     /// Once this resolves, `get` finds it. [`StoreError::DuplicateId`] if the id is taken.
@@ -108,7 +111,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         limit: usize,
     ) -> StoreFuture<'a, TaskPage>;
 
-    /// Sets or clears the status message ([`machine::set_status_message`]).
+    /// Sets or clears the status message ([`TaskRecord::set_status_message`]).
     fn set_status_message<'a>(
         &'a self,
         id: &'a TaskId,
@@ -116,7 +119,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, TaskRecord>;
 
     /// Adds an outstanding input request under `key` and makes the task `input_required`
-    /// ([`machine::add_input_request`]); returns the task's version afterwards (what a waiter
+    /// ([`TaskRecord::add_input_request`]); returns the task's version afterwards (what a waiter
     /// passes to [`changed`](Self::changed)), not a copy of the record and its requests'
     /// schemas. [`StoreError::InputKeyReused`] if `key` was ever used by this task;
     /// [`StoreError::Terminal`] if the task has ended.
@@ -128,7 +131,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, u64>;
 
     /// Withdraws an outstanding input request nobody waits for any more
-    /// ([`machine::withdraw_input_request`]).
+    /// ([`TaskRecord::withdraw_input_request`]).
     fn withdraw_input_request<'a>(
         &'a self,
         id: &'a TaskId,
@@ -136,7 +139,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, TaskRecord>;
 
     /// Delivers a client's answers (`tasks/update`, or a legacy response), applied before the
-    /// future resolves ([`machine::deliver_responses`]). Unknown and already answered keys are
+    /// future resolves ([`TaskRecord::deliver_responses`]). Unknown and already answered keys are
     /// ignored, and reported so; a task that has ended ignores every key.
     fn deliver_responses<'a>(
         &'a self,
@@ -145,14 +148,14 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         responses: Map<String, Value>,
     ) -> StoreFuture<'a, DeliveryReport>;
 
-    /// Takes the delivered answer for `key`, once ([`machine::take_response`]).
+    /// Takes the delivered answer for `key`, once ([`TaskRecord::take_response`]).
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>>;
 
     /// Ends the task with this outcome; a no-op, returning the record as it is, if the task has
-    /// already ended ([`machine::finish`]).
+    /// already ended ([`TaskRecord::finish`]).
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord>;
 
-    /// A client cancels its task ([`machine::cancel`]).
+    /// A client cancels its task ([`TaskRecord::cancel`]).
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult>;
 
     /// The time by this store's clock: what the engine's sweeper passes to [`Self::expire`]. The
@@ -162,7 +165,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         SystemTime::now()
     }
 
-    /// Applies the lifetime rules as of `now` (normally [`Self::now`], [`machine::expiry`]):
+    /// Applies the lifetime rules as of `now` (normally [`Self::now`], [`TaskRecord::expiry`]):
     /// fails running tasks past their deadline, fails running tasks whose runner's lease has
     /// lapsed (at `now`) or was released, and deletes ended tasks whose retention ran out.
     /// Waiters on a deleted task get [`StoreError::NotFound`].

@@ -10,9 +10,9 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
+use super::Expiry;
 use super::TaskRecord;
 use super::cursor::{decode_cursor, encode_cursor};
-use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
@@ -67,7 +67,7 @@ const CANDIDATES: &str = "SELECT record FROM tasks WHERE due <= ?1
 ///   sharing tasks need a shared store (Redis).
 /// - **Nothing left running.** Each running task records the engine instance running it; when the
 ///   file is opened, the tasks a previous process was running are failed with
-///   [`machine::RUNNER_STOPPED_MESSAGE`], and while it is open, a task whose engine's lease
+///   [`TaskRecord::RUNNER_STOPPED_MESSAGE`], and while it is open, a task whose engine's lease
 ///   lapsed fails the same way.
 /// - **Indexed.** A task is read by its id (a unique index), `list` reads one page of one owner's
 ///   tasks (an index on owner and creation order), `expire` reads only the tasks that are due (an
@@ -328,7 +328,7 @@ fn sweep(
     for record in candidates {
         let mut record = decode(&record)?;
         let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
-        match machine::expiry(&record, now, alive) {
+        match record.expiry(now, alive) {
             Expiry::Keep => {}
             Expiry::Remove => {
                 tx.prepare_cached("DELETE FROM tasks WHERE id = ?1")
@@ -338,7 +338,7 @@ fn sweep(
                 removed.push((record.id, record.owner));
             }
             verdict => {
-                if machine::apply_expiry(&mut record, verdict, now) {
+                if record.apply_expiry(verdict, now) {
                     write(&tx, &record)?;
                     failed.push(record);
                 }
@@ -384,9 +384,9 @@ fn runner_column(record: &TaskRecord) -> Option<&str> {
 }
 
 /// When the rules next act on the task, in microseconds since the epoch (rounded down, so a task
-/// is never found late; [`machine::expiry`] has the last word).
+/// is never found late; [`TaskRecord::expiry`] has the last word).
 fn due_column(record: &TaskRecord) -> Option<i64> {
-    machine::due_at(record).map(micros)
+    record.due_at().map(micros)
 }
 
 fn micros(at: SystemTime) -> i64 {
@@ -428,7 +428,7 @@ impl TaskStore for SqliteTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
             self.with_db(move |conn, shared| {
-                let record = machine::new_record(task, shared.clock.now());
+                let record = TaskRecord::new(task, shared.clock.now());
                 let inserted = conn
                     .prepare_cached(
                         "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -514,7 +514,7 @@ impl TaskStore for SqliteTaskStore {
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::set_status_message(record, message, now);
+                record.set_status_message(message, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change).await?.1)
@@ -528,9 +528,7 @@ impl TaskStore for SqliteTaskStore {
         request: InputRequest,
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                machine::add_input_request(record, key, request, now)
-            };
+            let change = |record: &mut TaskRecord, now| record.add_input_request(key, request, now);
             Ok(self.update(id, None, true, change).await?.1.version)
         })
     }
@@ -543,7 +541,7 @@ impl TaskStore for SqliteTaskStore {
         Box::pin(async move {
             let key = key.to_owned();
             let change = move |record: &mut TaskRecord, now| {
-                machine::withdraw_input_request(record, &key, now);
+                record.withdraw_input_request(&key, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change).await?.1)
@@ -557,9 +555,8 @@ impl TaskStore for SqliteTaskStore {
         responses: Map<String, Value>,
     ) -> StoreFuture<'a, DeliveryReport> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                Ok(machine::deliver_responses(record, responses, now))
-            };
+            let change =
+                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses, now));
             let (delivery, record) = self.update(id, Some(owner), true, change).await?;
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
@@ -573,7 +570,7 @@ impl TaskStore for SqliteTaskStore {
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
             let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, _| Ok(machine::take_response(record, &key));
+            let change = move |record: &mut TaskRecord, _| Ok(record.take_response(&key));
             Ok(self.update(id, None, false, change).await?.0)
         })
     }
@@ -581,7 +578,7 @@ impl TaskStore for SqliteTaskStore {
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::finish(record, outcome, now);
+                record.finish(outcome, now);
                 Ok(())
             };
             Ok(self.update(id, None, true, change).await?.1)
@@ -590,7 +587,7 @@ impl TaskStore for SqliteTaskStore {
 
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
+            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
             let (cancelled, record) = self.update(id, Some(owner), true, change).await?;
             Ok(if cancelled {
                 CancelResult::Cancelled(record)
@@ -774,7 +771,7 @@ mod tests {
             assert_eq!(task.status, TaskStatus::Failed);
             assert_eq!(
                 task.status_message.as_deref(),
-                Some(machine::RUNNER_STOPPED_MESSAGE)
+                Some(TaskRecord::RUNNER_STOPPED_MESSAGE)
             );
         }
         let kept = store.get(&answered.id, &alice).await.unwrap().unwrap();

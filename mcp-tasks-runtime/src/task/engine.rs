@@ -18,7 +18,7 @@ use crate::protocol::Era;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::store::TaskRecord;
-use crate::store::{StoreError, TaskStore, machine};
+use crate::store::{StoreError, TaskStore};
 use crate::tool::{ContextBackend, RegisteredTool, RequestInfo, StateMap, ToolContext};
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -182,13 +182,13 @@ impl TaskEngine {
     }
 
     /// Settles every task running in this engine, for a server that stops serving: each fails
-    /// with `-32603` and [`machine::RUNNER_STOPPED_MESSAGE`] (a task that ends on its own first
+    /// with `-32603` and [`TaskRecord::RUNNER_STOPPED_MESSAGE`] (a task that ends on its own first
     /// keeps its outcome), its tool is cancelled and given [`EngineConfig::cancel_grace`] to wind
     /// down, and the lease is released. No store is left holding a task that nobody runs. Tasks
     /// started afterwards run as usual (under a new lease). Returns how many tasks were settled.
     pub async fn stop_tasks(&self) -> usize {
         let running: Vec<(TaskId, CancellationToken)> = lock(&self.running).drain().collect();
-        let outcome = TaskOutcome::Error(RpcError::internal(machine::RUNNER_STOPPED_MESSAGE));
+        let outcome = TaskOutcome::Error(RpcError::internal(TaskRecord::RUNNER_STOPPED_MESSAGE));
         let mut settled = 0;
         for (id, cancel) in &running {
             match self.store.finish(id, outcome.clone()).await {

@@ -56,7 +56,7 @@ proptest! {
     ) {
         let mut now = UNIX_EPOCH + Duration::from_secs(1_000);
         let new = NewTask::new(Owner::new("o"), origin).ttl(Some(Duration::from_secs(60)));
-        let mut record = new_record(new, now);
+        let mut record = TaskRecord::new(new, now);
         // Answers accepted and not yet taken, as the tool would see them.
         let mut waiting: BTreeMap<String, Value> = BTreeMap::new();
         let mut ever_used: std::collections::BTreeSet<String> = Default::default();
@@ -65,11 +65,9 @@ proptest! {
             now += Duration::from_millis(1);
             let before = record.clone();
             match op.clone() {
-                Op::SetStatus(m) => set_status_message(&mut record, m.map(|m| format!("s{m}")), now),
+                Op::SetStatus(m) => record.set_status_message(m.map(|m| format!("s{m}")), now),
                 Op::Ask(k) => {
-                    let r = add_input_request(
-                        &mut record,
-                        key(k),
+                    let r = record.add_input_request(key(k),
                         InputRequest::new("elicitation/create", serde_json::json!({})),
                         now,
                     );
@@ -80,13 +78,13 @@ proptest! {
                         Err(e) => prop_assert!(false, "unexpected {e}"),
                     }
                 }
-                Op::Withdraw(k) => withdraw_input_request(&mut record, &key(k), now),
+                Op::Withdraw(k) => record.withdraw_input_request(&key(k), now),
                 Op::Deliver(answers) => {
                     let mut responses = Map::new();
                     for (k, v) in answers {
                         responses.insert(key(k), Value::from(v));
                     }
-                    let delivery = deliver_responses(&mut record, responses.clone(), now);
+                    let delivery = record.deliver_responses(responses.clone(), now);
                     for k in &delivery.accepted {
                         prop_assert!(before.input_requests.contains_key(k));
                         prop_assert!(waiting.insert(k.clone(), responses[k].clone()).is_none());
@@ -98,7 +96,7 @@ proptest! {
                     }
                 }
                 Op::Take(k) => {
-                    let taken = take_response(&mut record, &key(k));
+                    let taken = record.take_response(&key(k));
                     prop_assert_eq!(taken, waiting.remove(&key(k)), "the tool gets exactly the answer given, once");
                 }
                 Op::Finish(ok) => {
@@ -107,15 +105,15 @@ proptest! {
                     } else {
                         TaskOutcome::Error(RpcError::internal("boom"))
                     };
-                    finish(&mut record, outcome, now);
+                    record.finish(outcome, now);
                 }
                 Op::Cancel => {
-                    let cancelled = cancel(&mut record, now);
+                    let cancelled = record.cancel(now);
                     prop_assert_eq!(cancelled, !before.status.is_terminal());
                 }
                 Op::Expire(runner_alive) => {
-                    let verdict = expiry(&record, now, runner_alive);
-                    apply_expiry(&mut record, verdict, now);
+                    let verdict = record.expiry(now, runner_alive);
+                    record.apply_expiry(verdict, now);
                 }
             }
 

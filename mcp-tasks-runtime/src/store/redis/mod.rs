@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
+use super::Expiry;
 use super::TaskRecord;
 use super::cursor::{decode_cursor, encode_cursor};
-use super::machine::{self, Expiry};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
@@ -45,7 +45,7 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 ///   sequence number);
 /// - `P:owner:OWNER`: a sorted set per owner, task ids scored by creation sequence (`list`);
 /// - `P:deadlines`: a sorted set of the tasks the sweeper must act on at a known time (ms):
-///   [`machine::due_at`], i.e. `created_at + deadline` while running, `terminal_at + ttl` once
+///   [`TaskRecord::due_at`], i.e. `created_at + deadline` while running, `terminal_at + ttl` once
 ///   ended;
 /// - `P:leases`: a sorted set of engine instances, scored by the time (ms) their lease runs out;
 ///   `P:runners`: the instances that run tasks; `P:running:INSTANCE`: the ids of the tasks it runs
@@ -54,10 +54,11 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 ///
 /// # Atomicity and round trips
 ///
-/// Every state change reads the record (`HGET`, one round trip), applies the pure rules of
-/// [`machine`] in Rust, and writes it back with one Lua script (`EVALSHA`, one round trip) that
-/// stores the record only if its version is still the one read, and in the same atomic step
-/// updates the deadline index and key expiry and publishes the change. When another instance
+/// Every state change reads the record (`HGET`, one round trip), applies the pure rules of the
+/// state machine ([`TaskRecord`]'s methods) in Rust, and writes it back with one Lua script
+/// (`EVALSHA`, one round trip) that stores the record only if its version is still the one read,
+/// and in the same atomic step updates the deadline index and key expiry and publishes the
+/// change. When another instance
 /// changed the task in between, the script returns the current record instead and the change is
 /// applied again to it, so no update is ever lost. `get` is one `HGET`; `create` and `list`
 /// are one script each.
@@ -72,7 +73,7 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 ///
 /// # Deadlines, leases, TTL and key expiry
 ///
-/// The sweeper ([`TaskStore::expire`]) applies the rules of [`machine::expiry`] by the store's
+/// The sweeper ([`TaskStore::expire`]) applies the rules of [`TaskRecord::expiry`] by the store's
 /// clock: one script finds the tasks whose deadline or retention is due (from the deadline index)
 /// and the running tasks of instances whose lease has lapsed or was released (from the lease
 /// and running sets); each is then failed or deleted with the same versioned writes as any other
@@ -384,7 +385,7 @@ impl Shared {
         }
     }
 
-    /// The deadline-index score (ms since the epoch, [`machine::due_at`]) and the key expiry (ms
+    /// The deadline-index score (ms since the epoch, [`TaskRecord::due_at`]) and the key expiry (ms
     /// from now) of a record; `None` for no deadline / no key expiry.
     fn expiry_of(&self, record: &TaskRecord) -> (Option<u64>, Option<u64>) {
         let retained_until = match (record.terminal_at, record.ttl) {
@@ -399,12 +400,12 @@ impl Shared {
             let left = until.duration_since(self.clock.now()).unwrap_or_default();
             millis_of(left + KEY_EXPIRY_GRACE)
         });
-        (machine::due_at(record).map(millis), expiry)
+        (record.due_at().map(millis), expiry)
     }
 
     async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
         self.ready().await?;
-        let record = machine::new_record(task, self.clock.now());
+        let record = TaskRecord::new(task, self.clock.now());
         let json = encode(&record)?;
         let (deadline, expiry) = self.expiry_of(&record);
         let runner = record.runner.as_deref();
@@ -506,11 +507,11 @@ impl Shared {
                     .runner
                     .as_ref()
                     .is_none_or(|runner| !lapsed.contains(runner));
-                match machine::expiry(&record, now, alive) {
+                match record.expiry(now, alive) {
                     Expiry::Keep => break,
                     verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
                         let mut failed = record.clone();
-                        machine::apply_expiry(&mut failed, verdict, now);
+                        failed.apply_expiry(verdict, now);
                         match self.store(&record, &failed, true).await? {
                             Stored::Yes => report.failed.push(failed),
                             Stored::Gone => {}
@@ -604,7 +605,7 @@ impl TaskStore for RedisTaskStore {
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::set_status_message(record, message.clone(), now);
+                record.set_status_message(message.clone(), now);
                 Ok(())
             };
             Ok(self.shared.update(id, None, true, change).await?.1)
@@ -619,7 +620,7 @@ impl TaskStore for RedisTaskStore {
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::add_input_request(record, key.clone(), request.clone(), now)
+                record.add_input_request(key.clone(), request.clone(), now)
             };
             Ok(self.shared.update(id, None, true, change).await?.1.version)
         })
@@ -632,7 +633,7 @@ impl TaskStore for RedisTaskStore {
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::withdraw_input_request(record, key, now);
+                record.withdraw_input_request(key, now);
                 Ok(())
             };
             Ok(self.shared.update(id, None, true, change).await?.1)
@@ -646,9 +647,8 @@ impl TaskStore for RedisTaskStore {
         responses: Map<String, Value>,
     ) -> StoreFuture<'a, DeliveryReport> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                Ok(machine::deliver_responses(record, responses.clone(), now))
-            };
+            let change =
+                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses.clone(), now));
             let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
@@ -661,7 +661,7 @@ impl TaskStore for RedisTaskStore {
 
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| Ok(machine::take_response(record, key));
+            let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
             Ok(self.shared.update(id, None, false, change).await?.0)
         })
     }
@@ -669,7 +669,7 @@ impl TaskStore for RedisTaskStore {
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| {
-                machine::finish(record, outcome.clone(), now);
+                record.finish(outcome.clone(), now);
                 Ok(())
             };
             Ok(self.shared.update(id, None, true, change).await?.1)
@@ -678,7 +678,7 @@ impl TaskStore for RedisTaskStore {
 
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(machine::cancel(record, now));
+            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
             let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
             Ok(if cancelled {
                 CancelResult::Cancelled(record)
