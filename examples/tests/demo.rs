@@ -34,7 +34,7 @@ fn the_demo_tells_a_story_without_raw_json() {
         "1. The 2026-07-28 era",
         "greet {name: \"Ada\"} answered \"Hello, Ada!\"",
         "3. Bad input gets a precise error",
-        "a JSON-RPC error -32602",
+        "add {a: \"two\", b: 1} answered a tool error the model can read (isError: true): \"invalid argument `a`",
         "4. A task",
         "answers at once with a task",
         "the tool asks the user",

@@ -28,7 +28,7 @@ use crate::protocol::{
 };
 use crate::store::{CancelResult, StoreError, TaskRecord};
 use crate::task::deferred::Deferred;
-use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
+use crate::task::engine::{CaughtFuture, ClientChannel, Launch, Launched};
 use crate::tool::{ContextBackend, InputError, InputFuture, RegisteredTool, RequestInfo};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
@@ -175,13 +175,19 @@ pub(crate) async fn launch(
         state: server.state.clone(),
     };
     let engine = server.engine();
-    let record = if legacy {
+    let launched = if legacy {
         engine.launch(launch).await?
     } else {
         // A backend that refuses input: nobody could answer it.
         engine.launch_with(launch, no_answers).await?
     };
-    Ok(started(&record, &tool))
+    match launched {
+        Launched::Task(record) => Ok(started(&record, &tool)),
+        // Arguments that do not fit the tool's input: the `isError` result at once, no task.
+        Launched::Refused(refused) => {
+            serde_json::to_value(refused.result()).map_err(|e| RpcError::internal(e.to_string()))
+        }
+    }
 }
 
 /// A legacy taskless call of an `optional` tool with a promotion threshold
@@ -210,7 +216,12 @@ pub(crate) async fn run_promotable(
     .with_state(server.state.clone());
     let fut = match tool.call(ctx, call.arguments.clone()) {
         Ok(fut) => fut,
-        Err(err) => return Some(Err(err.to_rpc())),
+        // Arguments that do not fit the tool's input: the `isError` result at once.
+        Err(err) => {
+            return Some(err.into_outcome().and_then(|result| {
+                serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
+            }));
+        }
     };
     let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
     tokio::select! {

@@ -12,12 +12,12 @@ pub struct Arguments {
 
 impl Arguments {
     /// Wraps the `arguments` value of a call. Absent or `null` means no arguments; anything other
-    /// than an object is an error.
+    /// than an object is a malformed `tools/call` (answered `-32602`, not as a tool error).
     pub fn new(value: Option<Value>) -> Result<Self, ArgumentError> {
         match value {
             None | Some(Value::Null) => Ok(Arguments::default()),
             Some(Value::Object(map)) => Ok(Arguments { map }),
-            Some(other) => Err(ArgumentError::whole(format_args!(
+            Some(other) => Err(ArgumentError::malformed(format_args!(
                 "`arguments` must be an object, found {}",
                 json_kind(&other)
             ))),
