@@ -1,5 +1,6 @@
 use super::{ArgumentError, ToolContext};
 use crate::protocol::jsonrpc::json_kind;
+use schemars::transform::Transform;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -65,7 +66,10 @@ impl ParamsBuilder {
         description: Option<&str>,
         required: bool,
     ) {
-        let mut schema = self.generator.subschema_for::<T>().to_value();
+        // The generator's transforms reach root schemas and definitions, not a subschema.
+        let mut schema = self.generator.subschema_for::<T>();
+        super::schema::standard_formats().transform(&mut schema);
+        let mut schema = schema.to_value();
         if let (Some(desc), Value::Object(obj)) = (description, &mut schema) {
             // A `$ref` cannot carry siblings in every validator; wrap it instead.
             if obj.contains_key("$ref") {
