@@ -221,9 +221,35 @@ async fn task_calls(c: &mut Client, tool: &str, arguments: Value, text: &str) {
         assert_tool_error(&resp, text, true);
         return;
     }
-    let created = c
-        .call_with(tool, arguments, json!({ "task": { "ttl": 60000 } }))
-        .await;
+    let created = match &mut c.wire {
+        // Over stdio, the order shows: the task's status notification (it is `failed` at once)
+        // comes only after the `CreateTaskResult` that names the task.
+        Wire::Stdio(stdio) => {
+            let id = stdio.id();
+            let params = json!({ "name": tool, "arguments": arguments, "task": { "ttl": 60000 } });
+            stdio
+                .send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }))
+                .await;
+            let mut before = Vec::new();
+            let created = loop {
+                let msg = stdio.recv().await;
+                if msg["id"] == id {
+                    break msg;
+                }
+                before.push(msg);
+            };
+            let task = &created["result"]["task"]["taskId"];
+            assert!(
+                !before.iter().any(|m| &m["params"]["taskId"] == task),
+                "a message about task {task} before the CreateTaskResult: {before:?}"
+            );
+            created
+        }
+        Wire::Http { .. } => {
+            c.call_with(tool, arguments, json!({ "task": { "ttl": 60000 } }))
+                .await
+        }
+    };
     let id = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("a CreateTaskResult: {created}"))
