@@ -221,7 +221,8 @@ fn headless_json_answers_give_the_result_on_stdout() {
 
 /// With no terminal and no `--answers`, the question is declined with a message saying how to
 /// answer it, never left hanging; the tool's own answer to that (an error) exits 1. A tool that
-/// fails exits 1, a usage mistake 2, an unknown tool 2.
+/// fails exits 1, and so do arguments the tool refuses (a tool error); a usage mistake 2, an
+/// unknown tool 2.
 #[test]
 fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
     let server = bin("example_server");
@@ -245,6 +246,31 @@ fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
 
     let (code, _, stderr) = headless(&["call", "always_fails", "--", &server]);
     assert_eq!(code, 1, "{stderr}");
+    // Arguments that do not fit are the tool's error, shown as one and exiting 1, in both eras
+    // and for a task-required tool too (no task is started).
+    for (tool, args, said) in [
+        (
+            "add",
+            r#"{"a":"two","b":1}"#,
+            "invalid argument `a`: invalid type: string \"two\", expected f64",
+        ),
+        (
+            "research",
+            r#"{"topic":5}"#,
+            "invalid argument `topic`: invalid type: integer `5`, expected a string",
+        ),
+    ] {
+        for era in ["modern", "legacy"] {
+            let (code, stdout, stderr) =
+                headless(&["call", tool, "--era", era, "--args", args, "--", &server]);
+            assert_eq!(code, 1, "{tool} {era}: {stdout}\n{stderr}");
+            assert_eq!(stdout.trim(), said, "{tool} {era}: {stderr}");
+            assert!(
+                stderr.contains("the tool reported an error"),
+                "{tool} {era}: {stderr}"
+            );
+        }
+    }
     let (code, _, stderr) = headless(&["call", "no_such_tool", "--", &server]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no_such_tool"), "{stderr}");

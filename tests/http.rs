@@ -772,10 +772,15 @@ async fn x_mcp_header_arguments_must_agree_with_their_mcp_param_headers() {
         send(call(Some("Hello"), Some("=?base64?SGVsbG8?="))).await,
         "invalid base64",
     );
-    // Without the argument and the header, the tool's own argument check answers.
+    // Without the argument and the header, the tool's own argument check answers: a tool error
+    // naming the argument, which the model can read.
     let (status, body) = send(call(None, None)).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(error_code(&body), -32602, "{body}");
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"], "invalid arguments: missing field `region`",
+        "{body}"
+    );
 }
 
 #[tokio::test]

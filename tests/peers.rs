@@ -697,3 +697,90 @@ fn http_modern_typescript_one_task_across_two_redis_instances() {
         &[("MCP_BEARER_TOKEN", "peers-token".as_ref())],
     );
 }
+
+/// The `tools/list` of every example server (`examples/src/bin/*_server.rs`), with and without
+/// `--task-fallback`, as each kind of client sees it: a 2025-11-25 session without and with the
+/// `tasks` capability, a 2026-07-28 request without and with the tasks extension. Every page.
+async fn every_listing() -> Vec<serde_json::Value> {
+    use mcp_tasks_tests::{StdioClient, modern};
+    use serde_json::{Value, json};
+    let mut servers: Vec<String> = std::fs::read_dir(workspace_root().join("examples/src/bin"))
+        .expect("examples/src/bin")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|f| f.strip_suffix("_server.rs").map(|s| format!("{s}_server")))
+        .collect();
+    servers.sort();
+    assert!(servers.len() >= 4, "example servers: {servers:?}");
+    let legacy_tasks = json!({ "tasks": { "requests": { "tools": { "call": {} } } } });
+    let modern_tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let mut listings = Vec::new();
+    for server in &servers {
+        for flags in [&[][..], &["--task-fallback"][..]] {
+            let name = [server.as_str()]
+                .iter()
+                .chain(flags)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            // (label, legacy `initialize` capabilities, or `None` for modern requests with these).
+            let clients = [
+                ("2025-11-25", Some(json!({})), None),
+                ("2025-11-25 with tasks", Some(legacy_tasks.clone()), None),
+                ("2026-07-28", None, Some(json!({}))),
+                (
+                    "2026-07-28 with the tasks extension",
+                    None,
+                    Some(modern_tasks.clone()),
+                ),
+            ];
+            for (era, init, caps) in clients {
+                let mut c = StdioClient::spawn_with(&example_bin(server), flags);
+                if let Some(init) = init {
+                    c.initialize(init).await;
+                }
+                let mut tools = Vec::new();
+                let mut cursor = Value::Null;
+                loop {
+                    let mut params = json!({});
+                    if !cursor.is_null() {
+                        params["cursor"] = cursor.clone();
+                    }
+                    if let Some(caps) = &caps {
+                        params = modern(params, caps.clone());
+                    }
+                    let page = c.result("tools/list", params).await;
+                    tools.extend(page["tools"].as_array().expect("tools").iter().cloned());
+                    cursor = page["nextCursor"].clone();
+                    if cursor.is_null() {
+                        break;
+                    }
+                }
+                c.close().await;
+                listings.push(json!({ "label": format!("{name}, {era}"), "tools": tools }));
+            }
+        }
+    }
+    listings
+}
+
+/// ajv 8.20.0 `Ajv2020` in strict mode (+ ajv-formats 3.0.1), as strict JSON Schema clients
+/// validate: every input and output schema that every example server lists, in both eras, with
+/// and without the task fallback, compiles, and ajv logs nothing (no unknown format such as
+/// `uint32`, no strict-mode complaint). See `tests/peers/schemas.mjs`.
+#[test]
+fn ajv_strict_compiles_every_listed_schema_of_every_example_server() {
+    require_node();
+    install("node");
+    let listings = tokio::runtime::Runtime::new()
+        .expect("a runtime")
+        .block_on(every_listing());
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("example-server-listings.json");
+    std::fs::write(&file, serde_json::Value::Array(listings).to_string()).expect("write listings");
+    run_script_with(
+        Path::new(&node()),
+        "schemas.mjs",
+        &[file.as_os_str()],
+        &[],
+        &String::new,
+    );
+}

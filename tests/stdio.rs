@@ -257,8 +257,10 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
     assert_eq!(err["code"], -32602);
     assert!(err["message"].as_str().unwrap().contains("nope"), "{err}");
 
-    let err = c
-        .error(
+    // Arguments that do not fit the tool's input are tool errors (`isError: true`, the message
+    // naming the argument), which the model can read; only a malformed `arguments` is -32602.
+    let bad = c
+        .result(
             "tools/call",
             modern(
                 json!({ "name": "add", "arguments": { "a": "two", "b": 1 } }),
@@ -266,26 +268,26 @@ async fn bad_input_gets_precise_errors_and_the_server_keeps_serving() {
             ),
         )
         .await;
-    assert_eq!(err["code"], -32602);
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert_eq!(bad["resultType"], "complete", "{bad}");
     assert!(
-        err["message"].as_str().unwrap().contains("`a`"),
-        "names the argument: {err}"
+        bad["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid argument `a`: invalid type: string \"two\""),
+        "names the argument: {bad}"
     );
-    assert_eq!(err["data"]["argument"], "a");
 
-    let err = c
-        .error(
+    let bad = c
+        .result(
             "tools/call",
             modern(json!({ "name": "greet", "arguments": {} }), no_caps()),
         )
         .await;
-    assert_eq!(err["code"], -32602);
-    assert!(
-        err["message"]
-            .as_str()
-            .unwrap()
-            .contains("missing required argument `name`"),
-        "{err}"
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert_eq!(
+        bad["content"][0]["text"], "missing required argument `name`",
+        "{bad}"
     );
 
     let err = c

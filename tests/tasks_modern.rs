@@ -235,17 +235,16 @@ async fn task_support_decides_the_path() {
     assert!(r.get("taskId").is_none());
     let r = call(&mut c, "slow_compute", json!({ "seconds": 1 }), &caps).await;
     assert_eq!(r["resultType"], "task");
-    // Bad arguments are an error for the call, not a failed task.
-    let err = c
-        .error(
-            "tools/call",
-            modern(
-                json!({ "name": "slow_compute", "arguments": { "seconds": "x" } }),
-                caps.clone(),
-            ),
-        )
-        .await;
-    assert_eq!(err["code"], -32602);
+    // Bad arguments are the call's tool error at once (the server decides whether a call becomes
+    // a task, and the declaring client takes a `CallToolResult` too), not a task.
+    let r = call(&mut c, "slow_compute", json!({ "seconds": "x" }), &caps).await;
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        r["content"][0]["text"],
+        "invalid argument `seconds`: invalid type: string \"x\", expected u64"
+    );
+    assert!(r.get("taskId").is_none(), "{r}");
 }
 
 #[tokio::test]

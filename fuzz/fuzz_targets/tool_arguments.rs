@@ -1,5 +1,6 @@
-//! `tools/call` argument decoding: any JSON as a tool's `arguments` is decoded or refused with a
-//! `-32602` that names what is wrong; never a panic.
+//! `tools/call` argument decoding: any JSON as a tool's `arguments` is decoded, or refused with a
+//! tool error (`isError`) that names what is wrong, or, when it is not an object at all, with a
+//! `-32602`; never a panic.
 #![no_main]
 
 use mcp_tasks_runtime::__internal::{ContextBackend, InputFuture, RegisteredTool, tool_context};
@@ -75,9 +76,19 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     for tool in tools() {
         let ctx = tool_context(Arc::new(NoInput));
         if let Err(e) = tool.call(ctx, Some(arguments.clone())) {
-            let rpc = e.to_rpc();
-            assert_eq!(rpc.code, -32602, "{rpc:?}");
-            assert!(!rpc.message.is_empty());
+            // Arguments that do not fit are a tool error; `arguments` that is no object at all is
+            // the call's -32602. Either way a message, never a panic.
+            match e.into_outcome() {
+                Ok(result) => {
+                    assert!(result.is_error, "{result:?}");
+                    assert!(arguments.is_object() || arguments.is_null(), "{arguments}");
+                }
+                Err(rpc) => {
+                    assert_eq!(rpc.code, -32602, "{rpc:?}");
+                    assert!(!arguments.is_object() && !arguments.is_null(), "{arguments}");
+                    assert!(!rpc.message.is_empty());
+                }
+            }
         }
     }
 });

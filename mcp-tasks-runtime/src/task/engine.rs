@@ -13,10 +13,10 @@
 //! (whichever instance sweeps). When serving ends, [`TaskEngine::stop_tasks`] settles the tasks
 //! still running here.
 
-use crate::protocol::ClientCapabilities;
 use crate::protocol::Era;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
+use crate::protocol::{CallToolResult, ClientCapabilities};
 use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore};
 use crate::tool::{ContextBackend, RegisteredTool, RequestInfo, StateMap, ToolContext};
@@ -102,6 +102,51 @@ impl fmt::Debug for Launch {
             .field("tool", &self.tool.info.name)
             .field("origin", &self.origin)
             .finish_non_exhaustive()
+    }
+}
+
+/// What [`TaskEngine::launch`] did.
+pub(crate) enum Launched {
+    /// The task exists and its tool runs.
+    Task(TaskRecord),
+    /// The arguments do not fit the tool's input: nothing runs and no task exists. The caller
+    /// answers [`Refused::result`] at once, or makes it a task's outcome ([`Refused::into_task`]).
+    Refused(Refused),
+}
+
+/// A launch whose arguments did not decode: the `isError` result that says why, and the task
+/// that was about to start, for a caller whose client waits for a task in any case.
+pub(crate) struct Refused {
+    result: CallToolResult,
+    prepared: Prepared,
+    start_after: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Refused {
+    /// The `isError` result naming the argument at fault.
+    pub(crate) fn result(self) -> CallToolResult {
+        self.result
+    }
+
+    /// Creates the task anyway, ending at once with the `isError` result as its outcome (a
+    /// legacy task-augmented call: its client expects a `CreateTaskResult`, and in 2025-11-25 an
+    /// `isError` result makes the task `failed`, whose `tasks/result` is that result). As for
+    /// any task, the outcome is recorded only after `start_after`.
+    pub(crate) async fn into_task(self, engine: &Arc<TaskEngine>) -> Result<TaskRecord, RpcError> {
+        let Refused {
+            result,
+            prepared,
+            start_after,
+        } = self;
+        let fut: CaughtFuture = Box::pin(async move {
+            if let Some(gate) = start_after {
+                let _ = gate.await;
+            }
+            Ok(Ok(result))
+        });
+        engine
+            .start(prepared, fut, CancellationToken::new(), |_| {})
+            .await
     }
 }
 
@@ -238,19 +283,29 @@ impl TaskEngine {
         }
     }
 
-    /// Creates the task and starts the tool. Arguments are decoded first, so bad arguments are a
-    /// `-32602` for the call, not a failed task. Returns once `tasks/get` would find the task.
-    pub async fn launch(self: &Arc<Self>, launch: Launch) -> Result<TaskRecord, RpcError> {
+    /// Creates the task and starts the tool. Arguments are decoded first: arguments that do not
+    /// fit the tool's input make no task ([`Launched::Refused`], the caller decides what the
+    /// client gets), a malformed `arguments` is the call's `-32602`. Returns once `tasks/get`
+    /// would find the task.
+    pub(crate) async fn launch(self: &Arc<Self>, launch: Launch) -> Result<Launched, RpcError> {
         let prepared = self.prepare(&launch);
         let cancel = CancellationToken::new();
         let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
             .with_log_level(launch.log_level)
             .with_request(launch.request)
             .with_state(launch.state);
-        let fut = launch
-            .tool
-            .call(ctx, launch.arguments)
-            .map_err(|e| e.to_rpc())?;
+        let fut = match launch.tool.call(ctx, launch.arguments) {
+            Ok(fut) => fut,
+            Err(err) => {
+                return err.into_outcome().map(|result| {
+                    Launched::Refused(Refused {
+                        result,
+                        prepared,
+                        start_after: launch.start_after,
+                    })
+                });
+            }
+        };
         let caught: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
         let fut: CaughtFuture = match launch.start_after {
             Some(gate) => Box::pin(async move {
@@ -259,7 +314,9 @@ impl TaskEngine {
             }),
             None => caught,
         };
-        self.start(prepared, fut, cancel, |_| {}).await
+        self.start(prepared, fut, cancel, |_| {})
+            .await
+            .map(Launched::Task)
     }
 
     /// Everything about a task but the store record and the running tool.

@@ -25,7 +25,8 @@ use std::fmt;
 /// #[tool]
 /// async fn read(path: String) -> Result<String, ToolError> {
 ///     if path.contains("..") {
-///         return Err(ToolError::invalid_params("`path` must not contain `..`"));
+///         // Input the tool refuses: a tool error the model can read and correct its call by.
+///         return Err(ToolError::new("invalid argument `path`: must not contain `..`"));
 ///     }
 ///     Ok(std::fs::read_to_string(path)?) // an io::Error becomes `isError: true` text
 /// }
@@ -84,7 +85,9 @@ impl ToolError {
         }
     }
 
-    /// `-32602` Invalid params.
+    /// `-32602` Invalid params: a protocol error. For input the tool refuses (a value out of
+    /// range, a date in the wrong format) the spec asks for a tool error instead
+    /// ([`ToolError::new`]), which the model reads and can correct its call by.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::rpc(crate::protocol::codes::INVALID_PARAMS, message)
     }
@@ -200,15 +203,32 @@ where
     }
 }
 
-/// A tool's arguments did not decode. Always answered as `-32602`, naming the argument.
+/// A tool's arguments did not decode, naming the argument at fault.
+///
+/// The MCP spec (tools, "Error Handling", 2025-11-25 and 2026-07-28) classes input validation
+/// errors as *tool execution errors*, so a call answers most of these as a `CallToolResult` with
+/// `isError: true` and this message ([`into_outcome`](Self::into_outcome)), which the model can
+/// read and correct its call by. Two stay JSON-RPC errors: `arguments` that is not an object at
+/// all (a malformed `tools/call`, `-32602`) and an injected parameter the server cannot supply
+/// (the server's fault, `-32603`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgumentError {
     /// The argument, when one is at fault.
     pub argument: Option<String>,
     /// What is wrong, for a person.
     pub message: String,
-    /// The server's fault, not the caller's (`-32603`): an injected parameter it cannot supply.
-    internal: bool,
+    kind: ArgumentKind,
+}
+
+/// Who is at fault, which decides how the call answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgumentKind {
+    /// The values do not fit the tool's input: a tool error.
+    Input,
+    /// `arguments` is not an object: the request is malformed (`-32602`).
+    Malformed,
+    /// The server cannot supply an injected parameter (`-32603`).
+    Internal,
 }
 
 impl ArgumentError {
@@ -217,7 +237,7 @@ impl ArgumentError {
         ArgumentError {
             argument: Some(name.to_owned()),
             message: format!("missing required argument `{name}`"),
-            internal: false,
+            kind: ArgumentKind::Input,
         }
     }
 
@@ -226,7 +246,7 @@ impl ArgumentError {
         ArgumentError {
             argument: Some(name.to_owned()),
             message: format!("invalid argument `{name}`: {err}"),
-            internal: false,
+            kind: ArgumentKind::Input,
         }
     }
 
@@ -235,7 +255,15 @@ impl ArgumentError {
         ArgumentError {
             argument: None,
             message: format!("invalid arguments: {err}"),
-            internal: false,
+            kind: ArgumentKind::Input,
+        }
+    }
+
+    /// `arguments` is not an object: the `tools/call` itself is malformed (`-32602`).
+    pub(crate) fn malformed(err: impl fmt::Display) -> Self {
+        ArgumentError {
+            kind: ArgumentKind::Malformed,
+            ..Self::whole(err)
         }
     }
 
@@ -244,13 +272,27 @@ impl ArgumentError {
         ArgumentError {
             argument: None,
             message: message.into(),
-            internal: true,
+            kind: ArgumentKind::Internal,
         }
     }
 
-    /// The JSON-RPC error this becomes.
+    /// Converts into what the wire carries, as [`ToolError::into_outcome`] does: `Ok` is the
+    /// `isError: true` result whose text is the message, for arguments that do not fit the
+    /// tool's input; `Err` the JSON-RPC error ([`to_rpc`](Self::to_rpc)) for a malformed
+    /// `arguments` or an injected parameter the server cannot supply.
+    pub fn into_outcome(self) -> Result<CallToolResult, RpcError> {
+        match self.kind {
+            ArgumentKind::Input => Ok(CallToolResult::error(self.message)),
+            ArgumentKind::Malformed | ArgumentKind::Internal => Err(self.to_rpc()),
+        }
+    }
+
+    /// This error as a JSON-RPC error: `-32603` for an injected parameter the server cannot
+    /// supply, otherwise `-32602` with `data.argument` naming the argument when one is at fault.
+    /// A server answers only a malformed `arguments` this way (see
+    /// [`into_outcome`](Self::into_outcome)).
     pub fn to_rpc(&self) -> RpcError {
-        if self.internal {
+        if self.kind == ArgumentKind::Internal {
             return RpcError::internal(self.message.clone());
         }
         let err = RpcError::new(crate::protocol::codes::INVALID_PARAMS, self.message.clone());

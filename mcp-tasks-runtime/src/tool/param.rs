@@ -1,5 +1,6 @@
 use super::{ArgumentError, ToolContext};
 use crate::protocol::jsonrpc::json_kind;
+use schemars::transform::Transform;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -12,12 +13,12 @@ pub struct Arguments {
 
 impl Arguments {
     /// Wraps the `arguments` value of a call. Absent or `null` means no arguments; anything other
-    /// than an object is an error.
+    /// than an object is a malformed `tools/call` (answered `-32602`, not as a tool error).
     pub fn new(value: Option<Value>) -> Result<Self, ArgumentError> {
         match value {
             None | Some(Value::Null) => Ok(Arguments::default()),
             Some(Value::Object(map)) => Ok(Arguments { map }),
-            Some(other) => Err(ArgumentError::whole(format_args!(
+            Some(other) => Err(ArgumentError::malformed(format_args!(
                 "`arguments` must be an object, found {}",
                 json_kind(&other)
             ))),
@@ -65,7 +66,10 @@ impl ParamsBuilder {
         description: Option<&str>,
         required: bool,
     ) {
-        let mut schema = self.generator.subschema_for::<T>().to_value();
+        // The generator's transforms reach root schemas and definitions, not a subschema.
+        let mut schema = self.generator.subschema_for::<T>();
+        super::schema::standard_formats().transform(&mut schema);
+        let mut schema = schema.to_value();
         if let (Some(desc), Value::Object(obj)) = (description, &mut schema) {
             // A `$ref` cannot carry siblings in every validator; wrap it instead.
             if obj.contains_key("$ref") {

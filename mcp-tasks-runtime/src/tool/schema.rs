@@ -1,12 +1,55 @@
 use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, SchemaGenerator};
+use schemars::transform::{RecursiveTransform, Transform};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
+/// The formats JSON Schema 2020-12 defines (Validation, section 7.3). schemars also writes
+/// formats of its own (`uint32`, `int64`, `double`, `float`, `uint`, `ip`, ...), which strict
+/// validators refuse or warn about (ajv's strict mode: "unknown format ... ignored"): an emitted
+/// schema keeps only these. Integer ranges stay as `minimum` / `maximum`.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops a `format` that JSON Schema 2020-12 does not define, in this schema and every subschema.
+pub(crate) fn standard_formats() -> impl Transform + Clone + Send + 'static {
+    RecursiveTransform(|schema: &mut Schema| {
+        let nonstandard = schema
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|format| !STANDARD_FORMATS.contains(&format));
+        if nonstandard {
+            schema.remove("format");
+        }
+    })
+}
+
+/// The generator of every schema a server emits: JSON Schema 2020-12, standard formats only.
 pub(crate) fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12().into_generator()
+    SchemaSettings::draft2020_12()
+        .with_transform(standard_formats())
+        .into_generator()
 }
 
 /// The JSON Schema (2020-12) of `T`, computed once per type and cached.
@@ -53,7 +96,7 @@ pub(crate) fn elicitation_schema<T: JsonSchema + 'static>() -> Result<Value, Str
 }
 
 fn build_elicitation_schema<T: JsonSchema>() -> Result<Value, String> {
-    let mut settings = SchemaSettings::draft2020_12();
+    let mut settings = SchemaSettings::draft2020_12().with_transform(standard_formats());
     settings.inline_subschemas = true;
     let mut schema = settings
         .into_generator()
@@ -242,6 +285,105 @@ mod tests {
             serde_json::json!({ "type": "string", "enum": ["Red", "Green"] })
         );
         assert_eq!(schema["properties"]["cups"]["default"], 2);
+    }
+
+    /// Numbers of every width, and strings with formats of both kinds, down a `$ref`.
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Deserialize)]
+    struct Widths {
+        a: u8,
+        b: i16,
+        c: u32,
+        d: u64,
+        e: i64,
+        f: f32,
+        g: f64,
+        h: Option<usize>,
+        when: chrono_like::DateTime,
+        addr: std::net::IpAddr,
+        v4: std::net::Ipv4Addr,
+        inner: Vec<Inner>,
+    }
+
+    #[allow(dead_code)]
+    #[derive(JsonSchema, serde::Deserialize)]
+    struct Inner {
+        n: u16,
+    }
+
+    mod chrono_like {
+        /// A string with the standard `date-time` format.
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[schemars(extend("format" = "date-time"))]
+        pub struct DateTime(#[allow(dead_code)] pub String);
+    }
+
+    /// Every `format` in `schema`, wherever it is (a property named `format` is not one).
+    fn formats(schema: &serde_json::Value, out: &mut Vec<String>) {
+        match schema {
+            serde_json::Value::Object(obj) => {
+                for (key, value) in obj {
+                    match (key.as_str(), value) {
+                        ("format", serde_json::Value::String(f)) => out.push(f.clone()),
+                        _ => formats(value, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn emitted_schemas_carry_only_the_formats_json_schema_2020_12_defines() {
+        let mut input = crate::tool::ParamsBuilder::default();
+        input.property::<u32>("count", Some("How many."), true);
+        input.property::<Option<f64>>("ratio", None, false);
+        input.property::<Widths>("widths", None, true);
+        let input = input.finish();
+        let mut whole = crate::tool::ParamsBuilder::default();
+        whole.whole::<Widths>();
+        let whole = whole.finish();
+        let output = (*super::schema_for::<Widths>()).clone();
+        let mut seen = Vec::new();
+        for schema in [&input, &whole, &output] {
+            formats(schema, &mut seen);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen, ["date-time", "ipv4"], "{input:#}");
+        // Integer ranges stay, as `minimum` / `maximum`.
+        assert_eq!(input["properties"]["count"]["minimum"], 0, "{input:#}");
+        let widths = &output["properties"];
+        assert_eq!(
+            (
+                widths["a"]["minimum"].clone(),
+                widths["a"]["maximum"].clone()
+            ),
+            (serde_json::json!(0), serde_json::json!(255))
+        );
+        assert_eq!(widths["b"]["minimum"], -32768);
+        assert_eq!(widths["g"], serde_json::json!({ "type": "number" }));
+        assert_eq!(
+            output["$defs"]["Inner"]["properties"]["n"],
+            serde_json::json!({ "type": "integer", "minimum": 0, "maximum": 65535 })
+        );
+
+        #[allow(dead_code)]
+        #[derive(JsonSchema)]
+        struct Form {
+            cups: u32,
+            weight: f32,
+        }
+        let form = elicitation_schema::<Form>().unwrap();
+        assert_eq!(
+            form["properties"]["cups"],
+            serde_json::json!({ "type": "integer", "minimum": 0 })
+        );
+        assert_eq!(
+            form["properties"]["weight"],
+            serde_json::json!({ "type": "number" })
+        );
     }
 
     #[test]

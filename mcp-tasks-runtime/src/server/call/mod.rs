@@ -16,7 +16,7 @@ use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{AsTaskView, TaskShape};
 use crate::protocol::{CallToolResult, TASKS_EXTENSION};
-use crate::task::engine::Launch;
+use crate::task::engine::{Launch, Launched};
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
 use futures_util::FutureExt;
 use mrtr::run_mrtr;
@@ -131,7 +131,8 @@ pub(crate) async fn tools_call(
         .with_state(server.state.clone());
     let fut = match call.tool.call(ctx, call.arguments) {
         Ok(fut) => fut,
-        Err(err) => return Some(Err(err.to_rpc())),
+        // Arguments that do not fit the tool's input: an `isError` result the model can read.
+        Err(err) => return Some(err.into_outcome().map(Payload::Tool)),
     };
     let outcome = tokio::select! {
         biased;
@@ -203,7 +204,20 @@ async fn launch_task(
         request: request_info(&**peer, req),
         state: server.state.clone(),
     };
-    let record = server.engine().launch(launch).await?;
+    let engine = server.engine();
+    let record = match engine.launch(launch).await? {
+        Launched::Task(record) => record,
+        // Arguments that do not fit the tool's input. A modern client that declared the tasks
+        // extension takes a `CallToolResult` as well as a task (the server decides), so it gets
+        // the `isError` result at once. A legacy client asked for a task and waits for a
+        // `CreateTaskResult`: it gets a task that ends at once, `failed` (2025-11-25 maps an
+        // `isError` result so), whose `tasks/result` is that result.
+        Launched::Refused(refused) => match origin {
+            Era::Modern => return Ok(Payload::Tool(refused.result())),
+            // Boxed: the rare path need not make every call's future larger.
+            Era::Legacy => Box::pin(refused.into_task(engine)).await?,
+        },
+    };
     let view = record.task_view();
     Ok(Payload::Text(match origin {
         Era::Modern => view

@@ -16,7 +16,7 @@ use crate::protocol::task::Owner;
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
-use crate::tool::{ContextBackend, RequestInfo, ToolContext};
+use crate::tool::{ArgumentError, ContextBackend, RequestInfo, ToolContext};
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
 use std::panic::AssertUnwindSafe;
@@ -50,7 +50,9 @@ pub(super) async fn run_mrtr(
     let may_become_task = !matches!(becomes, Becomes::Never);
     let mut run = match Mrtr::start(server, req, &call, replay, &info, may_become_task, &cancel) {
         Ok(run) => run,
-        Err(err) => return Some(Err(err)),
+        // Arguments that do not fit the tool's input: an `isError` result at once, in every
+        // round (nothing ran, so nothing is sealed) and before any task exists.
+        Err(err) => return Some(err.into_outcome().map(Payload::Tool)),
     };
     let promote_after = match becomes {
         Becomes::WhenAskedOrAfter(after) | Becomes::FallbackAfter(after) => Some(after),
@@ -161,7 +163,7 @@ struct Mrtr {
 
 impl Mrtr {
     /// Calls the tool with the replay as its backend (behind a [`Deferred`] when the call may
-    /// become a task).
+    /// become a task); `Err` when its arguments do not decode (nothing runs).
     fn start(
         server: &ServerInner,
         req: &Incoming,
@@ -170,7 +172,7 @@ impl Mrtr {
         info: &Arc<RequestInfo>,
         may_become_task: bool,
         cancel: &CancellationToken,
-    ) -> Result<Mrtr, RpcError> {
+    ) -> Result<Mrtr, ArgumentError> {
         let (backend, deferred, tool_cancel): (Arc<dyn ContextBackend>, _, _) = if may_become_task {
             let deferred = Arc::new(Deferred::new(replay.clone()));
             (deferred.clone(), Some(deferred), CancellationToken::new())
@@ -185,10 +187,7 @@ impl Mrtr {
         .with_log_level(req.log_level)
         .with_request(info.clone())
         .with_state(server.state.clone());
-        let fut = call
-            .tool
-            .call(ctx, call.arguments.clone())
-            .map_err(|err| err.to_rpc())?;
+        let fut = call.tool.call(ctx, call.arguments.clone())?;
         Ok(Mrtr {
             fut: Box::pin(AssertUnwindSafe(fut).catch_unwind()),
             replay,

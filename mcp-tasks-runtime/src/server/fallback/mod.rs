@@ -35,7 +35,7 @@ use crate::protocol::{
 };
 use crate::store::TaskRecord;
 use crate::task::deferred::Deferred;
-use crate::task::engine::{CaughtFuture, ClientChannel, Launch};
+use crate::task::engine::{CaughtFuture, ClientChannel, Launch, Launched};
 use crate::tool::{ContextBackend, RegisteredTool, RequestInfo};
 use crate::tool::{TaskSupport, ToolContext};
 use futures_util::FutureExt;
@@ -194,8 +194,13 @@ pub(crate) async fn launch(
         request: call.request,
         state: server.state.clone(),
     };
-    let record = server.engine().launch(launch).await?;
-    Ok(started(&record, &tool))
+    match server.engine().launch(launch).await? {
+        Launched::Task(record) => Ok(started(&record, &tool)),
+        // Arguments that do not fit the tool's input: the `isError` result at once, no task.
+        Launched::Refused(refused) => {
+            serde_json::to_value(refused.result()).map_err(|e| RpcError::internal(e.to_string()))
+        }
+    }
 }
 
 /// A legacy taskless call of an `optional` tool with a promotion threshold
@@ -224,7 +229,12 @@ pub(crate) async fn run_promotable(
     .with_state(server.state.clone());
     let fut = match tool.call(ctx, call.arguments.clone()) {
         Ok(fut) => fut,
-        Err(err) => return Some(Err(err.to_rpc())),
+        // Arguments that do not fit the tool's input: the `isError` result at once.
+        Err(err) => {
+            return Some(err.into_outcome().and_then(|result| {
+                serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
+            }));
+        }
     };
     let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
     tokio::select! {
