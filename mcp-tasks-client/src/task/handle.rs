@@ -2,7 +2,7 @@
 //! driver records.
 
 use super::drive::{drive_legacy, drive_modern};
-use super::{Shared, State, TaskEvent, TaskKind, TaskSnapshot, TaskUpdates, lock};
+use super::{Origin, Shared, State, TaskEvent, TaskKind, TaskSnapshot, TaskUpdates, lock};
 use crate::error::Error;
 use crate::result::structured;
 use crate::session::Session;
@@ -56,6 +56,7 @@ impl TaskHandle {
             state: Mutex::new(State {
                 history: vec![seed.clone()],
                 latest: seed,
+                latest_origin: Origin::Answered,
                 subscribers: Vec::new(),
                 changed_at: Instant::now(),
                 stuck_reported: false,
