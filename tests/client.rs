@@ -1182,3 +1182,122 @@ async fn an_http_answer_over_the_clients_limit_fails_its_request_instead_of_grow
         }
     }
 }
+
+// ---- Request timeouts. ----
+
+/// Inline only: works 1.2 s, reporting progress every 100 ms.
+#[tool(task_support = "forbidden")]
+async fn slow_with_progress(ctx: ToolContext) -> Result<String, ToolError> {
+    for step in 1..=12 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        ctx.progress(f64::from(step), Some(12.0), None);
+    }
+    Ok("done".into())
+}
+
+static SILENT_STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `SILENT_STOPPED` when the tool's future ends or is dropped (cancelled).
+struct SilentStopped;
+
+impl Drop for SilentStopped {
+    fn drop(&mut self) {
+        SILENT_STOPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Inline only: never answers, and never says anything, until cancelled.
+#[tool(task_support = "forbidden")]
+async fn silent(ctx: ToolContext) -> Result<String, ToolError> {
+    let _stopped = SilentStopped;
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+#[tokio::test]
+async fn a_request_without_an_answer_times_out_naming_the_method_but_progress_keeps_it_alive() {
+    let server = Server::builder("slow", "1.0.0")
+        .tool::<slow_with_progress>()
+        .tool::<silent>()
+        .build()
+        .expect("set up");
+    let limit = Duration::from_millis(400);
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        SILENT_STOPPED.store(false, std::sync::atomic::Ordering::SeqCst);
+        let client = Client::builder()
+            .era(era)
+            .request_timeout(Some(limit))
+            .connect_in_process(&server)
+            .await
+            .unwrap();
+        // 1.2 s of work, three times the timeout, with progress all along: it ends.
+        let result = timeout(WAIT, async {
+            client
+                .call_tool("slow_with_progress", ())
+                .await?
+                .result()
+                .await
+        })
+        .await
+        .expect("the call ends");
+        assert_eq!(
+            mcp_tasks_client::text(&result.expect("done")),
+            "done",
+            "{era:?}"
+        );
+        // Silence: the call fails after the timeout, precisely, and the server is told.
+        let started = Instant::now();
+        let error = timeout(WAIT, client.call_tool("silent", ()))
+            .await
+            .expect("the call ends")
+            .expect_err("no answer");
+        assert_eq!(
+            error,
+            Error::Timeout {
+                method: "tools/call".into(),
+                after: limit
+            },
+            "{era:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "no answer to tools/call within 400 ms (the request timeout)"
+        );
+        assert!(started.elapsed() >= limit, "{era:?}");
+        while !SILENT_STOPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                started.elapsed() < WAIT,
+                "{era:?}: the tool was not cancelled"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// A process that reads what it is sent and never writes: the handshake times out instead of
+/// hanging for ever.
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_instead_of_hanging() {
+    let mut command = tokio::process::Command::new("sh");
+    // The shell keeps the pipe to the client open; `cat` swallows what the client sends.
+    command.args(["-c", "cat >/dev/null"]);
+    let started = Instant::now();
+    let error = timeout(
+        WAIT,
+        Client::builder()
+            .era(EraChoice::Legacy)
+            .request_timeout(Some(Duration::from_millis(300)))
+            .connect_stdio(command),
+    )
+    .await
+    .expect("gives up in time")
+    .expect_err("no answer");
+    assert_eq!(
+        error,
+        Error::Timeout {
+            method: "initialize".into(),
+            after: Duration::from_millis(300)
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

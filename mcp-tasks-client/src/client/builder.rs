@@ -22,6 +22,8 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// The default of [`ClientBuilder::max_message`]: 16 MiB, as the server's.
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// The default of [`ClientBuilder::request_timeout`], as the TypeScript SDK's.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Settings of a connection; see [`Client::builder`].
 pub struct ClientBuilder {
@@ -36,6 +38,7 @@ pub struct ClientBuilder {
     bearer: Option<String>,
     headers: HeaderMap,
     max_message: usize,
+    request_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -58,6 +61,19 @@ impl ClientBuilder {
     /// (on the session's GET stream, the stream is closed), without reading the rest.
     pub fn max_message(mut self, bytes: usize) -> Self {
         self.max_message = bytes;
+        self
+    }
+
+    /// How long any one request may wait for its answer: 60 s unless set; `None` waits for
+    /// ever. A request that runs out fails with [`Error::Timeout`] (naming the method and the
+    /// timeout) and is cancelled on the server. The clock starts again whenever the server
+    /// shows the request is alive: progress for it (every `tools/call` carries a
+    /// `progressToken`), or a question of its own (nothing times out while the input handler is
+    /// answering one). It bounds each request, not a task: a task runs as long as the server
+    /// lets it (each of its polls is one request); legacy `tasks/result`, which waits for the
+    /// task's end by design, is exempt.
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
         self
     }
 
@@ -162,7 +178,11 @@ impl ClientBuilder {
             }
         });
         let send: DuplexSend = Box::new(move |m| tx.send(m).is_ok());
-        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Duplex(Mutex::new(Some(send))),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         let weak = Arc::downgrade(&peer);
         let max = self.max_message;
         tokio::spawn(async move {
@@ -223,7 +243,11 @@ impl ClientBuilder {
             self.headers.clone(),
             self.max_message,
         )?;
-        let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Http(Box::new(wire)),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         self.finish(peer, None).await
     }
 
@@ -232,7 +256,11 @@ impl ClientBuilder {
     pub async fn connect_in_process(self, server: &Server) -> Result<Client, Error> {
         let (sender, mut receiver) = server.connect_in_memory().split();
         let send: DuplexSend = Box::new(move |m| sender.send(m));
-        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Duplex(Mutex::new(Some(send))),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         let weak = Arc::downgrade(&peer);
         tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
@@ -310,6 +338,7 @@ impl Client {
             bearer: None,
             headers: HeaderMap::new(),
             max_message: DEFAULT_MAX_MESSAGE,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
         }
     }
 }
