@@ -561,6 +561,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
                         snapshot,
                     }) => break (unchanged_for, snapshot),
                     Some(TaskEvent::Updated(_)) => continue,
+                    Some(other) => panic!("{era:?}: {other:?}"),
                     None => panic!("the stream ended without a Stuck event"),
                 }
             }
@@ -591,9 +592,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         while let Some(event) = timeout(WAIT, updates.next()).await.expect("events in time") {
             match event {
                 TaskEvent::Updated(_) => changes += 1,
-                stuck @ TaskEvent::Stuck { .. } => {
-                    panic!("{era:?}: a ticking task is not stuck: {stuck:?}")
-                }
+                other => panic!("{era:?}: a ticking task is not stuck: {other:?}"),
             }
         }
         assert!(changes >= 5, "{era:?}: saw only {changes} changes");
@@ -842,20 +841,46 @@ async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
         "{result:?}"
     );
 
-    // A modern task cannot be told no: the client cancels it.
+    // A modern task cannot be told no: the question is left open and the caller is told; the
+    // client does not cancel the task behind its back (it did, and the user read "cancelled by
+    // request").
     let client = Client::builder()
         .handler(Scripted::new())
         .connect_in_process(&misc_server())
         .await
         .unwrap();
     let call = client.call_tool("ask_model", ()).await.unwrap();
-    assert!(call.task().is_some());
+    let task = call.task().expect("a task").clone();
+    let mut updates = task.updates();
+    let unanswered = timeout(WAIT, async {
+        while let Some(event) = updates.next().await {
+            if let TaskEvent::Unanswered { method, key } = event {
+                return (method, key);
+            }
+        }
+        panic!("the task ended without a word: {:?}", task.history());
+    })
+    .await
+    .expect("the caller is told in time");
+    assert_eq!(unanswered.0, "sampling/createMessage");
+    assert!(!unanswered.1.is_empty());
+    // Many polls later (10 ms apart) the task still waits for its answer.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!task.is_finished(), "{:?}", task.history());
+    assert_eq!(task.snapshot().status, TaskStatus::InputRequired);
+    assert!(
+        task.history()
+            .iter()
+            .all(|s| s.status != TaskStatus::Cancelled)
+    );
+    // The caller decides: here, to cancel.
+    task.cancel().await.expect("cancel");
     assert!(
         matches!(
             timeout(WAIT, call.result()).await.unwrap(),
             Err(Error::TaskCancelled { .. })
         ),
-        "a declined sampling cancels the modern task"
+        "cancelled by the caller"
     );
 
     // Modern inline (MRTR): the call is abandoned.

@@ -158,9 +158,11 @@ impl Client {
                             "an InputRequiredResult with neither inputRequests nor requestState",
                         ));
                     }
-                    let responses = answer_all(self.inner.peer.handler(), &requests, None)
-                        .await
-                        .map_err(|method| Error::InputDeclined { method })?;
+                    let answers = answer_all(self.inner.peer.handler(), &requests, None).await;
+                    if let Some((_, method)) = answers.declined.into_iter().next() {
+                        return Err(Error::InputDeclined { method });
+                    }
+                    let responses = answers.responses;
                     retry.clear();
                     retry.insert("inputResponses".into(), Value::Object(responses));
                     if let Some(state) = state {

@@ -189,17 +189,19 @@ pub(super) async fn drive_modern(
                             continue;
                         }
                     };
-                    match answers {
-                        Ok(responses) => kept.extend(responses),
-                        Err(method) => {
-                            tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
-                            // Not asked again while the cancellation takes effect.
-                            answered.extend(new.keys().cloned());
-                            shared.cancel().await?;
-                            continue;
-                        }
+                    kept.extend(answers.responses);
+                    for (key, method) in answers.declined {
+                        // No refusal on the wire: the question stays open, is not asked again,
+                        // and the caller decides (the task is not cancelled behind its back).
+                        tracing::info!(%method, %key, task = %shared.id, "input declined where the task cannot be told; left unanswered");
+                        answered.insert(key.clone());
+                        shared.unanswered(method, key);
                     }
                     shared.touch();
+                }
+                if asked.keys().all(|k| !kept.contains_key(k)) {
+                    // Nothing to send: every open question was left unanswered.
+                    continue;
                 }
                 let responses: Map<String, Value> = asked
                     .keys()

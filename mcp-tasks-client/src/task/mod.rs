@@ -62,6 +62,17 @@ pub enum TaskEvent {
         /// The state it is stuck in.
         snapshot: TaskSnapshot,
     },
+    /// The input handler declined a question of a modern task that has no way to be told no (a
+    /// sampling or roots request in `inputRequests`: the wire has no refusal for them). The
+    /// question is left open, unanswered, and not asked again; the task waits for it (and may
+    /// count as [`Stuck`](Self::Stuck)) until the server gives up on it or the caller
+    /// [`cancel`](TaskHandle::cancel)s it: the client does not cancel a task on its own.
+    Unanswered {
+        /// The request's method (`sampling/createMessage`, `roots/list`).
+        method: String,
+        /// The request's key in `inputRequests`.
+        key: String,
+    },
 }
 
 /// A stream of a task's [`TaskEvent`]s; it ends once the task is over. A
@@ -187,6 +198,12 @@ impl Shared {
             (snap, state.latest_origin)
         };
         self.apply(snap, origin);
+    }
+
+    /// Tells the subscribers a question was left unanswered.
+    fn unanswered(&self, method: String, key: String) {
+        let mut state = lock(&self.state);
+        Self::emit(&mut state, TaskEvent::Unanswered { method, key });
     }
 
     /// Starts the stuck clock again (the client was busy answering the task's questions).
