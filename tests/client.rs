@@ -1326,3 +1326,118 @@ async fn a_server_that_never_answers_times_out_instead_of_hanging() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+// ---- TLS. ----
+
+/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            // A client that does not trust the certificate gives up in the handshake.
+            if let Ok(tls) = self.tls.accept(stream).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// Serves `server` over HTTPS on 127.0.0.1 with a new self-signed certificate for `localhost`;
+/// returns the URL and the certificate (PEM).
+async fn serve_https(server: &Server) -> (String, String) {
+    use tokio_rustls::rustls;
+    let issued = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(issued.key_pair.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![issued.cert.der().clone()], key)
+    .unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
+    let router = server
+        .http_router(mcp_tasks_runtime::server::HttpConfig::default().allowed_hosts(["localhost"]));
+    let listener = TlsListener {
+        tcp,
+        tls: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    };
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, issued.cert.pem())
+}
+
+#[tokio::test]
+async fn https_works_with_rustls_and_a_root_the_caller_adds() {
+    let server = unlock_server();
+    let (url, cert) = serve_https(&server).await;
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let script = Scripted::new().accept(json!({ "pin": "1234" }));
+        let client = timeout(
+            WAIT,
+            Client::builder()
+                .era(era)
+                .handler(script.clone())
+                .root_certificate_pem(cert.clone())
+                .connect_http(&url),
+        )
+        .await
+        .expect("connects in time")
+        .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+        assert_eq!(client.era().is_modern(), era == EraChoice::Modern);
+        let result = timeout(WAIT, async {
+            client.call_tool("unlock", ()).await?.result().await
+        })
+        .await
+        .expect("the call ends")
+        .expect("unlocked");
+        assert_eq!(
+            mcp_tasks_client::text(&result),
+            "unlocked on attempt 1",
+            "{era:?}"
+        );
+    }
+
+    // A certificate nobody vouches for is refused, with a reason.
+    let error = timeout(WAIT, Client::builder().connect_http(&url))
+        .await
+        .expect("fails in time")
+        .expect_err("an untrusted certificate");
+    match &error {
+        Error::Transport(why) => assert!(why.to_lowercase().contains("certificate"), "{why}"),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+    // Bad input is said at once.
+    let error = Client::builder()
+        .root_certificate_pem("not a certificate")
+        .connect_http(&url)
+        .await
+        .expect_err("no certificate in it");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("holds no PEM certificate")),
+        "{error:?}"
+    );
+    let error = Client::builder()
+        .connect_http("ftp://localhost/mcp")
+        .await
+        .expect_err("not http");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("not an http:// or https:// URL")),
+        "{error:?}"
+    );
+}

@@ -39,6 +39,8 @@ pub struct ClientBuilder {
     headers: HeaderMap,
     max_message: usize,
     request_timeout: Option<Duration>,
+    /// Extra TLS roots, as PEM.
+    root_certificates: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -135,6 +137,15 @@ impl ClientBuilder {
         self
     }
 
+    /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) as roots, besides the Mozilla roots built in: for a
+    /// server with a self-signed certificate or a private CA. A `pem` that holds no certificate
+    /// makes [`connect_http`](Self::connect_http) fail with [`Error::Transport`].
+    pub fn root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates.push(pem.into());
+        self
+    }
+
     /// HTTP: sends this header on every request.
     ///
     /// # Panics
@@ -220,28 +231,41 @@ impl ClientBuilder {
         self.finish(peer, Some(child)).await
     }
 
-    /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
-    /// Plain `http://` only: this build has no TLS (put a TLS-terminating proxy in front of an
-    /// `https://` server).
+    /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`, or
+    /// `https://...`). TLS is rustls (no OpenSSL), trusting the Mozilla roots built in and those
+    /// added with [`root_certificate_pem`](Self::root_certificate_pem); a certificate that does
+    /// not verify fails the connection with [`Error::Transport`].
     pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
         let url = url.into();
         match url
             .split_once("://")
             .map(|(scheme, _)| scheme.to_ascii_lowercase())
         {
-            Some(scheme) if scheme == "http" => {}
-            Some(scheme) if scheme == "https" => {
+            Some(scheme) if scheme == "http" || scheme == "https" => {}
+            _ => {
                 return Err(Error::Transport(format!(
-                    "{url}: https is not supported by this build (no TLS); use http://"
+                    "{url}: not an http:// or https:// URL"
                 )));
             }
-            _ => return Err(Error::Transport(format!("{url}: not an http:// URL"))),
+        }
+        let mut roots = Vec::new();
+        for pem in &self.root_certificates {
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                Error::Transport(format!("a root certificate is not valid PEM: {e}"))
+            })?;
+            if certs.is_empty() {
+                return Err(Error::Transport(
+                    "a root certificate given holds no PEM certificate".into(),
+                ));
+            }
+            roots.extend(certs);
         }
         let wire = HttpWire::new(
             url,
             self.bearer.clone(),
             self.headers.clone(),
             self.max_message,
+            &roots,
         )?;
         let peer = Peer::new(
             Wire::Http(Box::new(wire)),
@@ -339,6 +363,7 @@ impl Client {
             headers: HeaderMap::new(),
             max_message: DEFAULT_MAX_MESSAGE,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            root_certificates: Vec::new(),
         }
     }
 }
