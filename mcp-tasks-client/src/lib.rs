@@ -31,6 +31,7 @@
 //!             match event {
 //!                 TaskEvent::Updated(state) => eprintln!("{}: {:?}", state.status, state.status_message),
 //!                 TaskEvent::Stuck { .. } => task.cancel().await?,
+//!                 TaskEvent::Unanswered { method, .. } => eprintln!("{method} left unanswered"),
 //!             }
 //!         }
 //!     }

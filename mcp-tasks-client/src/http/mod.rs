@@ -510,6 +510,7 @@ mod tests {
             Some("t0k".into()),
             HeaderMap::new(),
             1024,
+            &[],
         )
         .unwrap();
         wire.set_modern("2026-07-28");
