@@ -173,7 +173,7 @@ impl fmt::Display for DisplayDuration {
         let ms = self.0.as_millis();
         if ms < 1000 {
             write!(f, "{ms} ms")
-        } else if ms % 1000 == 0 {
+        } else if ms.is_multiple_of(1000) {
             write!(f, "{} s", ms / 1000)
         } else {
             write!(f, "{} s", self.0.as_secs_f64())

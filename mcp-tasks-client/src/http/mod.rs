@@ -499,6 +499,22 @@ fn take_response(message: Value, id: &RequestId) -> Result<Outcome, Value> {
     }
 }
 
+/// An error and its causes, `: `-separated: reqwest's own text ("error sending request") hides
+/// what went wrong (a refused connection, a certificate that does not verify).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,20 +573,4 @@ mod tests {
         assert_eq!(header_text("héllo"), "=?base64?aMOpbGxv?=");
         assert_eq!(header_text(" padded"), "=?base64?IHBhZGRlZA==?=");
     }
-}
-
-/// An error and its causes, `: `-separated: reqwest's own text ("error sending request") hides
-/// what went wrong (a refused connection, a certificate that does not verify).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = c.source();
-    }
-    text
 }
