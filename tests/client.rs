@@ -1438,3 +1438,40 @@ async fn https_works_with_rustls_and_a_root_the_caller_adds() {
         "{error:?}"
     );
 }
+
+/// A legacy-only server that never answers `server/discover` (nor anything but `initialize` and
+/// `ping`), as a few in the wild do.
+const IGNORES_DISCOVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {},
+                  "serverInfo": {"name": "quiet", "version": "1"}}
+    elif msg.get("method") == "ping":
+        result = {}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+/// A request timeout shorter than the era probe's wait: the unanswered `server/discover` still
+/// counts as "not a 2026-07-28 server" (and `initialize` follows), not as a failed connection.
+#[tokio::test]
+async fn a_short_request_timeout_does_not_turn_an_unanswered_probe_into_a_failure() {
+    let mut command = tokio::process::Command::new("python3");
+    command.args(["-c", IGNORES_DISCOVER]);
+    let client = timeout(
+        WAIT,
+        Client::builder()
+            .request_timeout(Some(Duration::from_millis(300)))
+            .discover_timeout(Duration::from_secs(2))
+            .connect_stdio(command),
+    )
+    .await
+    .expect("connects in time")
+    .expect("falls back to initialize");
+    assert!(!client.era().is_modern());
+    assert_eq!(client.server().name, "quiet");
+    client.ping().await.expect("ping");
+}
