@@ -1475,3 +1475,46 @@ async fn a_short_request_timeout_does_not_turn_an_unanswered_probe_into_a_failur
     assert_eq!(client.server().name, "quiet");
     client.ping().await.expect("ping");
 }
+
+/// Over HTTP: a server that takes the request and never answers it.
+#[tokio::test]
+async fn an_http_server_that_never_answers_times_out() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            held.push(tokio::spawn(async move {
+                let mut sink = Vec::new();
+                let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut sink).await;
+            }));
+        }
+    });
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let started = Instant::now();
+        let error = timeout(
+            WAIT,
+            Client::builder()
+                .era(era)
+                .request_timeout(Some(Duration::from_millis(300)))
+                .connect_http(&url),
+        )
+        .await
+        .expect("gives up in time")
+        .expect_err("no answer");
+        let method = if era == EraChoice::Modern {
+            "server/discover"
+        } else {
+            "initialize"
+        };
+        assert_eq!(
+            error,
+            Error::Timeout {
+                method: method.into(),
+                after: Duration::from_millis(300)
+            },
+            "{era:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{era:?}");
+    }
+}
