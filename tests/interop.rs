@@ -430,7 +430,6 @@ async fn server_everything_task_states_never_go_backwards_in_100_runs() {
     command.args(&server[1..]).stderr(Stdio::null());
     let client = Client::builder()
         .handler(Snake)
-        .default_poll_interval(Duration::from_millis(100))
         .connect_stdio(command)
         .await
         .expect("server-everything starts");

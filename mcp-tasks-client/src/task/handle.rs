@@ -99,6 +99,9 @@ impl TaskHandle {
 
     /// Every distinct state seen so far (status, message, progress), oldest first, starting with
     /// the one the task was created in (for a very long task: that one and the latest 1,023).
+    /// A state that reaches the client after a newer one (by the task's `lastUpdatedAt`: a
+    /// notification the server had queued, say) is left out, here and in
+    /// [`updates`](Self::updates): neither ever goes backwards.
     pub fn history(&self) -> Vec<TaskSnapshot> {
         lock(&self.shared.state).history.clone()
     }
