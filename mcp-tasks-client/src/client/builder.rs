@@ -50,6 +50,8 @@ impl std::fmt::Debug for ClientBuilder {
             .field("name", &self.name)
             .field("config", &self.config)
             .field("task_mode", &self.task_mode)
+            .field("request_timeout", &self.request_timeout)
+            .field("root_certificates", &self.root_certificates.len())
             .finish_non_exhaustive()
     }
 }
