@@ -277,12 +277,9 @@ async fn errors_are_typed() {
         }
         other => panic!("expected an Rpc error, got {other:?}"),
     }
-    // URLs this client cannot speak to are refused before anything is sent.
-    for url in [
-        "https://127.0.0.1:1/mcp",
-        "ftp://127.0.0.1/mcp",
-        "127.0.0.1:1",
-    ] {
+    // URLs this client cannot speak to are refused before anything is sent (`https://` is spoken:
+    // see `https_works_with_rustls_and_a_root_the_caller_adds`).
+    for url in ["ftp://127.0.0.1/mcp", "127.0.0.1:1"] {
         match Client::builder().connect_http(url).await {
             Err(Error::Transport(why)) => assert!(why.starts_with(url), "{why}"),
             other => panic!("{url}: expected a transport error, got {other:?}"),
@@ -561,6 +558,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
                         snapshot,
                     }) => break (unchanged_for, snapshot),
                     Some(TaskEvent::Updated(_)) => continue,
+                    Some(other) => panic!("{era:?}: {other:?}"),
                     None => panic!("the stream ended without a Stuck event"),
                 }
             }
@@ -591,9 +589,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         while let Some(event) = timeout(WAIT, updates.next()).await.expect("events in time") {
             match event {
                 TaskEvent::Updated(_) => changes += 1,
-                stuck @ TaskEvent::Stuck { .. } => {
-                    panic!("{era:?}: a ticking task is not stuck: {stuck:?}")
-                }
+                other => panic!("{era:?}: a ticking task is not stuck: {other:?}"),
             }
         }
         assert!(changes >= 5, "{era:?}: saw only {changes} changes");
@@ -842,20 +838,46 @@ async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
         "{result:?}"
     );
 
-    // A modern task cannot be told no: the client cancels it.
+    // A modern task cannot be told no: the question is left open and the caller is told; the
+    // client does not cancel the task behind its back (it did, and the user read "cancelled by
+    // request").
     let client = Client::builder()
         .handler(Scripted::new())
         .connect_in_process(&misc_server())
         .await
         .unwrap();
     let call = client.call_tool("ask_model", ()).await.unwrap();
-    assert!(call.task().is_some());
+    let task = call.task().expect("a task").clone();
+    let mut updates = task.updates();
+    let unanswered = timeout(WAIT, async {
+        while let Some(event) = updates.next().await {
+            if let TaskEvent::Unanswered { method, key } = event {
+                return (method, key);
+            }
+        }
+        panic!("the task ended without a word: {:?}", task.history());
+    })
+    .await
+    .expect("the caller is told in time");
+    assert_eq!(unanswered.0, "sampling/createMessage");
+    assert!(!unanswered.1.is_empty());
+    // Many polls later (10 ms apart) the task still waits for its answer.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!task.is_finished(), "{:?}", task.history());
+    assert_eq!(task.snapshot().status, TaskStatus::InputRequired);
+    assert!(
+        task.history()
+            .iter()
+            .all(|s| s.status != TaskStatus::Cancelled)
+    );
+    // The caller decides: here, to cancel.
+    task.cancel().await.expect("cancel");
     assert!(
         matches!(
             timeout(WAIT, call.result()).await.unwrap(),
             Err(Error::TaskCancelled { .. })
         ),
-        "a declined sampling cancels the modern task"
+        "cancelled by the caller"
     );
 
     // Modern inline (MRTR): the call is abandoned.
@@ -1180,5 +1202,319 @@ async fn an_http_answer_over_the_clients_limit_fails_its_request_instead_of_grow
             Err(Error::Transport(why)) => assert!(why.contains("1048576 bytes"), "{why}"),
             other => panic!("expected a transport error, got {other:?}"),
         }
+    }
+}
+
+// ---- Request timeouts. ----
+
+/// Inline only: works 1.2 s, reporting progress every 100 ms.
+#[tool(task_support = "forbidden")]
+async fn slow_with_progress(ctx: ToolContext) -> Result<String, ToolError> {
+    for step in 1..=12 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        ctx.progress(f64::from(step), Some(12.0), None);
+    }
+    Ok("done".into())
+}
+
+static SILENT_STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `SILENT_STOPPED` when the tool's future ends or is dropped (cancelled).
+struct SilentStopped;
+
+impl Drop for SilentStopped {
+    fn drop(&mut self) {
+        SILENT_STOPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Inline only: never answers, and never says anything, until cancelled.
+#[tool(task_support = "forbidden")]
+async fn silent(ctx: ToolContext) -> Result<String, ToolError> {
+    let _stopped = SilentStopped;
+    ctx.cancelled().await;
+    Err(ToolError::new("cancelled"))
+}
+
+#[tokio::test]
+async fn a_request_without_an_answer_times_out_naming_the_method_but_progress_keeps_it_alive() {
+    let server = Server::builder("slow", "1.0.0")
+        .tool::<slow_with_progress>()
+        .tool::<silent>()
+        .build()
+        .expect("set up");
+    let limit = Duration::from_millis(400);
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        SILENT_STOPPED.store(false, std::sync::atomic::Ordering::SeqCst);
+        let client = Client::builder()
+            .era(era)
+            .request_timeout(Some(limit))
+            .connect_in_process(&server)
+            .await
+            .unwrap();
+        // 1.2 s of work, three times the timeout, with progress all along: it ends.
+        let result = timeout(WAIT, async {
+            client
+                .call_tool("slow_with_progress", ())
+                .await?
+                .result()
+                .await
+        })
+        .await
+        .expect("the call ends");
+        assert_eq!(
+            mcp_tasks_client::text(&result.expect("done")),
+            "done",
+            "{era:?}"
+        );
+        // Silence: the call fails after the timeout, precisely, and the server is told.
+        let started = Instant::now();
+        let error = timeout(WAIT, client.call_tool("silent", ()))
+            .await
+            .expect("the call ends")
+            .expect_err("no answer");
+        assert_eq!(
+            error,
+            Error::Timeout {
+                method: "tools/call".into(),
+                after: limit
+            },
+            "{era:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "no answer to tools/call within 400 ms (the request timeout)"
+        );
+        assert!(started.elapsed() >= limit, "{era:?}");
+        while !SILENT_STOPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                started.elapsed() < WAIT,
+                "{era:?}: the tool was not cancelled"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// A process that reads what it is sent and never writes: the handshake times out instead of
+/// hanging for ever.
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_instead_of_hanging() {
+    let mut command = tokio::process::Command::new("sh");
+    // The shell keeps the pipe to the client open; `cat` swallows what the client sends.
+    command.args(["-c", "cat >/dev/null"]);
+    let started = Instant::now();
+    let error = timeout(
+        WAIT,
+        Client::builder()
+            .era(EraChoice::Legacy)
+            .request_timeout(Some(Duration::from_millis(300)))
+            .connect_stdio(command),
+    )
+    .await
+    .expect("gives up in time")
+    .expect_err("no answer");
+    assert_eq!(
+        error,
+        Error::Timeout {
+            method: "initialize".into(),
+            after: Duration::from_millis(300)
+        }
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+// ---- TLS. ----
+
+/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            // A client that does not trust the certificate gives up in the handshake.
+            if let Ok(tls) = self.tls.accept(stream).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// Serves `server` over HTTPS on 127.0.0.1 with a new self-signed certificate for `localhost`;
+/// returns the URL and the certificate (PEM).
+async fn serve_https(server: &Server) -> (String, String) {
+    use tokio_rustls::rustls;
+    let issued = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(issued.key_pair.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![issued.cert.der().clone()], key)
+    .unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
+    let router = server
+        .http_router(mcp_tasks_runtime::server::HttpConfig::default().allowed_hosts(["localhost"]));
+    let listener = TlsListener {
+        tcp,
+        tls: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    };
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, issued.cert.pem())
+}
+
+#[tokio::test]
+async fn https_works_with_rustls_and_a_root_the_caller_adds() {
+    let server = unlock_server();
+    let (url, cert) = serve_https(&server).await;
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let script = Scripted::new().accept(json!({ "pin": "1234" }));
+        let client = timeout(
+            WAIT,
+            Client::builder()
+                .era(era)
+                .handler(script.clone())
+                .root_certificate_pem(cert.clone())
+                .connect_http(&url),
+        )
+        .await
+        .expect("connects in time")
+        .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+        assert_eq!(client.era().is_modern(), era == EraChoice::Modern);
+        let result = timeout(WAIT, async {
+            client.call_tool("unlock", ()).await?.result().await
+        })
+        .await
+        .expect("the call ends")
+        .expect("unlocked");
+        assert_eq!(
+            mcp_tasks_client::text(&result),
+            "unlocked on attempt 1",
+            "{era:?}"
+        );
+    }
+
+    // A certificate nobody vouches for is refused, with a reason.
+    let error = timeout(WAIT, Client::builder().connect_http(&url))
+        .await
+        .expect("fails in time")
+        .expect_err("an untrusted certificate");
+    match &error {
+        Error::Transport(why) => assert!(why.to_lowercase().contains("certificate"), "{why}"),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+    // Bad input is said at once.
+    let error = Client::builder()
+        .root_certificate_pem("not a certificate")
+        .connect_http(&url)
+        .await
+        .expect_err("no certificate in it");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("holds no PEM certificate")),
+        "{error:?}"
+    );
+    let error = Client::builder()
+        .connect_http("ftp://localhost/mcp")
+        .await
+        .expect_err("not http");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("not an http:// or https:// URL")),
+        "{error:?}"
+    );
+}
+
+/// A legacy-only server that never answers `server/discover` (nor anything but `initialize` and
+/// `ping`), as a few in the wild do.
+const IGNORES_DISCOVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {},
+                  "serverInfo": {"name": "quiet", "version": "1"}}
+    elif msg.get("method") == "ping":
+        result = {}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+/// A request timeout shorter than the era probe's wait: the unanswered `server/discover` still
+/// counts as "not a 2026-07-28 server" (and `initialize` follows), not as a failed connection.
+#[tokio::test]
+async fn a_short_request_timeout_does_not_turn_an_unanswered_probe_into_a_failure() {
+    let mut command = tokio::process::Command::new("python3");
+    command.args(["-c", IGNORES_DISCOVER]);
+    let client = timeout(
+        WAIT,
+        Client::builder()
+            .request_timeout(Some(Duration::from_millis(300)))
+            .discover_timeout(Duration::from_secs(2))
+            .connect_stdio(command),
+    )
+    .await
+    .expect("connects in time")
+    .expect("falls back to initialize");
+    assert!(!client.era().is_modern());
+    assert_eq!(client.server().name, "quiet");
+    client.ping().await.expect("ping");
+}
+
+/// Over HTTP: a server that takes the request and never answers it.
+#[tokio::test]
+async fn an_http_server_that_never_answers_times_out() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            held.push(tokio::spawn(async move {
+                let mut sink = Vec::new();
+                let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut sink).await;
+            }));
+        }
+    });
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let started = Instant::now();
+        let error = timeout(
+            WAIT,
+            Client::builder()
+                .era(era)
+                .request_timeout(Some(Duration::from_millis(300)))
+                .connect_http(&url),
+        )
+        .await
+        .expect("gives up in time")
+        .expect_err("no answer");
+        let method = if era == EraChoice::Modern {
+            "server/discover"
+        } else {
+            "initialize"
+        };
+        assert_eq!(
+            error,
+            Error::Timeout {
+                method: method.into(),
+                after: Duration::from_millis(300)
+            },
+            "{era:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5), "{era:?}");
     }
 }

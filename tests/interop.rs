@@ -405,3 +405,112 @@ fn run_suite(
         status.is_some_and(|s| s.success()),
     )
 }
+
+/// Answers server-everything's clarification question with `snake`.
+#[derive(Debug, Clone, Copy)]
+struct Snake;
+
+impl mcp_tasks_client::InputHandler for Snake {
+    async fn elicit(&self, _: mcp_tasks_client::ElicitRequest) -> mcp_tasks_client::ElicitResponse {
+        mcp_tasks_client::ElicitResponse::accept(serde_json::json!({ "interpretation": "snake" }))
+    }
+}
+
+/// server-everything's research flow (ambiguous topic: `working`, `input_required`, `working`,
+/// `completed`), 100 runs at once on one connection: the library's state stream never goes
+/// backwards. The server queues the task's `notifications/tasks/status` and delivers them with
+/// `tasks/result`, so they can arrive after a poll that already saw a newer state; the client
+/// orders states by the task's own `lastUpdatedAt` and drops the older ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_task_states_never_go_backwards_in_100_runs() {
+    use mcp_tasks_client::{Client, TaskEvent, TaskSnapshot, TaskStatus};
+    const RUNS: usize = 100;
+    let server = server_everything();
+    let mut command = tokio::process::Command::new(&server[0]);
+    command.args(&server[1..]).stderr(Stdio::null());
+    let client = Client::builder()
+        .handler(Snake)
+        .connect_stdio(command)
+        .await
+        .expect("server-everything starts");
+    let started = Instant::now();
+    let runs: Vec<_> = (0..RUNS)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let call = client
+                    .call_tool(
+                        "simulate-research-query",
+                        serde_json::json!({ "topic": "python", "ambiguous": true }),
+                    )
+                    .await
+                    .expect("the research task starts");
+                let task = call.task().expect("a required task").clone();
+                let mut updates = task.updates();
+                let streamed = tokio::spawn(async move {
+                    let mut states = Vec::new();
+                    while let Some(event) = updates.next().await {
+                        if let TaskEvent::Updated(snap) = event {
+                            states.push(snap);
+                        }
+                    }
+                    states
+                });
+                let result = call.result().await.expect("the research task completes");
+                let text = mcp_tasks_client::text(&result);
+                assert!(text.contains("# Research Report: python (snake)"), "{text}");
+                (task.history(), streamed.await.expect("the stream ends"))
+            })
+        })
+        .collect();
+    let mut backwards = Vec::new();
+    for run in runs {
+        let (history, streamed) = run.await.expect("a run");
+        for states in [&history, &streamed] {
+            // Consecutive statuses, repeats merged: the flow's own order, `input_required` once.
+            let mut statuses: Vec<TaskStatus> = states.iter().map(|s| s.status).collect();
+            statuses.dedup();
+            let asked = statuses
+                .iter()
+                .filter(|s| **s == TaskStatus::InputRequired)
+                .count();
+            let times: Vec<&str> = states
+                .iter()
+                .filter_map(|s: &TaskSnapshot| s.last_updated_at.as_deref())
+                .collect();
+            let ordered = times.windows(2).all(|w| {
+                let parse = |t: &str| t.parse::<TimeKey>().expect("an RFC 3339 time");
+                parse(w[0]) <= parse(w[1])
+            });
+            if asked > 1 || !ordered || statuses.last() != Some(&TaskStatus::Completed) {
+                backwards.push(format!("{statuses:?} at {times:?}"));
+            }
+        }
+    }
+    assert!(
+        backwards.is_empty(),
+        "{} of {} state streams went backwards, e.g. {}",
+        backwards.len(),
+        RUNS * 2,
+        backwards[0]
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    client.close().await;
+}
+
+/// An RFC 3339 time as `(seconds, fraction)` in UTC, comparable (the server sends
+/// `2026-11-25T12:00:00.123Z`).
+#[derive(Debug, PartialEq, PartialOrd)]
+struct TimeKey(String);
+
+impl std::str::FromStr for TimeKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        // The server writes every time in UTC with milliseconds (`toISOString`): the same
+        // length and zone, so the text orders as the time does.
+        if s.len() != 24 || !s.ends_with('Z') {
+            return Err(format!("not a toISOString() time: {s}"));
+        }
+        Ok(TimeKey(s.to_owned()))
+    }
+}

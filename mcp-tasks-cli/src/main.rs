@@ -234,6 +234,10 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult
                     "(no change for {}s; Ctrl-C cancels the task)",
                     unchanged_for.as_secs()
                 )),
+                TaskEvent::Unanswered { method, .. } => shown.say(&format!(
+                    "(the {method} request was declined; the task cannot be told, so it waits \
+                     for an answer; Ctrl-C cancels it)"
+                )),
             }
         }
     });

@@ -21,6 +21,16 @@ pub enum Error {
     },
     /// Neither protocol era could be agreed on (or the pinned one was refused).
     Negotiation(String),
+    /// The server did not answer a request within the client's
+    /// [`request_timeout`](crate::ClientBuilder::request_timeout), nor send progress for it or
+    /// a question of its own meanwhile. The request was given up (the server is told, with
+    /// `notifications/cancelled` or by closing its HTTP response).
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// The timeout that ran out.
+        after: std::time::Duration,
+    },
     /// The server answered a request with a JSON-RPC error.
     Rpc {
         /// The request's method.
@@ -108,6 +118,11 @@ impl fmt::Display for Error {
             Error::Transport(why) => write!(f, "transport error: {why}"),
             Error::Http { status, body } => write!(f, "HTTP {status}: {body}"),
             Error::Negotiation(why) => write!(f, "could not agree on a protocol version: {why}"),
+            Error::Timeout { method, after } => write!(
+                f,
+                "no answer to {method} within {} (the request timeout)",
+                DisplayDuration(*after)
+            ),
             Error::Rpc { method, error } => write!(f, "{method} failed: {error}"),
             Error::InvalidResponse { method, reason } => {
                 write!(f, "invalid answer to {method}: {reason}")
@@ -149,3 +164,19 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A duration as people write it: `60 s`, `1.5 s`, `250 ms`.
+struct DisplayDuration(std::time::Duration);
+
+impl fmt::Display for DisplayDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_millis();
+        if ms < 1000 {
+            write!(f, "{ms} ms")
+        } else if ms.is_multiple_of(1000) {
+            write!(f, "{} s", ms / 1000)
+        } else {
+            write!(f, "{} s", self.0.as_secs_f64())
+        }
+    }
+}

@@ -213,8 +213,10 @@ pub enum SamplingResponse {
     /// The model's message.
     Message(CreateMessageResult),
     /// Refused (by the user or the client). Legacy and inline routes answer the server with a
-    /// JSON-RPC error; a modern task has no way to refuse, so the client cancels it; a modern
-    /// inline call (MRTR) is abandoned with [`Error::InputDeclined`](crate::Error::InputDeclined).
+    /// JSON-RPC error; a modern task has no way to refuse, so the question is left open and the
+    /// caller is told with [`TaskEvent::Unanswered`](crate::TaskEvent::Unanswered) (the task is
+    /// not cancelled); a modern inline call (MRTR) is abandoned with
+    /// [`Error::InputDeclined`](crate::Error::InputDeclined).
     Decline,
 }
 
@@ -398,14 +400,23 @@ pub(crate) async fn answer(
     }
 }
 
-/// Answers every request of an input-requests map with the handler: the `inputResponses` map,
-/// or the method of a request the handler declined where the wire has no way to decline.
+/// The handler's answers to an input-requests map.
+#[derive(Debug, Default)]
+pub(crate) struct Answers {
+    /// The `inputResponses` map, for the requests it answered.
+    pub(crate) responses: Map<String, Value>,
+    /// `(key, method)` of each request it declined where the wire has no way to decline
+    /// (sampling, roots), or that this client does not know.
+    pub(crate) declined: Vec<(String, String)>,
+}
+
+/// Answers every request of an input-requests map with the handler.
 pub(crate) async fn answer_all(
     handler: &dyn DynHandler,
     requests: &Map<String, Value>,
     task_id: Option<&str>,
-) -> Result<Map<String, Value>, String> {
-    let mut responses = Map::new();
+) -> Answers {
+    let mut answers = Answers::default();
     for (key, request) in requests {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
         let params = request.get("params").cloned().unwrap_or(json!({}));
@@ -415,12 +426,14 @@ pub(crate) async fn answer_all(
         };
         match answer(handler, method, params, context).await {
             Answer::Result(r) => {
-                responses.insert(key.clone(), r);
+                answers.responses.insert(key.clone(), r);
             }
-            Answer::Declined | Answer::Unknown => return Err(method.to_owned()),
+            Answer::Declined | Answer::Unknown => {
+                answers.declined.push((key.clone(), method.to_owned()));
+            }
         }
     }
-    Ok(responses)
+    answers
 }
 
 #[cfg(test)]

@@ -6,6 +6,9 @@
 //! (typed), cancellation, and an event when one is stuck. Both protocol eras are spoken:
 //! 2026-07-28 (stateless, the tasks extension) and 2025-11-25 (`initialize`, experimental tasks);
 //! by default the client probes with `server/discover` and falls back to `initialize`.
+//! Every request has a timeout ([`ClientBuilder::request_timeout`], 60 s unless set, started
+//! again by progress); `https://` is spoken with rustls; a task's states are reported in the
+//! order they happened (by the task's own `lastUpdatedAt`), never backwards.
 //!
 //! Whatever a server asks on the way (a question for the user, a completion from the client's
 //! model, the client's roots) goes to one [`InputHandler`], whichever route the era and the call
@@ -31,6 +34,7 @@
 //!             match event {
 //!                 TaskEvent::Updated(state) => eprintln!("{}: {:?}", state.status, state.status_message),
 //!                 TaskEvent::Stuck { .. } => task.cancel().await?,
+//!                 TaskEvent::Unanswered { method, .. } => eprintln!("{method} left unanswered"),
 //!             }
 //!         }
 //!     }

@@ -9,9 +9,11 @@ use mcp_tasks_runtime::__internal::{self as jsonrpc, Message, meta};
 use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{broadcast, oneshot};
+use tokio::time::Instant;
 
 /// A notification from the server.
 #[derive(Debug, Clone)]
@@ -39,6 +41,10 @@ pub(crate) struct Peer {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
     notifications: broadcast::Sender<Notification>,
     closed: AtomicBool,
+    /// How long a request may go without an answer (or a sign of life); `None`: for ever.
+    timeout: Option<Duration>,
+    /// Server-to-client requests the input handler is answering right now.
+    answering: AtomicUsize,
 }
 
 impl std::fmt::Debug for Peer {
@@ -54,7 +60,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Peer {
-    pub(crate) fn new(wire: Wire, handler: Arc<dyn DynHandler>) -> Arc<Peer> {
+    pub(crate) fn new(
+        wire: Wire,
+        handler: Arc<dyn DynHandler>,
+        timeout: Option<Duration>,
+    ) -> Arc<Peer> {
         let (notifications, _) = broadcast::channel(256);
         Arc::new(Peer {
             wire,
@@ -63,6 +73,8 @@ impl Peer {
             pending: Mutex::new(HashMap::new()),
             notifications,
             closed: AtomicBool::new(false),
+            timeout,
+            answering: AtomicUsize::new(0),
         })
     }
 
@@ -82,9 +94,65 @@ impl Peer {
         self.notifications.subscribe()
     }
 
-    /// Sends a request and waits for its outcome. `Err` is a transport failure; a JSON-RPC error
-    /// from the server is `Ok(Err(..))`.
+    /// Sends a request and waits for its outcome. `Err` is a transport failure, or
+    /// [`Error::Timeout`] when the server said nothing about it for the client's request timeout;
+    /// a JSON-RPC error from the server is `Ok(Err(..))`.
+    ///
+    /// The timeout starts again whenever the server shows the request is alive: progress for
+    /// the request's `progressToken`, or a question of the server's (while the input handler
+    /// answers one, nothing times out). Legacy `tasks/result` is exempt: it waits, by design,
+    /// for as long as the task runs (the task's polls, which do time out, notice a server gone
+    /// silent).
     pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+    ) -> Result<Outcome, Error> {
+        let Some(limit) = self.timeout.filter(|_| method != "tasks/result") else {
+            return self.request_untimed(method, params).await;
+        };
+        let token = params
+            .get("_meta")
+            .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+            .cloned();
+        let mut notes = self.subscribe();
+        let mut notes_open = true;
+        let request = self.request_untimed(method, params);
+        tokio::pin!(request);
+        let mut deadline = Instant::now() + limit;
+        loop {
+            tokio::select! {
+                outcome = &mut request => return outcome,
+                _ = tokio::time::sleep_until(deadline) => {
+                    if self.answering.load(Ordering::Acquire) > 0 {
+                        deadline = Instant::now() + limit;
+                        continue;
+                    }
+                    // Dropping the request tells the server (`notifications/cancelled`, or the
+                    // HTTP response stream closed).
+                    return Err(Error::Timeout {
+                        method: method.to_owned(),
+                        after: limit,
+                    });
+                }
+                note = notes.recv(), if notes_open => match note {
+                    Ok(n) if n.method == "notifications/progress"
+                        && token.is_some()
+                        && n.params.get(meta::PROGRESS_TOKEN) == token.as_ref() =>
+                    {
+                        deadline = Instant::now() + limit;
+                    }
+                    Ok(_) => {}
+                    // Missed notifications may have been progress: count them as a sign of life.
+                    Err(broadcast::error::RecvError::Lagged(_)) => deadline = Instant::now() + limit,
+                    Err(broadcast::error::RecvError::Closed) => notes_open = false,
+                },
+            }
+        }
+    }
+
+    /// [`request`](Self::request) without the timeout.
+    async fn request_untimed(
         self: &Arc<Self>,
         method: &str,
         params: Value,
@@ -171,9 +239,14 @@ impl Peer {
             }
             Ok(Message::Request(req)) => {
                 let peer = self.clone();
+                // Requests of ours wait while the handler answers (a person may be typing).
+                peer.answering.fetch_add(1, Ordering::AcqRel);
                 tokio::spawn(async move {
                     let (id, method) = (req.id.clone(), req.method.clone());
-                    let reply = peer.serve_request(&method, req.params_with_meta()).await;
+                    let reply = {
+                        let _answering = Answering(&peer.answering);
+                        peer.serve_request(&method, req.params_with_meta()).await
+                    };
                     let message = match reply {
                         Ok(result) => jsonrpc::result_message(&id, result),
                         Err(error) => jsonrpc::error_message(Some(&id), &error),
@@ -230,6 +303,15 @@ impl Peer {
             )),
             Answer::Unknown => Err(RpcError::method_not_found(method)),
         }
+    }
+}
+
+/// Counts one server request as being answered until dropped.
+struct Answering<'a>(&'a AtomicUsize);
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

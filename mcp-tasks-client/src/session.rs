@@ -173,6 +173,15 @@ impl Session {
             Err(Error::InvalidResponse { reason, .. }) => {
                 return Ok(Err(format!("server/discover: {reason}")));
             }
+            // Pinned to the modern era: the request timeout is the error.
+            Err(e @ Error::Timeout { .. }) if timeout.is_none() => return Err(e),
+            // Probing, with a request timeout shorter than the probe's own wait: no answer is no
+            // answer (a legacy server may ignore a method it does not know).
+            Err(Error::Timeout { after, .. }) => {
+                return Ok(Err(format!(
+                    "no answer to server/discover within {after:?}"
+                )));
+            }
             Err(e) => return Err(e),
         };
         let supported: Vec<&str> = result

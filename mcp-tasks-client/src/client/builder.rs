@@ -22,6 +22,8 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// The default of [`ClientBuilder::max_message`]: 16 MiB, as the server's.
 const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// The default of [`ClientBuilder::request_timeout`], as the TypeScript SDK's.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Settings of a connection; see [`Client::builder`].
 pub struct ClientBuilder {
@@ -36,6 +38,9 @@ pub struct ClientBuilder {
     bearer: Option<String>,
     headers: HeaderMap,
     max_message: usize,
+    request_timeout: Option<Duration>,
+    /// Extra TLS roots, as PEM.
+    root_certificates: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -45,6 +50,8 @@ impl std::fmt::Debug for ClientBuilder {
             .field("name", &self.name)
             .field("config", &self.config)
             .field("task_mode", &self.task_mode)
+            .field("request_timeout", &self.request_timeout)
+            .field("root_certificates", &self.root_certificates.len())
             .finish_non_exhaustive()
     }
 }
@@ -58,6 +65,19 @@ impl ClientBuilder {
     /// (on the session's GET stream, the stream is closed), without reading the rest.
     pub fn max_message(mut self, bytes: usize) -> Self {
         self.max_message = bytes;
+        self
+    }
+
+    /// How long any one request may wait for its answer: 60 s unless set; `None` waits for
+    /// ever. A request that runs out fails with [`Error::Timeout`] (naming the method and the
+    /// timeout) and is cancelled on the server. The clock starts again whenever the server
+    /// shows the request is alive: progress for it (every `tools/call` carries a
+    /// `progressToken`), or a question of its own (nothing times out while the input handler is
+    /// answering one). It bounds each request, not a task: a task runs as long as the server
+    /// lets it (each of its polls is one request); legacy `tasks/result`, which waits for the
+    /// task's end by design, is exempt.
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
         self
     }
 
@@ -119,6 +139,15 @@ impl ClientBuilder {
         self
     }
 
+    /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) as roots, besides the Mozilla roots built in: for a
+    /// server with a self-signed certificate or a private CA. A `pem` that holds no certificate
+    /// makes [`connect_http`](Self::connect_http) fail with [`Error::Transport`].
+    pub fn root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates.push(pem.into());
+        self
+    }
+
     /// HTTP: sends this header on every request.
     ///
     /// # Panics
@@ -162,7 +191,11 @@ impl ClientBuilder {
             }
         });
         let send: DuplexSend = Box::new(move |m| tx.send(m).is_ok());
-        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Duplex(Mutex::new(Some(send))),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         let weak = Arc::downgrade(&peer);
         let max = self.max_message;
         tokio::spawn(async move {
@@ -200,30 +233,47 @@ impl ClientBuilder {
         self.finish(peer, Some(child)).await
     }
 
-    /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`).
-    /// Plain `http://` only: this build has no TLS (put a TLS-terminating proxy in front of an
-    /// `https://` server).
+    /// Speaks Streamable HTTP to the endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`, or
+    /// `https://...`). TLS is rustls (no OpenSSL), trusting the Mozilla roots built in and those
+    /// added with [`root_certificate_pem`](Self::root_certificate_pem); a certificate that does
+    /// not verify fails the connection with [`Error::Transport`].
     pub async fn connect_http(self, url: impl Into<String>) -> Result<Client, Error> {
         let url = url.into();
         match url
             .split_once("://")
             .map(|(scheme, _)| scheme.to_ascii_lowercase())
         {
-            Some(scheme) if scheme == "http" => {}
-            Some(scheme) if scheme == "https" => {
+            Some(scheme) if scheme == "http" || scheme == "https" => {}
+            _ => {
                 return Err(Error::Transport(format!(
-                    "{url}: https is not supported by this build (no TLS); use http://"
+                    "{url}: not an http:// or https:// URL"
                 )));
             }
-            _ => return Err(Error::Transport(format!("{url}: not an http:// URL"))),
+        }
+        let mut roots = Vec::new();
+        for pem in &self.root_certificates {
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                Error::Transport(format!("a root certificate is not valid PEM: {e}"))
+            })?;
+            if certs.is_empty() {
+                return Err(Error::Transport(
+                    "a root certificate given holds no PEM certificate".into(),
+                ));
+            }
+            roots.extend(certs);
         }
         let wire = HttpWire::new(
             url,
             self.bearer.clone(),
             self.headers.clone(),
             self.max_message,
+            &roots,
         )?;
-        let peer = Peer::new(Wire::Http(Box::new(wire)), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Http(Box::new(wire)),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         self.finish(peer, None).await
     }
 
@@ -232,7 +282,11 @@ impl ClientBuilder {
     pub async fn connect_in_process(self, server: &Server) -> Result<Client, Error> {
         let (sender, mut receiver) = server.connect_in_memory().split();
         let send: DuplexSend = Box::new(move |m| sender.send(m));
-        let peer = Peer::new(Wire::Duplex(Mutex::new(Some(send))), self.handler.clone());
+        let peer = Peer::new(
+            Wire::Duplex(Mutex::new(Some(send))),
+            self.handler.clone(),
+            self.request_timeout,
+        );
         let weak = Arc::downgrade(&peer);
         tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
@@ -310,6 +364,8 @@ impl Client {
             bearer: None,
             headers: HeaderMap::new(),
             max_message: DEFAULT_MAX_MESSAGE,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            root_certificates: Vec::new(),
         }
     }
 }

@@ -101,6 +101,11 @@ impl Client {
         let mut retry = Map::new();
         for _ in 0..MAX_INPUT_ROUNDS {
             let mut params = base.clone();
+            // Progress on the call's stream keeps its request timeout from running out.
+            params.insert(
+                "_meta".into(),
+                json!({ meta::PROGRESS_TOKEN: format!("mcp-tasks-client-{}", rand_token()) }),
+            );
             params.extend(retry.clone());
             let result = match self
                 .inner
@@ -153,9 +158,11 @@ impl Client {
                             "an InputRequiredResult with neither inputRequests nor requestState",
                         ));
                     }
-                    let responses = answer_all(self.inner.peer.handler(), &requests, None)
-                        .await
-                        .map_err(|method| Error::InputDeclined { method })?;
+                    let answers = answer_all(self.inner.peer.handler(), &requests, None).await;
+                    if let Some((_, method)) = answers.declined.into_iter().next() {
+                        return Err(Error::InputDeclined { method });
+                    }
+                    let responses = answers.responses;
                     retry.clear();
                     retry.insert("inputResponses".into(), Value::Object(responses));
                     if let Some(state) = state {
@@ -187,17 +194,19 @@ impl Client {
                 self.task_support(name).await,
                 Some(TaskSupport::Optional | TaskSupport::Required)
             );
+        // Every call carries a progress token: a task's progress is shown in its updates, and an
+        // inline call's keeps its request timeout from running out while it comes.
         let progress_token = format!("mcp-tasks-client-{}", rand_token());
+        params.insert(
+            "_meta".into(),
+            json!({ meta::PROGRESS_TOKEN: progress_token }),
+        );
         if augment {
             let mut task = Map::new();
             if let Some(ttl) = self.inner.task_ttl {
                 task.insert("ttl".into(), Value::from(ttl.as_millis() as u64));
             }
             params.insert("task".into(), Value::Object(task));
-            params.insert(
-                "_meta".into(),
-                json!({ meta::PROGRESS_TOKEN: progress_token }),
-            );
         }
         let result = match self
             .inner

@@ -112,11 +112,16 @@ impl HttpWire {
         bearer: Option<String>,
         extra: HeaderMap,
         max_message: usize,
+        roots: &[reqwest::Certificate],
     ) -> Result<Self, Error> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(Error::transport)?;
+        // rustls, trusting the Mozilla roots built in and any root the caller added.
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .connect_timeout(Duration::from_secs(10));
+        for root in roots {
+            builder = builder.add_root_certificate(root.clone());
+        }
+        let http = builder.build().map_err(Error::transport)?;
         let mut headers = extra;
         if let Some(token) = bearer {
             let value = HeaderValue::from_str(&format!("Bearer {token}"))
@@ -308,7 +313,7 @@ impl Core {
             .body(body)
             .send()
             .await
-            .map_err(|e| Error::transport(format!("POST {}: {e}", self.url)))
+            .map_err(|e| Error::transport(format!("POST {}: {}", self.url, with_causes(&e))))
     }
 
     /// POSTs a request and reads its answer (JSON, or an SSE stream that may carry other messages
@@ -458,7 +463,7 @@ impl Core {
             .headers(headers)
             .send()
             .await
-            .map_err(|e| Error::transport(format!("GET {}: {e}", self.url)))
+            .map_err(|e| Error::transport(format!("GET {}: {}", self.url, with_causes(&e))))
     }
 
     /// POSTs a notification or a response (the server answers 202, nothing to read).
@@ -494,6 +499,22 @@ fn take_response(message: Value, id: &RequestId) -> Result<Outcome, Value> {
     }
 }
 
+/// An error and its causes, `: `-separated: reqwest's own text ("error sending request") hides
+/// what went wrong (a refused connection, a certificate that does not verify).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,6 +526,7 @@ mod tests {
             Some("t0k".into()),
             HeaderMap::new(),
             1024,
+            &[],
         )
         .unwrap();
         wire.set_modern("2026-07-28");

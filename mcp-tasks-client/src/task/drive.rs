@@ -3,7 +3,7 @@
 //! and returns the outcome.
 
 use super::snapshot::{parse_rpc_error, parse_snapshot};
-use super::{Shared, TaskOutcome};
+use super::{Origin, Shared, TaskOutcome};
 use crate::error::Error;
 use crate::handler::answer_all;
 use crate::http::Outcome;
@@ -28,9 +28,10 @@ const MAX_RESULT_RETRIES: u32 = 3;
 enum Wake {
     /// Time to poll.
     Poll,
-    /// The task's state arrived without a poll: the server pushed it (or the modern driver saw
-    /// it while the handler was answering).
-    Known(Value),
+    /// The server pushed the task's state.
+    Pushed(Value),
+    /// The modern driver polled it while the handler was answering.
+    Polled(Value),
 }
 
 /// Waits until the next poll is due, or the driver is woken, or the server pushes the task's
@@ -51,7 +52,7 @@ async fn wait_next(
             note = notes.recv(), if notes_open => match note {
                 Ok(n) => {
                     if let Some(pushed) = shared.on_notification(n) {
-                        return Wake::Known(pushed);
+                        return Wake::Pushed(pushed);
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {}
@@ -100,12 +101,13 @@ async fn next_snapshot(
     last_poll: &mut Instant,
     failures: &mut u32,
 ) -> Result<Option<Seen>, Error> {
-    let task = match wake {
-        Wake::Known(task) => task,
+    let (task, origin) = match wake {
+        Wake::Pushed(task) => (task, Origin::Pushed),
+        Wake::Polled(task) => (task, Origin::Answered),
         Wake::Poll => {
             *last_poll = Instant::now();
             match poll(shared, failures).await? {
-                Some(task) => task,
+                Some(task) => (task, Origin::Answered),
                 None => return Ok(None),
             }
         }
@@ -113,7 +115,7 @@ async fn next_snapshot(
     let snap = parse_snapshot(shared, "tasks/get", &task)?;
     let status = snap.status;
     let message = snap.status_message.clone();
-    shared.apply(snap);
+    shared.apply(snap, origin);
     Ok(Some(Seen {
         task,
         status,
@@ -137,7 +139,7 @@ pub(super) async fn drive_modern(
     let mut seen: Option<Value> = None;
     loop {
         let wake = match seen.take() {
-            Some(task) => Wake::Known(task),
+            Some(task) => Wake::Polled(task),
             None => wait_next(shared, notes, last_poll).await,
         };
         let Some(Seen {
@@ -187,17 +189,19 @@ pub(super) async fn drive_modern(
                             continue;
                         }
                     };
-                    match answers {
-                        Ok(responses) => kept.extend(responses),
-                        Err(method) => {
-                            tracing::info!(%method, task = %shared.id, "input declined where the task cannot be told; cancelling it");
-                            // Not asked again while the cancellation takes effect.
-                            answered.extend(new.keys().cloned());
-                            shared.cancel().await?;
-                            continue;
-                        }
+                    kept.extend(answers.responses);
+                    for (key, method) in answers.declined {
+                        // No refusal on the wire: the question stays open, is not asked again,
+                        // and the caller decides (the task is not cancelled behind its back).
+                        tracing::info!(%method, %key, task = %shared.id, "input declined where the task cannot be told; left unanswered");
+                        answered.insert(key.clone());
+                        shared.unanswered(method, key);
                     }
                     shared.touch();
+                }
+                if asked.keys().all(|k| !kept.contains_key(k)) {
+                    // Nothing to send: every open question was left unanswered.
+                    continue;
                 }
                 let responses: Map<String, Value> = asked
                     .keys()
@@ -339,7 +343,7 @@ pub(super) async fn drive_legacy(
                     _ => None,
                 };
                 if let Some(snap) = &snap {
-                    shared.apply(snap.clone());
+                    shared.apply(snap.clone(), Origin::Answered);
                 }
                 let status = snap.as_ref().map(|s| s.status);
                 let message = snap.and_then(|s| s.status_message);

@@ -2,7 +2,7 @@
 //! driver records.
 
 use super::drive::{drive_legacy, drive_modern};
-use super::{Shared, State, TaskEvent, TaskKind, TaskSnapshot, TaskUpdates, lock};
+use super::{Origin, Shared, State, TaskEvent, TaskKind, TaskSnapshot, TaskUpdates, lock};
 use crate::error::Error;
 use crate::result::structured;
 use crate::session::Session;
@@ -56,6 +56,7 @@ impl TaskHandle {
             state: Mutex::new(State {
                 history: vec![seed.clone()],
                 latest: seed,
+                latest_origin: Origin::Answered,
                 subscribers: Vec::new(),
                 changed_at: Instant::now(),
                 stuck_reported: false,
@@ -98,6 +99,9 @@ impl TaskHandle {
 
     /// Every distinct state seen so far (status, message, progress), oldest first, starting with
     /// the one the task was created in (for a very long task: that one and the latest 1,023).
+    /// A state that reaches the client after a newer one (by the task's `lastUpdatedAt`: a
+    /// notification the server had queued, say) is left out, here and in
+    /// [`updates`](Self::updates): neither ever goes backwards.
     pub fn history(&self) -> Vec<TaskSnapshot> {
         lock(&self.shared.state).history.clone()
     }

@@ -62,6 +62,17 @@ pub enum TaskEvent {
         /// The state it is stuck in.
         snapshot: TaskSnapshot,
     },
+    /// The input handler declined a question of a modern task that has no way to be told no (a
+    /// sampling or roots request in `inputRequests`: the wire has no refusal for them). The
+    /// question is left open, unanswered, and not asked again; the task waits for it (and may
+    /// count as [`Stuck`](Self::Stuck)) until the server gives up on it or the caller
+    /// [`cancel`](TaskHandle::cancel)s it: the client does not cancel a task on its own.
+    Unanswered {
+        /// The request's method (`sampling/createMessage`, `roots/list`).
+        method: String,
+        /// The request's key in `inputRequests`.
+        key: String,
+    },
 }
 
 /// A stream of a task's [`TaskEvent`]s; it ends once the task is over. A
@@ -87,9 +98,22 @@ impl futures_core::Stream for TaskUpdates {
 
 type TaskOutcome = Result<CallToolResult, Error>;
 
+/// How a task state reached the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// In the answer to a request about the task (`tasks/get`, `tasks/cancel`, the call that
+    /// created it): the state when the server answered.
+    Answered,
+    /// Pushed by the server (`notifications/tasks/status`, `notifications/tasks`), possibly
+    /// queued a while before it was sent.
+    Pushed,
+}
+
 #[derive(Debug)]
 struct State {
     latest: TaskSnapshot,
+    /// How `latest` arrived.
+    latest_origin: Origin,
     history: Vec<TaskSnapshot>,
     subscribers: Vec<mpsc::UnboundedSender<TaskEvent>>,
     changed_at: Instant,
@@ -118,12 +142,35 @@ impl Shared {
         state.subscribers.retain(|s| s.send(event.clone()).is_ok());
     }
 
-    /// Records a newly seen state (keeping the progress when it carries none).
-    fn apply(&self, mut snap: TaskSnapshot) {
+    /// Records a newly seen state (keeping the progress when it carries none). States reach the
+    /// client by several routes (an answer to `tasks/get` or `tasks/cancel`, a pushed
+    /// notification the server may have queued for a while), not always in the order they
+    /// happened, so a state is dropped when the task's own `lastUpdatedAt` says it is older than
+    /// the latest; and a pushed one with the same time as an answered one but another status or
+    /// message (two changes within one clock tick, the push possibly from before the answer) is
+    /// left to the next poll. So the history and the updates never go backwards; nothing follows
+    /// a terminal state.
+    fn apply(&self, mut snap: TaskSnapshot, origin: Origin) {
         let mut state = lock(&self.state);
         if state.finished || state.latest.status.is_terminal() && !snap.status.is_terminal() {
             return;
         }
+        let same_tick_as_an_answer = origin == Origin::Pushed
+            && state.latest_origin == Origin::Answered
+            && snap.same_time(&state.latest)
+            && (snap.status != state.latest.status
+                || snap.status_message != state.latest.status_message);
+        if snap.is_older_than(&state.latest) || same_tick_as_an_answer {
+            tracing::debug!(
+                task = %self.id,
+                status = %snap.status,
+                at = ?snap.last_updated_at,
+                latest = ?state.latest.last_updated_at,
+                "a task state not newer than the one already seen; dropped"
+            );
+            return;
+        }
+        state.latest_origin = origin;
         if snap.progress.is_none() {
             snap.progress = state.latest.progress.clone();
         }
@@ -142,11 +189,21 @@ impl Shared {
     }
 
     fn progress(&self, progress: Progress) {
-        let snap = TaskSnapshot {
-            progress: Some(progress),
-            ..lock(&self.state).latest.clone()
+        let (snap, origin) = {
+            let state = lock(&self.state);
+            let snap = TaskSnapshot {
+                progress: Some(progress),
+                ..state.latest.clone()
+            };
+            (snap, state.latest_origin)
         };
-        self.apply(snap);
+        self.apply(snap, origin);
+    }
+
+    /// Tells the subscribers a question was left unanswered.
+    fn unanswered(&self, method: String, key: String) {
+        let mut state = lock(&self.state);
+        Self::emit(&mut state, TaskEvent::Unanswered { method, key });
     }
 
     /// Starts the stuck clock again (the client was busy answering the task's questions).
@@ -225,7 +282,7 @@ impl Shared {
                 if matches!(self.kind, TaskKind::Legacy { .. })
                     && let Ok(snap) = TaskSnapshot::parse(&result)
                 {
-                    self.apply(snap);
+                    self.apply(snap, Origin::Answered);
                 }
                 self.wake.notify_one();
                 Ok(())
@@ -239,7 +296,7 @@ impl Shared {
                     && let Ok(snap) = parse_snapshot(self, "tasks/get", &task)
                     && snap.status.is_terminal()
                 {
-                    self.apply(snap);
+                    self.apply(snap, Origin::Answered);
                     self.wake.notify_one();
                     return Ok(());
                 }

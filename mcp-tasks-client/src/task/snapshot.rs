@@ -76,11 +76,85 @@ impl TaskSnapshot {
         })
     }
 
+    /// Whether this state is older than `other` by the task's own clock: both carry a
+    /// `lastUpdatedAt` the client can read, and this one's is earlier. States without a readable
+    /// time are never called older (they are taken in the order they arrive).
+    pub(super) fn is_older_than(&self, other: &TaskSnapshot) -> bool {
+        let time = |s: &TaskSnapshot| s.last_updated_at.as_deref().and_then(rfc3339_nanos);
+        matches!((time(self), time(other)), (Some(a), Some(b)) if a < b)
+    }
+
+    /// Whether both states carry the same readable `lastUpdatedAt`.
+    pub(super) fn same_time(&self, other: &TaskSnapshot) -> bool {
+        let time = |s: &TaskSnapshot| s.last_updated_at.as_deref().and_then(rfc3339_nanos);
+        matches!((time(self), time(other)), (Some(a), Some(b)) if a == b)
+    }
+
     pub(super) fn same_state(&self, other: &TaskSnapshot) -> bool {
         self.status == other.status
             && self.status_message == other.status_message
             && self.progress == other.progress
     }
+}
+
+/// An RFC 3339 time (`2025-11-25T10:40:00Z`, `2025-11-25T10:40:00.250+02:00`) as nanoseconds
+/// since 1970 (UTC); `None` when it is not one.
+pub(super) fn rfc3339_nanos(text: &str) -> Option<i128> {
+    let b = text.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = b.get(from..from + len)?;
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| digits.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    let sep = |at: usize, allowed: &[u8]| b.get(at).is_some_and(|c| allowed.contains(c));
+    if !(sep(4, b"-") && sep(7, b"-") && sep(10, b"Tt ") && sep(13, b":") && sep(16, b":")) {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    // Leap seconds (`:60`) count as the next second's start.
+    if second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    let mut nanos: i128 = 0;
+    if sep(at, b".") {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        let frac = &text[start..at];
+        if frac.is_empty() {
+            return None;
+        }
+        // Nanosecond precision; further digits cannot change an order the client acts on.
+        let padded = format!("{:0<9}", &frac[..frac.len().min(9)]);
+        nanos = padded.parse().ok()?;
+    }
+    let offset_minutes = match b.get(at)? {
+        b'Z' | b'z' if at + 1 == b.len() => 0,
+        sign @ (b'+' | b'-') if at + 6 == b.len() && sep(at + 3, b":") => {
+            let minutes = num(at + 1, 2)? * 60 + num(at + 4, 2)?;
+            if *sign == b'-' { -minutes } else { minutes }
+        }
+        _ => return None,
+    };
+    // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
+    Some(i128::from(seconds) * 1_000_000_000 + nanos)
 }
 
 pub(super) fn parse_snapshot(
@@ -107,4 +181,37 @@ pub(super) fn parse_rpc_error(task: &Value, fallback: Option<String>) -> RpcErro
                 fallback.unwrap_or_else(|| "the task failed".into()),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339_nanos;
+
+    #[test]
+    fn rfc3339_times_order_as_the_instants_they_name() {
+        let t = |s| rfc3339_nanos(s).unwrap_or_else(|| panic!("{s} is RFC 3339"));
+        assert_eq!(t("1970-01-01T00:00:00Z"), 0);
+        assert_eq!(t("2025-11-25T10:40:00Z"), 1_764_067_200 * 1_000_000_000);
+        // Text order is not time order: fractions and offsets.
+        assert!(t("2025-11-25T10:40:00Z") < t("2025-11-25T10:40:00.5Z"));
+        assert!(t("2025-11-25T10:40:00.25Z") < t("2025-11-25T10:40:00.3Z"));
+        assert_eq!(t("2025-11-25T12:40:00+02:00"), t("2025-11-25T10:40:00Z"));
+        assert_eq!(
+            t("2025-11-25T10:40:00.000000001z"),
+            t("2025-11-25T10:40:00Z") + 1
+        );
+        assert!(t("2024-02-29T23:59:59Z") < t("2024-03-01T00:00:00Z"));
+        for bad in [
+            "",
+            "yesterday",
+            "2025-11-25",
+            "2025-11-25T10:40:00",
+            "2025-13-25T10:40:00Z",
+            "2025-11-25T10:40:00.Z",
+            "2025-11-25T10:40:00+0200",
+            "2025-11-25T10:40:00Zjunk",
+        ] {
+            assert_eq!(rfc3339_nanos(bad), None, "{bad}");
+        }
+    }
 }
