@@ -10,7 +10,7 @@ use super::ServerInner;
 use super::era::Era;
 use super::fallback;
 use super::incoming::{Answer, Incoming, request_info, tree};
-use super::inline;
+use super::inline::{self, ProgressLine};
 use super::peer::{self, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
@@ -79,9 +79,9 @@ pub(crate) async fn tools_call(
             return Some(Err(err));
         }
         let owner = peer.owner(&req.era);
-        return tree(Some(
-            fallback::call_companion(server, &name, &req.params, &owner).await,
-        ));
+        let line = progress_line(peer, req.progress_token());
+        let answer = fallback::call_companion(server, &name, &req.params, &owner);
+        return tree(Some(kept(server, line.as_ref(), answer).await));
     }
     let Some(tool) = server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
@@ -117,13 +117,18 @@ pub(crate) async fn tools_call(
         }
         CallPlan::Inline { becomes } => becomes,
     };
+    // From here the call waits on its tool: kept alive for a client that gave a progress token.
+    let line = progress_line(peer, call.progress_token.clone());
+    let line = line.as_ref();
     if req.era.is_modern() {
-        return run_mrtr(server, peer, call, &req, cancel, becomes).await;
+        let run = run_mrtr(server, peer, call, &req, cancel, becomes, line);
+        return kept(server, line, run).await;
     }
-    let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
+    let backend = inline::legacy_backend(Arc::downgrade(peer), line.cloned());
     if let Becomes::FallbackAfter(after) = becomes {
         let call = call.fallback(&**peer, &req);
-        return tree(fallback::run_promotable(server, peer, call, backend, cancel, after).await);
+        let run = fallback::run_promotable(server, peer, call, backend, cancel, after);
+        return tree(kept(server, line, run).await);
     }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
@@ -136,9 +141,28 @@ pub(crate) async fn tools_call(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => return None,
-        r = AssertUnwindSafe(fut).catch_unwind() => r,
+        r = kept(server, line, AssertUnwindSafe(fut).catch_unwind()) => r,
     };
     Some(finish(&name, outcome))
+}
+
+/// The progress notifications of a request that carried `_meta.progressToken`.
+fn progress_line(peer: &Arc<dyn Peer>, token: Option<Value>) -> Option<Arc<ProgressLine>> {
+    token.map(|token| ProgressLine::new(Arc::downgrade(peer), token))
+}
+
+/// `fut`, kept alive on `line` at the server's keepalive interval (see
+/// [`ServerConfig::keepalive_interval`](crate::ServerConfig::keepalive_interval)); as it is,
+/// with no timer, for a request without a progress token or a server without keepalive.
+async fn kept<F: Future>(
+    server: &ServerInner,
+    line: Option<&Arc<ProgressLine>>,
+    fut: F,
+) -> F::Output {
+    match (line, server.config.keepalive_interval) {
+        (Some(line), Some(every)) => inline::keep_alive(line, every, fut).await,
+        _ => fut.await,
+    }
 }
 
 /// What a tool's future gives, panics caught.
