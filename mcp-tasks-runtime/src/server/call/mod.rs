@@ -19,9 +19,11 @@ use crate::protocol::{CallToolResult, TASKS_EXTENSION};
 use crate::task::engine::Launch;
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
 use futures_util::FutureExt;
+use futures_util::future::Either;
 use mrtr::run_mrtr;
 use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -121,8 +123,15 @@ pub(crate) async fn tools_call(
     let line = progress_line(peer, call.progress_token.clone());
     let line = line.as_ref();
     if req.era.is_modern() {
-        let run = run_mrtr(server, peer, call, &req, cancel, becomes, line);
-        return kept(server, line, run).await;
+        return match keepalive(server, line) {
+            Some((kept_line, every)) => {
+                let run = run_mrtr(server, peer, call, &req, cancel, becomes, line);
+                Box::pin(inline::keep_alive(kept_line, every, run)).await
+            }
+            // Awaited in place: the MRTR future is large, and a call without a token (the
+            // common case) should not pay for moving it into a wrapper.
+            None => run_mrtr(server, peer, call, &req, cancel, becomes, line).await,
+        };
     }
     let backend = inline::legacy_backend(Arc::downgrade(peer), line.cloned());
     if let Becomes::FallbackAfter(after) = becomes {
@@ -153,16 +162,26 @@ fn progress_line(peer: &Arc<dyn Peer>, token: Option<Value>) -> Option<Arc<Progr
 
 /// `fut`, kept alive on `line` at the server's keepalive interval (see
 /// [`ServerConfig::keepalive_interval`](crate::ServerConfig::keepalive_interval)); as it is,
-/// with no timer, for a request without a progress token or a server without keepalive.
-async fn kept<F: Future>(
+/// with no timer, for a request without a progress token or a server without keepalive. The
+/// kept future is boxed, so that calls without a token do not carry its timer's room.
+fn kept<'a, F: Future + 'a>(
     server: &ServerInner,
-    line: Option<&Arc<ProgressLine>>,
+    line: Option<&'a Arc<ProgressLine>>,
     fut: F,
-) -> F::Output {
-    match (line, server.config.keepalive_interval) {
-        (Some(line), Some(every)) => inline::keep_alive(line, every, fut).await,
-        _ => fut.await,
+) -> Either<F, Pin<Box<impl Future<Output = F::Output> + 'a>>> {
+    match keepalive(server, line) {
+        Some((line, every)) => Either::Right(Box::pin(inline::keep_alive(line, every, fut))),
+        None => Either::Left(fut),
     }
+}
+
+/// The line to keep a call alive on, and how often: when the request has a progress token and
+/// the server a keepalive interval.
+fn keepalive<'a>(
+    server: &ServerInner,
+    line: Option<&'a Arc<ProgressLine>>,
+) -> Option<(&'a ProgressLine, Duration)> {
+    Some((line?, server.config.keepalive_interval?))
 }
 
 /// What a tool's future gives, panics caught.
