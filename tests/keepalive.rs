@@ -16,9 +16,11 @@ const EVERY: Duration = Duration::from_millis(300);
 /// Progress notifications seen while a call ran: when (since the request was sent) and params.
 type Seen = Vec<(Duration, Value)>;
 
-/// Checks the pace and shape of keepalive progress for `token`: at least `min` notifications, the
-/// first after about one interval, none sooner than about one interval after the one before it
-/// (nothing else was sent) nor much later, values strictly increasing.
+/// Checks the pace and shape of keepalive progress for `token`: at least `min` notifications,
+/// never much more than one interval apart (nor before the first), no more of them than intervals
+/// passed (nothing else was sent: keepalives only), values strictly increasing. (Times are when the
+/// test read them: a busy machine may bunch two together, so the floor is on the count, not on
+/// each gap.)
 fn check_pace(seen: &Seen, token: &Value, min: usize, every: Duration) {
     let shown = || format!("{seen:#?}");
     assert!(
@@ -44,17 +46,19 @@ fn check_pace(seen: &Seen, token: &Value, min: usize, every: Duration) {
     for (at, _) in seen {
         let gap = *at - before;
         assert!(
-            gap >= every * 2 / 3,
-            "a keepalive came {gap:?} after the one before: {}",
-            shown()
-        );
-        assert!(
             gap <= every * 4,
             "{gap:?} passed without a keepalive: {}",
             shown()
         );
         before = *at;
     }
+    let intervals = (before.as_secs_f64() / every.as_secs_f64()).floor() as usize;
+    assert!(
+        seen.len() <= intervals.max(1),
+        "{} keepalives in {before:?}, at most one per {every:?}: {}",
+        seen.len(),
+        shown()
+    );
 }
 
 /// The `tools/call` params of `name` with `args`, a progress token when `token` is given, and the
@@ -392,7 +396,7 @@ async fn inline_calls_with_a_token_stream_their_keepalives_over_http_in_both_era
 /// progress); none with keepalive off.
 #[tokio::test]
 async fn silent_sse_streams_get_comment_lines_at_the_configured_pace() {
-    for (every, expected) in [("300", 3..=5), ("off", 0..=0)] {
+    for (every, expected) in [("300", 2..=5), ("off", 0..=0)] {
         let s = HttpServer::start(&["--keepalive-ms", every]);
         let c = http();
         let session = open_session(&c, &s.url, json!({ "elicitation": {} })).await;
@@ -405,7 +409,7 @@ async fn silent_sse_streams_get_comment_lines_at_the_configured_pace() {
         let mut stream = Parts::new(get.send().await.expect("answered"), Instant::now());
         let mut comments = Vec::new();
         while let Some((at, part)) = stream
-            .next(Duration::from_millis(1100).saturating_sub(stream.started.elapsed()))
+            .next(Duration::from_millis(1200).saturating_sub(stream.started.elapsed()))
             .await
         {
             assert_eq!(part, Part::Comment("keep-alive".into()), "at {at:?}");
@@ -434,7 +438,7 @@ async fn silent_sse_streams_get_comment_lines_at_the_configured_pace() {
         let asked = stream.started.elapsed();
         let mut comments = Vec::new();
         while let Some((at, part)) = stream
-            .next((asked + Duration::from_millis(1100)).saturating_sub(stream.started.elapsed()))
+            .next((asked + Duration::from_millis(1200)).saturating_sub(stream.started.elapsed()))
             .await
         {
             assert_eq!(part, Part::Comment("keep-alive".into()), "at {at:?}");
