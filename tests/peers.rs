@@ -25,6 +25,8 @@ use mcp_tasks_tests::{example_bin, workspace_root};
 
 /// Budget for one client script (the scripts give up by themselves after 50 s).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Budget for `keepalive.mjs`, whose call sleeps 40 s (it gives up by itself after 55 s).
+const KEEPALIVE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(75);
 /// Budget for one half of the installer on a cold machine (downloads included).
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -250,7 +252,11 @@ fn run_script_with(
         cmd.env(key, value);
     }
     let label = script.trim_end_matches(".mjs");
-    let run = run(label, cmd, SCRIPT_TIMEOUT);
+    let budget = match script {
+        "keepalive.mjs" => KEEPALIVE_SCRIPT_TIMEOUT,
+        _ => SCRIPT_TIMEOUT,
+    };
+    let run = run(label, cmd, budget);
     // `FAIL <name>: <why>`, and the `    - <item>` lines a verdict may list under it.
     let mut verdict: Vec<&str> = Vec::new();
     let mut in_verdict = false;
@@ -333,6 +339,24 @@ fn legacy_typescript_sdk_1_32_tasks() {
 #[test]
 fn legacy_python_mcp_1_30_tasks() {
     run_python_script("legacy_tasks.py");
+}
+
+/// Keepalive with @modelcontextprotocol/sdk 1.32.2 over stdio, against `example_server` at its
+/// default keepalive (10 s): with a 15 s request timeout and `resetTimeoutOnProgress`,
+/// `sleep {ms: 40000}` completes on the server's keepalive progress; without
+/// `resetTimeoutOnProgress` the same call times out at 15 s. (About 40 s.)
+#[test]
+fn keepalive_typescript_sdk_1_32_stdio() {
+    require_node();
+    install("node");
+    let bin = server_bin();
+    run_script_with(
+        Path::new(&node()),
+        "keepalive.mjs",
+        &[bin.as_os_str()],
+        &[("MCP_SERVER_BIN", bin.as_os_str())],
+        &String::new,
+    );
 }
 
 /// Runs `tests/peers/<script> <fallback_server>` with `interpreter`: the fallback for clients
@@ -675,6 +699,13 @@ fn http_modern_typescript_ext_tasks_0_2() {
 #[test]
 fn http_legacy_typescript_sdk_1_32_tasks() {
     run_http_script("http/legacy_tasks.mjs");
+}
+
+/// [`keepalive_typescript_sdk_1_32_stdio`] over Streamable HTTP: the long call's POST is
+/// answered as an SSE stream that carries the keepalive progress, then the result.
+#[test]
+fn http_keepalive_typescript_sdk_1_32() {
+    run_http_script("keepalive.mjs");
 }
 
 /// @modelcontextprotocol/client 2.4.0 + ext-tasks 0.2.2 against two example servers sharing

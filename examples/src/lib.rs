@@ -184,7 +184,9 @@ async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// ([`open_store`]); `--state-secret SECRET` seals MRTR `requestState` with a secret shared by
 /// every instance (the one setting several instances on one store need); `--lease-ms N` sets how
 /// long this instance's lease on its running tasks lasts; `--stdio-spin-us N` how long the stdio
-/// loop polls its input after a message ([`ServerConfig::stdio_spin`]). With HTTP, `--token TOKEN=PRINCIPAL`
+/// loop polls its input after a message ([`ServerConfig::stdio_spin`]); `--keepalive-ms N|off` how
+/// often a waiting call with a progress token gets a keepalive progress notification
+/// ([`ServerConfig::keepalive_interval`]). With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body. The HTTP
@@ -226,6 +228,25 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| usage("--stdio-spin-us needs a number of microseconds"))?;
                 config = config.stdio_spin(Duration::from_micros(us));
+            }
+            "--keepalive-ms" => {
+                let every = match args.next().as_deref() {
+                    Some("off") => None,
+                    Some(ms) => match ms.parse::<u64>() {
+                        Ok(ms) => Some(Duration::from_millis(ms)),
+                        Err(_) => {
+                            return Err(usage(
+                                "--keepalive-ms needs a number of milliseconds or `off`",
+                            ));
+                        }
+                    },
+                    None => {
+                        return Err(usage(
+                            "--keepalive-ms needs a number of milliseconds or `off`",
+                        ));
+                    }
+                };
+                config = config.keepalive_interval(every);
             }
             "--task-fallback" => server = server.task_fallback(),
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
@@ -287,7 +308,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
         ),
     )
 }

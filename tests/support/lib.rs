@@ -37,6 +37,7 @@ book! {
     Http = "http.md",
     Stores = "stores.md",
     Push = "push.md",
+    Hosts = "hosts.md",
     Promotion = "promotion.md",
     Fallback = "fallback.md",
     Limits = "limits.md",

@@ -6,6 +6,9 @@ use std::time::Duration;
 /// The shortest [`ServerConfig::lease`]: a lease must outlast the time between two renewals.
 pub(crate) const MIN_LEASE: Duration = Duration::from_millis(100);
 
+/// The shortest [`ServerConfig::keepalive_interval`]: shorter would flood the client.
+pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
+
 /// Settings that apply to every tool unless the tool says otherwise.
 ///
 /// ```
@@ -34,6 +37,7 @@ pub(crate) const MIN_LEASE: Duration = Duration::from_millis(100);
 /// | [`sweep_every`](Self::sweep_every) | 1 s (more than zero) |
 /// | [`promote_after`](Self::promote_after) | none (off) |
 /// | [`stdio_spin`](Self::stdio_spin) | zero (off) |
+/// | [`keepalive_interval`](Self::keepalive_interval) | 10 s (at least 100 ms; `None`: off) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub(crate) default_ttl: Duration,
@@ -46,6 +50,7 @@ pub struct ServerConfig {
     pub(crate) sweep_every: Duration,
     pub(crate) promote_after: Option<Duration>,
     pub(crate) stdio_spin: Duration,
+    pub(crate) keepalive_interval: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -61,6 +66,7 @@ impl Default for ServerConfig {
             sweep_every: Duration::from_secs(1),
             promote_after: None,
             stdio_spin: Duration::ZERO,
+            keepalive_interval: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -152,6 +158,29 @@ impl ServerConfig {
         self
     }
 
+    /// How long a call may wait with nothing sent before the server keeps it alive (default
+    /// `Some(10 s)`; at least 100 ms, [`ServerBuilder::build`](super::ServerBuilder::build)
+    /// refuses less; `None` turns keepalive off). Takes a `Duration` or an `Option<Duration>`.
+    ///
+    /// Hosts give up on a call that stays silent too long (the TypeScript SDK's request timeout
+    /// is 60 s unless the host resets it on progress, `resetTimeoutOnProgress`), and proxies close
+    /// idle streams. So while a `tools/call` waits (an inline call, the wait before a promotion,
+    /// a companion tool of the fallback) and its request carried `_meta.progressToken`, the
+    /// server sends `notifications/progress` for that token whenever this interval passes with
+    /// none sent: its `message` is the tool's latest [`ToolContext::status`](crate::ToolContext::status)
+    /// (else its latest progress message), its `progress` a hair above the last value sent, so
+    /// that values increase with each notification, as the spec requires, across the tool's own
+    /// [`ToolContext::progress`](crate::ToolContext::progress) and these (a tool's value that
+    /// does not increase is sent as the next one above). A request without a progress token
+    /// gets nothing extra and costs no timer.
+    ///
+    /// Over Streamable HTTP, an SSE stream (the response to a POST, a legacy session's GET
+    /// stream) with nothing to send gets a `: keep-alive` comment line at the same interval.
+    pub fn keepalive_interval(mut self, every: impl Into<Option<Duration>>) -> Self {
+        self.keepalive_interval = every.into();
+        self
+    }
+
     /// Every value this configuration holds that a server cannot run with, each as
     /// `(setting, why)`.
     pub(crate) fn problems(&self) -> Vec<(&'static str, String)> {
@@ -171,6 +200,46 @@ impl ServerConfig {
                 "is zero; the lifetime rules need a period of more than zero".to_owned(),
             ));
         }
+        if let Some(every) = self.keepalive_interval
+            && every < MIN_KEEPALIVE
+        {
+            problems.push((
+                "keepalive_interval",
+                format!(
+                    "is {every:?}; it must be at least {MIN_KEEPALIVE:?} (or `None` for no keepalive), not to flood the client"
+                ),
+            ));
+        }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{Server, SetupProblem};
+
+    #[test]
+    fn a_keepalive_under_100_ms_is_refused_and_none_turns_it_off() {
+        let build = |every: Option<Duration>| {
+            Server::builder("t", "0")
+                .config(ServerConfig::default().keepalive_interval(every))
+                .build()
+        };
+        let err = build(Some(Duration::ZERO)).expect_err("zero is refused");
+        assert_eq!(
+            err.problems(),
+            [SetupProblem::BadConfig {
+                setting: "keepalive_interval",
+                why: "is 0ns; it must be at least 100ms (or `None` for no keepalive), not to flood the client".into(),
+            }]
+        );
+        assert!(build(Some(Duration::from_millis(99))).is_err());
+        assert!(build(Some(MIN_KEEPALIVE)).is_ok());
+        assert!(build(None).is_ok());
+        assert_eq!(
+            ServerConfig::default().keepalive_interval,
+            Some(Duration::from_secs(10))
+        );
     }
 }

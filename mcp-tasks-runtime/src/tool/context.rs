@@ -303,7 +303,10 @@ impl ToolContext {
 
     /// Reports progress: sent as `notifications/progress` when the client gave a progress token
     /// (inline calls, and legacy tasks). In a task it also shows in the `statusMessage`, after the
-    /// [`status`](Self::status): `3/10: copying` alone, or `importing (3/10: copying)`.
+    /// [`status`](Self::status): `3/10: copying` alone, or `importing (3/10: copying)`. The
+    /// value should increase with each call (the protocol requires it of the notifications); in an
+    /// inline call, one that does not is sent as the next value above the last one sent, as are the
+    /// server's keepalive notifications ([`ServerConfig::keepalive_interval`](crate::ServerConfig::keepalive_interval)).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.inner
             .backend

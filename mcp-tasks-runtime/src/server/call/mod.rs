@@ -10,7 +10,7 @@ use super::ServerInner;
 use super::era::Era;
 use super::fallback;
 use super::incoming::{Answer, Incoming, request_info, tree};
-use super::inline;
+use super::inline::{self, ProgressLine};
 use super::peer::{self, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
@@ -19,9 +19,11 @@ use crate::protocol::{CallToolResult, TASKS_EXTENSION};
 use crate::task::engine::{Launch, Launched};
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
 use futures_util::FutureExt;
+use futures_util::future::Either;
 use mrtr::run_mrtr;
 use serde_json::{Value, json};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -79,9 +81,9 @@ pub(crate) async fn tools_call(
             return Some(Err(err));
         }
         let owner = peer.owner(&req.era);
-        return tree(Some(
-            fallback::call_companion(server, &name, &req, &owner).await,
-        ));
+        let line = progress_line(peer, req.progress_token());
+        let answer = fallback::call_companion(server, &name, &req, &owner);
+        return tree(Some(kept(server, line.as_ref(), answer).await));
     }
     let Some(tool) = server.tools.get(&name).cloned() else {
         return Some(Err(RpcError::invalid_params(format!(
@@ -117,13 +119,25 @@ pub(crate) async fn tools_call(
         }
         CallPlan::Inline { becomes } => becomes,
     };
+    // From here the call waits on its tool: kept alive for a client that gave a progress token.
+    let line = progress_line(peer, call.progress_token.clone());
+    let line = line.as_ref();
     if req.era.is_modern() {
-        return run_mrtr(server, peer, call, &req, cancel, becomes).await;
+        return match keepalive(server, line) {
+            Some((kept_line, every)) => {
+                let run = run_mrtr(server, peer, call, &req, cancel, becomes, line);
+                Box::pin(inline::keep_alive(kept_line, every, run)).await
+            }
+            // Awaited in place: the MRTR future is large, and a call without a token (the
+            // common case) should not pay for moving it into a wrapper.
+            None => run_mrtr(server, peer, call, &req, cancel, becomes, line).await,
+        };
     }
-    let backend = inline::legacy_backend(Arc::downgrade(peer), call.progress_token.clone());
+    let backend = inline::legacy_backend(Arc::downgrade(peer), line.cloned());
     if let Becomes::FallbackAfter(after) = becomes {
         let call = call.fallback(&**peer, &req);
-        return tree(fallback::run_promotable(server, peer, call, backend, cancel, after).await);
+        let run = fallback::run_promotable(server, peer, call, backend, cancel, after);
+        return tree(kept(server, line, run).await);
     }
     let ctx = ToolContext::new(backend, req.client.capabilities.clone(), cancel.clone())
         .with_log_level(req.log_level)
@@ -137,9 +151,38 @@ pub(crate) async fn tools_call(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => return None,
-        r = AssertUnwindSafe(fut).catch_unwind() => r,
+        r = kept(server, line, AssertUnwindSafe(fut).catch_unwind()) => r,
     };
     Some(finish(&name, outcome))
+}
+
+/// The progress notifications of a request that carried `_meta.progressToken`.
+fn progress_line(peer: &Arc<dyn Peer>, token: Option<Value>) -> Option<Arc<ProgressLine>> {
+    token.map(|token| ProgressLine::new(Arc::downgrade(peer), token))
+}
+
+/// `fut`, kept alive on `line` at the server's keepalive interval (see
+/// [`ServerConfig::keepalive_interval`](crate::ServerConfig::keepalive_interval)); as it is,
+/// with no timer, for a request without a progress token or a server without keepalive. The
+/// kept future is boxed, so that calls without a token do not carry its timer's room.
+fn kept<'a, F: Future + 'a>(
+    server: &ServerInner,
+    line: Option<&'a Arc<ProgressLine>>,
+    fut: F,
+) -> Either<F, Pin<Box<impl Future<Output = F::Output> + 'a>>> {
+    match keepalive(server, line) {
+        Some((line, every)) => Either::Right(Box::pin(inline::keep_alive(line, every, fut))),
+        None => Either::Left(fut),
+    }
+}
+
+/// The line to keep a call alive on, and how often: when the request has a progress token and
+/// the server a keepalive interval.
+fn keepalive<'a>(
+    server: &ServerInner,
+    line: Option<&'a Arc<ProgressLine>>,
+) -> Option<(&'a ProgressLine, Duration)> {
+    Some((line?, server.config.keepalive_interval?))
 }
 
 /// What a tool's future gives, panics caught.

@@ -5,7 +5,7 @@
 use super::super::ServerInner;
 use super::super::fallback;
 use super::super::incoming::{Answer, Incoming, request_info};
-use super::super::inline;
+use super::super::inline::{self, ProgressLine};
 use super::super::peer::Peer;
 use super::super::plan::Becomes;
 use super::{Caught, ToolCall, finish};
@@ -36,6 +36,7 @@ pub(super) async fn run_mrtr(
     req: &Incoming,
     cancel: CancellationToken,
     becomes: Becomes,
+    line: Option<&Arc<ProgressLine>>,
 ) -> Answer {
     let owner = peer.owner(&req.era);
     let name = call.tool.info.name;
@@ -44,11 +45,21 @@ pub(super) async fn run_mrtr(
         Ok(restored) => restored,
         Err(err) => return Some(Err(err)),
     };
-    let (progress, log) = notifiers(peer, &call.progress_token, req);
+    let (progress, log) = notifiers(peer, line, req);
     let replay = Arc::new(mrtr::Replay::new(&gathered, volunteered, progress, log));
     let info = request_info(&**peer, req);
     let may_become_task = !matches!(becomes, Becomes::Never);
-    let mut run = match Mrtr::start(server, req, &call, replay, &info, may_become_task, &cancel) {
+    let started = Mrtr::start(
+        server,
+        req,
+        &call,
+        replay,
+        &info,
+        may_become_task,
+        &cancel,
+        line,
+    );
+    let mut run = match started {
         Ok(run) => run,
         // Arguments that do not fit the tool's input: an `isError` result at once, in every
         // round (nothing ran, so nothing is sealed) and before any task exists.
@@ -107,17 +118,16 @@ fn restore(
     }
 }
 
-/// How an MRTR call reports progress (under the call's progress token) and log messages (when
-/// the request asked for them): on the request's own stream, while it is there.
+/// How an MRTR call reports progress (on `line`, under the call's progress token) and log
+/// messages (when the request asked for them): on the request's own stream, while it is there.
 fn notifiers(
     peer: &Arc<dyn Peer>,
-    progress_token: &Option<Value>,
+    line: Option<&Arc<ProgressLine>>,
     req: &Incoming,
 ) -> (Option<mrtr::ProgressFn>, Option<mrtr::LogFn>) {
-    let progress = progress_token.clone().map(|token| {
-        let weak = Arc::downgrade(peer);
+    let progress = line.cloned().map(|line| {
         Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
-            inline::send_progress(&weak, &Some(token.clone()), p, total, message)
+            line.report(p, total, message)
         }) as mrtr::ProgressFn
     });
     let log = req.log_level.map(|_| {
@@ -163,7 +173,9 @@ struct Mrtr {
 
 impl Mrtr {
     /// Calls the tool with the replay as its backend (behind a [`Deferred`] when the call may
-    /// become a task); `Err` when its arguments do not decode (nothing runs).
+    /// become a task; its status also kept on `line`, for the keepalive notifications). `Err`
+    /// when its arguments do not decode (nothing runs).
+    #[allow(clippy::too_many_arguments)]
     fn start(
         server: &ServerInner,
         req: &Incoming,
@@ -172,12 +184,17 @@ impl Mrtr {
         info: &Arc<RequestInfo>,
         may_become_task: bool,
         cancel: &CancellationToken,
+        line: Option<&Arc<ProgressLine>>,
     ) -> Result<Mrtr, ArgumentError> {
+        let inline: Arc<dyn ContextBackend> = match line {
+            Some(line) => inline::with_status(replay.clone(), line.clone()),
+            None => replay.clone(),
+        };
         let (backend, deferred, tool_cancel): (Arc<dyn ContextBackend>, _, _) = if may_become_task {
-            let deferred = Arc::new(Deferred::new(replay.clone()));
+            let deferred = Arc::new(Deferred::new(inline));
             (deferred.clone(), Some(deferred), CancellationToken::new())
         } else {
-            (replay.clone(), None, cancel.clone())
+            (inline, None, cancel.clone())
         };
         let ctx = ToolContext::new(
             backend,

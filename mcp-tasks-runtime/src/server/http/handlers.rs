@@ -521,7 +521,7 @@ async fn run_request(
         _route: route_guard,
         _session: keep_session,
     };
-    post_stream(stream)
+    post_stream(stream, state.server.config.keepalive_interval)
 }
 
 fn finish_json(
@@ -582,7 +582,7 @@ pub(super) fn get(
         session,
         draining: state.draining.clone(),
     };
-    get_stream(stream)
+    get_stream(stream, state.server.config.keepalive_interval)
 }
 
 pub(super) fn delete(

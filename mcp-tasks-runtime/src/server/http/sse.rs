@@ -6,9 +6,6 @@ use super::*;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use std::convert::Infallible;
 
-/// How long a GET stream may stay silent before a comment keeps proxies from closing it.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
-
 /// One JSON-RPC message as an SSE event (`event: message`, the message on one `data:` line).
 fn sse_event(message: &Value) -> Event {
     Event::default()
@@ -23,16 +20,36 @@ fn sse_reply(reply: &jsonrpc::Reply) -> Event {
         .data(serde_json::to_string(reply).unwrap_or_default())
 }
 
-/// The SSE response of one POST (axum's [`Sse`]: `text/event-stream`, `no-cache`).
-pub(super) fn post_stream(state: SseState) -> Response {
-    Sse::new(futures_util::stream::unfold(state, SseState::next)).into_response()
+/// The SSE response of one POST (axum's [`Sse`]: `text/event-stream`, `no-cache`), with a
+/// `: keep-alive` comment line whenever it has been silent for `keepalive` (the server's
+/// [`keepalive_interval`](crate::ServerConfig::keepalive_interval); `None`: never).
+pub(super) fn post_stream(state: SseState, keepalive: Option<Duration>) -> Response {
+    kept(
+        Sse::new(futures_util::stream::unfold(state, SseState::next)),
+        keepalive,
+    )
 }
 
-/// A legacy session's standalone GET stream, with a `: keep-alive` comment after 15 silent seconds.
-pub(super) fn get_stream(state: GetStream) -> Response {
-    Sse::new(futures_util::stream::unfold(state, GetStream::next))
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
-        .into_response()
+/// A legacy session's standalone GET stream, with a `: keep-alive` comment line whenever it has
+/// been silent for `keepalive`, as [`post_stream`].
+pub(super) fn get_stream(state: GetStream, keepalive: Option<Duration>) -> Response {
+    kept(
+        Sse::new(futures_util::stream::unfold(state, GetStream::next)),
+        keepalive,
+    )
+}
+
+/// `sse` with its keep-alive comments, which keep proxies from closing a silent stream.
+fn kept<S>(sse: Sse<S>, keepalive: Option<Duration>) -> Response
+where
+    S: futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    match keepalive {
+        Some(every) => sse
+            .keep_alive(KeepAlive::new().interval(every).text("keep-alive"))
+            .into_response(),
+        None => sse.into_response(),
+    }
 }
 
 /// The SSE response of one POST: messages sent while the request runs, then its reply.
