@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::http::{Inbox, Outcome};
 use crate::peer::Peer;
 use mcp_tasks_runtime::__internal::{MODERN_VERSIONS, meta};
-use mcp_tasks_runtime::protocol::{LEGACY_VERSION, MODERN_VERSION, TASKS_EXTENSION, codes};
+use mcp_tasks_runtime::protocol::{LEGACY_VERSION, MODERN_VERSION, RpcError, TASKS_EXTENSION};
 use mcp_tasks_runtime::{Era, TaskSupport};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -144,7 +144,7 @@ impl Session {
         }
         let mut outcome = self.discover_once(timeout).await;
         if let Ok(Ok(Err(error))) = &outcome
-            && error.code == codes::UNSUPPORTED_PROTOCOL_VERSION
+            && error.code == RpcError::UNSUPPORTED_PROTOCOL_VERSION
             && error
                 .data
                 .as_ref()

@@ -9,7 +9,7 @@ use crate::session::TaskMode;
 use crate::task::{TaskHandle, TaskKind};
 use mcp_tasks_runtime::__internal::meta;
 use mcp_tasks_runtime::TaskSupport;
-use mcp_tasks_runtime::protocol::{CallToolResult, TASKS_EXTENSION, codes};
+use mcp_tasks_runtime::protocol::{CallToolResult, RpcError, TASKS_EXTENSION};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -114,7 +114,7 @@ impl Client {
             {
                 Ok(result) => result,
                 Err(error)
-                    if error.code == codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+                    if error.code == RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY
                         && error
                             .data
                             .as_ref()
@@ -222,7 +222,7 @@ impl Client {
                 });
             }
             Err(error)
-                if error.code == codes::METHOD_NOT_FOUND
+                if error.code == RpcError::METHOD_NOT_FOUND
                     && lock(&self.inner.tools).tools.get(name)
                         == Some(&Some(TaskSupport::Required)) =>
             {

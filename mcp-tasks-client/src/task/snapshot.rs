@@ -3,7 +3,6 @@
 
 use super::Shared;
 use crate::error::Error;
-use mcp_tasks_runtime::protocol::codes;
 use mcp_tasks_runtime::protocol::jsonrpc::RpcError;
 use mcp_tasks_runtime::protocol::task::TaskStatus;
 use serde_json::Value;
@@ -177,7 +176,7 @@ pub(super) fn parse_rpc_error(task: &Value, fallback: Option<String>) -> RpcErro
         .and_then(|e| serde_json::from_value(e.clone()).ok())
         .unwrap_or_else(|| {
             RpcError::new(
-                codes::INTERNAL_ERROR,
+                RpcError::INTERNAL_ERROR,
                 fallback.unwrap_or_else(|| "the task failed".into()),
             )
         })

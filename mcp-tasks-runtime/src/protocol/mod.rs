@@ -10,7 +10,7 @@ mod params;
 pub mod task;
 
 pub use era::Era;
-pub use jsonrpc::{RequestId, RpcError, codes};
+pub use jsonrpc::{RequestId, RpcError};
 pub use mcp::*;
 pub(crate) use params::Params;
 

@@ -14,7 +14,7 @@ use super::incoming::{Answer, Incoming, classify, tree};
 use super::listen::Listen;
 use super::peer::Peer;
 use super::tasks::{self, missing_tasks_capability};
-use crate::protocol::jsonrpc::{Reply, Request, RpcError, codes};
+use crate::protocol::jsonrpc::{Reply, Request, RpcError};
 use crate::protocol::{
     Cacheable, DiscoverResult, Execution, LEGACY_VERSIONS, ListToolsResult, LogLevel,
     MODERN_VERSION, MODERN_VERSIONS, ServerCapabilities, TASKS_EXTENSION, ToolDescription,
@@ -94,7 +94,7 @@ async fn route(
         // 2026-07-28 method (SEP-2575: -32601, HTTP 404). A 2025-11-25 client sends it without
         // `_meta`, and the transport opens a legacy session before it gets here.
         ("initialize", _) => Some(Err(RpcError::new(
-            codes::METHOD_NOT_FOUND,
+            RpcError::METHOD_NOT_FOUND,
             format!(
                 "Method not found: `initialize` is not a {MODERN_VERSION} method (use `server/discover`); a {} client sends `initialize` without per-request `_meta`",
                 LEGACY_VERSIONS[0]

@@ -4,7 +4,7 @@
 
 use super::era::{ClientView, Era};
 use super::peer::Peer;
-use crate::protocol::jsonrpc::{Payload, Request, RequestId, RpcError, codes};
+use crate::protocol::jsonrpc::{Payload, Request, RequestId, RpcError};
 use crate::protocol::meta::{self, MetaCache, MetaError, ReadMeta};
 use crate::protocol::{LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS, Params};
 use crate::tool::RequestInfo;
@@ -87,7 +87,7 @@ pub(crate) fn meta_error(error: &MetaError) -> RpcError {
         MetaError::UnsupportedVersion(requested) => {
             let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
             supported.extend_from_slice(LEGACY_VERSIONS);
-            RpcError::new(codes::UNSUPPORTED_PROTOCOL_VERSION, message)
+            RpcError::new(RpcError::UNSUPPORTED_PROTOCOL_VERSION, message)
                 .with_data(json!({ "supported": supported, "requested": requested }))
         }
         _ => RpcError::invalid_params(message),

@@ -9,7 +9,7 @@
 
 use crate::protocol::Era;
 use crate::protocol::TASKS_EXTENSION;
-use crate::protocol::jsonrpc::{RpcError, codes};
+use crate::protocol::jsonrpc::RpcError;
 use crate::tool::TaskSupport;
 use serde_json::json;
 use std::time::Duration;
@@ -131,11 +131,11 @@ pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
         },
         Era::Legacy => match (facts.support, facts.task_param) {
             (TaskSupport::Forbidden, true) => CallPlan::Refuse(RpcError::new(
-                codes::METHOD_NOT_FOUND,
+                RpcError::METHOD_NOT_FOUND,
                 "This tool does not support task-augmented invocation (execution.taskSupport is \"forbidden\")",
             )),
             (TaskSupport::Required, false) => CallPlan::Refuse(RpcError::new(
-                codes::METHOD_NOT_FOUND,
+                RpcError::METHOD_NOT_FOUND,
                 "This tool requires task-augmented invocation (execution.taskSupport is \"required\"); send `task` in the params",
             )),
             (_, true) => CallPlan::Task,
@@ -148,7 +148,7 @@ pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
 
 fn requires_tasks_extension() -> RpcError {
     RpcError::new(
-        codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!("Missing required client capability: this tool runs only as a task; declare the `{TASKS_EXTENSION}` extension in the request's clientCapabilities"),
     )
     .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))

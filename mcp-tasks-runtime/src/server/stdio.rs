@@ -2,7 +2,7 @@
 
 use super::ServerInner;
 use super::connection::Connection;
-use crate::protocol::jsonrpc::{self, Message, RpcError, error_message};
+use crate::protocol::jsonrpc::{Message, RpcError, error_message};
 use crate::protocol::task::{Owner, TaskId};
 use crate::transport::stdio::{Activity, Incoming, LineReader, spawn_writer};
 use std::future::Future;
@@ -72,7 +72,7 @@ where
             item = reader.next_spinning(&activity, spin) => match item {
                 Some(Incoming::Line(line)) => super::driver::on_message(&conn, Message::parse(&line)),
                 Some(Incoming::Unreadable(why)) => {
-                    let err = RpcError::new(jsonrpc::codes::PARSE_ERROR, format!("Parse error: {why}"));
+                    let err = RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {why}"));
                     conn.send(error_message(None, &err));
                 }
                 None => {

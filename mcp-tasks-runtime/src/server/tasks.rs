@@ -6,7 +6,7 @@
 use super::ServerInner;
 use super::incoming::{Answer, Incoming};
 use super::peer::Peer;
-use crate::protocol::jsonrpc::{Payload, RpcError, codes};
+use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{AsTaskView, OutcomeView, RelatedResult, TaskId, TaskShape, TaskView};
 use crate::protocol::{Params, TASKS_EXTENSION, meta};
 use crate::store::{CancelResult, StoreError};
@@ -208,7 +208,7 @@ pub(crate) async fn legacy_task_result(
 /// declare the tasks extension on the request.
 pub(crate) fn missing_tasks_capability() -> RpcError {
     RpcError::new(
-        codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!("Missing required client capability: declare the `{TASKS_EXTENSION}` extension in this request's clientCapabilities"),
     )
     .with_data(json!({ "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } } }))

@@ -28,7 +28,7 @@ use super::{
 };
 use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
-use crate::protocol::{InputRequest, RpcError, codes};
+use crate::protocol::{InputRequest, RpcError};
 
 /// How long a check waits for something that must happen (a wake-up, an event).
 pub const PATIENCE: Duration = Duration::from_secs(5);
@@ -770,7 +770,7 @@ async fn deadline_fails_overdue_tasks(make: Factory<'_>) {
     assert_eq!(
         expired.outcome,
         Some(TaskOutcome::Error(RpcError::new(
-            codes::INTERNAL_ERROR,
+            RpcError::INTERNAL_ERROR,
             TaskRecord::DEADLINE_MESSAGE
         )))
     );
@@ -844,7 +844,7 @@ async fn lapsed_leases_fail_their_tasks(make: Factory<'_>) {
         assert_eq!(
             stopped.outcome,
             Some(TaskOutcome::Error(RpcError::new(
-                codes::INTERNAL_ERROR,
+                RpcError::INTERNAL_ERROR,
                 TaskRecord::RUNNER_STOPPED_MESSAGE
             )))
         );
@@ -1037,7 +1037,7 @@ async fn list_rejects_invalid_cursor(make: Factory<'_>) {
     }
     assert_eq!(
         StoreError::InvalidCursor.to_rpc_error().code,
-        codes::INVALID_PARAMS
+        RpcError::INVALID_PARAMS
     );
 }
 

@@ -1,6 +1,6 @@
 use super::{Principal, RequestInfo, State, StateMap};
 use crate::protocol::Era;
-use crate::protocol::{ClientCapabilities, Implementation, InputRequest, LogLevel};
+use crate::protocol::{ClientCapabilities, Implementation, InputRequest, LogLevel, RpcError};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -80,14 +80,14 @@ pub enum InputError {
     Suspended,
     /// A server limit on outstanding input requests (per task or per session) was reached;
     /// nothing was sent. Returned with `?`, the call answers this JSON-RPC error (`-32010`).
-    LimitReached(crate::protocol::RpcError),
+    LimitReached(RpcError),
 }
 
 impl InputError {
     /// The client's JSON-RPC error answer to an input request, or a limit the server refused it
     /// under.
-    pub(crate) fn from_rpc(e: crate::protocol::RpcError) -> Self {
-        if e.code == crate::protocol::codes::LIMIT_REACHED {
+    pub(crate) fn from_rpc(e: RpcError) -> Self {
+        if e.code == RpcError::LIMIT_REACHED {
             InputError::LimitReached(e)
         } else {
             InputError::Client {

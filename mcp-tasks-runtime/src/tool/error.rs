@@ -89,12 +89,12 @@ impl ToolError {
     /// range, a date in the wrong format) the spec asks for a tool error instead
     /// ([`ToolError::new`]), which the model reads and can correct its call by.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::rpc(crate::protocol::codes::INVALID_PARAMS, message)
+        Self::rpc(RpcError::INVALID_PARAMS, message)
     }
 
     /// `-32603` Internal error.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::rpc(crate::protocol::codes::INTERNAL_ERROR, message)
+        Self::rpc(RpcError::INTERNAL_ERROR, message)
     }
 
     /// Whether this is a protocol (JSON-RPC) error rather than a tool error.
@@ -125,7 +125,7 @@ impl ToolError {
             serde_json::json!({ capability: {} })
         };
         Self::rpc_with_data(
-            crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY,
             format!(
                 "Missing required client capability: this call needs `{capability}`, which the client did not declare"
             ),
@@ -295,7 +295,7 @@ impl ArgumentError {
         if self.kind == ArgumentKind::Internal {
             return RpcError::internal(self.message.clone());
         }
-        let err = RpcError::new(crate::protocol::codes::INVALID_PARAMS, self.message.clone());
+        let err = RpcError::new(RpcError::INVALID_PARAMS, self.message.clone());
         match &self.argument {
             Some(arg) => err.with_data(serde_json::json!({ "argument": arg })),
             None => err,
@@ -323,10 +323,7 @@ mod tests {
         }
         .into();
         let rpc = err.into_outcome().unwrap_err();
-        assert_eq!(
-            rpc.code,
-            crate::protocol::codes::MISSING_REQUIRED_CLIENT_CAPABILITY
-        );
+        assert_eq!(rpc.code, RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY);
         assert!(rpc.message.contains("`sampling`"), "{}", rpc.message);
         assert_eq!(
             rpc.data,

@@ -4,8 +4,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
-/// JSON-RPC and MCP error codes.
-pub mod codes {
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RpcError {
+    /// The code.
+    pub code: i64,
+    /// A message for people.
+    pub message: String,
+    /// Anything else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    // JSON-RPC and MCP error codes.
+
     /// Invalid JSON.
     pub const PARSE_ERROR: i64 = -32700;
     /// Not a valid request object.
@@ -26,21 +39,7 @@ pub mod codes {
     /// implementations). `data.limit` names the limit, `data.max` is its value; nothing was
     /// started or queued, and the request may be tried again once something ends.
     pub const LIMIT_REACHED: i64 = -32010;
-}
 
-/// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RpcError {
-    /// The code.
-    pub code: i64,
-    /// A message for people.
-    pub message: String,
-    /// Anything else.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-impl RpcError {
     /// An error with this code and message.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         RpcError {
@@ -56,28 +55,28 @@ impl RpcError {
     }
     /// `-32602`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(codes::INVALID_PARAMS, message)
+        Self::new(RpcError::INVALID_PARAMS, message)
     }
     /// `-32600`.
     pub fn invalid_request(message: impl Into<String>) -> Self {
-        Self::new(codes::INVALID_REQUEST, message)
+        Self::new(RpcError::INVALID_REQUEST, message)
     }
     /// `-32601`.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(
-            codes::METHOD_NOT_FOUND,
+            RpcError::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
         )
     }
     /// `-32603`.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(codes::INTERNAL_ERROR, message)
+        Self::new(RpcError::INTERNAL_ERROR, message)
     }
     /// `-32010` Limit reached: `Limit reached: {what} (at most {max})`, with
     /// `data: {"limit": limit, "max": max}`.
     pub fn limit_reached(limit: &str, max: usize, what: &str) -> Self {
         Self::new(
-            codes::LIMIT_REACHED,
+            RpcError::LIMIT_REACHED,
             format!("Limit reached: {what} (at most {max})"),
         )
         .with_data(serde_json::json!({ "limit": limit, "max": max }))

@@ -126,7 +126,7 @@ impl<'de> serde::de::Visitor<'de> for ReadEnvelope<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::jsonrpc::codes;
+    use crate::protocol::jsonrpc::RpcError;
     use serde_json::Map;
 
     /// The envelope read without a tree gives what the tree gives, and leaves every other case
@@ -237,7 +237,7 @@ mod tests {
                 assert_eq!(Message::parse_common(&text), None, "{text}");
                 assert_eq!(
                     parsed.map_err(|r| r.error.code),
-                    Err(codes::PARSE_ERROR),
+                    Err(RpcError::PARSE_ERROR),
                     "{text}"
                 );
             }
@@ -284,7 +284,7 @@ mod tests {
                 if !ok {
                     assert_eq!(Message::parse_common(&text), None, "{n}");
                     let error = parsed.unwrap_err().error;
-                    assert_eq!(error.code, codes::PARSE_ERROR, "{n}");
+                    assert_eq!(error.code, RpcError::PARSE_ERROR, "{n}");
                     assert!(
                         error.message.contains("recursion limit"),
                         "{}",

@@ -2,7 +2,7 @@
 //! every message and every error); the common case takes the fast path in `fast.rs` first.
 
 use super::id::is_integer_literal;
-use super::{Params, RequestId, RpcError, codes, json_kind};
+use super::{Params, RequestId, RpcError, json_kind};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -110,7 +110,7 @@ impl Message {
     pub(crate) fn parse_tree(text: &str) -> Result<Message, Rejected> {
         let value: Value = serde_json::from_str(text).map_err(|e| Rejected {
             id: None,
-            error: RpcError::new(codes::PARSE_ERROR, format!("Parse error: {e}")),
+            error: RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {e}")),
         })?;
         // An integer id beyond 64 bits parsed as a double: read its digits again from the text
         // (rare, so the common path pays nothing).

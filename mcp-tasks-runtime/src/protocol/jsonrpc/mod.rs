@@ -14,7 +14,7 @@ pub(crate) use super::params::Params;
 pub(crate) use build::{
     empty_object, error_message, json_kind, notification_message, request_message, result_message,
 };
-pub use error::{RpcError, codes};
+pub use error::RpcError;
 pub use id::RequestId;
 pub(crate) use id::Wire;
 pub(crate) use message::{Message, Notification, Rejected, Request, Response};

@@ -213,7 +213,6 @@ impl<'a> From<&'a TaskOutcome> for OutcomeView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::codes;
     use serde_json::json;
     use std::collections::BTreeSet;
 
@@ -260,7 +259,7 @@ mod tests {
     fn outcome_status_depends_on_era_for_tool_errors() {
         let tool_error = TaskOutcome::Result(json!({"content": [], "isError": true}));
         let ok = TaskOutcome::Result(json!({"content": [], "isError": false}));
-        let rpc = TaskOutcome::Error(RpcError::new(codes::INTERNAL_ERROR, "boom"));
+        let rpc = TaskOutcome::Error(RpcError::new(RpcError::INTERNAL_ERROR, "boom"));
         assert_eq!(
             tool_error.terminal_status(Era::Modern),
             TaskStatus::Completed

@@ -82,7 +82,7 @@ pub(super) fn decode_header(raw: &HeaderValue) -> Result<String, String> {
 
 pub(super) fn header_mismatch(message: String) -> RpcError {
     RpcError::new(
-        codes::HEADER_MISMATCH,
+        RpcError::HEADER_MISMATCH,
         format!("Header mismatch: {message}"),
     )
 }

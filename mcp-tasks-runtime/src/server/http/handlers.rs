@@ -12,9 +12,7 @@ use super::session::{HttpSession, ORIGIN, PostRoute, Routes, SessionSink};
 use super::sse::{GetStream, SseState, get_stream, post_stream};
 use super::{HttpState, Principal};
 use crate::protocol::Params;
-use crate::protocol::jsonrpc::{
-    self, Message, Notification, RequestId, RpcError, codes, error_message,
-};
+use crate::protocol::jsonrpc::{self, Message, Notification, RequestId, RpcError, error_message};
 use crate::protocol::meta::{MetaCache, ReadMeta};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -99,20 +97,20 @@ pub(super) fn status_of(
     let code = error.code;
     if in_session {
         return match code {
-            codes::PARSE_ERROR | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+            RpcError::PARSE_ERROR | RpcError::INVALID_REQUEST => StatusCode::BAD_REQUEST,
             _ => StatusCode::OK,
         };
     }
     match code {
-        codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        codes::HEADER_MISMATCH
-        | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | codes::UNSUPPORTED_PROTOCOL_VERSION
-        | codes::PARSE_ERROR
-        | codes::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+        RpcError::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        RpcError::HEADER_MISMATCH
+        | RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | RpcError::UNSUPPORTED_PROTOCOL_VERSION
+        | RpcError::PARSE_ERROR
+        | RpcError::INVALID_REQUEST => StatusCode::BAD_REQUEST,
         // A request with neither per-request `_meta` nor a session, or whose `_meta` lacks a
         // required key (the error names it in `data.missing`), is malformed.
-        codes::INVALID_PARAMS
+        RpcError::INVALID_PARAMS
             if stateless_without_meta
                 || (error.data.as_ref()).is_some_and(|d| d.get("missing").is_some()) =>
         {
@@ -194,7 +192,7 @@ async fn read_message(
         Ok(text) => Message::parse(text),
         Err(_) => Err(jsonrpc::Rejected {
             id: None,
-            error: RpcError::new(codes::PARSE_ERROR, "Parse error: the body is not UTF-8"),
+            error: RpcError::new(RpcError::PARSE_ERROR, "Parse error: the body is not UTF-8"),
         }),
     };
     message.map_err(|rejected| {

@@ -28,7 +28,7 @@ mod sse;
 
 use super::ServerInner;
 use super::auth::{Authenticator, Principal};
-use crate::protocol::jsonrpc::{self, RpcError, codes};
+use crate::protocol::jsonrpc::{self, RpcError};
 use crate::protocol::task::Owner;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;

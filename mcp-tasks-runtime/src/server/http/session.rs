@@ -343,7 +343,7 @@ mod tests {
         routes.route(request(1)).unwrap();
         routes.route(request(2)).unwrap();
         let refused = routes.route(request(3)).unwrap_err();
-        assert_eq!(refused.code, crate::protocol::codes::LIMIT_REACHED);
+        assert_eq!(refused.code, RpcError::LIMIT_REACHED);
         assert_eq!(refused.data.as_ref().unwrap()["limit"], "session_backlog");
         routes
             .route(json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": {} }))
