@@ -313,3 +313,57 @@ fn tools_lists_task_support() {
         .expect("research");
     assert_eq!(research["execution"]["taskSupport"], "required");
 }
+
+/// An `--answers` value that does not fit the question (a wrong type, out of range, not one of an
+/// enum's values) is a usage error: exit 2, a message naming the field and what it takes, and no
+/// answer sent (the tool never sees a "declined" and says nothing on stdout). A task is cancelled
+/// rather than left waiting. Task and inline questions, both eras.
+#[test]
+fn answers_that_do_not_fit_the_question_exit_2_naming_the_field() {
+    let server = bin("example_server");
+    let conformance = bin("conformance_server");
+    for era in ["modern", "legacy"] {
+        for (answers, said) in [
+            (
+                r#"{"sources": "many", "@sampling": "x"}"#,
+                "\"many\" is not a whole number",
+            ),
+            (r#"{"sources": -3}"#, "must be at least 0"),
+        ] {
+            let (code, stdout, stderr) = headless(&[
+                "call",
+                "research",
+                "--era",
+                era,
+                "--args",
+                r#"{"topic":"tides"}"#,
+                "--answers",
+                answers,
+                "--",
+                &server,
+            ]);
+            assert_eq!(code, 2, "{era} {answers}: {stdout}\n{stderr}");
+            assert!(stderr.contains("--answers \"sources\""), "{stderr}");
+            assert!(stderr.contains(said), "{stderr}");
+            assert!(stderr.contains("takes a whole number"), "{stderr}");
+            assert!(!stderr.contains("declined"), "{stderr}");
+            assert!(stdout.is_empty(), "{stdout}");
+        }
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "test_elicitation_sep1330_enums",
+            "--era",
+            era,
+            "--answers",
+            r#"{"untitledSingle": "option9"}"#,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("--answers \"untitledSingle\": \"option9\" is not one of option1, option2, option3"),
+            "{stderr}"
+        );
+        assert!(!stdout.contains("action="), "{stdout}");
+    }
+}

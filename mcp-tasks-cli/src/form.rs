@@ -87,6 +87,17 @@ impl Form {
         Ok(Form { fields })
     }
 
+    /// Checks every `--answers` value meant for a field of this form (keys of other questions
+    /// are left alone): `Err` is the first that does not fit, as [`Field::check_given`] says it.
+    pub fn check_given(&self, answers: &Map<String, Value>) -> Result<(), String> {
+        for field in &self.fields {
+            if let Some(v) = answers.get(&field.name) {
+                field.check_given(v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The answer built from `--answers` alone (no terminal): each field takes its answer, else
     /// its default; an optional field with neither is left out. `Err` names the required fields
     /// nothing answers, or the first answer that does not fit its field.
@@ -96,9 +107,7 @@ impl Form {
         for field in &self.fields {
             match answers.get(&field.name) {
                 Some(v) => {
-                    let v = field
-                        .check(v)
-                        .map_err(|e| format!("--answers `{}`: {e}", field.name))?;
+                    let v = field.check_given(v)?;
                     out.insert(field.name.clone(), v);
                 }
                 None => match &field.default {
@@ -271,6 +280,61 @@ impl Field {
             }
             (_, other) => Err(format!("expected {}, got {other}", self.expects())),
         }
+    }
+
+    /// Checks an `--answers` value: `Err` names the field, says what is wrong and what the field
+    /// takes, e.g. `--answers "age": must be at most 150 (got 999); "age" takes a whole number
+    /// (0 to 150)`.
+    pub fn check_given(&self, v: &Value) -> Result<Value, String> {
+        self.check(v).map_err(|why| {
+            // Say what was given unless the reason already quotes it.
+            let given = v.to_string();
+            let got = if why.contains(&given) {
+                String::new()
+            } else {
+                format!(" (got {given})")
+            };
+            format!(
+                "--answers \"{name}\": {why}{got}; \"{name}\" takes {}",
+                self.allowed(),
+                name = self.name
+            )
+        })
+    }
+
+    /// What the field takes, for messages: `a whole number (0 to 150)`, `one of red, green`.
+    pub fn allowed(&self) -> String {
+        let mut text = self.expects();
+        match &self.kind {
+            Kind::Integer { .. } | Kind::Number { .. } => {
+                if let Some(h) = self.hint() {
+                    text.push_str(&format!(" ({h})"));
+                }
+            }
+            Kind::Text {
+                min_len, max_len, ..
+            } => match (min_len, max_len) {
+                (Some(a), Some(b)) => text.push_str(&format!(" of {a} to {b} characters")),
+                (Some(a), None) => text.push_str(&format!(" of at least {a} characters")),
+                (None, Some(b)) => text.push_str(&format!(" of at most {b} characters")),
+                (None, None) => {}
+            },
+            Kind::MultiChoice {
+                min_items,
+                max_items,
+                ..
+            } => {
+                text = format!("a list of {text}");
+                match (min_items, max_items) {
+                    (Some(a), Some(b)) => text.push_str(&format!(" ({a} to {b} of them)")),
+                    (Some(a), None) => text.push_str(&format!(" (at least {a})")),
+                    (None, Some(b)) => text.push_str(&format!(" (at most {b})")),
+                    (None, None) => {}
+                }
+            }
+            Kind::Boolean | Kind::Choice(_) => {}
+        }
+        text
     }
 
     /// Parses what was typed at the prompt for a text, integer or number field.
@@ -575,7 +639,33 @@ mod tests {
         let err = f
             .answer_from(json!({ "age": 999, "color": "red" }).as_object().unwrap())
             .unwrap_err();
-        assert_eq!(err, "--answers `age`: must be at most 150");
+        assert_eq!(
+            err,
+            "--answers \"age\": must be at most 150 (got 999); \"age\" takes a whole number (0 to 150)"
+        );
+        let err = f
+            .check_given(json!({ "color": "blue", "tags": ["a"] }).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "--answers \"color\": \"blue\" is not one of red, green; \"color\" takes one of red, green"
+        );
+        let err = f
+            .check_given(json!({ "tags": "z" }).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "--answers \"tags\": \"z\" is not one of a, b, c; \"tags\" takes a list of one of a, b, c (at most 2)"
+        );
+        assert_eq!(
+            f.check_given(json!({ "ok": "sure" }).as_object().unwrap())
+                .unwrap_err(),
+            "--answers \"ok\": expected yes or no, got \"sure\"; \"ok\" takes yes or no"
+        );
+        assert_eq!(
+            f.check_given(json!({ "age": "30", "other": [] }).as_object().unwrap()),
+            Ok(())
+        );
     }
 
     #[test]

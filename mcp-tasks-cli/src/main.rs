@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use ui::{CliHandler, Ui};
+use ui::{CliHandler, Stop, Ui};
 
 /// How long Ctrl-C waits for the server to confirm a cancellation.
 const CANCEL_WAIT: Duration = Duration::from_secs(3);
@@ -199,9 +199,18 @@ async fn call(
     let started = client.call_tool(tool, Value::Object(args));
     let call = tokio::select! {
         c = started => c,
-        _ = interrupt(ui) => {
-            eprintln!("mcp-tasks: interrupted");
-            return Outcome::Interrupted;
+        stop = interrupt(ui) => {
+            ui.finish();
+            return match stop {
+                Stop::Interrupted => {
+                    eprintln!("mcp-tasks: interrupted");
+                    Outcome::Interrupted
+                }
+                Stop::Usage(why) => {
+                    eprintln!("mcp-tasks: {why}");
+                    Outcome::Failure
+                }
+            };
         }
     };
     let call = match call {
@@ -211,8 +220,12 @@ async fn call(
     let result = match call {
         ToolCall::Done(result) => Ok(result),
         ToolCall::Task(task) => match follow(ui, &task).await {
-            Some(r) => r,
-            None => return Outcome::Interrupted,
+            Ok(r) => r,
+            Err(Stop::Interrupted) => return Outcome::Interrupted,
+            Err(Stop::Usage(why)) => {
+                eprintln!("mcp-tasks: {why}");
+                return Outcome::Failure;
+            }
         },
     };
     ui.finish();
@@ -222,8 +235,9 @@ async fn call(
     }
 }
 
-/// Follows a task to its end, showing its state; `None` when Ctrl-C cancelled it.
-async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult, Error>> {
+/// Follows a task to its end, showing its state; `Err` when the command stopped first (Ctrl-C, or
+/// an `--answers` value that does not fit), after cancelling the task.
+async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult, Error>, Stop> {
     let mut updates = task.updates();
     let shown = ui.clone();
     let show = tokio::spawn(async move {
@@ -242,11 +256,15 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult
         }
     });
     let outcome = tokio::select! {
-        r = task.result() => Some(r),
-        _ = interrupt(ui) => None,
+        r = task.result() => Ok(r),
+        stop = interrupt(ui) => Err(stop),
     };
-    if outcome.is_none() {
-        cancel(ui, task).await;
+    if let Err(stop) = &outcome {
+        let why = match stop {
+            Stop::Interrupted => "^C",
+            Stop::Usage(_) => "--answers does not fit the question",
+        };
+        cancel(ui, task, why).await;
     }
     // Let the last state reach the screen.
     let _ = tokio::time::timeout(Duration::from_millis(200), show).await;
@@ -254,8 +272,8 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult
 }
 
 /// Ctrl-C: `tasks/cancel`, then a short wait for the task to say `cancelled`.
-async fn cancel(ui: &Arc<Ui>, task: &TaskHandle) {
-    ui.say(&format!("^C: cancelling task {} ...", task.id()));
+async fn cancel(ui: &Arc<Ui>, task: &TaskHandle, why: &str) {
+    ui.say(&format!("{why}: cancelling task {} ...", task.id()));
     let confirmed = tokio::time::timeout(CANCEL_WAIT, async {
         if let Err(e) = task.cancel().await {
             return Err(e.to_string());
@@ -287,15 +305,17 @@ async fn cancel(ui: &Arc<Ui>, task: &TaskHandle) {
     }
 }
 
-/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal).
-async fn interrupt(ui: &Arc<Ui>) {
+/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal), or when
+/// the command must stop for another reason (see [`Stop`]).
+async fn interrupt(ui: &Arc<Ui>) -> Stop {
     tokio::select! {
         r = tokio::signal::ctrl_c() => {
             if r.is_err() {
                 std::future::pending::<()>().await;
             }
+            Stop::Interrupted
         }
-        _ = ui.interrupted.notified() => {}
+        stop = ui.stopped() => stop,
     }
 }
 

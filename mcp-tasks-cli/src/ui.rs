@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 /// The model name a typed sampling reply is sent under.
 const HUMAN_MODEL: &str = "mcp-tasks-cli (typed by a person)";
@@ -30,8 +30,19 @@ pub struct Ui {
     bar: Mutex<Option<ProgressBar>>,
     /// Only one question on screen at a time.
     asking: tokio::sync::Mutex<()>,
-    /// Ctrl-C pressed while a prompt had the terminal (raw mode swallows the signal).
-    pub interrupted: Notify,
+    /// Set when the command must stop before the call ends: Ctrl-C pressed while a prompt had
+    /// the terminal (raw mode swallows the signal), or an `--answers` value that does not fit.
+    stop: watch::Sender<Option<Stop>>,
+}
+
+/// Why the command stops before the call ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C: the task is cancelled, exit 130.
+    Interrupted,
+    /// A usage mistake found only once the server asked (an `--answers` value that does not fit
+    /// the question): the message; the task is cancelled, exit 2.
+    Usage(String),
 }
 
 impl Ui {
@@ -40,8 +51,28 @@ impl Ui {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             bar: Mutex::new(None),
             asking: tokio::sync::Mutex::new(()),
-            interrupted: Notify::new(),
+            stop: watch::Sender::new(None),
         })
+    }
+
+    /// Stops the command (the first reason wins).
+    pub fn stop(&self, why: Stop) {
+        self.stop.send_if_modified(|s| {
+            if s.is_some() {
+                return false;
+            }
+            *s = Some(why);
+            true
+        });
+    }
+
+    /// Resolves once [`stop`](Self::stop) was called.
+    pub async fn stopped(&self) -> Stop {
+        let mut rx = self.stop.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(s) => s.clone().expect("checked"),
+            Err(_) => std::future::pending().await,
+        }
     }
 
     /// A line for the user (stderr), above the progress line if there is one.
@@ -116,7 +147,7 @@ impl Ui {
             bar.enable_steady_tick(Duration::from_millis(120));
         }
         if out.as_ref().is_err_and(is_interrupt) {
-            self.interrupted.notify_one();
+            self.stop(Stop::Interrupted);
         }
         out
     }
@@ -126,7 +157,7 @@ fn is_interrupt(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::Interrupted
 }
 
-/// Ctrl-C at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
+/// Ctrl-C (or an `--answers` value that does not fit) at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
 /// no answer at all (an answer could end the task some other way first). The client drops this
 /// future once it sees the task end.
 async fn left_unanswered<T>() -> T {
@@ -206,6 +237,11 @@ impl InputHandler for CliHandler {
                 return ElicitResponse::Decline;
             }
         };
+        if let Err(why) = form.check_given(&self.answers.fields) {
+            // A usage mistake, not an answer: nothing is sent, the command stops with exit 2.
+            ui.stop(Stop::Usage(why));
+            return left_unanswered().await;
+        }
         if self.answers.given || !ui.interactive {
             if !self.answers.given {
                 ui.say(&format!(
