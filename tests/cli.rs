@@ -367,3 +367,123 @@ fn answers_that_do_not_fit_the_question_exit_2_naming_the_field() {
         assert!(!stdout.contains("action="), "{stdout}");
     }
 }
+
+/// Starts `mcp-tasks call <args>` headless, reads its stderr until it names the task it started,
+/// kills it (kill -9: no `tasks/cancel`, the task is orphaned) and returns the task's id.
+fn orphan_a_task(args: &[&str]) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(cli_bin())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mcp-tasks");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let id = loop {
+        let line = lines
+            .next()
+            .expect("mcp-tasks names its task before it ends")
+            .expect("stderr");
+        if let Some(rest) = line.strip_prefix("task ")
+            && let Some((id, _)) = rest.split_once(" started; ")
+        {
+            break id.to_owned();
+        }
+    };
+    child.kill().expect("kill mcp-tasks");
+    let _ = child.wait();
+    id
+}
+
+/// Task management by id against a running server (Streamable HTTP, modern era: tasks belong to
+/// the caller, not to one connection): `task get` shows an orphaned task, `task cancel` cancels
+/// it, `task watch` follows one to its end and answers its question and its sampling request from
+/// `--answers` (the command that started it was killed at the question, in a terminal). An
+/// unknown id is exit 2 with a plain message; `tasks list` is exit 2 in the modern era (the
+/// extension has none) and lists in the legacy era where the server offers it (stdio).
+#[test]
+fn task_get_cancel_watch_and_list_by_id() {
+    let http = HttpServer::start_bin("example_server", &[]);
+    let url = http.url.as_str();
+
+    // get, then cancel, an orphaned countdown.
+    let id = orphan_a_task(&[
+        "call", "countdown", "--args", r#"{"seconds":60}"#, "--url", url,
+    ]);
+    let (code, stdout, stderr) = headless(&["task", "get", &id, "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with(&format!("{id}  working")), "{stdout}");
+    let (code, stdout, stderr) = headless(&["task", "cancel", &id, "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{id}  cancel requested"));
+    let (code, stdout, stderr) = headless(&["task", "get", &id, "--json", "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    let task: Value = serde_json::from_str(&stdout).expect("the task as JSON");
+    assert_eq!(task["status"], "cancelled", "{stdout}");
+
+    // watch a task whose command died at its question.
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--url",
+        url,
+    ]);
+    let found = p
+        .expect(Regex(r"task (\S+) started"))
+        .expect("the task's id");
+    let id = String::from_utf8_lossy(found.get(1).expect("the id")).into_owned();
+    p.expect("How many sources").expect("the question");
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--json",
+        "--answers",
+        r#"{"sources": 2, "@sampling": "Tides follow the moon."}"#,
+        "--url",
+        url,
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let result: Value = serde_json::from_str(&stdout).expect("the result as JSON");
+    assert_eq!(
+        result["structuredContent"],
+        serde_json::json!({"topic": "tides", "sources": 2, "summary": "Tides follow the moon."}),
+    );
+    let (code, stdout, _) = headless(&["task", "get", &id, "--url", url]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with(&format!("{id}  completed")), "{stdout}");
+
+    // An unknown id, in either command.
+    for cmd in ["get", "cancel", "watch"] {
+        let (code, _, stderr) = headless(&["task", cmd, "no-such-task", "--url", url]);
+        assert_eq!(code, 2, "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("the server knows no task \"no-such-task\""),
+            "{cmd}: {stderr}"
+        );
+    }
+
+    // tasks list: none in the modern era; the legacy era's where the server offers it.
+    let (code, _, stderr) = headless(&["tasks", "list", "--url", url]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("which has no tasks/list"), "{stderr}");
+    let server = bin("example_server");
+    let (code, stdout, stderr) =
+        headless(&["tasks", "list", "--json", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 0, "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).expect("the list as JSON");
+    assert_eq!(list, serde_json::json!({"tasks": []}));
+    let (code, _, stderr) = headless(&["tasks", "list", "--era", "legacy", "--url", url]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("does not offer tasks/list"), "{stderr}");
+    let (code, _, stderr) = headless(&["task", "get", "x", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the server knows no task \"x\""), "{stderr}");
+}

@@ -45,6 +45,62 @@ pub enum Sub {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// One task by its id: show it, cancel it, or follow it to its end.
+    Task {
+        #[command(subcommand)]
+        action: TaskSub,
+    },
+    /// The server's tasks (legacy era, where the server offers `tasks/list`).
+    Tasks {
+        #[command(subcommand)]
+        action: TasksSub,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskSub {
+    /// Show a task's state (`tasks/get`).
+    Get {
+        /// The task's id.
+        id: String,
+        /// Print the task as the server sent it (JSON) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Ask the server to cancel a task (`tasks/cancel`).
+    Cancel {
+        /// The task's id.
+        id: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Follow a task to its end, answering its questions, like `call` (e.g. one whose `call` died).
+    Watch {
+        /// The task's id.
+        id: String,
+        /// Print the final result as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Answers to the task's questions, as for `call`.
+        #[arg(long, value_name = "JSON")]
+        answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksSub {
+    /// List the tasks the server shows this client (`tasks/list`, 2025-11-25 only).
+    List {
+        /// Print the tasks as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
 }
 
 /// Where the server is: `--url` (Streamable HTTP) or a command after `--` (stdio).
@@ -86,21 +142,45 @@ pub enum Target {
     Stdio { program: String, args: Vec<String> },
 }
 
+/// How to reach the server, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conn {
+    pub target: Target,
+    pub era: EraArg,
+}
+
 /// A checked command line.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Tools {
         json: bool,
-        target: Target,
-        era: EraArg,
+        conn: Conn,
     },
     Call {
         tool: String,
         args: Map<String, Value>,
         json: bool,
         answers: Answers,
-        target: Target,
-        era: EraArg,
+        conn: Conn,
+    },
+    TaskGet {
+        id: String,
+        json: bool,
+        conn: Conn,
+    },
+    TaskCancel {
+        id: String,
+        conn: Conn,
+    },
+    TaskWatch {
+        id: String,
+        json: bool,
+        answers: Answers,
+        conn: Conn,
+    },
+    TasksList {
+        json: bool,
+        conn: Conn,
     },
 }
 
@@ -127,34 +207,73 @@ pub enum Refusal {
 impl Cli {
     /// Checks what clap parsed.
     pub fn into_command(self) -> Result<Command, String> {
+        let answers = |a: Option<String>| a.as_deref().map_or(Ok(Answers::default()), parse_answers);
         match self.command {
             Sub::Tools { json, target } => Ok(Command::Tools {
                 json,
-                era: target.era,
-                target: target.check()?,
+                conn: target.check()?,
             }),
             Sub::Call {
                 tool,
                 args,
                 json,
-                answers,
+                answers: given,
                 target,
             } => Ok(Command::Call {
                 tool,
                 args: json_object("--args", &args)?,
                 json,
-                answers: answers
-                    .as_deref()
-                    .map_or(Ok(Answers::default()), parse_answers)?,
-                era: target.era,
-                target: target.check()?,
+                answers: answers(given)?,
+                conn: target.check()?,
+            }),
+            Sub::Task { action } => match action {
+                TaskSub::Get { id, json, target } => Ok(Command::TaskGet {
+                    id: task_id(id)?,
+                    json,
+                    conn: target.check()?,
+                }),
+                TaskSub::Cancel { id, target } => Ok(Command::TaskCancel {
+                    id: task_id(id)?,
+                    conn: target.check()?,
+                }),
+                TaskSub::Watch {
+                    id,
+                    json,
+                    answers: given,
+                    target,
+                } => Ok(Command::TaskWatch {
+                    id: task_id(id)?,
+                    json,
+                    answers: answers(given)?,
+                    conn: target.check()?,
+                }),
+            },
+            Sub::Tasks {
+                action: TasksSub::List { json, target },
+            } => Ok(Command::TasksList {
+                json,
+                conn: target.check()?,
             }),
         }
     }
 }
 
+fn task_id(id: String) -> Result<String, String> {
+    if id.trim().is_empty() {
+        return Err("the task id is empty".into());
+    }
+    Ok(id)
+}
+
 impl TargetArgs {
-    fn check(self) -> Result<Target, String> {
+    fn check(self) -> Result<Conn, String> {
+        Ok(Conn {
+            era: self.era,
+            target: self.target()?,
+        })
+    }
+
+    fn target(self) -> Result<Target, String> {
         match (self.url, self.command.split_first()) {
             (Some(_), Some(_)) => Err("give either --url URL or -- CMD [ARGS...], not both".into()),
             (None, None) => Err(
@@ -261,10 +380,12 @@ mod tests {
             parse(&["tools", "--", "server", "--flag", "x"]),
             Ok(Command::Tools {
                 json: false,
-                era: EraArg::Auto,
-                target: Target::Stdio {
-                    program: "server".into(),
-                    args: vec!["--flag".into(), "x".into()]
+                conn: Conn {
+                    era: EraArg::Auto,
+                    target: Target::Stdio {
+                        program: "server".into(),
+                        args: vec!["--flag".into(), "x".into()]
+                    }
                 }
             })
         );
@@ -281,10 +402,12 @@ mod tests {
             ]),
             Ok(Command::Tools {
                 json: true,
-                era: EraArg::Modern,
-                target: Target::Http {
-                    url: "http://h/mcp".into(),
-                    token: Some("t".into())
+                conn: Conn {
+                    era: EraArg::Modern,
+                    target: Target::Http {
+                        url: "http://h/mcp".into(),
+                        token: Some("t".into())
+                    }
                 }
             })
         );
@@ -350,6 +473,34 @@ mod tests {
         );
         assert!(err(&["call", "--", "s"]).contains("<TOOL>"));
         assert!(err(&["tools", "--era", "old", "--", "s"]).contains("invalid value 'old'"));
+    }
+
+    #[test]
+    fn task_commands_take_an_id() {
+        let Ok(Command::TaskWatch {
+            id, json, answers, ..
+        }) = parse(&[
+            "task", "watch", "abc", "--json", "--answers", r#"{"n": 1}"#, "--url", "http://h/mcp",
+        ])
+        else {
+            panic!("parses")
+        };
+        assert_eq!((id.as_str(), json), ("abc", true));
+        assert_eq!(Value::Object(answers.fields), json!({"n": 1}));
+        assert!(matches!(
+            parse(&["task", "get", "abc", "--", "srv"]),
+            Ok(Command::TaskGet { json: false, .. })
+        ));
+        assert!(matches!(
+            parse(&["task", "cancel", "abc", "--", "srv"]),
+            Ok(Command::TaskCancel { .. })
+        ));
+        assert!(matches!(
+            parse(&["tasks", "list", "--json", "--", "srv"]),
+            Ok(Command::TasksList { json: true, .. })
+        ));
+        assert!(parse(&["task", "get", "", "--", "srv"]).unwrap_err().contains("task id is empty"));
+        assert!(parse(&["task", "get", "--", "srv"]).unwrap_err().contains("<ID>"));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! ```text
 //! mcp-tasks tools [--json] (--url URL [--token T] | -- CMD [ARGS...])
 //! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
+//! mcp-tasks task get|cancel|watch ID ...
+//! mcp-tasks tasks list ...
 //! ```
 //!
 //! A call that runs as a task is followed to its end: a live progress line on a terminal (one
@@ -15,7 +17,7 @@ mod form;
 mod ui;
 
 use clap::Parser;
-use cli::{Answers, Command, EraArg, Target};
+use cli::{Answers, Command, Conn, EraArg, Target};
 use mcp_tasks_client::{
     CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
 };
@@ -79,44 +81,43 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> Outcome {
     let ui = Ui::new();
-    match command {
-        Command::Tools { json, target, era } => {
-            let client = match connect(&target, era, &ui, Answers::default()).await {
-                Ok(c) => c,
-                Err(o) => return o,
-            };
-            let outcome = tools(&client, json).await;
-            client.close().await;
-            outcome
+    let (conn, answers) = match &command {
+        Command::Call { conn, answers, .. } | Command::TaskWatch { conn, answers, .. } => {
+            (conn.clone(), answers.clone())
         }
+        Command::Tools { conn, .. }
+        | Command::TaskGet { conn, .. }
+        | Command::TaskCancel { conn, .. }
+        | Command::TasksList { conn, .. } => (conn.clone(), Answers::default()),
+    };
+    let client = match connect(&conn, &ui, answers).await {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    let outcome = match command {
+        Command::Tools { json, .. } => tools(&client, json).await,
         Command::Call {
-            tool,
-            args,
-            json,
-            answers,
-            target,
-            era,
-        } => {
-            let client = match connect(&target, era, &ui, answers).await {
-                Ok(c) => c,
-                Err(o) => return o,
-            };
-            let outcome = call(&client, &ui, &tool, args, json).await;
-            client.close().await;
-            outcome
-        }
-    }
+            tool, args, json, ..
+        } => call(&client, &ui, &tool, args, json).await,
+        Command::TaskGet { id, json, .. } => task_get(&client, &id, json).await,
+        Command::TaskCancel { id, .. } => task_cancel(&client, &id).await,
+        Command::TaskWatch { id, json, .. } => match client.task(&id).await {
+            Ok(task) => {
+                ui.say(&format!("following task {id}"));
+                finish_task(&ui, &task, json).await
+            }
+            Err(e) => task_error(&id, &e),
+        },
+        Command::TasksList { json, .. } => tasks_list(&client, json).await,
+    };
+    client.close().await;
+    outcome
 }
 
-async fn connect(
-    target: &Target,
-    era: EraArg,
-    ui: &Arc<Ui>,
-    answers: Answers,
-) -> Result<Client, Outcome> {
+async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
     let builder = Client::builder()
         .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
-        .era(match era {
+        .era(match conn.era {
             EraArg::Auto => EraChoice::Auto,
             EraArg::Legacy => EraChoice::Legacy,
             EraArg::Modern => EraChoice::Modern,
@@ -125,7 +126,7 @@ async fn connect(
             ui: ui.clone(),
             answers: Arc::new(answers),
         });
-    let connected = match target {
+    let connected = match &conn.target {
         Target::Http { url, token } => {
             let builder = match token {
                 Some(t) => builder.bearer_token(t.clone()),
@@ -146,6 +147,117 @@ async fn connect(
         eprintln!("mcp-tasks: could not connect: {e}");
         Outcome::Failure
     })
+}
+
+/// A task command that failed: an unknown id said plainly, anything else as the client says it.
+fn task_error(id: &str, e: &Error) -> Outcome {
+    match e.rpc_error() {
+        Some(rpc) if rpc.code == -32602 => eprintln!(
+            "mcp-tasks: the server knows no task {id:?} (unknown, expired, or not yours; a \
+             2025-11-25 server may know a task only on the session that created it): {}",
+            rpc.message
+        ),
+        _ => eprintln!("mcp-tasks: {e}"),
+    }
+    Outcome::Failure
+}
+
+/// `task get ID`: the task's state, one line (or the server's JSON).
+async fn task_get(client: &Client, id: &str, json: bool) -> Outcome {
+    let task = match client.request("tasks/get", json!({ "taskId": id })).await {
+        Ok(t) => t,
+        Err(e) => return task_error(id, &e),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&task).expect("JSON"));
+    } else {
+        println!("{}", task_line(&task));
+    }
+    Outcome::Success
+}
+
+/// `ID  status  message` for a task object of either era.
+fn task_line(task: &Value) -> String {
+    let text = |k: &str| task.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut line = format!("{}  {}", text("taskId"), text("status"));
+    if !text("statusMessage").is_empty() {
+        line.push_str(&format!("  {}", text("statusMessage")));
+    }
+    line
+}
+
+/// `task cancel ID`: `tasks/cancel`; the server's word on it.
+async fn task_cancel(client: &Client, id: &str) -> Outcome {
+    match client.request("tasks/cancel", json!({ "taskId": id })).await {
+        Ok(answer) => {
+            // 2025-11-25 answers with the task; 2026-07-28 with an empty ack.
+            if answer.get("status").is_some() {
+                println!("{}", task_line(&answer));
+            } else {
+                println!("{id}  cancel requested");
+            }
+            Outcome::Success
+        }
+        Err(e) => task_error(id, &e),
+    }
+}
+
+/// `tasks list`: every page of legacy `tasks/list`; a precise error where there is none.
+async fn tasks_list(client: &Client, json: bool) -> Outcome {
+    if client.era().is_modern() {
+        eprintln!(
+            "mcp-tasks: this server speaks {} (the tasks extension), which has no tasks/list: a \
+             task id is a capability known only to whoever started the task (each call prints its \
+             id; `mcp-tasks task get|watch|cancel ID` takes it). `--era legacy` lists the tasks of \
+             a 2025-11-25 session.",
+            client.protocol_version()
+        );
+        return Outcome::Failure;
+    }
+    if client.server().capabilities.pointer("/tasks/list").is_none() {
+        eprintln!(
+            "mcp-tasks: the server does not offer tasks/list (no `tasks.list` in its capabilities)"
+        );
+        return Outcome::Failure;
+    }
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let page = match client.request("tasks/list", params).await {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("mcp-tasks: {e}");
+                return Outcome::Failure;
+            }
+        };
+        all.extend(
+            page.get("tasks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        );
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+            _ => break,
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "tasks": all })).expect("JSON")
+        );
+    } else if all.is_empty() {
+        eprintln!("(no tasks)");
+    } else {
+        for task in &all {
+            println!("{}", task_line(task));
+        }
+    }
+    Outcome::Success
 }
 
 async fn tools(client: &Client, json: bool) -> Outcome {
@@ -217,16 +329,30 @@ async fn call(
         Ok(c) => c,
         Err(e) => return report_error(&e),
     };
-    let result = match call {
-        ToolCall::Done(result) => Ok(result),
-        ToolCall::Task(task) => match follow(ui, &task).await {
-            Ok(r) => r,
-            Err(Stop::Interrupted) => return Outcome::Interrupted,
-            Err(Stop::Usage(why)) => {
-                eprintln!("mcp-tasks: {why}");
-                return Outcome::Failure;
-            }
-        },
+    match call {
+        ToolCall::Done(result) => {
+            ui.finish();
+            print_result(&result, json)
+        }
+        ToolCall::Task(task) => {
+            ui.say(&format!(
+                "task {id} started; if this command stops, `mcp-tasks task watch {id}` follows it again",
+                id = task.id()
+            ));
+            finish_task(ui, &task, json).await
+        }
+    }
+}
+
+/// Follows a task to its end and prints how it ended.
+async fn finish_task(ui: &Arc<Ui>, task: &TaskHandle, json: bool) -> Outcome {
+    let result = match follow(ui, task).await {
+        Ok(r) => r,
+        Err(Stop::Interrupted) => return Outcome::Interrupted,
+        Err(Stop::Usage(why)) => {
+            eprintln!("mcp-tasks: {why}");
+            return Outcome::Failure;
+        }
     };
     ui.finish();
     match result {
