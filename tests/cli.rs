@@ -487,3 +487,49 @@ fn task_get_cancel_watch_and_list_by_id() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("the server knows no task \"x\""), "{stderr}");
 }
+
+/// A server that never answers does not hang the command: a process that reads everything and
+/// writes nothing fails at start-up after `--timeout`, a tool that never answers (`sleep` with no
+/// progress) fails its `tools/call` after `--timeout` in both eras, and `--task-timeout` bounds a
+/// task's total time (the task is cancelled); each exits 2 saying what ran out.
+#[test]
+fn timeouts_end_a_silent_server_with_exit_2() {
+    let server = bin("example_server");
+    cli_bin(); // built before the clock starts
+    let started = Instant::now();
+    let (code, _, stderr) = headless(&["tools", "--timeout", "1s", "--", "sh", "-c", "cat >/dev/null"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("could not connect: no answer to initialize within 1 s"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--timeout DURATION waits longer"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    for era in ["modern", "legacy"] {
+        let started = Instant::now();
+        let (code, stdout, stderr) = headless(&[
+            "call", "sleep", "--era", era, "--args", r#"{"ms": 60000}"#, "--timeout", "1s", "--",
+            &server,
+        ]);
+        assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("no answer to tools/call within 1 s"),
+            "{era}: {stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(15), "{era}: {:?}", started.elapsed());
+    }
+    let (code, _, stderr) = headless(&[
+        "call", "countdown", "--args", r#"{"seconds": 60}"#, "--task-timeout", "2s", "--",
+        &server,
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--task-timeout ran out: cancelling task"), "{stderr}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    assert!(
+        stderr.contains("the call did not end within 2s (--task-timeout)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = headless(&["tools", "--timeout", "soon", "--", &server]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a duration"), "{stderr}");
+}

@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
 /// questions, Ctrl-C to cancel).
@@ -120,6 +121,15 @@ pub struct TargetArgs {
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub era: EraArg,
+    /// How long to wait for the server's answer to any one request before giving up with exit 2
+    /// (progress for the request starts the clock again): e.g. `30s`, `500ms`, `2m`, a number of
+    /// seconds, or `none`. Default: 60s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<RequestTimeout>,
+    /// For `call` and `task watch`: how long the whole call may take, its task included, before
+    /// the task is cancelled and the command exits 2. Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub task_timeout: Option<Duration>,
     /// The server command and its arguments (after `--`), spoken to over stdio.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -147,6 +157,48 @@ pub enum Target {
 pub struct Conn {
     pub target: Target,
     pub era: EraArg,
+    /// `--timeout`: `None` leaves the client's default.
+    pub timeout: Option<RequestTimeout>,
+    /// `--task-timeout`.
+    pub task_timeout: Option<Duration>,
+}
+
+/// `--timeout`: a duration, or `none` (no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub Option<Duration>);
+
+fn parse_timeout(text: &str) -> Result<RequestTimeout, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(RequestTimeout(None));
+    }
+    parse_duration(text).map(|d| RequestTimeout(Some(d)))
+}
+
+/// `1.5s`, `500ms`, `2m`, `1h`, or a number of seconds; more than zero.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (like 30s, 500ms, 2m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (use ms, s, m or h)"
+            ));
+        }
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: a duration must be more than zero"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A checked command line.
@@ -269,6 +321,8 @@ impl TargetArgs {
     fn check(self) -> Result<Conn, String> {
         Ok(Conn {
             era: self.era,
+            timeout: self.timeout,
+            task_timeout: self.task_timeout,
             target: self.target()?,
         })
     }
@@ -382,6 +436,8 @@ mod tests {
                 json: false,
                 conn: Conn {
                     era: EraArg::Auto,
+                    timeout: None,
+                    task_timeout: None,
                     target: Target::Stdio {
                         program: "server".into(),
                         args: vec!["--flag".into(), "x".into()]
@@ -398,12 +454,18 @@ mod tests {
                 "--url",
                 "http://h/mcp",
                 "--token",
-                "t"
+                "t",
+                "--timeout",
+                "1.5s",
+                "--task-timeout",
+                "2m"
             ]),
             Ok(Command::Tools {
                 json: true,
                 conn: Conn {
                     era: EraArg::Modern,
+                    timeout: Some(RequestTimeout(Some(Duration::from_millis(1500)))),
+                    task_timeout: Some(Duration::from_secs(120)),
                     target: Target::Http {
                         url: "http://h/mcp".into(),
                         token: Some("t".into())
@@ -501,6 +563,23 @@ mod tests {
         ));
         assert!(parse(&["task", "get", "", "--", "srv"]).unwrap_err().contains("task id is empty"));
         assert!(parse(&["task", "get", "--", "srv"]).unwrap_err().contains("<ID>"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("0").unwrap_err().contains("more than zero"));
+        assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+        assert_eq!(parse_timeout("none"), Ok(RequestTimeout(None)));
+        assert!(
+            parse(&["tools", "--timeout", "x", "--", "s"])
+                .unwrap_err()
+                .contains("not a duration")
+        );
     }
 
     #[test]

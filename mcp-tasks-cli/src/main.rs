@@ -94,6 +94,13 @@ async fn run(command: Command) -> Outcome {
         Ok(c) => c,
         Err(o) => return o,
     };
+    if let Some(limit) = conn.task_timeout {
+        let ui = ui.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            ui.stop(Stop::TimedOut(limit));
+        });
+    }
     let outcome = match command {
         Command::Tools { json, .. } => tools(&client, json).await,
         Command::Call {
@@ -126,6 +133,10 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
             ui: ui.clone(),
             answers: Arc::new(answers),
         });
+    let builder = match conn.timeout {
+        Some(t) => builder.request_timeout(t.0),
+        None => builder,
+    };
     let connected = match &conn.target {
         Target::Http { url, token } => {
             let builder = match token {
@@ -144,9 +155,36 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
         }
     };
     connected.map_err(|e| {
-        eprintln!("mcp-tasks: could not connect: {e}");
+        eprintln!("mcp-tasks: could not connect: {e}{}", timeout_hint(&e));
         Outcome::Failure
     })
+}
+
+/// How a command that stopped early ends (the task, if any, already cancelled).
+fn stopped(stop: Stop) -> Outcome {
+    match stop {
+        Stop::Interrupted => Outcome::Interrupted,
+        Stop::Usage(why) => {
+            eprintln!("mcp-tasks: {why}");
+            Outcome::Failure
+        }
+        Stop::TimedOut(limit) => {
+            eprintln!(
+                "mcp-tasks: the call did not end within {} (--task-timeout)",
+                show_duration(limit)
+            );
+            Outcome::Failure
+        }
+    }
+}
+
+/// `2s`, `1.5s`, `250ms`.
+fn show_duration(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
 }
 
 /// A task command that failed: an unknown id said plainly, anything else as the client says it.
@@ -313,16 +351,10 @@ async fn call(
         c = started => c,
         stop = interrupt(ui) => {
             ui.finish();
-            return match stop {
-                Stop::Interrupted => {
-                    eprintln!("mcp-tasks: interrupted");
-                    Outcome::Interrupted
-                }
-                Stop::Usage(why) => {
-                    eprintln!("mcp-tasks: {why}");
-                    Outcome::Failure
-                }
-            };
+            if stop == Stop::Interrupted {
+                eprintln!("mcp-tasks: interrupted");
+            }
+            return stopped(stop);
         }
     };
     let call = match call {
@@ -348,11 +380,7 @@ async fn call(
 async fn finish_task(ui: &Arc<Ui>, task: &TaskHandle, json: bool) -> Outcome {
     let result = match follow(ui, task).await {
         Ok(r) => r,
-        Err(Stop::Interrupted) => return Outcome::Interrupted,
-        Err(Stop::Usage(why)) => {
-            eprintln!("mcp-tasks: {why}");
-            return Outcome::Failure;
-        }
+        Err(stop) => return stopped(stop),
     };
     ui.finish();
     match result {
@@ -389,6 +417,7 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult
         let why = match stop {
             Stop::Interrupted => "^C",
             Stop::Usage(_) => "--answers does not fit the question",
+            Stop::TimedOut(_) => "--task-timeout ran out",
         };
         cancel(ui, task, why).await;
     }
@@ -449,9 +478,17 @@ fn report_error(e: &Error) -> Outcome {
     let outcome = Outcome::of_error(e);
     match e {
         Error::Tool(result) => return print_result(result, false),
-        _ => eprintln!("mcp-tasks: {e}"),
+        _ => eprintln!("mcp-tasks: {e}{}", timeout_hint(e)),
     }
     outcome
+}
+
+/// After a request timeout: what to do about it.
+fn timeout_hint(e: &Error) -> &'static str {
+    match e {
+        Error::Timeout { .. } => "; the server is stuck or slow (--timeout DURATION waits longer)",
+        _ => "",
+    }
 }
 
 /// Prints a result (the JSON, or its content as text) and says how the call ended.

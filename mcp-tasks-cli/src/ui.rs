@@ -43,6 +43,8 @@ pub enum Stop {
     /// A usage mistake found only once the server asked (an `--answers` value that does not fit
     /// the question): the message; the task is cancelled, exit 2.
     Usage(String),
+    /// `--task-timeout` ran out: the task is cancelled, exit 2.
+    TimedOut(Duration),
 }
 
 impl Ui {
