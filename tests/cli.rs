@@ -361,7 +361,9 @@ fn answers_that_do_not_fit_the_question_exit_2_naming_the_field() {
         ]);
         assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
         assert!(
-            stderr.contains("--answers \"untitledSingle\": \"option9\" is not one of option1, option2, option3"),
+            stderr.contains(
+                "--answers \"untitledSingle\": \"option9\" is not one of option1, option2, option3"
+            ),
             "{stderr}"
         );
         assert!(!stdout.contains("action="), "{stdout}");
@@ -410,7 +412,12 @@ fn task_get_cancel_watch_and_list_by_id() {
 
     // get, then cancel, an orphaned countdown.
     let id = orphan_a_task(&[
-        "call", "countdown", "--args", r#"{"seconds":60}"#, "--url", url,
+        "call",
+        "countdown",
+        "--args",
+        r#"{"seconds":60}"#,
+        "--url",
+        url,
     ]);
     let (code, stdout, stderr) = headless(&["task", "get", &id, "--url", url]);
     assert_eq!(code, 0, "{stderr}");
@@ -485,7 +492,10 @@ fn task_get_cancel_watch_and_list_by_id() {
     assert!(stderr.contains("does not offer tasks/list"), "{stderr}");
     let (code, _, stderr) = headless(&["task", "get", "x", "--era", "legacy", "--", &server]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("the server knows no task \"x\""), "{stderr}");
+    assert!(
+        stderr.contains("the server knows no task \"x\""),
+        "{stderr}"
+    );
 }
 
 /// A server that never answers does not hang the command: a process that reads everything and
@@ -497,18 +507,41 @@ fn timeouts_end_a_silent_server_with_exit_2() {
     let server = bin("example_server");
     cli_bin(); // built before the clock starts
     let started = Instant::now();
-    let (code, _, stderr) = headless(&["tools", "--timeout", "1s", "--", "sh", "-c", "cat >/dev/null"]);
+    let (code, _, stderr) = headless(&[
+        "tools",
+        "--timeout",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        "cat >/dev/null",
+    ]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("could not connect: no answer to initialize within 1 s"),
         "{stderr}"
     );
-    assert!(stderr.contains("--timeout DURATION waits longer"), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+    assert!(
+        stderr.contains("--timeout DURATION waits longer"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
     for era in ["modern", "legacy"] {
         let started = Instant::now();
         let (code, stdout, stderr) = headless(&[
-            "call", "sleep", "--era", era, "--args", r#"{"ms": 60000}"#, "--timeout", "1s", "--",
+            "call",
+            "sleep",
+            "--era",
+            era,
+            "--args",
+            r#"{"ms": 60000}"#,
+            "--timeout",
+            "1s",
+            "--",
             &server,
         ]);
         assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
@@ -516,14 +549,27 @@ fn timeouts_end_a_silent_server_with_exit_2() {
             stderr.contains("no answer to tools/call within 1 s"),
             "{era}: {stderr}"
         );
-        assert!(started.elapsed() < Duration::from_secs(15), "{era}: {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{era}: {:?}",
+            started.elapsed()
+        );
     }
     let (code, _, stderr) = headless(&[
-        "call", "countdown", "--args", r#"{"seconds": 60}"#, "--task-timeout", "2s", "--",
+        "call",
+        "countdown",
+        "--args",
+        r#"{"seconds": 60}"#,
+        "--task-timeout",
+        "2s",
+        "--",
         &server,
     ]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("--task-timeout ran out: cancelling task"), "{stderr}");
+    assert!(
+        stderr.contains("--task-timeout ran out: cancelling task"),
+        "{stderr}"
+    );
     assert!(stderr.contains("cancelled"), "{stderr}");
     assert!(
         stderr.contains("the call did not end within 2s (--task-timeout)"),
@@ -532,4 +578,67 @@ fn timeouts_end_a_silent_server_with_exit_2() {
     let (code, _, stderr) = headless(&["tools", "--timeout", "soon", "--", &server]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not a duration"), "{stderr}");
+}
+
+/// server-everything's `trigger-elicitation-request` (a form of 13 fields, `name` first and
+/// `birthdate` sixth): the fields are taken in the schema's order, not alphabetically (a parsed
+/// JSON map sorts its keys; the order comes from the message's text). Shown headless by the
+/// `--answers` hint, and on a terminal by the first field asked.
+#[test]
+fn form_fields_are_asked_in_the_schema_order() {
+    mcp_tasks_tests::peers::install_peers("node");
+    let index = mcp_tasks_tests::workspace_root().join(
+        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = mcp_tasks_tests::peers::node();
+    let index = index.display().to_string();
+    let (_, _, stderr) = headless(&[
+        "call",
+        "trigger-elicitation-request",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    let hint = stderr
+        .lines()
+        .find_map(|l| l.split_once("answer with --answers '"))
+        .map(|(_, h)| h)
+        .unwrap_or_else(|| panic!("no --answers hint: {stderr}"));
+    let keys: Vec<&str> = hint
+        .split("\":")
+        .filter_map(|part| part.rsplit('"').next())
+        .take(6)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "check",
+            "firstLine",
+            "email",
+            "homepage",
+            "birthdate"
+        ],
+        "{hint}"
+    );
+    let mut p = spawn_pty(&[
+        "call",
+        "trigger-elicitation-request",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    p.expect("Please provide inputs").expect("the question");
+    let first = p
+        .expect(Regex(r"String with date format|String \(|Boolean"))
+        .expect("a field's prompt");
+    assert_eq!(
+        String::from_utf8_lossy(first.get(0).expect("match")),
+        "String (",
+        "the first field asked is `name` (titled \"String\")"
+    );
+    p.send(ControlCode::EndOfText).expect("Ctrl-C");
+    p.expect(Eof).expect("mcp-tasks exits");
 }

@@ -259,7 +259,8 @@ pub enum Refusal {
 impl Cli {
     /// Checks what clap parsed.
     pub fn into_command(self) -> Result<Command, String> {
-        let answers = |a: Option<String>| a.as_deref().map_or(Ok(Answers::default()), parse_answers);
+        let answers =
+            |a: Option<String>| a.as_deref().map_or(Ok(Answers::default()), parse_answers);
         match self.command {
             Sub::Tools { json, target } => Ok(Command::Tools {
                 json,
@@ -542,7 +543,14 @@ mod tests {
         let Ok(Command::TaskWatch {
             id, json, answers, ..
         }) = parse(&[
-            "task", "watch", "abc", "--json", "--answers", r#"{"n": 1}"#, "--url", "http://h/mcp",
+            "task",
+            "watch",
+            "abc",
+            "--json",
+            "--answers",
+            r#"{"n": 1}"#,
+            "--url",
+            "http://h/mcp",
         ])
         else {
             panic!("parses")
@@ -561,8 +569,16 @@ mod tests {
             parse(&["tasks", "list", "--json", "--", "srv"]),
             Ok(Command::TasksList { json: true, .. })
         ));
-        assert!(parse(&["task", "get", "", "--", "srv"]).unwrap_err().contains("task id is empty"));
-        assert!(parse(&["task", "get", "--", "srv"]).unwrap_err().contains("<ID>"));
+        assert!(
+            parse(&["task", "get", "", "--", "srv"])
+                .unwrap_err()
+                .contains("task id is empty")
+        );
+        assert!(
+            parse(&["task", "get", "--", "srv"])
+                .unwrap_err()
+                .contains("<ID>")
+        );
     }
 
     #[test]
@@ -573,7 +589,11 @@ mod tests {
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(parse_duration("0").unwrap_err().contains("more than zero"));
         assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("not a duration")
+        );
         assert_eq!(parse_timeout("none"), Ok(RequestTimeout(None)));
         assert!(
             parse(&["tools", "--timeout", "x", "--", "s"])

@@ -20,6 +20,7 @@ use clap::Parser;
 use cli::{Answers, Command, Conn, EraArg, Target};
 use mcp_tasks_client::{
     CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
+    WireDirection,
 };
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -132,6 +133,14 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
         .handler(CliHandler {
             ui: ui.clone(),
             answers: Arc::new(answers),
+        })
+        .on_wire({
+            let ui = ui.clone();
+            move |direction, text| {
+                if direction == WireDirection::Received {
+                    ui.received(text);
+                }
+            }
         });
     let builder = match conn.timeout {
         Some(t) => builder.request_timeout(t.0),
@@ -226,7 +235,10 @@ fn task_line(task: &Value) -> String {
 
 /// `task cancel ID`: `tasks/cancel`; the server's word on it.
 async fn task_cancel(client: &Client, id: &str) -> Outcome {
-    match client.request("tasks/cancel", json!({ "taskId": id })).await {
+    match client
+        .request("tasks/cancel", json!({ "taskId": id }))
+        .await
+    {
         Ok(answer) => {
             // 2025-11-25 answers with the task; 2026-07-28 with an empty ack.
             if answer.get("status").is_some() {
@@ -252,7 +264,12 @@ async fn tasks_list(client: &Client, json: bool) -> Outcome {
         );
         return Outcome::Failure;
     }
-    if client.server().capabilities.pointer("/tasks/list").is_none() {
+    if client
+        .server()
+        .capabilities
+        .pointer("/tasks/list")
+        .is_none()
+    {
         eprintln!(
             "mcp-tasks: the server does not offer tasks/list (no `tasks.list` in its capabilities)"
         );

@@ -33,6 +33,8 @@ pub struct Ui {
     /// Set when the command must stop before the call ends: Ctrl-C pressed while a prompt had
     /// the terminal (raw mode swallows the signal), or an `--answers` value that does not fit.
     stop: watch::Sender<Option<Stop>>,
+    /// The property order of the latest `requestedSchema`s seen on the wire (newest last).
+    schema_orders: Mutex<Vec<Vec<String>>>,
 }
 
 /// Why the command stops before the call ends.
@@ -54,7 +56,29 @@ impl Ui {
             bar: Mutex::new(None),
             asking: tokio::sync::Mutex::new(()),
             stop: watch::Sender::new(None),
+            schema_orders: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Reads a message from the server as text, before the client parses it: remembers the
+    /// property order of each `requestedSchema` in it (a parsed map forgets it).
+    pub fn received(&self, text: &str) {
+        let found = crate::form::schema_orders(text);
+        if !found.is_empty() {
+            let mut orders = self.schema_orders.lock().expect("orders lock");
+            orders.extend(found);
+            let excess = orders.len().saturating_sub(64);
+            orders.drain(..excess);
+        }
+    }
+
+    /// Puts a form's fields in its schema's order, as the server sent it.
+    fn order(&self, form: &mut Form) {
+        let orders = self.schema_orders.lock().expect("orders lock");
+        if let Some(order) = form.order_from(orders.iter().rev()).cloned() {
+            drop(orders);
+            form.reorder(&order);
+        }
     }
 
     /// Stops the command (the first reason wins).
@@ -228,7 +252,7 @@ impl InputHandler for CliHandler {
         if request.mode == "url" {
             return self.elicit_url(&request).await;
         }
-        let form = match request
+        let mut form = match request
             .requested_schema
             .as_ref()
             .map_or(Ok(Form { fields: vec![] }), Form::from_schema)
@@ -239,6 +263,7 @@ impl InputHandler for CliHandler {
                 return ElicitResponse::Decline;
             }
         };
+        ui.order(&mut form);
         if let Err(why) = form.check_given(&self.answers.fields) {
             // A usage mistake, not an answer: nothing is sent, the command stops with exit 2.
             ui.stop(Stop::Usage(why));
@@ -388,9 +413,10 @@ fn io_error(e: dialoguer::Error) -> std::io::Error {
     }
 }
 
-/// `{"confirm": true}`-like text built from the form, for the "how to answer" hint.
+/// `{"confirm": true}`-like text built from the form (its fields in its order), for the "how to
+/// answer" hint.
 fn example_answers(form: &Form) -> String {
-    let mut ex = Map::new();
+    let mut ex = Vec::new();
     for f in &form.fields {
         let v = f.default.clone().unwrap_or_else(|| match &f.kind {
             Kind::Boolean => Value::Bool(true),
@@ -407,9 +433,9 @@ fn example_answers(form: &Form) -> String {
             ),
             Kind::Text { .. } => Value::String("...".into()),
         });
-        ex.insert(f.name.clone(), v);
+        ex.push(format!("{}:{v}", Value::String(f.name.clone())));
     }
-    Value::Object(ex).to_string()
+    format!("{{{}}}", ex.join(","))
 }
 
 /// Asks every field not in `given`; `None` when the user declines (Esc).

@@ -123,6 +123,7 @@ pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
+pub use peer::WireDirection;
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
