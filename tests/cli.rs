@@ -642,3 +642,55 @@ fn form_fields_are_asked_in_the_schema_order() {
     p.send(ControlCode::EndOfText).expect("Ctrl-C");
     p.expect(Eof).expect("mcp-tasks exits");
 }
+
+/// Esc declines a text or number question and a sampling request at the prompt, as the prompt
+/// says, without cancelling the task: the tool hears "declined" and ends its own way (exit 1).
+/// An empty reply declines a sampling request too.
+#[test]
+fn pty_esc_declines_a_number_question_and_a_sampling_request() {
+    let server = bin("example_server");
+    for era in ["modern", "legacy"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "research",
+            "--era",
+            era,
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--",
+            &server,
+        ]);
+        p.expect("How many sources").expect("the question");
+        p.expect("sources").expect("the field's prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send("\x1b").expect("Esc");
+        p.expect("declined").expect("the question is declined");
+        p.expect("the user called the research off")
+            .expect("the tool heard the decline");
+        p.expect(Eof).expect("mcp-tasks exits");
+        assert_eq!(exit_code(&p), 1, "{era}");
+    }
+    // Legacy: a declined sampling request is an error the tool sees.
+    for reply in ["\x1b", "\r"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "research",
+            "--era",
+            "legacy",
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--",
+            &server,
+        ]);
+        p.expect("sources").expect("the field's prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send_line("3").expect("type");
+        p.expect("Reply as the model").expect("the sampling prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send(reply).expect("Esc or Enter");
+        p.expect("declined")
+            .expect("the sampling request is declined");
+        p.expect(Eof).expect("mcp-tasks exits");
+        assert_eq!(exit_code(&p), 1, "{reply:?}");
+    }
+}

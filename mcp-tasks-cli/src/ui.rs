@@ -5,8 +5,9 @@
 
 use crate::cli::{Answers, Refusal};
 use crate::form::{Field, Form, Kind};
+use dialoguer::console::{Key, Term};
 use dialoguer::theme::ColorfulTheme;
-use dialoguer::{Confirm, Input, MultiSelect, Select};
+use dialoguer::{Confirm, MultiSelect, Select};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_tasks_client::{
     ElicitRequest, ElicitResponse, InputCapabilities, InputHandler, Root, RootsRequest,
@@ -336,14 +337,19 @@ impl InputHandler for CliHandler {
         }
         let reply = ui
             .prompt(|| {
-                Input::<String>::with_theme(&ColorfulTheme::default())
-                    .with_prompt("Reply as the model (Esc declines)")
-                    .interact_text()
-                    .map_err(io_error)
+                read_line(
+                    "Reply as the model (Esc or an empty reply declines)",
+                    None,
+                    |_| Ok(()),
+                )
             })
             .await;
         match reply {
-            Ok(text) => SamplingResponse::text(HUMAN_MODEL, text),
+            Ok(Some(text)) if !text.trim().is_empty() => SamplingResponse::text(HUMAN_MODEL, text),
+            Ok(_) => {
+                eprintln!("  declined");
+                SamplingResponse::Decline
+            }
             Err(e) if is_interrupt(&e) => left_unanswered().await,
             Err(e) => {
                 eprintln!("  declined ({e})");
@@ -443,7 +449,7 @@ fn ask_form(
     form: &Form,
     given: &Map<String, Value>,
 ) -> std::io::Result<Option<Map<String, Value>>> {
-    eprintln!("  (Esc at a yes/no or a choice declines)");
+    eprintln!("  (Esc declines the question)");
     let mut out = Map::new();
     for field in &form.fields {
         if let Some(v) = given.get(&field.name).and_then(|v| field.check(v).ok()) {
@@ -542,33 +548,88 @@ fn ask_field(field: &Field) -> std::io::Result<Asked> {
             }
         }
         Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. } => {
-            let mut input = Input::<String>::with_theme(&theme)
-                .with_prompt(prompt)
-                .allow_empty(!field.required || field.default.is_some());
-            if let Some(d) = &field.default {
-                input = input.default(match d {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-            }
+            let default = field.default.as_ref().map(|d| match d {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
             let required = field.required;
-            let check = field.clone();
-            let text = input
-                .validate_with(move |s: &String| -> Result<(), String> {
-                    if s.is_empty() && !required {
-                        return Ok(());
-                    }
-                    check.parse_text(s).map(|_| ())
-                })
-                .interact_text()
-                .map_err(io_error)?;
-            if text.is_empty() && !field.required {
-                return Ok(Asked::Skip);
+            let text = read_line(&prompt, default.as_deref(), |s| {
+                if s.is_empty() && !required {
+                    return Ok(());
+                }
+                if s.is_empty() {
+                    return Err("an answer is required (Esc declines)".into());
+                }
+                field.parse_text(s).map(|_| ())
+            })?;
+            match text {
+                None => None,
+                Some(text) if text.is_empty() && !field.required => return Ok(Asked::Skip),
+                Some(text) => Some(field.parse_text(&text).map_err(std::io::Error::other)?),
             }
-            Some(field.parse_text(&text).map_err(std::io::Error::other)?)
         }
     };
     Ok(got.map_or(Asked::Decline, Asked::Value))
+}
+
+/// One line typed at the prompt, on stderr's terminal: `None` when Esc declines. Backspace edits,
+/// Enter submits (an empty line takes `default`); `check` refuses a line with a message shown
+/// under the prompt, and the line is kept for editing. Ctrl-C is an `Interrupted` error.
+/// (dialoguer's `Input` has no way out but Ctrl-C.)
+fn read_line(
+    prompt: &str,
+    default: Option<&str>,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> std::io::Result<Option<String>> {
+    let term = Term::stderr();
+    let head = match default {
+        Some(d) => format!("? {prompt} [{d}] › "),
+        None => format!("? {prompt} › "),
+    };
+    let mut text = String::new();
+    term.write_str(&head)?;
+    loop {
+        match term.read_key()? {
+            Key::Escape => {
+                term.write_line("")?;
+                return Ok(None);
+            }
+            Key::Enter => {
+                let line = match (text.is_empty(), default) {
+                    (true, Some(d)) => d.to_owned(),
+                    _ => text.clone(),
+                };
+                match check(&line) {
+                    Ok(()) => {
+                        term.write_line("")?;
+                        return Ok(Some(line));
+                    }
+                    Err(why) => {
+                        term.clear_line()?;
+                        term.write_line(&format!("  ✘ {why}"))?;
+                        term.write_str(&format!("{head}{text}"))?;
+                    }
+                }
+            }
+            Key::Backspace => {
+                if text.pop().is_some() {
+                    term.clear_line()?;
+                    term.write_str(&format!("{head}{text}"))?;
+                }
+            }
+            Key::Char(c) if !c.is_control() => {
+                text.push(c);
+                term.write_str(c.encode_utf8(&mut [0; 4]))?;
+            }
+            Key::CtrlC => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "read interrupted",
+                ));
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
