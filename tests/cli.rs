@@ -694,3 +694,113 @@ fn pty_esc_declines_a_number_question_and_a_sampling_request() {
         assert_eq!(exit_code(&p), 1, "{reply:?}");
     }
 }
+
+/// What the command shows besides the result, both eras: an inline call's progress (the client
+/// sends a progress token on every call), the server's log messages with `--verbose` (warnings
+/// and worse only without it), every JSON-RPC message with `--wire`, and nothing but questions,
+/// results and errors with `--quiet`.
+#[test]
+fn progress_logs_wire_and_quiet() {
+    let conformance = bin("conformance_server");
+    let server = bin("example_server");
+    for era in ["modern", "legacy"] {
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "test_tool_with_progress",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Tool with progress executed successfully");
+        for line in [
+            "test_tool_with_progress: (0/100)",
+            "test_tool_with_progress: (50/100)",
+            "test_tool_with_progress: (100/100)",
+        ] {
+            assert!(stderr.lines().any(|l| l == line), "{era}: {stderr}");
+        }
+        let logged = [
+            "server info: Tool execution started",
+            "server info: Tool processing data",
+            "server info: Tool execution completed",
+        ];
+        let (code, _, stderr) = headless(&[
+            "call",
+            "test_tool_with_logging",
+            "--verbose",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        for line in logged {
+            assert!(stderr.lines().any(|l| l == line), "{era}: {stderr}");
+        }
+        let (code, _, stderr) = headless(&[
+            "call",
+            "test_tool_with_logging",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert!(!stderr.contains("server info"), "{era}: {stderr}");
+
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "greet",
+            "--args",
+            r#"{"name":"Ada"}"#,
+            "--wire",
+            "--era",
+            era,
+            "--",
+            &server,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Hello, Ada!");
+        let sent = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("--> "))
+            .map(|l| serde_json::from_str::<Value>(l).expect("a sent message is JSON"))
+            .find(|m| m["method"] == "tools/call")
+            .unwrap_or_else(|| panic!("{era}: no tools/call on the wire: {stderr}"));
+        assert_eq!(sent["params"]["arguments"]["name"], "Ada");
+        assert!(
+            sent["params"]["_meta"]["progressToken"].is_string(),
+            "{sent}"
+        );
+        assert!(
+            stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("<-- "))
+                .any(|l| l.contains("Hello, Ada!")),
+            "{era}: {stderr}"
+        );
+
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "research",
+            "--quiet",
+            "--era",
+            era,
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--answers",
+            r#"{"sources": 2, "@sampling": "Moon."}"#,
+            "--",
+            &server,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert!(stdout.contains("Moon."), "{stdout}");
+        assert!(!stderr.contains("task "), "{era}: {stderr}");
+        assert!(
+            stderr.contains("answered from --answers"),
+            "{era}: {stderr}"
+        );
+    }
+}

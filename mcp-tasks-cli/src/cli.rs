@@ -1,6 +1,7 @@
 //! The command line: what `mcp-tasks` accepts, checked into a [`Command`] before anything
 //! connects, so every usage mistake is an exit-2 message and nothing else.
 
+use crate::ui::Shown;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -130,6 +131,15 @@ pub struct TargetArgs {
     /// the task is cancelled and the command exits 2. Default: no limit.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub task_timeout: Option<Duration>,
+    /// Show only questions, results and errors: no progress, status or server log lines.
+    #[arg(long, short, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Show every log message the server sends (else only warnings and worse).
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print every JSON-RPC message on stderr as it goes (`-->` sent, `<--` received).
+    #[arg(long)]
+    pub wire: bool,
     /// The server command and its arguments (after `--`), spoken to over stdio.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -161,6 +171,8 @@ pub struct Conn {
     pub timeout: Option<RequestTimeout>,
     /// `--task-timeout`.
     pub task_timeout: Option<Duration>,
+    /// `--quiet`, `--verbose`, `--wire`.
+    pub shown: Shown,
 }
 
 /// `--timeout`: a duration, or `none` (no limit).
@@ -256,6 +268,20 @@ pub enum Refusal {
     Cancel,
 }
 
+impl Command {
+    /// How to reach the server.
+    pub fn conn(&self) -> &Conn {
+        match self {
+            Command::Tools { conn, .. }
+            | Command::Call { conn, .. }
+            | Command::TaskGet { conn, .. }
+            | Command::TaskCancel { conn, .. }
+            | Command::TaskWatch { conn, .. }
+            | Command::TasksList { conn, .. } => conn,
+        }
+    }
+}
+
 impl Cli {
     /// Checks what clap parsed.
     pub fn into_command(self) -> Result<Command, String> {
@@ -324,6 +350,11 @@ impl TargetArgs {
             era: self.era,
             timeout: self.timeout,
             task_timeout: self.task_timeout,
+            shown: Shown {
+                quiet: self.quiet,
+                verbose: self.verbose,
+                wire: self.wire,
+            },
             target: self.target()?,
         })
     }
@@ -439,6 +470,7 @@ mod tests {
                     era: EraArg::Auto,
                     timeout: None,
                     task_timeout: None,
+                    shown: Shown::default(),
                     target: Target::Stdio {
                         program: "server".into(),
                         args: vec!["--flag".into(), "x".into()]
@@ -467,6 +499,7 @@ mod tests {
                     era: EraArg::Modern,
                     timeout: Some(RequestTimeout(Some(Duration::from_millis(1500)))),
                     task_timeout: Some(Duration::from_secs(120)),
+                    shown: Shown::default(),
                     target: Target::Http {
                         url: "http://h/mcp".into(),
                         token: Some("t".into())

@@ -20,7 +20,6 @@ use clap::Parser;
 use cli::{Answers, Command, Conn, EraArg, Target};
 use mcp_tasks_client::{
     CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
-    WireDirection,
 };
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -81,7 +80,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> Outcome {
-    let ui = Ui::new();
+    let ui = Ui::new(command.conn().shown);
     let (conn, answers) = match &command {
         Command::Call { conn, answers, .. } | Command::TaskWatch { conn, answers, .. } => {
             (conn.clone(), answers.clone())
@@ -111,7 +110,7 @@ async fn run(command: Command) -> Outcome {
         Command::TaskCancel { id, .. } => task_cancel(&client, &id).await,
         Command::TaskWatch { id, json, .. } => match client.task(&id).await {
             Ok(task) => {
-                ui.say(&format!("following task {id}"));
+                ui.info(&format!("following task {id}"));
                 finish_task(&ui, &task, json).await
             }
             Err(e) => task_error(&id, &e),
@@ -136,12 +135,14 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
         })
         .on_wire({
             let ui = ui.clone();
-            move |direction, text| {
-                if direction == WireDirection::Received {
-                    ui.received(text);
-                }
-            }
+            move |direction, text| ui.wire(direction, text)
         });
+    // Warnings and worse unless --verbose; --quiet shows none, so asks for the fewest.
+    let builder = builder.log_level(match (conn.shown.verbose, conn.shown.quiet) {
+        (true, _) => "debug",
+        (_, true) => "emergency",
+        _ => "warning",
+    });
     let builder = match conn.timeout {
         Some(t) => builder.request_timeout(t.0),
         None => builder,
@@ -363,6 +364,7 @@ async fn call(
     args: Map<String, Value>,
     json: bool,
 ) -> Outcome {
+    ui.inline_call(Some(tool));
     let started = client.call_tool(tool, Value::Object(args));
     let call = tokio::select! {
         c = started => c,
@@ -374,6 +376,7 @@ async fn call(
             return stopped(stop);
         }
     };
+    ui.inline_call(None);
     let call = match call {
         Ok(c) => c,
         Err(e) => return report_error(&e),
@@ -384,7 +387,7 @@ async fn call(
             print_result(&result, json)
         }
         ToolCall::Task(task) => {
-            ui.say(&format!(
+            ui.info(&format!(
                 "task {id} started; if this command stops, `mcp-tasks task watch {id}` follows it again",
                 id = task.id()
             ));

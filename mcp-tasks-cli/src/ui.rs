@@ -11,7 +11,7 @@ use dialoguer::{Confirm, MultiSelect, Select};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_tasks_client::{
     ElicitRequest, ElicitResponse, InputCapabilities, InputHandler, Root, RootsRequest,
-    SamplingRequest, SamplingResponse, TaskSnapshot,
+    SamplingRequest, SamplingResponse, TaskSnapshot, WireDirection,
 };
 use serde_json::{Map, Value};
 use std::io::IsTerminal;
@@ -36,6 +36,23 @@ pub struct Ui {
     stop: watch::Sender<Option<Stop>>,
     /// The property order of the latest `requestedSchema`s seen on the wire (newest last).
     schema_orders: Mutex<Vec<Vec<String>>>,
+    /// What is shown besides questions and errors.
+    shown: Shown,
+    /// The tool of the inline call under way (its progress goes to the progress line), if any.
+    inline: Mutex<Option<String>>,
+    /// The last inline progress text shown (headless: one line per change).
+    last_progress: Mutex<String>,
+}
+
+/// `--quiet`, `--verbose`, `--wire`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// No progress, status or server log lines (questions, results and errors still).
+    pub quiet: bool,
+    /// Every server log message (else warnings and worse).
+    pub verbose: bool,
+    /// Every JSON-RPC message, both ways.
+    pub wire: bool,
 }
 
 /// Why the command stops before the call ends.
@@ -51,14 +68,107 @@ pub enum Stop {
 }
 
 impl Ui {
-    pub fn new() -> Arc<Ui> {
+    pub fn new(shown: Shown) -> Arc<Ui> {
         Arc::new(Ui {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             bar: Mutex::new(None),
             asking: tokio::sync::Mutex::new(()),
             stop: watch::Sender::new(None),
             schema_orders: Mutex::new(Vec::new()),
+            shown,
+            inline: Mutex::new(None),
+            last_progress: Mutex::new(String::new()),
         })
+    }
+
+    /// A line that `--quiet` leaves out.
+    pub fn info(&self, line: &str) {
+        if !self.shown.quiet {
+            self.say(line);
+        }
+    }
+
+    /// One message on the wire: printed with `--wire` (`-->` sent, `<--` received); a received
+    /// one is also read for what the parsed message loses (schema order), the server's log
+    /// messages, and an inline call's progress.
+    pub fn wire(&self, direction: WireDirection, text: &str) {
+        if self.shown.wire {
+            let arrow = match direction {
+                WireDirection::Sent => "-->",
+                WireDirection::Received => "<--",
+            };
+            self.say(&format!("{arrow} {}", text.trim_end()));
+        }
+        if direction == WireDirection::Received {
+            self.received(text);
+            if text.contains("\"notifications/")
+                && let Ok(message) = serde_json::from_str::<Value>(text)
+            {
+                self.notification(&message);
+            }
+        }
+    }
+
+    fn notification(&self, message: &Value) {
+        let params = &message["params"];
+        match message["method"].as_str() {
+            Some("notifications/message") if !self.shown.quiet => {
+                let level = params["level"].as_str().unwrap_or("info");
+                let serious = matches!(
+                    level,
+                    "warning" | "error" | "critical" | "alert" | "emergency"
+                );
+                if self.shown.verbose || serious {
+                    self.say(&log_line(params));
+                }
+            }
+            Some("notifications/progress") if !self.shown.quiet => {
+                let Some(tool) = self.inline.lock().expect("inline lock").clone() else {
+                    return;
+                };
+                let mut text = format!("{tool}:");
+                if let Some(m) = params["message"].as_str() {
+                    text.push_str(&format!(" {m}"));
+                }
+                let done = params["progress"].as_f64().unwrap_or(0.0);
+                match params["total"].as_f64() {
+                    Some(t) => text.push_str(&format!(" ({done}/{t})")),
+                    None => text.push_str(&format!(" ({done})")),
+                }
+                self.inline_progress(text);
+            }
+            _ => {}
+        }
+    }
+
+    /// An inline call starts (`Some(tool)`) or is over (`None`): while one is under way, its
+    /// progress is shown (a spinner on a terminal, one line per change elsewhere).
+    pub fn inline_call(&self, tool: Option<&str>) {
+        *self.inline.lock().expect("inline lock") = tool.map(str::to_owned);
+        if let Some(tool) = tool
+            && !self.shown.quiet
+        {
+            let mut slot = self.bar.lock().expect("bar lock");
+            let bar = slot.get_or_insert_with(new_bar);
+            if !bar.is_hidden() {
+                bar.set_message(format!("{tool}: calling"));
+            }
+        }
+    }
+
+    fn inline_progress(&self, text: String) {
+        let mut slot = self.bar.lock().expect("bar lock");
+        let bar = slot.get_or_insert_with(new_bar);
+        if bar.is_hidden() {
+            drop(slot);
+            let mut last = self.last_progress.lock().expect("progress lock");
+            if *last != text {
+                eprintln!("{text}");
+                *last = text;
+            }
+        } else {
+            bar.set_message(text);
+        }
     }
 
     /// Reads a message from the server as text, before the client parses it: remembers the
@@ -112,14 +222,12 @@ impl Ui {
 
     /// Shows a task's state: on a terminal the live line, elsewhere one line per change.
     pub fn task_state(&self, s: &TaskSnapshot) {
+        if self.shown.quiet {
+            return;
+        }
         let text = describe(s);
         let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(spinner_style());
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
+        let bar = slot.get_or_insert_with(new_bar);
         if bar.is_hidden() {
             drop(slot);
             eprintln!("task {}: {text}", s.task_id);
@@ -189,6 +297,27 @@ fn is_interrupt(e: &std::io::Error) -> bool {
 /// future once it sees the task end.
 async fn left_unanswered<T>() -> T {
     std::future::pending().await
+}
+
+/// The progress line: a spinner on stderr (hidden when stderr is no terminal).
+fn new_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(spinner_style());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// `server warning (db): disk almost full` for a `notifications/message`.
+fn log_line(params: &Value) -> String {
+    let level = params["level"].as_str().unwrap_or("info");
+    let data = match &params["data"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match params["logger"].as_str() {
+        Some(logger) => format!("server {level} ({logger}): {data}"),
+        None => format!("server {level}: {data}"),
+    }
 }
 
 fn spinner_style() -> ProgressStyle {

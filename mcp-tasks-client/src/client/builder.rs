@@ -43,6 +43,7 @@ pub struct ClientBuilder {
     root_certificates: Vec<Vec<u8>>,
     /// Sees every message's text ([`on_wire`](Self::on_wire)).
     tap: Option<Tap>,
+    log_level: Option<String>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -159,6 +160,16 @@ impl ClientBuilder {
         let name = HeaderName::from_bytes(name.as_bytes()).expect("a valid header name");
         let value = HeaderValue::from_str(value).expect("a valid header value");
         self.headers.insert(name, value);
+        self
+    }
+
+    /// Asks the server for its log messages (`notifications/message`) of `level` and worse
+    /// (`debug`, `info`, `notice`, `warning`, `error`, ...): on every request's `_meta` in the
+    /// 2026-07-28 era, with `logging/setLevel` after `initialize` in 2025-11-25 (when the server
+    /// declares `logging`). Unset, the server's default holds. They are seen with
+    /// [`on_wire`](Self::on_wire).
+    pub fn log_level(mut self, level: impl Into<String>) -> Self {
+        self.log_level = Some(level.into());
         self
     }
 
@@ -338,6 +349,7 @@ impl ClientBuilder {
             config: self.config.clone(),
             task_mode: self.task_mode,
             task_ttl: self.task_ttl,
+            log_level: self.log_level.clone(),
             tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
@@ -391,6 +403,7 @@ impl Client {
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             root_certificates: Vec::new(),
             tap: None,
+            log_level: None,
         }
     }
 }
