@@ -740,11 +740,9 @@ fn read_line(
                     }
                 }
             }
-            Key::Backspace => {
-                if text.pop().is_some() {
-                    term.clear_line()?;
-                    term.write_str(&format!("{head}{text}"))?;
-                }
+            Key::Backspace if text.pop().is_some() => {
+                term.clear_line()?;
+                term.write_str(&format!("{head}{text}"))?;
             }
             Key::Char(c) if !c.is_control() => {
                 text.push(c);
