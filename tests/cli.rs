@@ -804,3 +804,94 @@ fn progress_logs_wire_and_quiet() {
         );
     }
 }
+
+/// `--args` as `KEY=VALUE` pairs typed by the tool's input schema (a number where it says number,
+/// text where it says string even if it looks like a number), from `@FILE`, and a value that
+/// does not fit its type is exit 2 before the call; `--server-stderr` silences a stdio server's
+/// stderr, or sends it to a file. Both eras.
+#[test]
+fn args_as_pairs_and_files_and_server_stderr() {
+    let server = bin("example_server");
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join("args.json");
+    std::fs::write(&file, r#"{"a": 1, "b": 2}"#).expect("write the args file");
+    let at_file = format!("@{}", file.display());
+    for era in ["modern", "legacy"] {
+        let run = |args: &[&str]| {
+            let mut all = vec!["call"];
+            all.extend_from_slice(args);
+            all.extend(["--era", era, "--", &server]);
+            headless(&all)
+        };
+        let (code, stdout, stderr) = run(&["add", "--args", "a=2", "--args", "b=3.5"]);
+        assert_eq!(
+            (code, stdout.trim()),
+            (0, r#"{"sum":5.5}"#),
+            "{era}: {stderr}"
+        );
+        let (code, stdout, stderr) = run(&["greet", "--args", "name=42"]);
+        assert_eq!((code, stdout.trim()), (0, "Hello, 42!"), "{era}: {stderr}");
+        let (code, stdout, stderr) = run(&["add", "--args", &at_file, "--args", "b=5"]);
+        assert_eq!(
+            (code, stdout.trim()),
+            (0, r#"{"sum":6.0}"#),
+            "{era}: {stderr}"
+        );
+        let (code, stdout, stderr) = run(&["add", "--args", "a=two", "--args", "b=1"]);
+        assert_eq!(code, 2, "{era}: {stdout}");
+        assert!(
+            stderr.contains("--args a=two: `a` takes a number (from the tool's input schema)"),
+            "{era}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = headless(&["call", "add", "--args", "@/no/such.json", "--", &server]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--args @/no/such.json: cannot read it"),
+        "{stderr}"
+    );
+
+    let noisy = format!("echo noisy-server >&2; exec {server}");
+    let (code, _, stderr) = headless(&[
+        "call", "greet", "--args", "name=x", "--", "sh", "-c", &noisy,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("noisy-server"),
+        "inherited by default: {stderr}"
+    );
+    let (code, stdout, stderr) = headless(&[
+        "call",
+        "greet",
+        "--args",
+        "name=x",
+        "--server-stderr",
+        "null",
+        "--",
+        "sh",
+        "-c",
+        &noisy,
+    ]);
+    assert_eq!((code, stdout.trim()), (0, "Hello, x!"), "{stderr}");
+    assert!(!stderr.contains("noisy-server"), "{stderr}");
+    let log = dir.join("server.log");
+    let log_arg = log.display().to_string();
+    let (code, _, stderr) = headless(&[
+        "call",
+        "greet",
+        "--args",
+        "name=x",
+        "--server-stderr",
+        &log_arg,
+        "--",
+        "sh",
+        "-c",
+        &noisy,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("noisy-server"), "{stderr}");
+    let logged = std::fs::read_to_string(&log).expect("the server's stderr file");
+    assert!(logged.contains("noisy-server"), "{logged}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

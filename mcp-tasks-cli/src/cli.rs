@@ -33,9 +33,11 @@ pub enum Sub {
     Call {
         /// The tool's name.
         tool: String,
-        /// The arguments, a JSON object.
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        args: String,
+        /// The arguments: a JSON object, `@FILE` (a JSON object in a file), or `KEY=VALUE` (the
+        /// value typed by the tool's input schema: `n=3` a number where the schema says so, else
+        /// text). Repeatable; later ones win.
+        #[arg(long, value_name = "JSON|@FILE|KEY=VALUE")]
+        args: Vec<String>,
         /// Print the final result as JSON on stdout (progress and logs go to stderr).
         #[arg(long)]
         json: bool,
@@ -140,6 +142,10 @@ pub struct TargetArgs {
     /// Print every JSON-RPC message on stderr as it goes (`-->` sent, `<--` received).
     #[arg(long)]
     pub wire: bool,
+    /// Where a stdio server's stderr goes: `inherit` (this terminal, the default), `null`, or a
+    /// file (appended to).
+    #[arg(long, value_name = "FILE|inherit|null")]
+    pub server_stderr: Option<String>,
     /// The server command and its arguments (after `--`), spoken to over stdio.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -158,8 +164,127 @@ pub enum EraArg {
 /// A checked target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    Http { url: String, token: Option<String> },
-    Stdio { program: String, args: Vec<String> },
+    Http {
+        url: String,
+        token: Option<String>,
+    },
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        stderr: ServerStderr,
+    },
+}
+
+/// `--server-stderr`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ServerStderr {
+    #[default]
+    Inherit,
+    Null,
+    File(std::path::PathBuf),
+}
+
+/// `--args`, read: the JSON objects merged, and the `KEY=VALUE` pairs, typed once the tool's
+/// schema is known ([`ArgSpec::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArgSpec {
+    pub object: Map<String, Value>,
+    pub pairs: Vec<(String, String)>,
+}
+
+impl ArgSpec {
+    /// Reads each `--args` value: `{...}`, `@FILE` or `KEY=VALUE`.
+    pub fn parse(values: &[String]) -> Result<ArgSpec, String> {
+        let mut spec = ArgSpec::default();
+        for v in values {
+            let t = v.trim_start();
+            if let Some(path) = t.strip_prefix('@') {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("--args @{path}: cannot read it: {e}"))?;
+                let obj = json_object(&format!("--args @{path}"), &text)?;
+                spec.pairs.retain(|(k, _)| !obj.contains_key(k));
+                spec.object.extend(obj);
+            } else if t.starts_with('{') || t.starts_with('[') || !t.contains('=') {
+                if !(t.starts_with('{') || t.starts_with('[')) {
+                    return Err(format!(
+                        "--args {v:?} is neither a JSON object, @FILE nor KEY=VALUE"
+                    ));
+                }
+                let obj = json_object("--args", t)?;
+                spec.pairs.retain(|(k, _)| !obj.contains_key(k));
+                spec.object.extend(obj);
+            } else {
+                let (key, value) = t.split_once('=').expect("checked");
+                if key.is_empty() {
+                    return Err(format!("--args {v:?}: the key before `=` is empty"));
+                }
+                spec.object.remove(key);
+                spec.pairs.retain(|(k, _)| k != key);
+                spec.pairs.push((key.to_owned(), value.to_owned()));
+            }
+        }
+        Ok(spec)
+    }
+
+    /// The arguments, each `KEY=VALUE` typed by the tool's input schema (`properties.KEY.type`):
+    /// a string as written, a number, integer or boolean parsed (a value that does not parse is
+    /// an error naming the key and the type), an array or object as JSON; a key the schema does
+    /// not type is JSON if it parses, else text.
+    pub fn resolve(&self, schema: Option<&Value>) -> Result<Map<String, Value>, String> {
+        let mut out = self.object.clone();
+        for (key, text) in &self.pairs {
+            let prop = schema
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get(key));
+            let types: Vec<&str> = match prop.and_then(|p| p.get("type")) {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            out.insert(key.clone(), typed(key, text, &types)?);
+        }
+        Ok(out)
+    }
+}
+
+fn typed(key: &str, text: &str, types: &[&str]) -> Result<Value, String> {
+    let json = serde_json::from_str::<Value>(text).ok();
+    let fits = |v: &Value, t: &str| match t {
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        _ => false,
+    };
+    if types.is_empty() {
+        return Ok(json.unwrap_or_else(|| Value::String(text.to_owned())));
+    }
+    if let Some(v) = &json
+        && types.iter().any(|t| fits(v, t))
+    {
+        return Ok(v.clone());
+    }
+    if types.contains(&"string") {
+        return Ok(Value::String(text.to_owned()));
+    }
+    Err(format!(
+        "--args {key}={text}: `{key}` takes {} (from the tool's input schema)",
+        types
+            .iter()
+            .map(|t| match *t {
+                "integer" => "an integer",
+                "number" => "a number",
+                "boolean" => "true or false",
+                "array" => "a JSON array",
+                "object" => "a JSON object",
+                "null" => "null",
+                other => other,
+            })
+            .collect::<Vec<_>>()
+            .join(" or ")
+    ))
 }
 
 /// How to reach the server, checked.
@@ -222,7 +347,7 @@ pub enum Command {
     },
     Call {
         tool: String,
-        args: Map<String, Value>,
+        args: ArgSpec,
         json: bool,
         answers: Answers,
         conn: Conn,
@@ -300,7 +425,7 @@ impl Cli {
                 target,
             } => Ok(Command::Call {
                 tool,
-                args: json_object("--args", &args)?,
+                args: ArgSpec::parse(&args)?,
                 json,
                 answers: answers(given)?,
                 conn: target.check()?,
@@ -366,6 +491,12 @@ impl TargetArgs {
                 "no server: give --url URL (Streamable HTTP) or -- CMD [ARGS...] (stdio)".into(),
             ),
             (Some(url), None) => {
+                if self.server_stderr.is_some() {
+                    return Err(
+                        "--server-stderr is for a stdio server (-- CMD); an HTTP server's stderr is not ours"
+                            .into(),
+                    );
+                }
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--url {url:?} is not an http:// or https:// URL"));
                 }
@@ -378,9 +509,16 @@ impl TargetArgs {
                 if self.token.is_some() {
                     return Err("--token is for --url; a stdio server gets no token".into());
                 }
+                let stderr = match self.server_stderr.as_deref() {
+                    None | Some("inherit") => ServerStderr::Inherit,
+                    Some("null") => ServerStderr::Null,
+                    Some("") => return Err("--server-stderr needs FILE, inherit or null".into()),
+                    Some(file) => ServerStderr::File(file.into()),
+                };
                 Ok(Target::Stdio {
                     program: program.clone(),
                     args: args.to_vec(),
+                    stderr,
                 })
             }
         }
@@ -473,7 +611,8 @@ mod tests {
                     shown: Shown::default(),
                     target: Target::Stdio {
                         program: "server".into(),
-                        args: vec!["--flag".into(), "x".into()]
+                        args: vec!["--flag".into(), "x".into()],
+                        stderr: ServerStderr::Inherit,
                     }
                 }
             })
@@ -533,7 +672,7 @@ mod tests {
         };
         assert_eq!(tool, "confirm_delete");
         assert!(json);
-        assert_eq!(Value::Object(args), json!({"path": "/tmp/x"}));
+        assert_eq!(Value::Object(args.object), json!({"path": "/tmp/x"}));
         assert!(answers.given);
         assert_eq!(Value::Object(answers.fields), json!({"confirm": true}));
         assert_eq!(answers.sampling.as_deref(), Some("hi"));
@@ -612,6 +751,90 @@ mod tests {
                 .unwrap_err()
                 .contains("<ID>")
         );
+    }
+
+    #[test]
+    fn args_as_pairs_typed_by_the_schema_and_files() {
+        let schema = json!({"properties": {
+            "n": {"type": "integer"}, "x": {"type": "number"}, "ok": {"type": "boolean"},
+            "s": {"type": "string"}, "tags": {"type": "array"}, "maybe": {"type": ["integer", "null"]}
+        }});
+        let spec = ArgSpec::parse(&[
+            r#"{"s": "from json", "n": 1}"#.into(),
+            "n=3".into(),
+            "x=2.5".into(),
+            "ok=true".into(),
+            "s=42".into(),
+            "tags=[\"a\"]".into(),
+            "maybe=null".into(),
+            "free=7".into(),
+            "word=hello".into(),
+            "eq=a=b".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            Value::Object(spec.resolve(Some(&schema)).unwrap()),
+            json!({"n": 3, "x": 2.5, "ok": true, "s": "42", "tags": ["a"], "maybe": null,
+                   "free": 7, "word": "hello", "eq": "a=b"})
+        );
+        let bad = ArgSpec::parse(&["n=three".into()]).unwrap();
+        assert_eq!(
+            bad.resolve(Some(&schema)).unwrap_err(),
+            "--args n=three: `n` takes an integer (from the tool's input schema)"
+        );
+        let bad = ArgSpec::parse(&["ok=yes".into()]).unwrap();
+        assert!(
+            bad.resolve(Some(&schema))
+                .unwrap_err()
+                .contains("takes true or false")
+        );
+        assert!(
+            ArgSpec::parse(&["=1".into()])
+                .unwrap_err()
+                .contains("key before `=` is empty")
+        );
+        assert!(
+            ArgSpec::parse(&["plain".into()])
+                .unwrap_err()
+                .contains("neither a JSON object")
+        );
+        assert!(
+            ArgSpec::parse(&["@/no/such/file.json".into()])
+                .unwrap_err()
+                .starts_with("--args @/no/such/file.json: cannot read it")
+        );
+        let file = std::env::temp_dir().join(format!("mcp-tasks-args-{}.json", std::process::id()));
+        std::fs::write(&file, r#"{"s": "file", "n": 5}"#).unwrap();
+        let spec = ArgSpec::parse(&["n=1".into(), format!("@{}", file.display())]).unwrap();
+        assert_eq!(
+            Value::Object(spec.resolve(None).unwrap()),
+            json!({"s": "file", "n": 5})
+        );
+        std::fs::write(&file, "[1]").unwrap();
+        assert!(
+            ArgSpec::parse(&[format!("@{}", file.display())])
+                .unwrap_err()
+                .contains("must be a JSON object")
+        );
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            parse(&["tools", "--server-stderr", "null", "--url", "http://h"])
+                .unwrap_err()
+                .contains("--server-stderr is for a stdio server")
+        );
+        assert!(matches!(
+            parse(&["tools", "--server-stderr", "/tmp/log", "--", "s"]),
+            Ok(Command::Tools {
+                conn: Conn {
+                    target: Target::Stdio {
+                        stderr: ServerStderr::File(_),
+                        ..
+                    },
+                    ..
+                },
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod form;
 mod ui;
 
 use clap::Parser;
-use cli::{Answers, Command, Conn, EraArg, Target};
+use cli::{Answers, ArgSpec, Command, Conn, EraArg, ServerStderr, Target};
 use mcp_tasks_client::{
     CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
 };
@@ -155,9 +155,37 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
             };
             builder.connect_http(url.clone()).await
         }
-        Target::Stdio { program, args } => {
+        Target::Stdio {
+            program,
+            args,
+            stderr,
+        } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args);
+            match stderr {
+                ServerStderr::Inherit => {}
+                ServerStderr::Null => {
+                    command.stderr(std::process::Stdio::null());
+                }
+                ServerStderr::File(path) => {
+                    let file = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path);
+                    match file {
+                        Ok(f) => {
+                            command.stderr(f);
+                        }
+                        Err(e) => {
+                            eprintln!(
+                                "mcp-tasks: --server-stderr {}: cannot open it: {e}",
+                                path.display()
+                            );
+                            return Err(Outcome::Failure);
+                        }
+                    }
+                }
+            }
             // Its own process group: Ctrl-C at the terminal is ours to handle (by cancelling the
             // task), not a signal that kills the server before it hears `tasks/cancel`.
             command.process_group(0);
@@ -357,13 +385,14 @@ async fn tools(client: &Client, json: bool) -> Outcome {
     Outcome::Success
 }
 
-async fn call(
-    client: &Client,
-    ui: &Arc<Ui>,
-    tool: &str,
-    args: Map<String, Value>,
-    json: bool,
-) -> Outcome {
+async fn call(client: &Client, ui: &Arc<Ui>, tool: &str, args: ArgSpec, json: bool) -> Outcome {
+    let args = match resolve_args(client, tool, &args).await {
+        Ok(a) => a,
+        Err(why) => {
+            eprintln!("mcp-tasks: {why}");
+            return Outcome::Failure;
+        }
+    };
     ui.inline_call(Some(tool));
     let started = client.call_tool(tool, Value::Object(args));
     let call = tokio::select! {
@@ -394,6 +423,27 @@ async fn call(
             finish_task(ui, &task, json).await
         }
     }
+}
+
+/// `--args`: `KEY=VALUE` pairs are typed by the tool's input schema (from `tools/list`, read
+/// only when there are pairs).
+async fn resolve_args(
+    client: &Client,
+    tool: &str,
+    args: &ArgSpec,
+) -> Result<Map<String, Value>, String> {
+    if args.pairs.is_empty() {
+        return args.resolve(None);
+    }
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list (to type --args KEY=VALUE) failed: {e}"))?;
+    let schema = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| &t.input_schema);
+    args.resolve(schema)
 }
 
 /// Follows a task to its end and prints how it ended.
