@@ -285,23 +285,57 @@ fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
     assert!(stderr.contains("could not connect"), "{stderr}");
 }
 
-/// `tools` lists each tool with its task support (legacy era, where it is published), and
+/// `tools` says what `call` will do with each tool: legacy era, `task` where the server runs
+/// calls as tasks and the tool allows one, else `inline`; modern era, `task or inline` (the
+/// server decides per call). Against our server in both eras and server-everything (legacy).
 /// `--json` prints the tools as the server sent them.
 #[test]
-fn tools_lists_task_support() {
+fn tools_lists_what_a_call_will_do() {
     let server = bin("example_server");
+    let line = |stdout: &str, tool: &str| -> String {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{tool} ")))
+            .unwrap_or_else(|| panic!("no {tool} line: {stdout}"))
+            .split_whitespace()
+            .skip(1)
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let (code, stdout, stderr) = headless(&["tools", "--era", "legacy", "--", &server]);
     assert_eq!(code, 0, "{stderr}");
-    let research = stdout
-        .lines()
-        .find(|l| l.starts_with("research "))
-        .unwrap_or_else(|| panic!("no research line: {stdout}"));
-    assert!(research.contains("required"), "{research}");
-    let countdown = stdout
-        .lines()
-        .find(|l| l.starts_with("countdown "))
-        .expect("countdown");
-    assert!(countdown.contains("optional"), "{countdown}");
+    assert!(stdout.starts_with("TOOL "), "{stdout}");
+    assert!(line(&stdout, "research").starts_with("task "), "{stdout}");
+    assert!(line(&stdout, "countdown").starts_with("task "), "{stdout}");
+    assert!(line(&stdout, "greet").starts_with("inline "), "{stdout}");
+    let (code, stdout, stderr) = headless(&["tools", "--era", "modern", "--", &server]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(line(&stdout, "greet"), "task or inline", "{stdout}");
+    assert!(stderr.contains("the server decides per call"), "{stderr}");
+
+    mcp_tasks_tests::peers::install_peers("node");
+    let index = mcp_tasks_tests::workspace_root().join(
+        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = mcp_tasks_tests::peers::node();
+    let index = index.display().to_string();
+    let (code, stdout, stderr) = headless(&[
+        "tools",
+        "--server-stderr",
+        "null",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        line(&stdout, "simulate-research-query").starts_with("task "),
+        "{stdout}"
+    );
+    assert!(line(&stdout, "echo").starts_with("inline "), "{stdout}");
+
     let (code, stdout, _) = headless(&["tools", "--json", "--era", "legacy", "--", &server]);
     assert_eq!(code, 0);
     let json: Value = serde_json::from_str(&stdout).expect("JSON");

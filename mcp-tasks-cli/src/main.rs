@@ -19,7 +19,8 @@ mod ui;
 use clap::Parser;
 use cli::{Answers, ArgSpec, Command, Conn, EraArg, ServerStderr, Target};
 use mcp_tasks_client::{
-    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
+    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus,
+    TaskSupport, ToolCall,
 };
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -361,28 +362,44 @@ async fn tools(client: &Client, json: bool) -> Outcome {
         return Outcome::Success;
     }
     let modern = client.era().is_modern();
+    let tasks = client.server().supports_tasks;
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  {:9}  DESCRIPTION", "TOOL", "TASKS");
+    println!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
     for t in &tools {
-        let support = match t.task_support {
-            Some(s) => s.as_str(),
-            None if modern => "server",
-            None => "forbidden",
-        };
+        let support = runs_as(modern, tasks, t.task_support);
         let description = t
             .description
             .as_deref()
             .and_then(|d| d.lines().next())
             .unwrap_or("");
-        println!("{:width$}  {support:9}  {description}", t.name);
+        println!("{:width$}  {support:14}  {description}", t.name);
     }
-    if modern {
+    if modern && tasks {
         eprintln!(
             "(protocol {}: the server decides per call which tools run as tasks)",
             client.protocol_version()
         );
+    } else if !tasks {
+        eprintln!(
+            "(protocol {}: the server runs no tool calls as tasks)",
+            client.protocol_version()
+        );
     }
     Outcome::Success
+}
+
+/// What `call` will do with a tool: `task`, `inline`, or `task or inline` (the server decides).
+/// Legacy: the client asks for a task when the server runs `tools/call` as tasks and the tool
+/// allows one; without that capability every call is inline, whatever the tool says (one that
+/// requires a task then cannot be called: `no (needs a task)`). Modern: the server decides.
+fn runs_as(modern: bool, server_tasks: bool, support: Option<TaskSupport>) -> &'static str {
+    match (modern, server_tasks, support) {
+        (true, true, _) => "task or inline",
+        (true, false, _) => "inline",
+        (false, true, Some(TaskSupport::Optional | TaskSupport::Required)) => "task",
+        (false, false, Some(TaskSupport::Required)) => "no (needs task)",
+        (false, _, _) => "inline",
+    }
 }
 
 async fn call(client: &Client, ui: &Arc<Ui>, tool: &str, args: ArgSpec, json: bool) -> Outcome {
@@ -603,6 +620,19 @@ fn render(block: &Content) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tools_column_says_what_a_call_will_do() {
+        use TaskSupport::*;
+        assert_eq!(runs_as(true, true, None), "task or inline");
+        assert_eq!(runs_as(true, false, None), "inline");
+        assert_eq!(runs_as(false, true, Some(Required)), "task");
+        assert_eq!(runs_as(false, true, Some(Optional)), "task");
+        assert_eq!(runs_as(false, true, Some(Forbidden)), "inline");
+        assert_eq!(runs_as(false, true, None), "inline");
+        assert_eq!(runs_as(false, false, Some(Optional)), "inline");
+        assert_eq!(runs_as(false, false, Some(Required)), "no (needs task)");
+    }
 
     #[test]
     fn exit_codes() {

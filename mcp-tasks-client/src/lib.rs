@@ -119,6 +119,7 @@ pub use handler::{
     RootsRequest, SamplingRequest, SamplingResponse,
 };
 pub use mcp_tasks_runtime::Era;
+pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
