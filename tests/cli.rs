@@ -929,3 +929,47 @@ fn args_as_pairs_and_files_and_server_stderr() {
     assert!(logged.contains("noisy-server"), "{logged}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One owner of the terminal line at a time: the progress line is cleared before a question is
+/// asked (no frozen spinner frame is left above the prompt), nothing is written into the open
+/// prompt while it waits, and the progress line comes back after the answer.
+#[test]
+fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it() {
+    let server = bin("example_server");
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--",
+        &server,
+    ]);
+    let shown = p.expect("›").expect("the field's prompt");
+    let before = String::from_utf8_lossy(shown.before()).into_owned();
+    let last_frame = ["planning", "input required", "working"]
+        .iter()
+        .filter_map(|t| before.rfind(t))
+        .max()
+        .unwrap_or_else(|| panic!("no progress line before the prompt: {before:?}"));
+    assert!(
+        before[last_frame..].contains("\x1b[2K"),
+        "the last progress frame is left on screen above the prompt: {:?}",
+        &before[last_frame..]
+    );
+    p.set_expect_timeout(Some(Duration::from_millis(1500)));
+    match p.expect(Regex("[^\\s]")) {
+        Err(expectrl::Error::ExpectTimeout) => {}
+        Ok(found) => panic!(
+            "written into the open prompt: {:?}",
+            String::from_utf8_lossy(found.get(0).unwrap_or_default())
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    p.set_expect_timeout(Some(Duration::from_secs(20)));
+    p.send_line("2").expect("type");
+    p.expect("Reply as the model").expect("the sampling prompt");
+    p.send_line("Moon.").expect("type");
+    p.expect("Moon.").expect("the result");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 0);
+}

@@ -42,6 +42,11 @@ pub struct Ui {
     inline: Mutex<Option<String>>,
     /// The last inline progress text shown (headless: one line per change).
     last_progress: Mutex<String>,
+    /// stderr is a terminal: a live progress line, else one line per change.
+    term: bool,
+    /// While a prompt owns the terminal: the lines to show once it is closed (nothing is
+    /// printed into an open prompt; the progress line is cleared, not left frozen above it).
+    held: Mutex<Option<Vec<String>>>,
 }
 
 /// `--quiet`, `--verbose`, `--wire`.
@@ -78,7 +83,26 @@ impl Ui {
             shown,
             inline: Mutex::new(None),
             last_progress: Mutex::new(String::new()),
+            term: std::io::stderr().is_terminal(),
+            held: Mutex::new(None),
         })
+    }
+
+    /// The progress line: a spinner on stderr (hidden when stderr is no terminal, or while a
+    /// prompt is open).
+    fn new_bar(&self) -> ProgressBar {
+        let prompting = self.held.lock().expect("held lock").is_some();
+        let target = if prompting {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(spinner_style());
+        if !prompting {
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        bar
     }
 
     /// A line that `--quiet` leaves out.
@@ -149,8 +173,8 @@ impl Ui {
             && !self.shown.quiet
         {
             let mut slot = self.bar.lock().expect("bar lock");
-            let bar = slot.get_or_insert_with(new_bar);
-            if !bar.is_hidden() {
+            let bar = slot.get_or_insert_with(|| self.new_bar());
+            if self.term {
                 bar.set_message(format!("{tool}: calling"));
             }
         }
@@ -158,8 +182,8 @@ impl Ui {
 
     fn inline_progress(&self, text: String) {
         let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(new_bar);
-        if bar.is_hidden() {
+        let bar = slot.get_or_insert_with(|| self.new_bar());
+        if !self.term {
             drop(slot);
             let mut last = self.last_progress.lock().expect("progress lock");
             if *last != text {
@@ -214,6 +238,10 @@ impl Ui {
 
     /// A line for the user (stderr), above the progress line if there is one.
     pub fn say(&self, line: &str) {
+        if let Some(held) = self.held.lock().expect("held lock").as_mut() {
+            held.push(line.to_owned());
+            return;
+        }
         match self.bar.lock().expect("bar lock").as_ref() {
             Some(bar) if !bar.is_hidden() => bar.println(line),
             _ => eprintln!("{line}"),
@@ -226,13 +254,13 @@ impl Ui {
             return;
         }
         let text = describe(s);
-        let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(new_bar);
-        if bar.is_hidden() {
-            drop(slot);
+        if !self.term {
             eprintln!("task {}: {text}", s.task_id);
             return;
         }
+        // While a prompt is open the line is hidden: it takes the change silently.
+        let mut slot = self.bar.lock().expect("bar lock");
+        let bar = slot.get_or_insert_with(|| self.new_bar());
         match s
             .progress
             .as_ref()
@@ -269,17 +297,29 @@ impl Ui {
         f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
     ) -> std::io::Result<T> {
         let _turn = self.asking.lock().await;
+        // One owner of the terminal at a time: hold other lines, hide and clear the progress
+        // line (a hidden target alone leaves its last frame on screen), then ask.
+        *self.held.lock().expect("held lock") = Some(Vec::new());
         let bar = self.bar.lock().expect("bar lock").clone();
         if let Some(bar) = &bar {
             bar.disable_steady_tick();
             bar.set_draw_target(ProgressDrawTarget::hidden());
+            if self.term {
+                let _ = Term::stderr().clear_line();
+            }
         }
         let out = tokio::task::spawn_blocking(f)
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let held = self.held.lock().expect("held lock").take();
+        // The line as it is now (it may have been made while the prompt was open).
+        let bar = self.bar.lock().expect("bar lock").clone();
         if let Some(bar) = &bar {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        for line in held.unwrap_or_default() {
+            self.say(&line);
         }
         if out.as_ref().is_err_and(is_interrupt) {
             self.stop(Stop::Interrupted);
@@ -297,14 +337,6 @@ fn is_interrupt(e: &std::io::Error) -> bool {
 /// future once it sees the task end.
 async fn left_unanswered<T>() -> T {
     std::future::pending().await
-}
-
-/// The progress line: a spinner on stderr (hidden when stderr is no terminal).
-fn new_bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(spinner_style());
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
 }
 
 /// `server warning (db): disk almost full` for a `notifications/message`.
