@@ -21,7 +21,10 @@ fn cli_bin() -> PathBuf {
 /// `mcp-tasks <args>` in a pseudo-terminal of 100x30, with a 20 s expect timeout.
 fn spawn_pty(args: &[&str]) -> Session {
     let mut cmd = Command::new(cli_bin());
-    cmd.args(args).env("NO_COLOR", "1").env("RUST_LOG", "warn");
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "warn")
+        .env("MCP_TASKS_CACHE_DIR", cache_dir());
     let mut session = Session::spawn(cmd).expect("spawn mcp-tasks in a pty");
     session
         .get_process_mut()
@@ -37,6 +40,12 @@ fn exit_code(session: &Session) -> i32 {
         WaitStatus::Exited(_, code) => code,
         other => panic!("mcp-tasks did not exit normally: {other:?}"),
     }
+}
+
+/// Where the command keeps the era it found per server: one directory per test process, so
+/// runs of the suite do not share it.
+fn cache_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-tasks-cli-cache-{}", std::process::id()))
 }
 
 fn bin(name: &str) -> String {
@@ -146,6 +155,7 @@ fn headless(args: &[&str]) -> (i32, String, String) {
     let mut child = Command::new(cli_bin())
         .args(args)
         .env("RUST_LOG", "warn")
+        .env("MCP_TASKS_CACHE_DIR", cache_dir())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -972,4 +982,51 @@ fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it()
     p.expect("Moon.").expect("the result");
     p.expect(Eof).expect("mcp-tasks exits");
     assert_eq!(exit_code(&p), 0);
+}
+
+/// The era probe (`server/discover`) makes a legacy-only server (Python `mcp`) print a long
+/// validation error on its stderr. `--era auto` remembers the era each server was found to speak
+/// (`eras.json` in the cache directory), so the probe is sent once per server, not on every
+/// command; a remembered era that stops working is forgotten and the probe runs again.
+#[test]
+fn the_era_probe_runs_once_per_server() {
+    mcp_tasks_tests::peers::install_peers("python");
+    let python = mcp_tasks_tests::peers::venv_python().display().to_string();
+    let script = mcp_tasks_tests::workspace_root()
+        .join("tests/peers/tasks_server.py")
+        .display()
+        .to_string();
+    let cache = cache_dir().join("eras.json");
+    let _ = std::fs::remove_file(&cache);
+    let (code, stdout, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.is_empty());
+    assert!(
+        stderr.contains("server/discover"),
+        "the first command probes: {stderr}"
+    );
+    let remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+    let key = serde_json::json!([python, script]).to_string();
+    assert_eq!(remembered[&key], "legacy", "{remembered}");
+    let (code, stdout2, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout2, stdout);
+    assert!(
+        !stderr.contains("server/discover") && !stderr.contains("validation error"),
+        "no probe the second time: {stderr}"
+    );
+    // A remembered era that no longer fits (the server was replaced, say): probed again.
+    let key = serde_json::json!([python, script]).to_string();
+    std::fs::write(
+        &cache,
+        serde_json::json!({ key.clone(): "modern" }).to_string(),
+    )
+    .unwrap();
+    let (code, stdout3, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout3, stdout);
+    let remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+    assert_eq!(remembered[&key], "legacy", "{remembered}");
 }

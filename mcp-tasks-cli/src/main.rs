@@ -122,17 +122,64 @@ async fn run(command: Command) -> Outcome {
     outcome
 }
 
+/// Connects. With `--era auto`, a server whose era an earlier command found is spoken to in that
+/// era at once (see [`EraCache`]): the `server/discover` probe, which some legacy-only servers
+/// answer with a long validation error on their stderr, is sent once per server, not on every
+/// command. A pinned era that no longer works is forgotten and the probe runs again.
 async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
+    let cache = EraCache::open();
+    let key = cache_key(&conn.target);
+    let pinned = match conn.era {
+        EraArg::Auto => cache.get(&key),
+        EraArg::Legacy => Some(EraChoice::Legacy),
+        EraArg::Modern => Some(EraChoice::Modern),
+    };
+    let mut connected = connect_as(conn, ui, &answers, pinned.unwrap_or(EraChoice::Auto)).await;
+    if conn.era == EraArg::Auto && pinned.is_some() {
+        match &connected {
+            Ok(Ok(_)) => {}
+            _ => {
+                // The server changed: probe again.
+                cache.forget(&key);
+                connected = connect_as(conn, ui, &answers, EraChoice::Auto).await;
+            }
+        }
+    }
+    match connected {
+        Ok(Ok(client)) => {
+            if conn.era == EraArg::Auto {
+                cache.remember(
+                    &key,
+                    if client.era().is_modern() {
+                        EraChoice::Modern
+                    } else {
+                        EraChoice::Legacy
+                    },
+                );
+            }
+            Ok(client)
+        }
+        Ok(Err(e)) => {
+            eprintln!("mcp-tasks: could not connect: {e}{}", timeout_hint(&e));
+            Err(Outcome::Failure)
+        }
+        Err(outcome) => Err(outcome),
+    }
+}
+
+/// One connection attempt in `era`; the outer `Err` is a usage mistake already reported.
+async fn connect_as(
+    conn: &Conn,
+    ui: &Arc<Ui>,
+    answers: &Answers,
+    era: EraChoice,
+) -> Result<Result<Client, Error>, Outcome> {
     let builder = Client::builder()
         .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
-        .era(match conn.era {
-            EraArg::Auto => EraChoice::Auto,
-            EraArg::Legacy => EraChoice::Legacy,
-            EraArg::Modern => EraChoice::Modern,
-        })
+        .era(era)
         .handler(CliHandler {
             ui: ui.clone(),
-            answers: Arc::new(answers),
+            answers: Arc::new(answers.clone()),
         })
         .on_wire({
             let ui = ui.clone();
@@ -148,7 +195,7 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
         Some(t) => builder.request_timeout(t.0),
         None => builder,
     };
-    let connected = match &conn.target {
+    Ok(match &conn.target {
         Target::Http { url, token } => {
             let builder = match token {
                 Some(t) => builder.bearer_token(t.clone()),
@@ -192,11 +239,89 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
             command.process_group(0);
             builder.connect_stdio(command).await
         }
-    };
-    connected.map_err(|e| {
-        eprintln!("mcp-tasks: could not connect: {e}{}", timeout_hint(&e));
-        Outcome::Failure
     })
+}
+
+/// The server a command speaks to, as a key of [`EraCache`]: the URL, or the command line.
+fn cache_key(target: &Target) -> String {
+    match target {
+        Target::Http { url, .. } => url.clone(),
+        Target::Stdio { program, args, .. } => {
+            let mut all = vec![program.clone()];
+            all.extend(args.iter().cloned());
+            Value::from(all).to_string()
+        }
+    }
+}
+
+/// The era each server (by [`cache_key`]) was last found to speak: `eras.json` in
+/// `$MCP_TASKS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-tasks`, else `~/.cache/mcp-tasks`. Best
+/// effort: a cache that cannot be read or written is no cache.
+struct EraCache {
+    path: Option<std::path::PathBuf>,
+}
+
+impl EraCache {
+    fn open() -> EraCache {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let dir = env("MCP_TASKS_CACHE_DIR")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                env("XDG_CACHE_HOME").map(|d| std::path::PathBuf::from(d).join("mcp-tasks"))
+            })
+            .or_else(|| env("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/mcp-tasks")));
+        EraCache {
+            path: dir.map(|d| d.join("eras.json")),
+        }
+    }
+
+    fn read(&self) -> Map<String, Value> {
+        self.path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str::<Map<String, Value>>(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn write(&self, map: &Map<String, Value>) {
+        if let Some(p) = &self.path {
+            if let Some(dir) = p.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let tmp = p.with_extension(format!("json.{}", std::process::id()));
+            if std::fs::write(&tmp, Value::Object(map.clone()).to_string()).is_ok() {
+                let _ = std::fs::rename(&tmp, p);
+            }
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<EraChoice> {
+        match self.read().get(key).and_then(Value::as_str) {
+            Some("legacy") => Some(EraChoice::Legacy),
+            Some("modern") => Some(EraChoice::Modern),
+            _ => None,
+        }
+    }
+
+    fn remember(&self, key: &str, era: EraChoice) {
+        let name = if era == EraChoice::Modern {
+            "modern"
+        } else {
+            "legacy"
+        };
+        let mut map = self.read();
+        if map.get(key).and_then(Value::as_str) != Some(name) {
+            map.insert(key.to_owned(), Value::from(name));
+            self.write(&map);
+        }
+    }
+
+    fn forget(&self, key: &str) {
+        let mut map = self.read();
+        if map.remove(key).is_some() {
+            self.write(&map);
+        }
+    }
 }
 
 /// How a command that stopped early ends (the task, if any, already cancelled).
