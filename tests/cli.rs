@@ -21,7 +21,10 @@ fn cli_bin() -> PathBuf {
 /// `mcp-tasks <args>` in a pseudo-terminal of 100x30, with a 20 s expect timeout.
 fn spawn_pty(args: &[&str]) -> Session {
     let mut cmd = Command::new(cli_bin());
-    cmd.args(args).env("NO_COLOR", "1").env("RUST_LOG", "warn");
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "warn")
+        .env("MCP_TASKS_CACHE_DIR", cache_dir());
     let mut session = Session::spawn(cmd).expect("spawn mcp-tasks in a pty");
     session
         .get_process_mut()
@@ -37,6 +40,12 @@ fn exit_code(session: &Session) -> i32 {
         WaitStatus::Exited(_, code) => code,
         other => panic!("mcp-tasks did not exit normally: {other:?}"),
     }
+}
+
+/// Where the command keeps the era it found per server: one directory per test process, so
+/// runs of the suite do not share it.
+fn cache_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mcp-tasks-cli-cache-{}", std::process::id()))
 }
 
 fn bin(name: &str) -> String {
@@ -146,6 +155,7 @@ fn headless(args: &[&str]) -> (i32, String, String) {
     let mut child = Command::new(cli_bin())
         .args(args)
         .env("RUST_LOG", "warn")
+        .env("MCP_TASKS_CACHE_DIR", cache_dir())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -285,23 +295,57 @@ fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
     assert!(stderr.contains("could not connect"), "{stderr}");
 }
 
-/// `tools` lists each tool with its task support (legacy era, where it is published), and
+/// `tools` says what `call` will do with each tool: legacy era, `task` where the server runs
+/// calls as tasks and the tool allows one, else `inline`; modern era, `task or inline` (the
+/// server decides per call). Against our server in both eras and server-everything (legacy).
 /// `--json` prints the tools as the server sent them.
 #[test]
-fn tools_lists_task_support() {
+fn tools_lists_what_a_call_will_do() {
     let server = bin("example_server");
+    let line = |stdout: &str, tool: &str| -> String {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{tool} ")))
+            .unwrap_or_else(|| panic!("no {tool} line: {stdout}"))
+            .split_whitespace()
+            .skip(1)
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let (code, stdout, stderr) = headless(&["tools", "--era", "legacy", "--", &server]);
     assert_eq!(code, 0, "{stderr}");
-    let research = stdout
-        .lines()
-        .find(|l| l.starts_with("research "))
-        .unwrap_or_else(|| panic!("no research line: {stdout}"));
-    assert!(research.contains("required"), "{research}");
-    let countdown = stdout
-        .lines()
-        .find(|l| l.starts_with("countdown "))
-        .expect("countdown");
-    assert!(countdown.contains("optional"), "{countdown}");
+    assert!(stdout.starts_with("TOOL "), "{stdout}");
+    assert!(line(&stdout, "research").starts_with("task "), "{stdout}");
+    assert!(line(&stdout, "countdown").starts_with("task "), "{stdout}");
+    assert!(line(&stdout, "greet").starts_with("inline "), "{stdout}");
+    let (code, stdout, stderr) = headless(&["tools", "--era", "modern", "--", &server]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(line(&stdout, "greet"), "task or inline", "{stdout}");
+    assert!(stderr.contains("the server decides per call"), "{stderr}");
+
+    mcp_tasks_tests::peers::install_peers("node");
+    let index = mcp_tasks_tests::workspace_root().join(
+        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = mcp_tasks_tests::peers::node();
+    let index = index.display().to_string();
+    let (code, stdout, stderr) = headless(&[
+        "tools",
+        "--server-stderr",
+        "null",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        line(&stdout, "simulate-research-query").starts_with("task "),
+        "{stdout}"
+    );
+    assert!(line(&stdout, "echo").starts_with("inline "), "{stdout}");
+
     let (code, stdout, _) = headless(&["tools", "--json", "--era", "legacy", "--", &server]);
     assert_eq!(code, 0);
     let json: Value = serde_json::from_str(&stdout).expect("JSON");
@@ -312,4 +356,677 @@ fn tools_lists_task_support() {
         .find(|t| t["name"] == "research")
         .expect("research");
     assert_eq!(research["execution"]["taskSupport"], "required");
+}
+
+/// An `--answers` value that does not fit the question (a wrong type, out of range, not one of an
+/// enum's values) is a usage error: exit 2, a message naming the field and what it takes, and no
+/// answer sent (the tool never sees a "declined" and says nothing on stdout). A task is cancelled
+/// rather than left waiting. Task and inline questions, both eras.
+#[test]
+fn answers_that_do_not_fit_the_question_exit_2_naming_the_field() {
+    let server = bin("example_server");
+    let conformance = bin("conformance_server");
+    for era in ["modern", "legacy"] {
+        for (answers, said) in [
+            (
+                r#"{"sources": "many", "@sampling": "x"}"#,
+                "\"many\" is not a whole number",
+            ),
+            (r#"{"sources": -3}"#, "must be at least 0"),
+        ] {
+            let (code, stdout, stderr) = headless(&[
+                "call",
+                "research",
+                "--era",
+                era,
+                "--args",
+                r#"{"topic":"tides"}"#,
+                "--answers",
+                answers,
+                "--",
+                &server,
+            ]);
+            assert_eq!(code, 2, "{era} {answers}: {stdout}\n{stderr}");
+            assert!(stderr.contains("--answers \"sources\""), "{stderr}");
+            assert!(stderr.contains(said), "{stderr}");
+            assert!(stderr.contains("takes a whole number"), "{stderr}");
+            assert!(!stderr.contains("declined"), "{stderr}");
+            assert!(stdout.is_empty(), "{stdout}");
+        }
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "test_elicitation_sep1330_enums",
+            "--era",
+            era,
+            "--answers",
+            r#"{"untitledSingle": "option9"}"#,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(
+                "--answers \"untitledSingle\": \"option9\" is not one of option1, option2, option3"
+            ),
+            "{stderr}"
+        );
+        assert!(!stdout.contains("action="), "{stdout}");
+    }
+}
+
+/// Starts `mcp-tasks call <args>` headless, reads its stderr until it names the task it started,
+/// kills it (kill -9: no `tasks/cancel`, the task is orphaned) and returns the task's id.
+fn orphan_a_task(args: &[&str]) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(cli_bin())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mcp-tasks");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let id = loop {
+        let line = lines
+            .next()
+            .expect("mcp-tasks names its task before it ends")
+            .expect("stderr");
+        if let Some(rest) = line.strip_prefix("task ")
+            && let Some((id, _)) = rest.split_once(" started; ")
+        {
+            break id.to_owned();
+        }
+    };
+    child.kill().expect("kill mcp-tasks");
+    let _ = child.wait();
+    id
+}
+
+/// Task management by id against a running server (Streamable HTTP, modern era: tasks belong to
+/// the caller, not to one connection): `task get` shows an orphaned task, `task cancel` cancels
+/// it, `task watch` follows one to its end and answers its question and its sampling request from
+/// `--answers` (the command that started it was killed at the question, in a terminal). An
+/// unknown id is exit 2 with a plain message; `tasks list` is exit 2 in the modern era (the
+/// extension has none) and lists in the legacy era where the server offers it (stdio).
+#[test]
+fn task_get_cancel_watch_and_list_by_id() {
+    let http = HttpServer::start_bin("example_server", &[]);
+    let url = http.url.as_str();
+
+    // get, then cancel, an orphaned countdown.
+    let id = orphan_a_task(&[
+        "call",
+        "countdown",
+        "--args",
+        r#"{"seconds":60}"#,
+        "--url",
+        url,
+    ]);
+    let (code, stdout, stderr) = headless(&["task", "get", &id, "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with(&format!("{id}  working")), "{stdout}");
+    let (code, stdout, stderr) = headless(&["task", "cancel", &id, "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), format!("{id}  cancel requested"));
+    let (code, stdout, stderr) = headless(&["task", "get", &id, "--json", "--url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    let task: Value = serde_json::from_str(&stdout).expect("the task as JSON");
+    assert_eq!(task["status"], "cancelled", "{stdout}");
+
+    // watch a task whose command died at its question.
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--url",
+        url,
+    ]);
+    let found = p
+        .expect(Regex(r"task (\S+) started"))
+        .expect("the task's id");
+    let id = String::from_utf8_lossy(found.get(1).expect("the id")).into_owned();
+    p.expect("How many sources").expect("the question");
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--json",
+        "--answers",
+        r#"{"sources": 2, "@sampling": "Tides follow the moon."}"#,
+        "--url",
+        url,
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let result: Value = serde_json::from_str(&stdout).expect("the result as JSON");
+    assert_eq!(
+        result["structuredContent"],
+        serde_json::json!({"topic": "tides", "sources": 2, "summary": "Tides follow the moon."}),
+    );
+    let (code, stdout, _) = headless(&["task", "get", &id, "--url", url]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with(&format!("{id}  completed")), "{stdout}");
+
+    // An unknown id, in either command.
+    for cmd in ["get", "cancel", "watch"] {
+        let (code, _, stderr) = headless(&["task", cmd, "no-such-task", "--url", url]);
+        assert_eq!(code, 2, "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("the server knows no task \"no-such-task\""),
+            "{cmd}: {stderr}"
+        );
+    }
+
+    // tasks list: none in the modern era; the legacy era's where the server offers it.
+    let (code, _, stderr) = headless(&["tasks", "list", "--url", url]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("which has no tasks/list"), "{stderr}");
+    let server = bin("example_server");
+    let (code, stdout, stderr) =
+        headless(&["tasks", "list", "--json", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 0, "{stderr}");
+    let list: Value = serde_json::from_str(&stdout).expect("the list as JSON");
+    assert_eq!(list, serde_json::json!({"tasks": []}));
+    let (code, _, stderr) = headless(&["tasks", "list", "--era", "legacy", "--url", url]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("does not offer tasks/list"), "{stderr}");
+    let (code, _, stderr) = headless(&["task", "get", "x", "--era", "legacy", "--", &server]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the server knows no task \"x\""),
+        "{stderr}"
+    );
+}
+
+/// A server that never answers does not hang the command: a process that reads everything and
+/// writes nothing fails at start-up after `--timeout`, a tool that never answers (`sleep` with no
+/// progress) fails its `tools/call` after `--timeout` in both eras, and `--task-timeout` bounds a
+/// task's total time (the task is cancelled); each exits 2 saying what ran out.
+#[test]
+fn timeouts_end_a_silent_server_with_exit_2() {
+    let server = bin("example_server");
+    cli_bin(); // built before the clock starts
+    let started = Instant::now();
+    let (code, _, stderr) = headless(&[
+        "tools",
+        "--timeout",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        "cat >/dev/null",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("could not connect: no answer to initialize within 1 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--timeout DURATION waits longer"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    for era in ["modern", "legacy"] {
+        let started = Instant::now();
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "sleep",
+            "--era",
+            era,
+            "--args",
+            r#"{"ms": 60000}"#,
+            "--timeout",
+            "1s",
+            "--",
+            &server,
+        ]);
+        assert_eq!(code, 2, "{era}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("no answer to tools/call within 1 s"),
+            "{era}: {stderr}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{era}: {:?}",
+            started.elapsed()
+        );
+    }
+    let (code, _, stderr) = headless(&[
+        "call",
+        "countdown",
+        "--args",
+        r#"{"seconds": 60}"#,
+        "--task-timeout",
+        "2s",
+        "--",
+        &server,
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--task-timeout ran out: cancelling task"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    assert!(
+        stderr.contains("the call did not end within 2s (--task-timeout)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = headless(&["tools", "--timeout", "soon", "--", &server]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a duration"), "{stderr}");
+}
+
+/// server-everything's `trigger-elicitation-request` (a form of 13 fields, `name` first and
+/// `birthdate` sixth): the fields are taken in the schema's order, not alphabetically (a parsed
+/// JSON map sorts its keys; the order comes from the message's text). Shown headless by the
+/// `--answers` hint, and on a terminal by the first field asked.
+#[test]
+fn form_fields_are_asked_in_the_schema_order() {
+    mcp_tasks_tests::peers::install_peers("node");
+    let index = mcp_tasks_tests::workspace_root().join(
+        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let node = mcp_tasks_tests::peers::node();
+    let index = index.display().to_string();
+    let (_, _, stderr) = headless(&[
+        "call",
+        "trigger-elicitation-request",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    let hint = stderr
+        .lines()
+        .find_map(|l| l.split_once("answer with --answers '"))
+        .map(|(_, h)| h)
+        .unwrap_or_else(|| panic!("no --answers hint: {stderr}"));
+    let keys: Vec<&str> = hint
+        .split("\":")
+        .filter_map(|part| part.rsplit('"').next())
+        .take(6)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "check",
+            "firstLine",
+            "email",
+            "homepage",
+            "birthdate"
+        ],
+        "{hint}"
+    );
+    let mut p = spawn_pty(&[
+        "call",
+        "trigger-elicitation-request",
+        "--",
+        &node,
+        &index,
+        "stdio",
+    ]);
+    p.expect("Please provide inputs").expect("the question");
+    let first = p
+        .expect(Regex(r"String with date format|String \(|Boolean"))
+        .expect("a field's prompt");
+    assert_eq!(
+        String::from_utf8_lossy(first.get(0).expect("match")),
+        "String (",
+        "the first field asked is `name` (titled \"String\")"
+    );
+    p.send(ControlCode::EndOfText).expect("Ctrl-C");
+    p.expect(Eof).expect("mcp-tasks exits");
+}
+
+/// Esc declines a text or number question and a sampling request at the prompt, as the prompt
+/// says, without cancelling the task: the tool hears "declined" and ends its own way (exit 1).
+/// An empty reply declines a sampling request too.
+#[test]
+fn pty_esc_declines_a_number_question_and_a_sampling_request() {
+    let server = bin("example_server");
+    for era in ["modern", "legacy"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "research",
+            "--era",
+            era,
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--",
+            &server,
+        ]);
+        p.expect("How many sources").expect("the question");
+        p.expect("sources").expect("the field's prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send("\x1b").expect("Esc");
+        p.expect("declined").expect("the question is declined");
+        p.expect("the user called the research off")
+            .expect("the tool heard the decline");
+        p.expect(Eof).expect("mcp-tasks exits");
+        assert_eq!(exit_code(&p), 1, "{era}");
+    }
+    // Legacy: a declined sampling request is an error the tool sees.
+    for reply in ["\x1b", "\r"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "research",
+            "--era",
+            "legacy",
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--",
+            &server,
+        ]);
+        p.expect("sources").expect("the field's prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send_line("3").expect("type");
+        p.expect("Reply as the model").expect("the sampling prompt");
+        p.expect("›").expect("the prompt waits");
+        p.send(reply).expect("Esc or Enter");
+        p.expect("declined")
+            .expect("the sampling request is declined");
+        p.expect(Eof).expect("mcp-tasks exits");
+        assert_eq!(exit_code(&p), 1, "{reply:?}");
+    }
+}
+
+/// What the command shows besides the result, both eras: an inline call's progress (the client
+/// sends a progress token on every call), the server's log messages with `--verbose` (warnings
+/// and worse only without it), every JSON-RPC message with `--wire`, and nothing but questions,
+/// results and errors with `--quiet`.
+#[test]
+fn progress_logs_wire_and_quiet() {
+    let conformance = bin("conformance_server");
+    let server = bin("example_server");
+    for era in ["modern", "legacy"] {
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "test_tool_with_progress",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Tool with progress executed successfully");
+        for line in [
+            "test_tool_with_progress: (0/100)",
+            "test_tool_with_progress: (50/100)",
+            "test_tool_with_progress: (100/100)",
+        ] {
+            assert!(stderr.lines().any(|l| l == line), "{era}: {stderr}");
+        }
+        let logged = [
+            "server info: Tool execution started",
+            "server info: Tool processing data",
+            "server info: Tool execution completed",
+        ];
+        let (code, _, stderr) = headless(&[
+            "call",
+            "test_tool_with_logging",
+            "--verbose",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        for line in logged {
+            assert!(stderr.lines().any(|l| l == line), "{era}: {stderr}");
+        }
+        let (code, _, stderr) = headless(&[
+            "call",
+            "test_tool_with_logging",
+            "--era",
+            era,
+            "--",
+            &conformance,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert!(!stderr.contains("server info"), "{era}: {stderr}");
+
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "greet",
+            "--args",
+            r#"{"name":"Ada"}"#,
+            "--wire",
+            "--era",
+            era,
+            "--",
+            &server,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Hello, Ada!");
+        let sent = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("--> "))
+            .map(|l| serde_json::from_str::<Value>(l).expect("a sent message is JSON"))
+            .find(|m| m["method"] == "tools/call")
+            .unwrap_or_else(|| panic!("{era}: no tools/call on the wire: {stderr}"));
+        assert_eq!(sent["params"]["arguments"]["name"], "Ada");
+        assert!(
+            sent["params"]["_meta"]["progressToken"].is_string(),
+            "{sent}"
+        );
+        assert!(
+            stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("<-- "))
+                .any(|l| l.contains("Hello, Ada!")),
+            "{era}: {stderr}"
+        );
+
+        let (code, stdout, stderr) = headless(&[
+            "call",
+            "research",
+            "--quiet",
+            "--era",
+            era,
+            "--args",
+            r#"{"topic":"tides"}"#,
+            "--answers",
+            r#"{"sources": 2, "@sampling": "Moon."}"#,
+            "--",
+            &server,
+        ]);
+        assert_eq!(code, 0, "{era}: {stderr}");
+        assert!(stdout.contains("Moon."), "{stdout}");
+        assert!(!stderr.contains("task "), "{era}: {stderr}");
+        assert!(
+            stderr.contains("answered from --answers"),
+            "{era}: {stderr}"
+        );
+    }
+}
+
+/// `--args` as `KEY=VALUE` pairs typed by the tool's input schema (a number where it says number,
+/// text where it says string even if it looks like a number), from `@FILE`, and a value that
+/// does not fit its type is exit 2 before the call; `--server-stderr` silences a stdio server's
+/// stderr, or sends it to a file. Both eras.
+#[test]
+fn args_as_pairs_and_files_and_server_stderr() {
+    let server = bin("example_server");
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let file = dir.join("args.json");
+    std::fs::write(&file, r#"{"a": 1, "b": 2}"#).expect("write the args file");
+    let at_file = format!("@{}", file.display());
+    for era in ["modern", "legacy"] {
+        let run = |args: &[&str]| {
+            let mut all = vec!["call"];
+            all.extend_from_slice(args);
+            all.extend(["--era", era, "--", &server]);
+            headless(&all)
+        };
+        let (code, stdout, stderr) = run(&["add", "--args", "a=2", "--args", "b=3.5"]);
+        assert_eq!(
+            (code, stdout.trim()),
+            (0, r#"{"sum":5.5}"#),
+            "{era}: {stderr}"
+        );
+        let (code, stdout, stderr) = run(&["greet", "--args", "name=42"]);
+        assert_eq!((code, stdout.trim()), (0, "Hello, 42!"), "{era}: {stderr}");
+        let (code, stdout, stderr) = run(&["add", "--args", &at_file, "--args", "b=5"]);
+        assert_eq!(
+            (code, stdout.trim()),
+            (0, r#"{"sum":6.0}"#),
+            "{era}: {stderr}"
+        );
+        let (code, stdout, stderr) = run(&["add", "--args", "a=two", "--args", "b=1"]);
+        assert_eq!(code, 2, "{era}: {stdout}");
+        assert!(
+            stderr.contains("--args a=two: `a` takes a number (from the tool's input schema)"),
+            "{era}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = headless(&["call", "add", "--args", "@/no/such.json", "--", &server]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--args @/no/such.json: cannot read it"),
+        "{stderr}"
+    );
+
+    let noisy = format!("echo noisy-server >&2; exec {server}");
+    let (code, _, stderr) = headless(&[
+        "call", "greet", "--args", "name=x", "--", "sh", "-c", &noisy,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("noisy-server"),
+        "inherited by default: {stderr}"
+    );
+    let (code, stdout, stderr) = headless(&[
+        "call",
+        "greet",
+        "--args",
+        "name=x",
+        "--server-stderr",
+        "null",
+        "--",
+        "sh",
+        "-c",
+        &noisy,
+    ]);
+    assert_eq!((code, stdout.trim()), (0, "Hello, x!"), "{stderr}");
+    assert!(!stderr.contains("noisy-server"), "{stderr}");
+    let log = dir.join("server.log");
+    let log_arg = log.display().to_string();
+    let (code, _, stderr) = headless(&[
+        "call",
+        "greet",
+        "--args",
+        "name=x",
+        "--server-stderr",
+        &log_arg,
+        "--",
+        "sh",
+        "-c",
+        &noisy,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("noisy-server"), "{stderr}");
+    let logged = std::fs::read_to_string(&log).expect("the server's stderr file");
+    assert!(logged.contains("noisy-server"), "{logged}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One owner of the terminal line at a time: the progress line is cleared before a question is
+/// asked (no frozen spinner frame is left above the prompt), nothing is written into the open
+/// prompt while it waits, and the progress line comes back after the answer.
+#[test]
+fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it() {
+    let server = bin("example_server");
+    let mut p = spawn_pty(&[
+        "call",
+        "research",
+        "--args",
+        r#"{"topic":"tides"}"#,
+        "--",
+        &server,
+    ]);
+    let shown = p.expect("›").expect("the field's prompt");
+    let before = String::from_utf8_lossy(shown.before()).into_owned();
+    let last_frame = ["planning", "input required", "working"]
+        .iter()
+        .filter_map(|t| before.rfind(t))
+        .max()
+        .unwrap_or_else(|| panic!("no progress line before the prompt: {before:?}"));
+    assert!(
+        before[last_frame..].contains("\x1b[2K"),
+        "the last progress frame is left on screen above the prompt: {:?}",
+        &before[last_frame..]
+    );
+    p.set_expect_timeout(Some(Duration::from_millis(1500)));
+    match p.expect(Regex("[^\\s]")) {
+        Err(expectrl::Error::ExpectTimeout) => {}
+        Ok(found) => panic!(
+            "written into the open prompt: {:?}",
+            String::from_utf8_lossy(found.get(0).unwrap_or_default())
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    p.set_expect_timeout(Some(Duration::from_secs(20)));
+    p.send_line("2").expect("type");
+    p.expect("Reply as the model").expect("the sampling prompt");
+    p.send_line("Moon.").expect("type");
+    p.expect("Moon.").expect("the result");
+    p.expect(Eof).expect("mcp-tasks exits");
+    assert_eq!(exit_code(&p), 0);
+}
+
+/// The era probe (`server/discover`) makes a legacy-only server (Python `mcp`) print a long
+/// validation error on its stderr. `--era auto` remembers the era each server was found to speak
+/// (`eras.json` in the cache directory), so the probe is sent once per server, not on every
+/// command; a remembered era that stops working is forgotten and the probe runs again.
+#[test]
+fn the_era_probe_runs_once_per_server() {
+    mcp_tasks_tests::peers::install_peers("python");
+    let python = mcp_tasks_tests::peers::venv_python().display().to_string();
+    let script = mcp_tasks_tests::workspace_root()
+        .join("tests/peers/tasks_server.py")
+        .display()
+        .to_string();
+    let cache = cache_dir().join("eras.json");
+    let _ = std::fs::remove_file(&cache);
+    let (code, stdout, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.is_empty());
+    assert!(
+        stderr.contains("server/discover"),
+        "the first command probes: {stderr}"
+    );
+    let remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+    let key = serde_json::json!([python, script]).to_string();
+    assert_eq!(remembered[&key], "legacy", "{remembered}");
+    let (code, stdout2, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout2, stdout);
+    assert!(
+        !stderr.contains("server/discover") && !stderr.contains("validation error"),
+        "no probe the second time: {stderr}"
+    );
+    // A remembered era that no longer fits (the server was replaced, say): probed again.
+    let key = serde_json::json!([python, script]).to_string();
+    std::fs::write(
+        &cache,
+        serde_json::json!({ key.clone(): "modern" }).to_string(),
+    )
+    .unwrap();
+    let (code, stdout3, stderr) = headless(&["tools", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout3, stdout);
+    let remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+    assert_eq!(remembered[&key], "legacy", "{remembered}");
 }

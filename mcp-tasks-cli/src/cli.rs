@@ -1,8 +1,10 @@
 //! The command line: what `mcp-tasks` accepts, checked into a [`Command`] before anything
 //! connects, so every usage mistake is an exit-2 message and nothing else.
 
+use crate::ui::Shown;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
 /// questions, Ctrl-C to cancel).
@@ -31,9 +33,11 @@ pub enum Sub {
     Call {
         /// The tool's name.
         tool: String,
-        /// The arguments, a JSON object.
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        args: String,
+        /// The arguments: a JSON object, `@FILE` (a JSON object in a file), or `KEY=VALUE` (the
+        /// value typed by the tool's input schema: `n=3` a number where the schema says so, else
+        /// text). Repeatable; later ones win.
+        #[arg(long, value_name = "JSON|@FILE|KEY=VALUE")]
+        args: Vec<String>,
         /// Print the final result as JSON on stdout (progress and logs go to stderr).
         #[arg(long)]
         json: bool,
@@ -42,6 +46,62 @@ pub enum Sub {
         /// `"@sampling": "text"` answers a sampling request.
         #[arg(long, value_name = "JSON")]
         answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// One task by its id: show it, cancel it, or follow it to its end.
+    Task {
+        #[command(subcommand)]
+        action: TaskSub,
+    },
+    /// The server's tasks (legacy era, where the server offers `tasks/list`).
+    Tasks {
+        #[command(subcommand)]
+        action: TasksSub,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskSub {
+    /// Show a task's state (`tasks/get`).
+    Get {
+        /// The task's id.
+        id: String,
+        /// Print the task as the server sent it (JSON) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Ask the server to cancel a task (`tasks/cancel`).
+    Cancel {
+        /// The task's id.
+        id: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Follow a task to its end, answering its questions, like `call` (e.g. one whose `call` died).
+    Watch {
+        /// The task's id.
+        id: String,
+        /// Print the final result as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Answers to the task's questions, as for `call`.
+        #[arg(long, value_name = "JSON")]
+        answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksSub {
+    /// List the tasks the server shows this client (`tasks/list`, 2025-11-25 only).
+    List {
+        /// Print the tasks as JSON on stdout.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -64,6 +124,28 @@ pub struct TargetArgs {
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub era: EraArg,
+    /// How long to wait for the server's answer to any one request before giving up with exit 2
+    /// (progress for the request starts the clock again): e.g. `30s`, `500ms`, `2m`, a number of
+    /// seconds, or `none`. Default: 60s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<RequestTimeout>,
+    /// For `call` and `task watch`: how long the whole call may take, its task included, before
+    /// the task is cancelled and the command exits 2. Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub task_timeout: Option<Duration>,
+    /// Show only questions, results and errors: no progress, status or server log lines.
+    #[arg(long, short, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Show every log message the server sends (else only warnings and worse).
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print every JSON-RPC message on stderr as it goes (`-->` sent, `<--` received).
+    #[arg(long)]
+    pub wire: bool,
+    /// Where a stdio server's stderr goes: `inherit` (this terminal, the default), `null`, or a
+    /// file (appended to).
+    #[arg(long, value_name = "FILE|inherit|null")]
+    pub server_stderr: Option<String>,
     /// The server command and its arguments (after `--`), spoken to over stdio.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -82,8 +164,178 @@ pub enum EraArg {
 /// A checked target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    Http { url: String, token: Option<String> },
-    Stdio { program: String, args: Vec<String> },
+    Http {
+        url: String,
+        token: Option<String>,
+    },
+    Stdio {
+        program: String,
+        args: Vec<String>,
+        stderr: ServerStderr,
+    },
+}
+
+/// `--server-stderr`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ServerStderr {
+    #[default]
+    Inherit,
+    Null,
+    File(std::path::PathBuf),
+}
+
+/// `--args`, read: the JSON objects merged, and the `KEY=VALUE` pairs, typed once the tool's
+/// schema is known ([`ArgSpec::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArgSpec {
+    pub object: Map<String, Value>,
+    pub pairs: Vec<(String, String)>,
+}
+
+impl ArgSpec {
+    /// Reads each `--args` value: `{...}`, `@FILE` or `KEY=VALUE`.
+    pub fn parse(values: &[String]) -> Result<ArgSpec, String> {
+        let mut spec = ArgSpec::default();
+        for v in values {
+            let t = v.trim_start();
+            if let Some(path) = t.strip_prefix('@') {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("--args @{path}: cannot read it: {e}"))?;
+                let obj = json_object(&format!("--args @{path}"), &text)?;
+                spec.pairs.retain(|(k, _)| !obj.contains_key(k));
+                spec.object.extend(obj);
+            } else if t.starts_with('{') || t.starts_with('[') || !t.contains('=') {
+                if !(t.starts_with('{') || t.starts_with('[')) {
+                    return Err(format!(
+                        "--args {v:?} is neither a JSON object, @FILE nor KEY=VALUE"
+                    ));
+                }
+                let obj = json_object("--args", t)?;
+                spec.pairs.retain(|(k, _)| !obj.contains_key(k));
+                spec.object.extend(obj);
+            } else {
+                let (key, value) = t.split_once('=').expect("checked");
+                if key.is_empty() {
+                    return Err(format!("--args {v:?}: the key before `=` is empty"));
+                }
+                spec.object.remove(key);
+                spec.pairs.retain(|(k, _)| k != key);
+                spec.pairs.push((key.to_owned(), value.to_owned()));
+            }
+        }
+        Ok(spec)
+    }
+
+    /// The arguments, each `KEY=VALUE` typed by the tool's input schema (`properties.KEY.type`):
+    /// a string as written, a number, integer or boolean parsed (a value that does not parse is
+    /// an error naming the key and the type), an array or object as JSON; a key the schema does
+    /// not type is JSON if it parses, else text.
+    pub fn resolve(&self, schema: Option<&Value>) -> Result<Map<String, Value>, String> {
+        let mut out = self.object.clone();
+        for (key, text) in &self.pairs {
+            let prop = schema
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get(key));
+            let types: Vec<&str> = match prop.and_then(|p| p.get("type")) {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            out.insert(key.clone(), typed(key, text, &types)?);
+        }
+        Ok(out)
+    }
+}
+
+fn typed(key: &str, text: &str, types: &[&str]) -> Result<Value, String> {
+    let json = serde_json::from_str::<Value>(text).ok();
+    let fits = |v: &Value, t: &str| match t {
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        _ => false,
+    };
+    if types.is_empty() {
+        return Ok(json.unwrap_or_else(|| Value::String(text.to_owned())));
+    }
+    if let Some(v) = &json
+        && types.iter().any(|t| fits(v, t))
+    {
+        return Ok(v.clone());
+    }
+    if types.contains(&"string") {
+        return Ok(Value::String(text.to_owned()));
+    }
+    Err(format!(
+        "--args {key}={text}: `{key}` takes {} (from the tool's input schema)",
+        types
+            .iter()
+            .map(|t| match *t {
+                "integer" => "an integer",
+                "number" => "a number",
+                "boolean" => "true or false",
+                "array" => "a JSON array",
+                "object" => "a JSON object",
+                "null" => "null",
+                other => other,
+            })
+            .collect::<Vec<_>>()
+            .join(" or ")
+    ))
+}
+
+/// How to reach the server, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conn {
+    pub target: Target,
+    pub era: EraArg,
+    /// `--timeout`: `None` leaves the client's default.
+    pub timeout: Option<RequestTimeout>,
+    /// `--task-timeout`.
+    pub task_timeout: Option<Duration>,
+    /// `--quiet`, `--verbose`, `--wire`.
+    pub shown: Shown,
+}
+
+/// `--timeout`: a duration, or `none` (no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub Option<Duration>);
+
+fn parse_timeout(text: &str) -> Result<RequestTimeout, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(RequestTimeout(None));
+    }
+    parse_duration(text).map(|d| RequestTimeout(Some(d)))
+}
+
+/// `1.5s`, `500ms`, `2m`, `1h`, or a number of seconds; more than zero.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (like 30s, 500ms, 2m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (use ms, s, m or h)"
+            ));
+        }
+    };
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("{text:?}: a duration must be more than zero"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A checked command line.
@@ -91,16 +343,33 @@ pub enum Target {
 pub enum Command {
     Tools {
         json: bool,
-        target: Target,
-        era: EraArg,
+        conn: Conn,
     },
     Call {
         tool: String,
-        args: Map<String, Value>,
+        args: ArgSpec,
         json: bool,
         answers: Answers,
-        target: Target,
-        era: EraArg,
+        conn: Conn,
+    },
+    TaskGet {
+        id: String,
+        json: bool,
+        conn: Conn,
+    },
+    TaskCancel {
+        id: String,
+        conn: Conn,
+    },
+    TaskWatch {
+        id: String,
+        json: bool,
+        answers: Answers,
+        conn: Conn,
+    },
+    TasksList {
+        json: bool,
+        conn: Conn,
     },
 }
 
@@ -124,43 +393,110 @@ pub enum Refusal {
     Cancel,
 }
 
+impl Command {
+    /// How to reach the server.
+    pub fn conn(&self) -> &Conn {
+        match self {
+            Command::Tools { conn, .. }
+            | Command::Call { conn, .. }
+            | Command::TaskGet { conn, .. }
+            | Command::TaskCancel { conn, .. }
+            | Command::TaskWatch { conn, .. }
+            | Command::TasksList { conn, .. } => conn,
+        }
+    }
+}
+
 impl Cli {
     /// Checks what clap parsed.
     pub fn into_command(self) -> Result<Command, String> {
+        let answers =
+            |a: Option<String>| a.as_deref().map_or(Ok(Answers::default()), parse_answers);
         match self.command {
             Sub::Tools { json, target } => Ok(Command::Tools {
                 json,
-                era: target.era,
-                target: target.check()?,
+                conn: target.check()?,
             }),
             Sub::Call {
                 tool,
                 args,
                 json,
-                answers,
+                answers: given,
                 target,
             } => Ok(Command::Call {
                 tool,
-                args: json_object("--args", &args)?,
+                args: ArgSpec::parse(&args)?,
                 json,
-                answers: answers
-                    .as_deref()
-                    .map_or(Ok(Answers::default()), parse_answers)?,
-                era: target.era,
-                target: target.check()?,
+                answers: answers(given)?,
+                conn: target.check()?,
+            }),
+            Sub::Task { action } => match action {
+                TaskSub::Get { id, json, target } => Ok(Command::TaskGet {
+                    id: task_id(id)?,
+                    json,
+                    conn: target.check()?,
+                }),
+                TaskSub::Cancel { id, target } => Ok(Command::TaskCancel {
+                    id: task_id(id)?,
+                    conn: target.check()?,
+                }),
+                TaskSub::Watch {
+                    id,
+                    json,
+                    answers: given,
+                    target,
+                } => Ok(Command::TaskWatch {
+                    id: task_id(id)?,
+                    json,
+                    answers: answers(given)?,
+                    conn: target.check()?,
+                }),
+            },
+            Sub::Tasks {
+                action: TasksSub::List { json, target },
+            } => Ok(Command::TasksList {
+                json,
+                conn: target.check()?,
             }),
         }
     }
 }
 
+fn task_id(id: String) -> Result<String, String> {
+    if id.trim().is_empty() {
+        return Err("the task id is empty".into());
+    }
+    Ok(id)
+}
+
 impl TargetArgs {
-    fn check(self) -> Result<Target, String> {
+    fn check(self) -> Result<Conn, String> {
+        Ok(Conn {
+            era: self.era,
+            timeout: self.timeout,
+            task_timeout: self.task_timeout,
+            shown: Shown {
+                quiet: self.quiet,
+                verbose: self.verbose,
+                wire: self.wire,
+            },
+            target: self.target()?,
+        })
+    }
+
+    fn target(self) -> Result<Target, String> {
         match (self.url, self.command.split_first()) {
             (Some(_), Some(_)) => Err("give either --url URL or -- CMD [ARGS...], not both".into()),
             (None, None) => Err(
                 "no server: give --url URL (Streamable HTTP) or -- CMD [ARGS...] (stdio)".into(),
             ),
             (Some(url), None) => {
+                if self.server_stderr.is_some() {
+                    return Err(
+                        "--server-stderr is for a stdio server (-- CMD); an HTTP server's stderr is not ours"
+                            .into(),
+                    );
+                }
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--url {url:?} is not an http:// or https:// URL"));
                 }
@@ -173,9 +509,16 @@ impl TargetArgs {
                 if self.token.is_some() {
                     return Err("--token is for --url; a stdio server gets no token".into());
                 }
+                let stderr = match self.server_stderr.as_deref() {
+                    None | Some("inherit") => ServerStderr::Inherit,
+                    Some("null") => ServerStderr::Null,
+                    Some("") => return Err("--server-stderr needs FILE, inherit or null".into()),
+                    Some(file) => ServerStderr::File(file.into()),
+                };
                 Ok(Target::Stdio {
                     program: program.clone(),
                     args: args.to_vec(),
+                    stderr,
                 })
             }
         }
@@ -261,10 +604,16 @@ mod tests {
             parse(&["tools", "--", "server", "--flag", "x"]),
             Ok(Command::Tools {
                 json: false,
-                era: EraArg::Auto,
-                target: Target::Stdio {
-                    program: "server".into(),
-                    args: vec!["--flag".into(), "x".into()]
+                conn: Conn {
+                    era: EraArg::Auto,
+                    timeout: None,
+                    task_timeout: None,
+                    shown: Shown::default(),
+                    target: Target::Stdio {
+                        program: "server".into(),
+                        args: vec!["--flag".into(), "x".into()],
+                        stderr: ServerStderr::Inherit,
+                    }
                 }
             })
         );
@@ -277,14 +626,23 @@ mod tests {
                 "--url",
                 "http://h/mcp",
                 "--token",
-                "t"
+                "t",
+                "--timeout",
+                "1.5s",
+                "--task-timeout",
+                "2m"
             ]),
             Ok(Command::Tools {
                 json: true,
-                era: EraArg::Modern,
-                target: Target::Http {
-                    url: "http://h/mcp".into(),
-                    token: Some("t".into())
+                conn: Conn {
+                    era: EraArg::Modern,
+                    timeout: Some(RequestTimeout(Some(Duration::from_millis(1500)))),
+                    task_timeout: Some(Duration::from_secs(120)),
+                    shown: Shown::default(),
+                    target: Target::Http {
+                        url: "http://h/mcp".into(),
+                        token: Some("t".into())
+                    }
                 }
             })
         );
@@ -314,7 +672,7 @@ mod tests {
         };
         assert_eq!(tool, "confirm_delete");
         assert!(json);
-        assert_eq!(Value::Object(args), json!({"path": "/tmp/x"}));
+        assert_eq!(Value::Object(args.object), json!({"path": "/tmp/x"}));
         assert!(answers.given);
         assert_eq!(Value::Object(answers.fields), json!({"confirm": true}));
         assert_eq!(answers.sampling.as_deref(), Some("hi"));
@@ -350,6 +708,154 @@ mod tests {
         );
         assert!(err(&["call", "--", "s"]).contains("<TOOL>"));
         assert!(err(&["tools", "--era", "old", "--", "s"]).contains("invalid value 'old'"));
+    }
+
+    #[test]
+    fn task_commands_take_an_id() {
+        let Ok(Command::TaskWatch {
+            id, json, answers, ..
+        }) = parse(&[
+            "task",
+            "watch",
+            "abc",
+            "--json",
+            "--answers",
+            r#"{"n": 1}"#,
+            "--url",
+            "http://h/mcp",
+        ])
+        else {
+            panic!("parses")
+        };
+        assert_eq!((id.as_str(), json), ("abc", true));
+        assert_eq!(Value::Object(answers.fields), json!({"n": 1}));
+        assert!(matches!(
+            parse(&["task", "get", "abc", "--", "srv"]),
+            Ok(Command::TaskGet { json: false, .. })
+        ));
+        assert!(matches!(
+            parse(&["task", "cancel", "abc", "--", "srv"]),
+            Ok(Command::TaskCancel { .. })
+        ));
+        assert!(matches!(
+            parse(&["tasks", "list", "--json", "--", "srv"]),
+            Ok(Command::TasksList { json: true, .. })
+        ));
+        assert!(
+            parse(&["task", "get", "", "--", "srv"])
+                .unwrap_err()
+                .contains("task id is empty")
+        );
+        assert!(
+            parse(&["task", "get", "--", "srv"])
+                .unwrap_err()
+                .contains("<ID>")
+        );
+    }
+
+    #[test]
+    fn args_as_pairs_typed_by_the_schema_and_files() {
+        let schema = json!({"properties": {
+            "n": {"type": "integer"}, "x": {"type": "number"}, "ok": {"type": "boolean"},
+            "s": {"type": "string"}, "tags": {"type": "array"}, "maybe": {"type": ["integer", "null"]}
+        }});
+        let spec = ArgSpec::parse(&[
+            r#"{"s": "from json", "n": 1}"#.into(),
+            "n=3".into(),
+            "x=2.5".into(),
+            "ok=true".into(),
+            "s=42".into(),
+            "tags=[\"a\"]".into(),
+            "maybe=null".into(),
+            "free=7".into(),
+            "word=hello".into(),
+            "eq=a=b".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            Value::Object(spec.resolve(Some(&schema)).unwrap()),
+            json!({"n": 3, "x": 2.5, "ok": true, "s": "42", "tags": ["a"], "maybe": null,
+                   "free": 7, "word": "hello", "eq": "a=b"})
+        );
+        let bad = ArgSpec::parse(&["n=three".into()]).unwrap();
+        assert_eq!(
+            bad.resolve(Some(&schema)).unwrap_err(),
+            "--args n=three: `n` takes an integer (from the tool's input schema)"
+        );
+        let bad = ArgSpec::parse(&["ok=yes".into()]).unwrap();
+        assert!(
+            bad.resolve(Some(&schema))
+                .unwrap_err()
+                .contains("takes true or false")
+        );
+        assert!(
+            ArgSpec::parse(&["=1".into()])
+                .unwrap_err()
+                .contains("key before `=` is empty")
+        );
+        assert!(
+            ArgSpec::parse(&["plain".into()])
+                .unwrap_err()
+                .contains("neither a JSON object")
+        );
+        assert!(
+            ArgSpec::parse(&["@/no/such/file.json".into()])
+                .unwrap_err()
+                .starts_with("--args @/no/such/file.json: cannot read it")
+        );
+        let file = std::env::temp_dir().join(format!("mcp-tasks-args-{}.json", std::process::id()));
+        std::fs::write(&file, r#"{"s": "file", "n": 5}"#).unwrap();
+        let spec = ArgSpec::parse(&["n=1".into(), format!("@{}", file.display())]).unwrap();
+        assert_eq!(
+            Value::Object(spec.resolve(None).unwrap()),
+            json!({"s": "file", "n": 5})
+        );
+        std::fs::write(&file, "[1]").unwrap();
+        assert!(
+            ArgSpec::parse(&[format!("@{}", file.display())])
+                .unwrap_err()
+                .contains("must be a JSON object")
+        );
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            parse(&["tools", "--server-stderr", "null", "--url", "http://h"])
+                .unwrap_err()
+                .contains("--server-stderr is for a stdio server")
+        );
+        assert!(matches!(
+            parse(&["tools", "--server-stderr", "/tmp/log", "--", "s"]),
+            Ok(Command::Tools {
+                conn: Conn {
+                    target: Target::Stdio {
+                        stderr: ServerStderr::File(_),
+                        ..
+                    },
+                    ..
+                },
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("0").unwrap_err().contains("more than zero"));
+        assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+        assert_eq!(parse_timeout("none"), Ok(RequestTimeout(None)));
+        assert!(
+            parse(&["tools", "--timeout", "x", "--", "s"])
+                .unwrap_err()
+                .contains("not a duration")
+        );
     }
 
     #[test]

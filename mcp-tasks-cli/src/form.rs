@@ -5,6 +5,7 @@
 //! Everything here is pure, so the rules a user meets at the prompt are the ones the unit tests
 //! check; the terminal side lives in `ui.rs`.
 
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 /// One question of a form: a property of the requested schema.
@@ -87,6 +88,45 @@ impl Form {
         Ok(Form { fields })
     }
 
+    /// Puts the fields in the order the schema's text lists them (`order`: the property names
+    /// as sent, from [`schema_orders`]); a `serde_json` map sorts its keys, so without this
+    /// the fields would come alphabetically. Fields the order does not name keep their place
+    /// after those it does.
+    pub fn reorder(&mut self, order: &[String]) {
+        self.fields.sort_by_key(|f| {
+            order
+                .iter()
+                .position(|n| *n == f.name)
+                .unwrap_or(usize::MAX)
+        });
+    }
+
+    /// The property names of this form's schema in the schema's own order, picked from the
+    /// orders seen on the wire: the one that names exactly these fields.
+    pub fn order_from<'a>(
+        &self,
+        seen: impl IntoIterator<Item = &'a Vec<String>>,
+    ) -> Option<&'a Vec<String>> {
+        let mut mine: Vec<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
+        mine.sort_unstable();
+        seen.into_iter().find(|order| {
+            let mut theirs: Vec<&str> = order.iter().map(String::as_str).collect();
+            theirs.sort_unstable();
+            theirs == mine
+        })
+    }
+
+    /// Checks every `--answers` value meant for a field of this form (keys of other questions
+    /// are left alone): `Err` is the first that does not fit, as [`Field::check_given`] says it.
+    pub fn check_given(&self, answers: &Map<String, Value>) -> Result<(), String> {
+        for field in &self.fields {
+            if let Some(v) = answers.get(&field.name) {
+                field.check_given(v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The answer built from `--answers` alone (no terminal): each field takes its answer, else
     /// its default; an optional field with neither is left out. `Err` names the required fields
     /// nothing answers, or the first answer that does not fit its field.
@@ -96,9 +136,7 @@ impl Form {
         for field in &self.fields {
             match answers.get(&field.name) {
                 Some(v) => {
-                    let v = field
-                        .check(v)
-                        .map_err(|e| format!("--answers `{}`: {e}", field.name))?;
+                    let v = field.check_given(v)?;
                     out.insert(field.name.clone(), v);
                 }
                 None => match &field.default {
@@ -123,6 +161,92 @@ impl Form {
                     .join(", ")
             ))
         }
+    }
+}
+
+/// The property names of every `requestedSchema` in a JSON message's text, each in the order
+/// the text lists them (which a parsed `serde_json::Value` forgets). Not JSON: nothing.
+pub fn schema_orders(text: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    if !text.contains("requestedSchema") {
+        return found;
+    }
+    if let Ok(tree) = serde_json::from_str::<Ordered>(text) {
+        tree.collect_orders(&mut found);
+    }
+    found
+}
+
+/// A JSON value that keeps its objects' key order (only what [`schema_orders`] needs).
+enum Ordered {
+    Object(Vec<(String, Ordered)>),
+    Array(Vec<Ordered>),
+    Scalar,
+}
+
+impl Ordered {
+    fn collect_orders(&self, found: &mut Vec<Vec<String>>) {
+        match self {
+            Ordered::Object(entries) => {
+                for (key, value) in entries {
+                    if key == "requestedSchema"
+                        && let Ordered::Object(schema) = value
+                        && let Some((_, Ordered::Object(props))) =
+                            schema.iter().find(|(k, _)| k == "properties")
+                    {
+                        found.push(props.iter().map(|(k, _)| k.clone()).collect());
+                    }
+                    value.collect_orders(found);
+                }
+            }
+            Ordered::Array(items) => items.iter().for_each(|i| i.collect_orders(found)),
+            Ordered::Scalar => {}
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ordered, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Ordered::Array(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(Ordered::Object(entries))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -271,6 +395,61 @@ impl Field {
             }
             (_, other) => Err(format!("expected {}, got {other}", self.expects())),
         }
+    }
+
+    /// Checks an `--answers` value: `Err` names the field, says what is wrong and what the field
+    /// takes, e.g. `--answers "age": must be at most 150 (got 999); "age" takes a whole number
+    /// (0 to 150)`.
+    pub fn check_given(&self, v: &Value) -> Result<Value, String> {
+        self.check(v).map_err(|why| {
+            // Say what was given unless the reason already quotes it.
+            let given = v.to_string();
+            let got = if why.contains(&given) {
+                String::new()
+            } else {
+                format!(" (got {given})")
+            };
+            format!(
+                "--answers \"{name}\": {why}{got}; \"{name}\" takes {}",
+                self.allowed(),
+                name = self.name
+            )
+        })
+    }
+
+    /// What the field takes, for messages: `a whole number (0 to 150)`, `one of red, green`.
+    pub fn allowed(&self) -> String {
+        let mut text = self.expects();
+        match &self.kind {
+            Kind::Integer { .. } | Kind::Number { .. } => {
+                if let Some(h) = self.hint() {
+                    text.push_str(&format!(" ({h})"));
+                }
+            }
+            Kind::Text {
+                min_len, max_len, ..
+            } => match (min_len, max_len) {
+                (Some(a), Some(b)) => text.push_str(&format!(" of {a} to {b} characters")),
+                (Some(a), None) => text.push_str(&format!(" of at least {a} characters")),
+                (None, Some(b)) => text.push_str(&format!(" of at most {b} characters")),
+                (None, None) => {}
+            },
+            Kind::MultiChoice {
+                min_items,
+                max_items,
+                ..
+            } => {
+                text = format!("a list of {text}");
+                match (min_items, max_items) {
+                    (Some(a), Some(b)) => text.push_str(&format!(" ({a} to {b} of them)")),
+                    (Some(a), None) => text.push_str(&format!(" (at least {a})")),
+                    (None, Some(b)) => text.push_str(&format!(" (at most {b})")),
+                    (None, None) => {}
+                }
+            }
+            Kind::Boolean | Kind::Choice(_) => {}
+        }
+        text
     }
 
     /// Parses what was typed at the prompt for a text, integer or number field.
@@ -477,7 +656,8 @@ mod tests {
     fn schema_becomes_fields_in_order_with_kinds_defaults_and_required() {
         let f = sample();
         let names: Vec<_> = f.fields.iter().map(|f| f.name.as_str()).collect();
-        // serde_json keeps object keys sorted, so the fields come in name order.
+        // serde_json (without `preserve_order`, as in this workspace) keeps object keys sorted,
+        // so a parsed schema gives its fields in name order; `reorder` restores the schema's.
         assert_eq!(
             names,
             [
@@ -508,6 +688,32 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn fields_keep_the_order_of_the_schema_text() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{
+            "message":"?","requestedSchema":{"type":"object","properties":{
+                "zeta":{"type":"string"},"alpha":{"type":"boolean"},
+                "mid":{"type":"object","properties":{"b":1,"a":2}}}}}}"#;
+        let orders = schema_orders(text);
+        assert_eq!(orders, vec![vec!["zeta", "alpha", "mid"]]);
+        // Modern: inside a result's inputRequests.
+        let text = r#"{"result":{"inputRequests":{"k":{"method":"elicitation/create","params":
+            {"requestedSchema":{"properties":{"b":{},"a":{}}}}}}}}"#;
+        assert_eq!(schema_orders(text), vec![vec!["b", "a"]]);
+        assert!(schema_orders("not json requestedSchema").is_empty());
+        let mut f = form(json!({"properties": {
+            "zeta": {"type": "string"}, "alpha": {"type": "boolean"}, "nu": {"type": "integer"}
+        }}));
+        let seen = vec![
+            vec!["x".to_owned()],
+            vec!["zeta".into(), "nu".into(), "alpha".into()],
+        ];
+        let order = f.order_from(&seen).expect("the matching order").clone();
+        f.reorder(&order);
+        let names: Vec<_> = f.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "nu", "alpha"]);
     }
 
     #[test]
@@ -575,7 +781,37 @@ mod tests {
         let err = f
             .answer_from(json!({ "age": 999, "color": "red" }).as_object().unwrap())
             .unwrap_err();
-        assert_eq!(err, "--answers `age`: must be at most 150");
+        assert_eq!(
+            err,
+            "--answers \"age\": must be at most 150 (got 999); \"age\" takes a whole number (0 to 150)"
+        );
+        let err = f
+            .check_given(
+                json!({ "color": "blue", "tags": ["a"] })
+                    .as_object()
+                    .unwrap(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "--answers \"color\": \"blue\" is not one of red, green; \"color\" takes one of red, green"
+        );
+        let err = f
+            .check_given(json!({ "tags": "z" }).as_object().unwrap())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "--answers \"tags\": \"z\" is not one of a, b, c; \"tags\" takes a list of one of a, b, c (at most 2)"
+        );
+        assert_eq!(
+            f.check_given(json!({ "ok": "sure" }).as_object().unwrap())
+                .unwrap_err(),
+            "--answers \"ok\": expected yes or no, got \"sure\"; \"ok\" takes yes or no"
+        );
+        assert_eq!(
+            f.check_given(json!({ "age": "30", "other": [] }).as_object().unwrap()),
+            Ok(())
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! ```text
 //! mcp-tasks tools [--json] (--url URL [--token T] | -- CMD [ARGS...])
 //! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
+//! mcp-tasks task get|cancel|watch ID ...
+//! mcp-tasks tasks list ...
 //! ```
 //!
 //! A call that runs as a task is followed to its end: a live progress line on a terminal (one
@@ -15,15 +17,16 @@ mod form;
 mod ui;
 
 use clap::Parser;
-use cli::{Answers, Command, EraArg, Target};
+use cli::{Answers, ArgSpec, Command, Conn, EraArg, ServerStderr, Target};
 use mcp_tasks_client::{
-    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
+    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus,
+    TaskSupport, ToolCall,
 };
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use ui::{CliHandler, Ui};
+use ui::{CliHandler, Stop, Ui};
 
 /// How long Ctrl-C waits for the server to confirm a cancellation.
 const CANCEL_WAIT: Duration = Duration::from_secs(3);
@@ -78,54 +81,121 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> Outcome {
-    let ui = Ui::new();
-    match command {
-        Command::Tools { json, target, era } => {
-            let client = match connect(&target, era, &ui, Answers::default()).await {
-                Ok(c) => c,
-                Err(o) => return o,
-            };
-            let outcome = tools(&client, json).await;
-            client.close().await;
-            outcome
+    let ui = Ui::new(command.conn().shown);
+    let (conn, answers) = match &command {
+        Command::Call { conn, answers, .. } | Command::TaskWatch { conn, answers, .. } => {
+            (conn.clone(), answers.clone())
         }
+        Command::Tools { conn, .. }
+        | Command::TaskGet { conn, .. }
+        | Command::TaskCancel { conn, .. }
+        | Command::TasksList { conn, .. } => (conn.clone(), Answers::default()),
+    };
+    let client = match connect(&conn, &ui, answers).await {
+        Ok(c) => c,
+        Err(o) => return o,
+    };
+    if let Some(limit) = conn.task_timeout {
+        let ui = ui.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            ui.stop(Stop::TimedOut(limit));
+        });
+    }
+    let outcome = match command {
+        Command::Tools { json, .. } => tools(&client, json).await,
         Command::Call {
-            tool,
-            args,
-            json,
-            answers,
-            target,
-            era,
-        } => {
-            let client = match connect(&target, era, &ui, answers).await {
-                Ok(c) => c,
-                Err(o) => return o,
-            };
-            let outcome = call(&client, &ui, &tool, args, json).await;
-            client.close().await;
-            outcome
+            tool, args, json, ..
+        } => call(&client, &ui, &tool, args, json).await,
+        Command::TaskGet { id, json, .. } => task_get(&client, &id, json).await,
+        Command::TaskCancel { id, .. } => task_cancel(&client, &id).await,
+        Command::TaskWatch { id, json, .. } => match client.task(&id).await {
+            Ok(task) => {
+                ui.info(&format!("following task {id}"));
+                finish_task(&ui, &task, json).await
+            }
+            Err(e) => task_error(&id, &e),
+        },
+        Command::TasksList { json, .. } => tasks_list(&client, json).await,
+    };
+    client.close().await;
+    outcome
+}
+
+/// Connects. With `--era auto`, a server whose era an earlier command found is spoken to in that
+/// era at once (see [`EraCache`]): the `server/discover` probe, which some legacy-only servers
+/// answer with a long validation error on their stderr, is sent once per server, not on every
+/// command. A pinned era that no longer works is forgotten and the probe runs again.
+async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
+    let cache = EraCache::open();
+    let key = cache_key(&conn.target);
+    let pinned = match conn.era {
+        EraArg::Auto => cache.get(&key),
+        EraArg::Legacy => Some(EraChoice::Legacy),
+        EraArg::Modern => Some(EraChoice::Modern),
+    };
+    let mut connected = connect_as(conn, ui, &answers, pinned.unwrap_or(EraChoice::Auto)).await;
+    if conn.era == EraArg::Auto && pinned.is_some() {
+        match &connected {
+            Ok(Ok(_)) => {}
+            _ => {
+                // The server changed: probe again.
+                cache.forget(&key);
+                connected = connect_as(conn, ui, &answers, EraChoice::Auto).await;
+            }
         }
+    }
+    match connected {
+        Ok(Ok(client)) => {
+            if conn.era == EraArg::Auto {
+                cache.remember(
+                    &key,
+                    if client.era().is_modern() {
+                        EraChoice::Modern
+                    } else {
+                        EraChoice::Legacy
+                    },
+                );
+            }
+            Ok(client)
+        }
+        Ok(Err(e)) => {
+            eprintln!("mcp-tasks: could not connect: {e}{}", timeout_hint(&e));
+            Err(Outcome::Failure)
+        }
+        Err(outcome) => Err(outcome),
     }
 }
 
-async fn connect(
-    target: &Target,
-    era: EraArg,
+/// One connection attempt in `era`; the outer `Err` is a usage mistake already reported.
+async fn connect_as(
+    conn: &Conn,
     ui: &Arc<Ui>,
-    answers: Answers,
-) -> Result<Client, Outcome> {
+    answers: &Answers,
+    era: EraChoice,
+) -> Result<Result<Client, Error>, Outcome> {
     let builder = Client::builder()
         .client_info("mcp-tasks-cli", env!("CARGO_PKG_VERSION"))
-        .era(match era {
-            EraArg::Auto => EraChoice::Auto,
-            EraArg::Legacy => EraChoice::Legacy,
-            EraArg::Modern => EraChoice::Modern,
-        })
+        .era(era)
         .handler(CliHandler {
             ui: ui.clone(),
-            answers: Arc::new(answers),
+            answers: Arc::new(answers.clone()),
+        })
+        .on_wire({
+            let ui = ui.clone();
+            move |direction, text| ui.wire(direction, text)
         });
-    let connected = match target {
+    // Warnings and worse unless --verbose; --quiet shows none, so asks for the fewest.
+    let builder = builder.log_level(match (conn.shown.verbose, conn.shown.quiet) {
+        (true, _) => "debug",
+        (_, true) => "emergency",
+        _ => "warning",
+    });
+    let builder = match conn.timeout {
+        Some(t) => builder.request_timeout(t.0),
+        None => builder,
+    };
+    Ok(match &conn.target {
         Target::Http { url, token } => {
             let builder = match token {
                 Some(t) => builder.bearer_token(t.clone()),
@@ -133,19 +203,271 @@ async fn connect(
             };
             builder.connect_http(url.clone()).await
         }
-        Target::Stdio { program, args } => {
+        Target::Stdio {
+            program,
+            args,
+            stderr,
+        } => {
             let mut command = tokio::process::Command::new(program);
             command.args(args);
+            match stderr {
+                ServerStderr::Inherit => {}
+                ServerStderr::Null => {
+                    command.stderr(std::process::Stdio::null());
+                }
+                ServerStderr::File(path) => {
+                    let file = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path);
+                    match file {
+                        Ok(f) => {
+                            command.stderr(f);
+                        }
+                        Err(e) => {
+                            eprintln!(
+                                "mcp-tasks: --server-stderr {}: cannot open it: {e}",
+                                path.display()
+                            );
+                            return Err(Outcome::Failure);
+                        }
+                    }
+                }
+            }
             // Its own process group: Ctrl-C at the terminal is ours to handle (by cancelling the
             // task), not a signal that kills the server before it hears `tasks/cancel`.
             command.process_group(0);
             builder.connect_stdio(command).await
         }
-    };
-    connected.map_err(|e| {
-        eprintln!("mcp-tasks: could not connect: {e}");
-        Outcome::Failure
     })
+}
+
+/// The server a command speaks to, as a key of [`EraCache`]: the URL, or the command line.
+fn cache_key(target: &Target) -> String {
+    match target {
+        Target::Http { url, .. } => url.clone(),
+        Target::Stdio { program, args, .. } => {
+            let mut all = vec![program.clone()];
+            all.extend(args.iter().cloned());
+            Value::from(all).to_string()
+        }
+    }
+}
+
+/// The era each server (by [`cache_key`]) was last found to speak: `eras.json` in
+/// `$MCP_TASKS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-tasks`, else `~/.cache/mcp-tasks`. Best
+/// effort: a cache that cannot be read or written is no cache.
+struct EraCache {
+    path: Option<std::path::PathBuf>,
+}
+
+impl EraCache {
+    fn open() -> EraCache {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        let dir = env("MCP_TASKS_CACHE_DIR")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                env("XDG_CACHE_HOME").map(|d| std::path::PathBuf::from(d).join("mcp-tasks"))
+            })
+            .or_else(|| env("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/mcp-tasks")));
+        EraCache {
+            path: dir.map(|d| d.join("eras.json")),
+        }
+    }
+
+    fn read(&self) -> Map<String, Value> {
+        self.path
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str::<Map<String, Value>>(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn write(&self, map: &Map<String, Value>) {
+        if let Some(p) = &self.path {
+            if let Some(dir) = p.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let tmp = p.with_extension(format!("json.{}", std::process::id()));
+            if std::fs::write(&tmp, Value::Object(map.clone()).to_string()).is_ok() {
+                let _ = std::fs::rename(&tmp, p);
+            }
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<EraChoice> {
+        match self.read().get(key).and_then(Value::as_str) {
+            Some("legacy") => Some(EraChoice::Legacy),
+            Some("modern") => Some(EraChoice::Modern),
+            _ => None,
+        }
+    }
+
+    fn remember(&self, key: &str, era: EraChoice) {
+        let name = if era == EraChoice::Modern {
+            "modern"
+        } else {
+            "legacy"
+        };
+        let mut map = self.read();
+        if map.get(key).and_then(Value::as_str) != Some(name) {
+            map.insert(key.to_owned(), Value::from(name));
+            self.write(&map);
+        }
+    }
+
+    fn forget(&self, key: &str) {
+        let mut map = self.read();
+        if map.remove(key).is_some() {
+            self.write(&map);
+        }
+    }
+}
+
+/// How a command that stopped early ends (the task, if any, already cancelled).
+fn stopped(stop: Stop) -> Outcome {
+    match stop {
+        Stop::Interrupted => Outcome::Interrupted,
+        Stop::Usage(why) => {
+            eprintln!("mcp-tasks: {why}");
+            Outcome::Failure
+        }
+        Stop::TimedOut(limit) => {
+            eprintln!(
+                "mcp-tasks: the call did not end within {} (--task-timeout)",
+                show_duration(limit)
+            );
+            Outcome::Failure
+        }
+    }
+}
+
+/// `2s`, `1.5s`, `250ms`.
+fn show_duration(d: Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// A task command that failed: an unknown id said plainly, anything else as the client says it.
+fn task_error(id: &str, e: &Error) -> Outcome {
+    match e.rpc_error() {
+        Some(rpc) if rpc.code == -32602 => eprintln!(
+            "mcp-tasks: the server knows no task {id:?} (unknown, expired, or not yours; a \
+             2025-11-25 server may know a task only on the session that created it): {}",
+            rpc.message
+        ),
+        _ => eprintln!("mcp-tasks: {e}"),
+    }
+    Outcome::Failure
+}
+
+/// `task get ID`: the task's state, one line (or the server's JSON).
+async fn task_get(client: &Client, id: &str, json: bool) -> Outcome {
+    let task = match client.request("tasks/get", json!({ "taskId": id })).await {
+        Ok(t) => t,
+        Err(e) => return task_error(id, &e),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&task).expect("JSON"));
+    } else {
+        println!("{}", task_line(&task));
+    }
+    Outcome::Success
+}
+
+/// `ID  status  message` for a task object of either era.
+fn task_line(task: &Value) -> String {
+    let text = |k: &str| task.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut line = format!("{}  {}", text("taskId"), text("status"));
+    if !text("statusMessage").is_empty() {
+        line.push_str(&format!("  {}", text("statusMessage")));
+    }
+    line
+}
+
+/// `task cancel ID`: `tasks/cancel`; the server's word on it.
+async fn task_cancel(client: &Client, id: &str) -> Outcome {
+    match client
+        .request("tasks/cancel", json!({ "taskId": id }))
+        .await
+    {
+        Ok(answer) => {
+            // 2025-11-25 answers with the task; 2026-07-28 with an empty ack.
+            if answer.get("status").is_some() {
+                println!("{}", task_line(&answer));
+            } else {
+                println!("{id}  cancel requested");
+            }
+            Outcome::Success
+        }
+        Err(e) => task_error(id, &e),
+    }
+}
+
+/// `tasks list`: every page of legacy `tasks/list`; a precise error where there is none.
+async fn tasks_list(client: &Client, json: bool) -> Outcome {
+    if client.era().is_modern() {
+        eprintln!(
+            "mcp-tasks: this server speaks {} (the tasks extension), which has no tasks/list: a \
+             task id is a capability known only to whoever started the task (each call prints its \
+             id; `mcp-tasks task get|watch|cancel ID` takes it). `--era legacy` lists the tasks of \
+             a 2025-11-25 session.",
+            client.protocol_version()
+        );
+        return Outcome::Failure;
+    }
+    if client
+        .server()
+        .capabilities
+        .pointer("/tasks/list")
+        .is_none()
+    {
+        eprintln!(
+            "mcp-tasks: the server does not offer tasks/list (no `tasks.list` in its capabilities)"
+        );
+        return Outcome::Failure;
+    }
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let page = match client.request("tasks/list", params).await {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("mcp-tasks: {e}");
+                return Outcome::Failure;
+            }
+        };
+        all.extend(
+            page.get("tasks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        );
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+            _ => break,
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "tasks": all })).expect("JSON")
+        );
+    } else if all.is_empty() {
+        eprintln!("(no tasks)");
+    } else {
+        for task in &all {
+            println!("{}", task_line(task));
+        }
+    }
+    Outcome::Success
 }
 
 async fn tools(client: &Client, json: bool) -> Outcome {
@@ -165,55 +487,112 @@ async fn tools(client: &Client, json: bool) -> Outcome {
         return Outcome::Success;
     }
     let modern = client.era().is_modern();
+    let tasks = client.server().supports_tasks;
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  {:9}  DESCRIPTION", "TOOL", "TASKS");
+    println!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
     for t in &tools {
-        let support = match t.task_support {
-            Some(s) => s.as_str(),
-            None if modern => "server",
-            None => "forbidden",
-        };
+        let support = runs_as(modern, tasks, t.task_support);
         let description = t
             .description
             .as_deref()
             .and_then(|d| d.lines().next())
             .unwrap_or("");
-        println!("{:width$}  {support:9}  {description}", t.name);
+        println!("{:width$}  {support:14}  {description}", t.name);
     }
-    if modern {
+    if modern && tasks {
         eprintln!(
             "(protocol {}: the server decides per call which tools run as tasks)",
+            client.protocol_version()
+        );
+    } else if !tasks {
+        eprintln!(
+            "(protocol {}: the server runs no tool calls as tasks)",
             client.protocol_version()
         );
     }
     Outcome::Success
 }
 
-async fn call(
-    client: &Client,
-    ui: &Arc<Ui>,
-    tool: &str,
-    args: Map<String, Value>,
-    json: bool,
-) -> Outcome {
+/// What `call` will do with a tool: `task`, `inline`, or `task or inline` (the server decides).
+/// Legacy: the client asks for a task when the server runs `tools/call` as tasks and the tool
+/// allows one; without that capability every call is inline, whatever the tool says (one that
+/// requires a task then cannot be called: `no (needs a task)`). Modern: the server decides.
+fn runs_as(modern: bool, server_tasks: bool, support: Option<TaskSupport>) -> &'static str {
+    match (modern, server_tasks, support) {
+        (true, true, _) => "task or inline",
+        (true, false, _) => "inline",
+        (false, true, Some(TaskSupport::Optional | TaskSupport::Required)) => "task",
+        (false, false, Some(TaskSupport::Required)) => "no (needs task)",
+        (false, _, _) => "inline",
+    }
+}
+
+async fn call(client: &Client, ui: &Arc<Ui>, tool: &str, args: ArgSpec, json: bool) -> Outcome {
+    let args = match resolve_args(client, tool, &args).await {
+        Ok(a) => a,
+        Err(why) => {
+            eprintln!("mcp-tasks: {why}");
+            return Outcome::Failure;
+        }
+    };
+    ui.inline_call(Some(tool));
     let started = client.call_tool(tool, Value::Object(args));
     let call = tokio::select! {
         c = started => c,
-        _ = interrupt(ui) => {
-            eprintln!("mcp-tasks: interrupted");
-            return Outcome::Interrupted;
+        stop = interrupt(ui) => {
+            ui.finish();
+            if stop == Stop::Interrupted {
+                eprintln!("mcp-tasks: interrupted");
+            }
+            return stopped(stop);
         }
     };
+    ui.inline_call(None);
     let call = match call {
         Ok(c) => c,
         Err(e) => return report_error(&e),
     };
-    let result = match call {
-        ToolCall::Done(result) => Ok(result),
-        ToolCall::Task(task) => match follow(ui, &task).await {
-            Some(r) => r,
-            None => return Outcome::Interrupted,
-        },
+    match call {
+        ToolCall::Done(result) => {
+            ui.finish();
+            print_result(&result, json)
+        }
+        ToolCall::Task(task) => {
+            ui.info(&format!(
+                "task {id} started; if this command stops, `mcp-tasks task watch {id}` follows it again",
+                id = task.id()
+            ));
+            finish_task(ui, &task, json).await
+        }
+    }
+}
+
+/// `--args`: `KEY=VALUE` pairs are typed by the tool's input schema (from `tools/list`, read
+/// only when there are pairs).
+async fn resolve_args(
+    client: &Client,
+    tool: &str,
+    args: &ArgSpec,
+) -> Result<Map<String, Value>, String> {
+    if args.pairs.is_empty() {
+        return args.resolve(None);
+    }
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list (to type --args KEY=VALUE) failed: {e}"))?;
+    let schema = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| &t.input_schema);
+    args.resolve(schema)
+}
+
+/// Follows a task to its end and prints how it ended.
+async fn finish_task(ui: &Arc<Ui>, task: &TaskHandle, json: bool) -> Outcome {
+    let result = match follow(ui, task).await {
+        Ok(r) => r,
+        Err(stop) => return stopped(stop),
     };
     ui.finish();
     match result {
@@ -222,8 +601,9 @@ async fn call(
     }
 }
 
-/// Follows a task to its end, showing its state; `None` when Ctrl-C cancelled it.
-async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult, Error>> {
+/// Follows a task to its end, showing its state; `Err` when the command stopped first (Ctrl-C, or
+/// an `--answers` value that does not fit), after cancelling the task.
+async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult, Error>, Stop> {
     let mut updates = task.updates();
     let shown = ui.clone();
     let show = tokio::spawn(async move {
@@ -242,11 +622,16 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult
         }
     });
     let outcome = tokio::select! {
-        r = task.result() => Some(r),
-        _ = interrupt(ui) => None,
+        r = task.result() => Ok(r),
+        stop = interrupt(ui) => Err(stop),
     };
-    if outcome.is_none() {
-        cancel(ui, task).await;
+    if let Err(stop) = &outcome {
+        let why = match stop {
+            Stop::Interrupted => "^C",
+            Stop::Usage(_) => "--answers does not fit the question",
+            Stop::TimedOut(_) => "--task-timeout ran out",
+        };
+        cancel(ui, task, why).await;
     }
     // Let the last state reach the screen.
     let _ = tokio::time::timeout(Duration::from_millis(200), show).await;
@@ -254,8 +639,8 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Option<Result<CallToolResult
 }
 
 /// Ctrl-C: `tasks/cancel`, then a short wait for the task to say `cancelled`.
-async fn cancel(ui: &Arc<Ui>, task: &TaskHandle) {
-    ui.say(&format!("^C: cancelling task {} ...", task.id()));
+async fn cancel(ui: &Arc<Ui>, task: &TaskHandle, why: &str) {
+    ui.say(&format!("{why}: cancelling task {} ...", task.id()));
     let confirmed = tokio::time::timeout(CANCEL_WAIT, async {
         if let Err(e) = task.cancel().await {
             return Err(e.to_string());
@@ -287,15 +672,17 @@ async fn cancel(ui: &Arc<Ui>, task: &TaskHandle) {
     }
 }
 
-/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal).
-async fn interrupt(ui: &Arc<Ui>) {
+/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal), or when
+/// the command must stop for another reason (see [`Stop`]).
+async fn interrupt(ui: &Arc<Ui>) -> Stop {
     tokio::select! {
         r = tokio::signal::ctrl_c() => {
             if r.is_err() {
                 std::future::pending::<()>().await;
             }
+            Stop::Interrupted
         }
-        _ = ui.interrupted.notified() => {}
+        stop = ui.stopped() => stop,
     }
 }
 
@@ -303,9 +690,17 @@ fn report_error(e: &Error) -> Outcome {
     let outcome = Outcome::of_error(e);
     match e {
         Error::Tool(result) => return print_result(result, false),
-        _ => eprintln!("mcp-tasks: {e}"),
+        _ => eprintln!("mcp-tasks: {e}{}", timeout_hint(e)),
     }
     outcome
+}
+
+/// After a request timeout: what to do about it.
+fn timeout_hint(e: &Error) -> &'static str {
+    match e {
+        Error::Timeout { .. } => "; the server is stuck or slow (--timeout DURATION waits longer)",
+        _ => "",
+    }
 }
 
 /// Prints a result (the JSON, or its content as text) and says how the call ended.
@@ -350,6 +745,19 @@ fn render(block: &Content) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tools_column_says_what_a_call_will_do() {
+        use TaskSupport::*;
+        assert_eq!(runs_as(true, true, None), "task or inline");
+        assert_eq!(runs_as(true, false, None), "inline");
+        assert_eq!(runs_as(false, true, Some(Required)), "task");
+        assert_eq!(runs_as(false, true, Some(Optional)), "task");
+        assert_eq!(runs_as(false, true, Some(Forbidden)), "inline");
+        assert_eq!(runs_as(false, true, None), "inline");
+        assert_eq!(runs_as(false, false, Some(Optional)), "inline");
+        assert_eq!(runs_as(false, false, Some(Required)), "no (needs task)");
+    }
 
     #[test]
     fn exit_codes() {

@@ -5,18 +5,19 @@
 
 use crate::cli::{Answers, Refusal};
 use crate::form::{Field, Form, Kind};
+use dialoguer::console::{Key, Term};
 use dialoguer::theme::ColorfulTheme;
-use dialoguer::{Confirm, Input, MultiSelect, Select};
+use dialoguer::{Confirm, MultiSelect, Select};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_tasks_client::{
     ElicitRequest, ElicitResponse, InputCapabilities, InputHandler, Root, RootsRequest,
-    SamplingRequest, SamplingResponse, TaskSnapshot,
+    SamplingRequest, SamplingResponse, TaskSnapshot, WireDirection,
 };
 use serde_json::{Map, Value};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 /// The model name a typed sampling reply is sent under.
 const HUMAN_MODEL: &str = "mcp-tasks-cli (typed by a person)";
@@ -30,22 +31,217 @@ pub struct Ui {
     bar: Mutex<Option<ProgressBar>>,
     /// Only one question on screen at a time.
     asking: tokio::sync::Mutex<()>,
-    /// Ctrl-C pressed while a prompt had the terminal (raw mode swallows the signal).
-    pub interrupted: Notify,
+    /// Set when the command must stop before the call ends: Ctrl-C pressed while a prompt had
+    /// the terminal (raw mode swallows the signal), or an `--answers` value that does not fit.
+    stop: watch::Sender<Option<Stop>>,
+    /// The property order of the latest `requestedSchema`s seen on the wire (newest last).
+    schema_orders: Mutex<Vec<Vec<String>>>,
+    /// What is shown besides questions and errors.
+    shown: Shown,
+    /// The tool of the inline call under way (its progress goes to the progress line), if any.
+    inline: Mutex<Option<String>>,
+    /// The last inline progress text shown (headless: one line per change).
+    last_progress: Mutex<String>,
+    /// stderr is a terminal: a live progress line, else one line per change.
+    term: bool,
+    /// While a prompt owns the terminal: the lines to show once it is closed (nothing is
+    /// printed into an open prompt; the progress line is cleared, not left frozen above it).
+    held: Mutex<Option<Vec<String>>>,
+}
+
+/// `--quiet`, `--verbose`, `--wire`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// No progress, status or server log lines (questions, results and errors still).
+    pub quiet: bool,
+    /// Every server log message (else warnings and worse).
+    pub verbose: bool,
+    /// Every JSON-RPC message, both ways.
+    pub wire: bool,
+}
+
+/// Why the command stops before the call ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C: the task is cancelled, exit 130.
+    Interrupted,
+    /// A usage mistake found only once the server asked (an `--answers` value that does not fit
+    /// the question): the message; the task is cancelled, exit 2.
+    Usage(String),
+    /// `--task-timeout` ran out: the task is cancelled, exit 2.
+    TimedOut(Duration),
 }
 
 impl Ui {
-    pub fn new() -> Arc<Ui> {
+    pub fn new(shown: Shown) -> Arc<Ui> {
         Arc::new(Ui {
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             bar: Mutex::new(None),
             asking: tokio::sync::Mutex::new(()),
-            interrupted: Notify::new(),
+            stop: watch::Sender::new(None),
+            schema_orders: Mutex::new(Vec::new()),
+            shown,
+            inline: Mutex::new(None),
+            last_progress: Mutex::new(String::new()),
+            term: std::io::stderr().is_terminal(),
+            held: Mutex::new(None),
         })
+    }
+
+    /// The progress line: a spinner on stderr (hidden when stderr is no terminal, or while a
+    /// prompt is open).
+    fn new_bar(&self) -> ProgressBar {
+        let prompting = self.held.lock().expect("held lock").is_some();
+        let target = if prompting {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(spinner_style());
+        if !prompting {
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        bar
+    }
+
+    /// A line that `--quiet` leaves out.
+    pub fn info(&self, line: &str) {
+        if !self.shown.quiet {
+            self.say(line);
+        }
+    }
+
+    /// One message on the wire: printed with `--wire` (`-->` sent, `<--` received); a received
+    /// one is also read for what the parsed message loses (schema order), the server's log
+    /// messages, and an inline call's progress.
+    pub fn wire(&self, direction: WireDirection, text: &str) {
+        if self.shown.wire {
+            let arrow = match direction {
+                WireDirection::Sent => "-->",
+                WireDirection::Received => "<--",
+            };
+            self.say(&format!("{arrow} {}", text.trim_end()));
+        }
+        if direction == WireDirection::Received {
+            self.received(text);
+            if text.contains("\"notifications/")
+                && let Ok(message) = serde_json::from_str::<Value>(text)
+            {
+                self.notification(&message);
+            }
+        }
+    }
+
+    fn notification(&self, message: &Value) {
+        let params = &message["params"];
+        match message["method"].as_str() {
+            Some("notifications/message") if !self.shown.quiet => {
+                let level = params["level"].as_str().unwrap_or("info");
+                let serious = matches!(
+                    level,
+                    "warning" | "error" | "critical" | "alert" | "emergency"
+                );
+                if self.shown.verbose || serious {
+                    self.say(&log_line(params));
+                }
+            }
+            Some("notifications/progress") if !self.shown.quiet => {
+                let Some(tool) = self.inline.lock().expect("inline lock").clone() else {
+                    return;
+                };
+                let mut text = format!("{tool}:");
+                if let Some(m) = params["message"].as_str() {
+                    text.push_str(&format!(" {m}"));
+                }
+                let done = params["progress"].as_f64().unwrap_or(0.0);
+                match params["total"].as_f64() {
+                    Some(t) => text.push_str(&format!(" ({done}/{t})")),
+                    None => text.push_str(&format!(" ({done})")),
+                }
+                self.inline_progress(text);
+            }
+            _ => {}
+        }
+    }
+
+    /// An inline call starts (`Some(tool)`) or is over (`None`): while one is under way, its
+    /// progress is shown (a spinner on a terminal, one line per change elsewhere).
+    pub fn inline_call(&self, tool: Option<&str>) {
+        *self.inline.lock().expect("inline lock") = tool.map(str::to_owned);
+        if let Some(tool) = tool
+            && !self.shown.quiet
+        {
+            let mut slot = self.bar.lock().expect("bar lock");
+            let bar = slot.get_or_insert_with(|| self.new_bar());
+            if self.term {
+                bar.set_message(format!("{tool}: calling"));
+            }
+        }
+    }
+
+    fn inline_progress(&self, text: String) {
+        let mut slot = self.bar.lock().expect("bar lock");
+        let bar = slot.get_or_insert_with(|| self.new_bar());
+        if !self.term {
+            drop(slot);
+            let mut last = self.last_progress.lock().expect("progress lock");
+            if *last != text {
+                eprintln!("{text}");
+                *last = text;
+            }
+        } else {
+            bar.set_message(text);
+        }
+    }
+
+    /// Reads a message from the server as text, before the client parses it: remembers the
+    /// property order of each `requestedSchema` in it (a parsed map forgets it).
+    pub fn received(&self, text: &str) {
+        let found = crate::form::schema_orders(text);
+        if !found.is_empty() {
+            let mut orders = self.schema_orders.lock().expect("orders lock");
+            orders.extend(found);
+            let excess = orders.len().saturating_sub(64);
+            orders.drain(..excess);
+        }
+    }
+
+    /// Puts a form's fields in its schema's order, as the server sent it.
+    fn order(&self, form: &mut Form) {
+        let orders = self.schema_orders.lock().expect("orders lock");
+        if let Some(order) = form.order_from(orders.iter().rev()).cloned() {
+            drop(orders);
+            form.reorder(&order);
+        }
+    }
+
+    /// Stops the command (the first reason wins).
+    pub fn stop(&self, why: Stop) {
+        self.stop.send_if_modified(|s| {
+            if s.is_some() {
+                return false;
+            }
+            *s = Some(why);
+            true
+        });
+    }
+
+    /// Resolves once [`stop`](Self::stop) was called.
+    pub async fn stopped(&self) -> Stop {
+        let mut rx = self.stop.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(s) => s.clone().expect("checked"),
+            Err(_) => std::future::pending().await,
+        }
     }
 
     /// A line for the user (stderr), above the progress line if there is one.
     pub fn say(&self, line: &str) {
+        if let Some(held) = self.held.lock().expect("held lock").as_mut() {
+            held.push(line.to_owned());
+            return;
+        }
         match self.bar.lock().expect("bar lock").as_ref() {
             Some(bar) if !bar.is_hidden() => bar.println(line),
             _ => eprintln!("{line}"),
@@ -54,19 +250,17 @@ impl Ui {
 
     /// Shows a task's state: on a terminal the live line, elsewhere one line per change.
     pub fn task_state(&self, s: &TaskSnapshot) {
+        if self.shown.quiet {
+            return;
+        }
         let text = describe(s);
-        let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(spinner_style());
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
-        if bar.is_hidden() {
-            drop(slot);
+        if !self.term {
             eprintln!("task {}: {text}", s.task_id);
             return;
         }
+        // While a prompt is open the line is hidden: it takes the change silently.
+        let mut slot = self.bar.lock().expect("bar lock");
+        let bar = slot.get_or_insert_with(|| self.new_bar());
         match s
             .progress
             .as_ref()
@@ -103,20 +297,32 @@ impl Ui {
         f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
     ) -> std::io::Result<T> {
         let _turn = self.asking.lock().await;
+        // One owner of the terminal at a time: hold other lines, hide and clear the progress
+        // line (a hidden target alone leaves its last frame on screen), then ask.
+        *self.held.lock().expect("held lock") = Some(Vec::new());
         let bar = self.bar.lock().expect("bar lock").clone();
         if let Some(bar) = &bar {
             bar.disable_steady_tick();
             bar.set_draw_target(ProgressDrawTarget::hidden());
+            if self.term {
+                let _ = Term::stderr().clear_line();
+            }
         }
         let out = tokio::task::spawn_blocking(f)
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let held = self.held.lock().expect("held lock").take();
+        // The line as it is now (it may have been made while the prompt was open).
+        let bar = self.bar.lock().expect("bar lock").clone();
         if let Some(bar) = &bar {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(120));
         }
+        for line in held.unwrap_or_default() {
+            self.say(&line);
+        }
         if out.as_ref().is_err_and(is_interrupt) {
-            self.interrupted.notify_one();
+            self.stop(Stop::Interrupted);
         }
         out
     }
@@ -126,11 +332,24 @@ fn is_interrupt(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::Interrupted
 }
 
-/// Ctrl-C at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
+/// Ctrl-C (or an `--answers` value that does not fit) at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
 /// no answer at all (an answer could end the task some other way first). The client drops this
 /// future once it sees the task end.
 async fn left_unanswered<T>() -> T {
     std::future::pending().await
+}
+
+/// `server warning (db): disk almost full` for a `notifications/message`.
+fn log_line(params: &Value) -> String {
+    let level = params["level"].as_str().unwrap_or("info");
+    let data = match &params["data"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match params["logger"].as_str() {
+        Some(logger) => format!("server {level} ({logger}): {data}"),
+        None => format!("server {level}: {data}"),
+    }
 }
 
 fn spinner_style() -> ProgressStyle {
@@ -195,7 +414,7 @@ impl InputHandler for CliHandler {
         if request.mode == "url" {
             return self.elicit_url(&request).await;
         }
-        let form = match request
+        let mut form = match request
             .requested_schema
             .as_ref()
             .map_or(Ok(Form { fields: vec![] }), Form::from_schema)
@@ -206,6 +425,12 @@ impl InputHandler for CliHandler {
                 return ElicitResponse::Decline;
             }
         };
+        ui.order(&mut form);
+        if let Err(why) = form.check_given(&self.answers.fields) {
+            // A usage mistake, not an answer: nothing is sent, the command stops with exit 2.
+            ui.stop(Stop::Usage(why));
+            return left_unanswered().await;
+        }
         if self.answers.given || !ui.interactive {
             if !self.answers.given {
                 ui.say(&format!(
@@ -273,14 +498,19 @@ impl InputHandler for CliHandler {
         }
         let reply = ui
             .prompt(|| {
-                Input::<String>::with_theme(&ColorfulTheme::default())
-                    .with_prompt("Reply as the model (Esc declines)")
-                    .interact_text()
-                    .map_err(io_error)
+                read_line(
+                    "Reply as the model (Esc or an empty reply declines)",
+                    None,
+                    |_| Ok(()),
+                )
             })
             .await;
         match reply {
-            Ok(text) => SamplingResponse::text(HUMAN_MODEL, text),
+            Ok(Some(text)) if !text.trim().is_empty() => SamplingResponse::text(HUMAN_MODEL, text),
+            Ok(_) => {
+                eprintln!("  declined");
+                SamplingResponse::Decline
+            }
             Err(e) if is_interrupt(&e) => left_unanswered().await,
             Err(e) => {
                 eprintln!("  declined ({e})");
@@ -350,9 +580,10 @@ fn io_error(e: dialoguer::Error) -> std::io::Error {
     }
 }
 
-/// `{"confirm": true}`-like text built from the form, for the "how to answer" hint.
+/// `{"confirm": true}`-like text built from the form (its fields in its order), for the "how to
+/// answer" hint.
 fn example_answers(form: &Form) -> String {
-    let mut ex = Map::new();
+    let mut ex = Vec::new();
     for f in &form.fields {
         let v = f.default.clone().unwrap_or_else(|| match &f.kind {
             Kind::Boolean => Value::Bool(true),
@@ -369,9 +600,9 @@ fn example_answers(form: &Form) -> String {
             ),
             Kind::Text { .. } => Value::String("...".into()),
         });
-        ex.insert(f.name.clone(), v);
+        ex.push(format!("{}:{v}", Value::String(f.name.clone())));
     }
-    Value::Object(ex).to_string()
+    format!("{{{}}}", ex.join(","))
 }
 
 /// Asks every field not in `given`; `None` when the user declines (Esc).
@@ -379,7 +610,7 @@ fn ask_form(
     form: &Form,
     given: &Map<String, Value>,
 ) -> std::io::Result<Option<Map<String, Value>>> {
-    eprintln!("  (Esc at a yes/no or a choice declines)");
+    eprintln!("  (Esc declines the question)");
     let mut out = Map::new();
     for field in &form.fields {
         if let Some(v) = given.get(&field.name).and_then(|v| field.check(v).ok()) {
@@ -478,33 +709,86 @@ fn ask_field(field: &Field) -> std::io::Result<Asked> {
             }
         }
         Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. } => {
-            let mut input = Input::<String>::with_theme(&theme)
-                .with_prompt(prompt)
-                .allow_empty(!field.required || field.default.is_some());
-            if let Some(d) = &field.default {
-                input = input.default(match d {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-            }
+            let default = field.default.as_ref().map(|d| match d {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
             let required = field.required;
-            let check = field.clone();
-            let text = input
-                .validate_with(move |s: &String| -> Result<(), String> {
-                    if s.is_empty() && !required {
-                        return Ok(());
-                    }
-                    check.parse_text(s).map(|_| ())
-                })
-                .interact_text()
-                .map_err(io_error)?;
-            if text.is_empty() && !field.required {
-                return Ok(Asked::Skip);
+            let text = read_line(&prompt, default.as_deref(), |s| {
+                if s.is_empty() && !required {
+                    return Ok(());
+                }
+                if s.is_empty() {
+                    return Err("an answer is required (Esc declines)".into());
+                }
+                field.parse_text(s).map(|_| ())
+            })?;
+            match text {
+                None => None,
+                Some(text) if text.is_empty() && !field.required => return Ok(Asked::Skip),
+                Some(text) => Some(field.parse_text(&text).map_err(std::io::Error::other)?),
             }
-            Some(field.parse_text(&text).map_err(std::io::Error::other)?)
         }
     };
     Ok(got.map_or(Asked::Decline, Asked::Value))
+}
+
+/// One line typed at the prompt, on stderr's terminal: `None` when Esc declines. Backspace edits,
+/// Enter submits (an empty line takes `default`); `check` refuses a line with a message shown
+/// under the prompt, and the line is kept for editing. Ctrl-C is an `Interrupted` error.
+/// (dialoguer's `Input` has no way out but Ctrl-C.)
+fn read_line(
+    prompt: &str,
+    default: Option<&str>,
+    check: impl Fn(&str) -> Result<(), String>,
+) -> std::io::Result<Option<String>> {
+    let term = Term::stderr();
+    let head = match default {
+        Some(d) => format!("? {prompt} [{d}] › "),
+        None => format!("? {prompt} › "),
+    };
+    let mut text = String::new();
+    term.write_str(&head)?;
+    loop {
+        match term.read_key()? {
+            Key::Escape => {
+                term.write_line("")?;
+                return Ok(None);
+            }
+            Key::Enter => {
+                let line = match (text.is_empty(), default) {
+                    (true, Some(d)) => d.to_owned(),
+                    _ => text.clone(),
+                };
+                match check(&line) {
+                    Ok(()) => {
+                        term.write_line("")?;
+                        return Ok(Some(line));
+                    }
+                    Err(why) => {
+                        term.clear_line()?;
+                        term.write_line(&format!("  ✘ {why}"))?;
+                        term.write_str(&format!("{head}{text}"))?;
+                    }
+                }
+            }
+            Key::Backspace if text.pop().is_some() => {
+                term.clear_line()?;
+                term.write_str(&format!("{head}{text}"))?;
+            }
+            Key::Char(c) if !c.is_control() => {
+                text.push(c);
+                term.write_str(c.encode_utf8(&mut [0; 4]))?;
+            }
+            Key::CtrlC => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "read interrupted",
+                ));
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -119,10 +119,12 @@ pub use handler::{
     RootsRequest, SamplingRequest, SamplingResponse,
 };
 pub use mcp_tasks_runtime::Era;
+pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
+pub use peer::WireDirection;
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};

@@ -22,6 +22,18 @@ pub(crate) struct Notification {
     pub(crate) params: Value,
 }
 
+/// Which way a message went, for [`ClientBuilder::on_wire`](crate::ClientBuilder::on_wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireDirection {
+    /// From the client to the server.
+    Sent,
+    /// From the server to the client.
+    Received,
+}
+
+/// Sees every message's text, both ways ([`ClientBuilder::on_wire`](crate::ClientBuilder::on_wire)).
+pub(crate) type Tap = Arc<dyn Fn(WireDirection, &str) + Send + Sync>;
+
 /// Hands one message to a duplex connection; `false` when it is gone.
 pub(crate) type DuplexSend = Box<dyn Fn(Value) -> bool + Send + Sync>;
 
@@ -45,6 +57,8 @@ pub(crate) struct Peer {
     timeout: Option<Duration>,
     /// Server-to-client requests the input handler is answering right now.
     answering: AtomicUsize,
+    /// Sees every message sent (received ones are seen where the transport reads them).
+    tap: Option<Tap>,
 }
 
 impl std::fmt::Debug for Peer {
@@ -64,6 +78,7 @@ impl Peer {
         wire: Wire,
         handler: Arc<dyn DynHandler>,
         timeout: Option<Duration>,
+        tap: Option<Tap>,
     ) -> Arc<Peer> {
         let (notifications, _) = broadcast::channel(256);
         Arc::new(Peer {
@@ -75,6 +90,7 @@ impl Peer {
             closed: AtomicBool::new(false),
             timeout,
             answering: AtomicUsize::new(0),
+            tap,
         })
     }
 
@@ -159,6 +175,7 @@ impl Peer {
     ) -> Result<Outcome, Error> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
         let message = jsonrpc::request_message(&id, method, params);
+        self.tap_sent(&message);
         match &self.wire {
             Wire::Http(http) => {
                 let inbox: Arc<dyn Inbox> = self.clone();
@@ -196,6 +213,7 @@ impl Peer {
 
     /// Sends a message that gets no JSON-RPC answer (notification, response).
     async fn send_unanswered(&self, message: Value) -> Result<(), Error> {
+        self.tap_sent(&message);
         match &self.wire {
             Wire::Http(http) => http.post_unanswered(message).await,
             Wire::Duplex(send) => {
@@ -205,6 +223,12 @@ impl Peer {
                     Err(Error::transport("the connection is closed"))
                 }
             }
+        }
+    }
+
+    fn tap_sent(&self, message: &Value) {
+        if let Some(tap) = &self.tap {
+            tap(WireDirection::Sent, &message.to_string());
         }
     }
 
@@ -344,10 +368,9 @@ impl Drop for PendingGuard<'_> {
             // The client's own ids are numbers, never beyond 64 bits.
             let id = self.id.to_value();
             let params = json!({ "requestId": id, "reason": "the client stopped waiting" });
-            duplex_send(
-                send,
-                jsonrpc::notification_message("notifications/cancelled", params),
-            );
+            let message = jsonrpc::notification_message("notifications/cancelled", params);
+            self.peer.tap_sent(&message);
+            duplex_send(send, message);
         }
     }
 }

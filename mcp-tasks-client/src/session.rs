@@ -100,6 +100,8 @@ pub(crate) struct Session {
     pub(crate) config: TaskConfig,
     pub(crate) task_mode: TaskMode,
     pub(crate) task_ttl: Option<Duration>,
+    /// The least severe server log level wanted ([`crate::ClientBuilder::log_level`]).
+    pub(crate) log_level: Option<String>,
     /// What the last `tools/list` said about each tool.
     pub(crate) tools: Mutex<ToolCache>,
     pub(crate) child: tokio::sync::Mutex<Option<tokio::process::Child>>,
@@ -126,11 +128,15 @@ impl Session {
     }
 
     fn modern_meta(&self) -> Value {
-        json!({
+        let mut meta = json!({
             meta::PROTOCOL_VERSION: MODERN_VERSION,
             meta::CLIENT_CAPABILITIES: self.capabilities(true),
             meta::CLIENT_INFO: self.client_info,
-        })
+        });
+        if let Some(level) = &self.log_level {
+            meta[meta::LOG_LEVEL] = Value::from(level.as_str());
+        }
+        meta
     }
 
     /// `server/discover`: `Ok(Ok((version, info)))` for a 2026-07-28 server, `Ok(Err(why))` for one that is
@@ -259,6 +265,18 @@ impl Session {
         if let Some(http) = self.peer.http() {
             let inbox: Arc<dyn Inbox> = self.peer.clone();
             http.open_session_stream(Arc::downgrade(&inbox)).await;
+        }
+        if let Some(level) = &self.log_level
+            && self.server.capabilities.get("logging").is_some()
+        {
+            // Best effort: a server that refuses keeps its own level.
+            if let Ok(Err(error)) = self
+                .peer
+                .request("logging/setLevel", json!({ "level": level }))
+                .await
+            {
+                tracing::debug!(%error, "logging/setLevel refused");
+            }
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use super::{Client, EraChoice};
 use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
 use crate::http::HttpWire;
-use crate::peer::{DuplexSend, Peer, Wire};
+use crate::peer::{DuplexSend, Peer, Tap, Wire, WireDirection};
 use crate::session::{ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use futures_util::StreamExt;
 use mcp_tasks_runtime::Era;
@@ -41,6 +41,9 @@ pub struct ClientBuilder {
     request_timeout: Option<Duration>,
     /// Extra TLS roots, as PEM.
     root_certificates: Vec<Vec<u8>>,
+    /// Sees every message's text ([`on_wire`](Self::on_wire)).
+    tap: Option<Tap>,
+    log_level: Option<String>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -52,6 +55,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("task_mode", &self.task_mode)
             .field("request_timeout", &self.request_timeout)
             .field("root_certificates", &self.root_certificates.len())
+            .field("on_wire", &self.tap.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -159,6 +163,25 @@ impl ClientBuilder {
         self
     }
 
+    /// Asks the server for its log messages (`notifications/message`) of `level` and worse
+    /// (`debug`, `info`, `notice`, `warning`, `error`, ...): on every request's `_meta` in the
+    /// 2026-07-28 era, with `logging/setLevel` after `initialize` in 2025-11-25 (when the server
+    /// declares `logging`). Unset, the server's default holds. They are seen with
+    /// [`on_wire`](Self::on_wire).
+    pub fn log_level(mut self, level: impl Into<String>) -> Self {
+        self.log_level = Some(level.into());
+        self
+    }
+
+    /// Calls `f` with the text of every JSON-RPC message, both ways, as it goes on the wire (a
+    /// received message before it is acted on, exactly as the server sent it: key order kept;
+    /// an HTTP body holding a batch is one call). For traces (`mcp-tasks --wire`) and for what
+    /// a parsed `Value` loses. `f` runs on the connection's tasks: keep it short.
+    pub fn on_wire(mut self, f: impl Fn(WireDirection, &str) + Send + Sync + 'static) -> Self {
+        self.tap = Some(Arc::new(f));
+        self
+    }
+
     /// Starts `command` and speaks to it over its stdin and stdout (its stderr is left as the
     /// command says, inherited by default). The process is killed when the client is dropped;
     /// [`Client::close`] ends it gracefully.
@@ -195,9 +218,11 @@ impl ClientBuilder {
             Wire::Duplex(Mutex::new(Some(send))),
             self.handler.clone(),
             self.request_timeout,
+            self.tap.clone(),
         );
         let weak = Arc::downgrade(&peer);
         let max = self.max_message;
+        let tap = self.tap.clone();
         tokio::spawn(async move {
             let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(max));
             while let Some(line) = lines.next().await {
@@ -219,6 +244,9 @@ impl ClientBuilder {
                     continue;
                 }
                 let Some(peer) = weak.upgrade() else { return };
+                if let Some(tap) = &tap {
+                    tap(WireDirection::Received, &line);
+                }
                 match serde_json::from_str::<Value>(&line) {
                     Ok(message) => peer.on_incoming(message),
                     Err(e) => {
@@ -268,11 +296,13 @@ impl ClientBuilder {
             self.headers.clone(),
             self.max_message,
             &roots,
+            self.tap.clone(),
         )?;
         let peer = Peer::new(
             Wire::Http(Box::new(wire)),
             self.handler.clone(),
             self.request_timeout,
+            self.tap.clone(),
         );
         self.finish(peer, None).await
     }
@@ -286,11 +316,16 @@ impl ClientBuilder {
             Wire::Duplex(Mutex::new(Some(send))),
             self.handler.clone(),
             self.request_timeout,
+            self.tap.clone(),
         );
         let weak = Arc::downgrade(&peer);
+        let tap = self.tap.clone();
         tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
                 let Some(peer) = weak.upgrade() else { return };
+                if let Some(tap) = &tap {
+                    tap(WireDirection::Received, &message.to_string());
+                }
                 peer.on_incoming(message);
             }
             if let Some(peer) = weak.upgrade() {
@@ -314,6 +349,7 @@ impl ClientBuilder {
             config: self.config.clone(),
             task_mode: self.task_mode,
             task_ttl: self.task_ttl,
+            log_level: self.log_level.clone(),
             tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
@@ -366,6 +402,8 @@ impl Client {
             max_message: DEFAULT_MAX_MESSAGE,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             root_certificates: Vec::new(),
+            tap: None,
+            log_level: None,
         }
     }
 }

@@ -97,6 +97,36 @@ impl Client {
         }
     }
 
+    /// Follows a task that already exists on the server, by its id (one a call of an earlier
+    /// connection started, say): one `tasks/get`, then the same driver as a call's task (status,
+    /// the task's questions answered by the input handler, the result). An unknown, expired or
+    /// someone else's id is [`Error::TaskGet`]. The tool's name is not known
+    /// ([`TaskHandle::tool`] is empty). In the legacy era a server may tie tasks to the session
+    /// that created them, and then does not know them on another connection.
+    pub async fn task(&self, task_id: &str) -> Result<TaskHandle, Error> {
+        let task = match self
+            .inner
+            .request("tasks/get", json!({ "taskId": task_id }))
+            .await?
+        {
+            Ok(task) => task,
+            Err(error) => {
+                return Err(Error::TaskGet {
+                    task_id: task_id.to_owned(),
+                    error,
+                });
+            }
+        };
+        let kind = if self.inner.era.is_modern() {
+            TaskKind::Modern
+        } else {
+            TaskKind::Legacy {
+                progress_token: None,
+            }
+        };
+        TaskHandle::start(self.inner.clone(), "", kind, &task)
+    }
+
     async fn call_modern(&self, name: &str, base: Map<String, Value>) -> Result<ToolCall, Error> {
         let mut retry = Map::new();
         for _ in 0..MAX_INPUT_ROUNDS {

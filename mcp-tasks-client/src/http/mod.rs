@@ -6,6 +6,7 @@
 mod sse;
 
 use crate::error::Error;
+use crate::peer::{Tap, WireDirection};
 use base64::Engine as _;
 use mcp_tasks_runtime::__internal::Message;
 use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
@@ -60,6 +61,8 @@ pub(crate) struct Core {
     param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
     /// The longest JSON body or SSE event read from the server ([`crate::ClientBuilder::max_message`]).
     max_message: usize,
+    /// Sees each message read ([`crate::ClientBuilder::on_wire`]).
+    tap: Option<Tap>,
 }
 
 impl std::ops::Deref for HttpWire {
@@ -113,6 +116,7 @@ impl HttpWire {
         extra: HeaderMap,
         max_message: usize,
         roots: &[reqwest::Certificate],
+        tap: Option<Tap>,
     ) -> Result<Self, Error> {
         // rustls, trusting the Mozilla roots built in and any root the caller added.
         let mut builder = reqwest::Client::builder()
@@ -136,6 +140,7 @@ impl HttpWire {
                 state: Mutex::new(HttpState::default()),
                 param_headers: Mutex::new(HashMap::new()),
                 max_message,
+                tap,
             }),
             get_stream: Mutex::new(None),
         })
@@ -171,12 +176,18 @@ impl HttpWire {
                         return;
                     }
                 };
-                let read = read_events(&mut resp, &mut cursor, core.max_message, |m| {
-                    if let Some(inbox) = inbox.upgrade() {
-                        inbox.deliver(m);
-                    }
-                    None::<()>
-                })
+                let read = read_events(
+                    &mut resp,
+                    &mut cursor,
+                    core.max_message,
+                    core.tap.as_ref(),
+                    |m| {
+                        if let Some(inbox) = inbox.upgrade() {
+                            inbox.deliver(m);
+                        }
+                        None::<()>
+                    },
+                )
                 .await;
                 if let Err(e) = read {
                     // Opening it again would bring the same event again.
@@ -355,6 +366,11 @@ impl Core {
             });
         }
         let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+        if parsed.is_some()
+            && let Some(tap) = &self.tap
+        {
+            tap(WireDirection::Received, &String::from_utf8_lossy(&bytes));
+        }
         if let Some(value) = parsed {
             let mut found = None;
             let messages = match value {
@@ -409,6 +425,7 @@ impl Core {
                 &mut resp,
                 &mut cursor,
                 self.max_message,
+                self.tap.as_ref(),
                 |m| match take_response(m, id) {
                     Ok(outcome) => Some(outcome),
                     Err(other) => {
@@ -527,6 +544,7 @@ mod tests {
             HeaderMap::new(),
             1024,
             &[],
+            None,
         )
         .unwrap();
         wire.set_modern("2026-07-28");

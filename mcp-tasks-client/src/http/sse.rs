@@ -1,6 +1,7 @@
 //! Reading a response body: whole but within the client's limit, only its start (for an error's
 //! text), or as a `text/event-stream` of JSON messages, with a small incremental SSE parser.
 
+use crate::peer::{Tap, WireDirection};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -54,6 +55,7 @@ pub(super) async fn read_events<T>(
     resp: &mut reqwest::Response,
     cursor: &mut SseCursor,
     max: usize,
+    tap: Option<&Tap>,
     mut each: impl FnMut(Value) -> Option<T>,
 ) -> Result<Option<T>, String> {
     let mut parser = SseParser::new(max);
@@ -74,6 +76,9 @@ pub(super) async fn read_events<T>(
             }
             match serde_json::from_str::<Value>(&event.data) {
                 Ok(message) => {
+                    if let Some(tap) = tap {
+                        tap(WireDirection::Received, &event.data);
+                    }
                     if let Some(done) = each(message) {
                         return Ok(Some(done));
                     }
