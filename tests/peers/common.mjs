@@ -322,3 +322,25 @@ export function rawCoordinator(transport, { abortClosesRequest = false } = {}) {
             });
         });
 }
+
+/** The fallback's companion tools, as `tools/list` names them. */
+export const COMPANIONS = ['tasks_status', 'tasks_result', 'tasks_cancel'];
+
+/** The text of a tool result, its text blocks joined. */
+export const resultText = (result) => (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+
+/**
+ * The task id of the fallback's answer to a call of `tool` (a client without tasks calling a tool
+ * that runs as a task): named in `_meta` (related-task) and in the text, which also names the
+ * companion tools.
+ */
+export function startedTask(result, tool) {
+    assert(!result.isError, `${tool} answered an error: ${show(result)}`);
+    const id = result._meta?.['io.modelcontextprotocol/related-task']?.taskId;
+    assert(typeof id === 'string', `${tool}'s answer names no task in _meta: ${show(result)}`);
+    const text = resultText(result);
+    assert(text.includes(id), `${tool}'s text does not name task ${id}: ${text}`);
+    for (const companion of COMPANIONS) assert(text.includes(companion), `${tool}'s text does not mention ${companion}: ${text}`);
+    ok(`${tool} answered at once with task ${id}: ${show(text)}`);
+    return id;
+}

@@ -19,6 +19,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import {
+    COMPANIONS,
     LEGACY_VERSION,
     MODERN_VERSION,
     REQUEST_TIMEOUT_MS,
@@ -28,28 +29,18 @@ import {
     ok,
     serverBin,
     serverEnv,
+    resultText,
     show,
+    startedTask,
     step,
     traceTransport,
 } from './common.mjs';
 
 const CLIENT_INFO = { name: 'mcp-tasks-peer-fallback', version: '2.4.0' };
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
-const COMPANIONS = ['tasks_status', 'tasks_result', 'tasks_cancel'];
 const opts = { timeout: REQUEST_TIMEOUT_MS };
 
-const textOf = (result) => (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+const textOf = resultText;
 
-function startedTask(result, tool) {
-    assert(!result.isError, `${tool} answered an error: ${show(result)}`);
-    const id = result._meta?.[RELATED_TASK]?.taskId;
-    assert(typeof id === 'string', `${tool}'s answer names no task in _meta: ${show(result)}`);
-    const text = textOf(result);
-    assert(text.includes(id), `${tool}'s text does not name task ${id}: ${text}`);
-    for (const companion of COMPANIONS) assert(text.includes(companion), `${tool}'s text does not mention ${companion}: ${text}`);
-    ok(`${tool} answered at once: ${show(text)}`);
-    return id;
-}
 
 async function waitResult(client, taskId) {
     const deadline = Date.now() + 15_000;

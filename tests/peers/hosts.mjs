@@ -23,18 +23,32 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ElicitationRequestSchema, createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
-import { LEGACY_VERSION, MODERN_VERSION, REQUEST_TIMEOUT_MS, assert, assertEq, fail, main, ok, serverEnv, show, step } from './common.mjs';
+import {
+    COMPANIONS,
+    LEGACY_VERSION,
+    MODERN_VERSION,
+    REQUEST_TIMEOUT_MS,
+    assert,
+    assertEq,
+    fail,
+    main,
+    ok,
+    resultText,
+    serverEnv,
+    show,
+    startedTask,
+    step,
+} from './common.mjs';
 
 const [kind, transportKind, exampleTarget, fallbackTarget] = process.argv.slice(2);
 if (!['sdk1', 'aisdk'].includes(kind) || !['stdio', 'http'].includes(transportKind) || !exampleTarget || !fallbackTarget) {
     fail('usage: node hosts.mjs <sdk1|aisdk> <stdio|http> <example_server bin|URL> <fallback_server bin|URL>');
 }
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
-const COMPANIONS = ['tasks_status', 'tasks_result', 'tasks_cancel'];
 const SUMMARY = 'Tides follow the moon.';
 const trace = process.env.MCP_PEERS_TRACE !== '0';
 
-const textOf = (result) => (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+const textOf = resultText;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Every message we send (and, over stdio, receive), for checks on what crossed the wire. */
@@ -148,16 +162,6 @@ async function connect(target, label, era) {
     };
 }
 
-function startedTask(result, tool) {
-    assert(!result.isError, `${tool} answered an error: ${show(result)}`);
-    const id = result._meta?.[RELATED_TASK]?.taskId;
-    assert(typeof id === 'string', `${tool}'s answer names no task in _meta: ${show(result)}`);
-    const text = textOf(result);
-    assert(text.includes(id), `${tool}'s text does not name task ${id}: ${text}`);
-    for (const companion of COMPANIONS) assert(text.includes(companion), `${tool}'s text does not mention ${companion}: ${text}`);
-    ok(`${tool} answered at once with task ${id}`);
-    return id;
-}
 
 /** Calls `tasks_status` until `done()` says so (each call may carry a question through MRTR). */
 async function statusUntil(client, id, done, what) {
