@@ -1,7 +1,6 @@
 //! The command line: what `mcp-tasks` accepts, checked into a [`Command`] before anything
 //! connects, so every usage mistake is an exit-2 message and nothing else.
 
-use crate::ui::Shown;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -583,6 +582,17 @@ pub fn parse_answers(text: &str) -> Result<Answers, String> {
         refuse,
         sampling,
     })
+}
+
+/// `--quiet`, `--verbose`, `--wire`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// No progress, status or server log lines (questions, results and errors still).
+    pub quiet: bool,
+    /// Every server log message (else warnings and worse).
+    pub verbose: bool,
+    /// Every JSON-RPC message, both ways.
+    pub wire: bool,
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //!
 //! Everything the user is shown goes to stderr; stdout is only for the result.
 
-use crate::cli::{Answers, Refusal};
+use crate::cli::{Answers, Refusal, Shown};
 use crate::form::{Field, Form, Kind};
 use dialoguer::console::{Key, Term};
 use dialoguer::theme::ColorfulTheme;
@@ -47,17 +47,6 @@ pub struct Ui {
     /// While a prompt owns the terminal: the lines to show once it is closed (nothing is
     /// printed into an open prompt; the progress line is cleared, not left frozen above it).
     held: Mutex<Option<Vec<String>>>,
-}
-
-/// `--quiet`, `--verbose`, `--wire`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Shown {
-    /// No progress, status or server log lines (questions, results and errors still).
-    pub quiet: bool,
-    /// Every server log message (else warnings and worse).
-    pub verbose: bool,
-    /// Every JSON-RPC message, both ways.
-    pub wire: bool,
 }
 
 /// Why the command stops before the call ends.

@@ -111,6 +111,7 @@ mod result;
 mod session;
 mod task;
 mod testing;
+mod wire;
 
 pub use client::{Client, ClientBuilder, EraChoice, ToolCall, ToolInfo};
 pub use error::Error;
@@ -124,8 +125,8 @@ pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, Root, RpcError,
 };
-pub use peer::WireDirection;
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};
 pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
 pub use testing::Scripted;
+pub use wire::WireDirection;

@@ -5,6 +5,7 @@
 use crate::error::Error;
 use crate::handler::{Answer, DynHandler, InputContext, answer};
 use crate::http::{HttpWire, Inbox, Outcome};
+use crate::wire::{Tap, WireDirection};
 use mcp_tasks_runtime::__internal::{self as jsonrpc, Message, meta};
 use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
 use serde_json::{Value, json};
@@ -21,18 +22,6 @@ pub(crate) struct Notification {
     pub(crate) method: String,
     pub(crate) params: Value,
 }
-
-/// Which way a message went, for [`ClientBuilder::on_wire`](crate::ClientBuilder::on_wire).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireDirection {
-    /// From the client to the server.
-    Sent,
-    /// From the server to the client.
-    Received,
-}
-
-/// Sees every message's text, both ways ([`ClientBuilder::on_wire`](crate::ClientBuilder::on_wire)).
-pub(crate) type Tap = Arc<dyn Fn(WireDirection, &str) + Send + Sync>;
 
 /// Hands one message to a duplex connection; `false` when it is gone.
 pub(crate) type DuplexSend = Box<dyn Fn(Value) -> bool + Send + Sync>;

@@ -6,7 +6,7 @@
 mod sse;
 
 use crate::error::Error;
-use crate::peer::{Tap, WireDirection};
+use crate::wire::{Tap, WireDirection};
 use base64::Engine as _;
 use mcp_tasks_runtime::__internal::Message;
 use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};

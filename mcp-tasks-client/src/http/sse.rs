@@ -1,7 +1,7 @@
 //! Reading a response body: whole but within the client's limit, only its start (for an error's
 //! text), or as a `text/event-stream` of JSON messages, with a small incremental SSE parser.
 
-use crate::peer::{Tap, WireDirection};
+use crate::wire::{Tap, WireDirection};
 use serde_json::Value;
 use std::time::Duration;
 
