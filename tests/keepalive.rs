@@ -5,7 +5,7 @@
 //! HTTP, both eras, for inline calls and for the wait before a promotion; over HTTP, a silent SSE
 //! stream gets `: keep-alive` comment lines at the same pace.
 
-use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::http::{HttpServer, SseEvents, SsePart as Part};
 use mcp_tasks_tests::{StdioClient, example_bin, modern};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -213,59 +213,25 @@ async fn a_promotion_wait_is_kept_alive_over_stdio_in_both_eras() {
 
 // ---- Streamable HTTP -----------------------------------------------------------------------------
 
-/// One part of an SSE response: a message, or a comment line.
-#[derive(Debug, Clone, PartialEq)]
-enum Part {
-    Message(Value),
-    Comment(String),
-}
-
 /// An HTTP response read as SSE, part by part, with when each came.
 struct Parts {
-    response: reqwest::Response,
-    buffer: String,
+    events: SseEvents,
     started: Instant,
 }
 
 impl Parts {
     /// `started`: when the request was sent (the times count from then).
     fn new(response: reqwest::Response, started: Instant) -> Parts {
-        assert_eq!(response.status(), reqwest::StatusCode::OK);
-        let kind = response.headers()["content-type"]
-            .to_str()
-            .expect("text")
-            .to_owned();
-        assert!(kind.starts_with("text/event-stream"), "{kind}");
         Parts {
-            response,
-            buffer: String::new(),
+            events: SseEvents::from_response(response),
             started,
         }
     }
 
     /// The next part, or `None` if none comes within `wait` or the stream ends.
     async fn next(&mut self, wait: Duration) -> Option<(Duration, Part)> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let data: String = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data: "))
-                    .collect();
-                let part = match event.strip_prefix(':') {
-                    Some(comment) if data.is_empty() => Part::Comment(comment.trim().to_owned()),
-                    _ => Part::Message(serde_json::from_str(&data).expect("JSON data")),
-                };
-                return Some((self.started.elapsed(), part));
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
-                .await
-                .ok()?;
-            let chunk = chunk.expect("the stream stays readable")?;
-            self.buffer
-                .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
-        }
+        let part = self.events.next_part(wait).await?;
+        Some((self.started.elapsed(), part))
     }
 
     /// Every part until the stream ends (at most 20 s).

@@ -95,6 +95,15 @@ impl Drop for HttpServer {
     }
 }
 
+/// One event of an SSE response: a message, or a comment line (`: keep-alive`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SsePart {
+    /// An event's `data`, as JSON.
+    Message(serde_json::Value),
+    /// An event without data: its comment text, trimmed.
+    Comment(String),
+}
+
 /// The messages of one SSE response (a POST answered as a stream, or a GET stream), in order.
 #[derive(Debug)]
 pub struct SseEvents {
@@ -105,7 +114,11 @@ pub struct SseEvents {
 impl SseEvents {
     /// Sends the request and checks that it is answered `200` with `text/event-stream`.
     pub async fn open(request: reqwest::RequestBuilder) -> SseEvents {
-        let response = request.send().await.expect("answered");
+        SseEvents::from_response(request.send().await.expect("answered"))
+    }
+
+    /// Checks that `response` is a `200` with `text/event-stream`, and reads it.
+    pub fn from_response(response: reqwest::Response) -> SseEvents {
         assert_eq!(response.status(), reqwest::StatusCode::OK);
         let kind = response.headers()["content-type"].to_str().unwrap();
         assert!(kind.starts_with("text/event-stream"), "{kind}");
@@ -115,8 +128,21 @@ impl SseEvents {
         }
     }
 
-    /// The next message's JSON, or `None` if none comes within `wait` or the stream ends.
+    /// The next message's JSON (comments skipped), or `None` if none comes within `wait` or the
+    /// stream ends.
     pub async fn next(&mut self, wait: Duration) -> Option<serde_json::Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if let SsePart::Message(message) = self.next_part(left).await? {
+                return Some(message);
+            }
+        }
+    }
+
+    /// The next event, comments included, or `None` if none comes within `wait` or the stream
+    /// ends.
+    pub async fn next_part(&mut self, wait: Duration) -> Option<SsePart> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
@@ -126,9 +152,12 @@ impl SseEvents {
                     .filter_map(|l| l.strip_prefix("data: "))
                     .collect();
                 if data.is_empty() {
-                    continue;
+                    let comment = event.trim().trim_start_matches(':').trim();
+                    return Some(SsePart::Comment(comment.to_owned()));
                 }
-                return Some(serde_json::from_str(&data).expect("JSON data"));
+                return Some(SsePart::Message(
+                    serde_json::from_str(&data).expect("JSON data"),
+                ));
             }
             let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
                 .await
