@@ -64,7 +64,8 @@ pub enum Sub {
 pub enum TaskSub {
     /// Show a task's state (`tasks/get`).
     Get {
-        /// The task's id.
+        /// The task's id (it may start with `-`: ids are base64url).
+        #[arg(allow_hyphen_values = true)]
         id: String,
         /// Print the task as the server sent it (JSON) on stdout.
         #[arg(long)]
@@ -74,14 +75,16 @@ pub enum TaskSub {
     },
     /// Ask the server to cancel a task (`tasks/cancel`).
     Cancel {
-        /// The task's id.
+        /// The task's id (it may start with `-`: ids are base64url).
+        #[arg(allow_hyphen_values = true)]
         id: String,
         #[command(flatten)]
         target: TargetArgs,
     },
     /// Follow a task to its end, answering its questions, like `call` (e.g. one whose `call` died).
     Watch {
-        /// The task's id.
+        /// The task's id (it may start with `-`: ids are base64url).
+        #[arg(allow_hyphen_values = true)]
         id: String,
         /// Print the final result as JSON on stdout.
         #[arg(long)]
@@ -761,6 +764,15 @@ mod tests {
                 .unwrap_err()
                 .contains("<ID>")
         );
+        // Ids are base64url: one in 64 starts with `-`.
+        for sub in ["get", "cancel", "watch"] {
+            match parse(&["task", sub, "-Sx_1", "--url", "http://h/mcp"]) {
+                Ok(Command::TaskGet { id, .. })
+                | Ok(Command::TaskCancel { id, .. })
+                | Ok(Command::TaskWatch { id, .. }) => assert_eq!(id, "-Sx_1", "{sub}"),
+                other => panic!("{sub}: {other:?}"),
+            }
+        }
     }
 
     #[test]
