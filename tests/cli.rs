@@ -146,6 +146,15 @@ fn pty_ctrl_c_at_a_question_cancels_the_task() {
     assert_eq!(exit_code(&p), 130);
 }
 
+/// Runs the command headless and checks that it exits `code` with `says` in its stderr, which it
+/// returns.
+fn exits_saying(args: &[&str], code: i32, says: &str) -> String {
+    let (got, _, stderr) = headless(args);
+    assert_eq!(got, code, "{stderr}");
+    assert!(stderr.contains(says), "{stderr}");
+    stderr
+}
+
 /// Runs `mcp-tasks <args>` with no terminal (stdin null, pipes); returns (code, stdout, stderr).
 fn headless(args: &[&str]) -> (i32, String, String) {
     use std::io::Read;
@@ -281,9 +290,7 @@ fn headless_without_answers_declines_and_exit_codes_say_what_happened() {
             );
         }
     }
-    let (code, _, stderr) = headless(&["call", "no_such_tool", "--", &server]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("no_such_tool"), "{stderr}");
+    exits_saying(&["call", "no_such_tool", "--", &server], 2, "no_such_tool");
     let (code, _, stderr) = headless(&["call", "greet", "--args", "[1]", "--", &server]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--args must be a JSON object"), "{stderr}");
@@ -522,23 +529,26 @@ fn task_get_cancel_watch_and_list_by_id() {
     }
 
     // tasks list: none in the modern era; the legacy era's where the server offers it.
-    let (code, _, stderr) = headless(&["tasks", "list", "--url", url]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("which has no tasks/list"), "{stderr}");
+    exits_saying(
+        &["tasks", "list", "--url", url],
+        2,
+        "which has no tasks/list",
+    );
     let server = bin("example_server");
     let (code, stdout, stderr) =
         headless(&["tasks", "list", "--json", "--era", "legacy", "--", &server]);
     assert_eq!(code, 0, "{stderr}");
     let list: Value = serde_json::from_str(&stdout).expect("the list as JSON");
     assert_eq!(list, serde_json::json!({"tasks": []}));
-    let (code, _, stderr) = headless(&["tasks", "list", "--era", "legacy", "--url", url]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("does not offer tasks/list"), "{stderr}");
-    let (code, _, stderr) = headless(&["task", "get", "x", "--era", "legacy", "--", &server]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("the server knows no task \"x\""),
-        "{stderr}"
+    exits_saying(
+        &["tasks", "list", "--era", "legacy", "--url", url],
+        2,
+        "does not offer tasks/list",
+    );
+    exits_saying(
+        &["task", "get", "x", "--era", "legacy", "--", &server],
+        2,
+        "the server knows no task \"x\"",
     );
 }
 
@@ -551,19 +561,18 @@ fn timeouts_end_a_silent_server_with_exit_2() {
     let server = bin("example_server");
     cli_bin(); // built before the clock starts
     let started = Instant::now();
-    let (code, _, stderr) = headless(&[
-        "tools",
-        "--timeout",
-        "1s",
-        "--",
-        "sh",
-        "-c",
-        "cat >/dev/null",
-    ]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("could not connect: no answer to initialize within 1 s"),
-        "{stderr}"
+    let stderr = exits_saying(
+        &[
+            "tools",
+            "--timeout",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "cat >/dev/null",
+        ],
+        2,
+        "could not connect: no answer to initialize within 1 s",
     );
     assert!(
         stderr.contains("--timeout DURATION waits longer"),
@@ -599,29 +608,30 @@ fn timeouts_end_a_silent_server_with_exit_2() {
             started.elapsed()
         );
     }
-    let (code, _, stderr) = headless(&[
-        "call",
-        "countdown",
-        "--args",
-        r#"{"seconds": 60}"#,
-        "--task-timeout",
-        "2s",
-        "--",
-        &server,
-    ]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.contains("--task-timeout ran out: cancelling task"),
-        "{stderr}"
+    let stderr = exits_saying(
+        &[
+            "call",
+            "countdown",
+            "--args",
+            r#"{"seconds": 60}"#,
+            "--task-timeout",
+            "2s",
+            "--",
+            &server,
+        ],
+        2,
+        "--task-timeout ran out: cancelling task",
     );
     assert!(stderr.contains("cancelled"), "{stderr}");
     assert!(
         stderr.contains("the call did not end within 2s (--task-timeout)"),
         "{stderr}"
     );
-    let (code, _, stderr) = headless(&["tools", "--timeout", "soon", "--", &server]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("not a duration"), "{stderr}");
+    exits_saying(
+        &["tools", "--timeout", "soon", "--", &server],
+        2,
+        "not a duration",
+    );
 }
 
 /// server-everything's `trigger-elicitation-request` (a form of 13 fields, `name` first and
