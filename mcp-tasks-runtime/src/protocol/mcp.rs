@@ -586,6 +586,8 @@ impl Serialize for TasksExtension {
 #[derive(Debug, Serialize)]
 pub(crate) struct ListToolsResult<'a> {
     pub(crate) tools: Vec<ToolDescription<'a>>,
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<String>,
     /// 2026-07-28: a `CacheableResult`.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) cache: Option<Cacheable>,

@@ -38,6 +38,7 @@ pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
 /// | [`promote_after`](Self::promote_after) | none (off) |
 /// | [`stdio_spin`](Self::stdio_spin) | zero (off) |
 /// | [`keepalive_interval`](Self::keepalive_interval) | 10 s (at least 100 ms; `None`: off) |
+/// | [`page_size`](Self::page_size) | 500 (more than zero) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub(crate) default_ttl: Duration,
@@ -51,6 +52,7 @@ pub struct ServerConfig {
     pub(crate) promote_after: Option<Duration>,
     pub(crate) stdio_spin: Duration,
     pub(crate) keepalive_interval: Option<Duration>,
+    pub(crate) page_size: usize,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +69,7 @@ impl Default for ServerConfig {
             promote_after: None,
             stdio_spin: Duration::ZERO,
             keepalive_interval: Some(Duration::from_secs(10)),
+            page_size: 500,
         }
     }
 }
@@ -181,6 +184,18 @@ impl ServerConfig {
         self
     }
 
+    /// How many items one page of a list holds (`tools/list`, and the resource and prompt lists;
+    /// default 500, more than zero): a longer list is served in pages, each but the last with a
+    /// `nextCursor` the client sends back for the next one.
+    ///
+    /// Not every host follows `nextCursor` (a host that reads only the first page of `tools/list`
+    /// never sees the tools after it), so the default keeps an ordinary server's lists whole; a
+    /// server with thousands of items pages them.
+    pub fn page_size(mut self, items: usize) -> Self {
+        self.page_size = items;
+        self
+    }
+
     /// Every value this configuration holds that a server cannot run with, each as
     /// `(setting, why)`.
     pub(crate) fn problems(&self) -> Vec<(&'static str, String)> {
@@ -198,6 +213,12 @@ impl ServerConfig {
             problems.push((
                 "sweep_every",
                 "is zero; the lifetime rules need a period of more than zero".to_owned(),
+            ));
+        }
+        if self.page_size == 0 {
+            problems.push((
+                "page_size",
+                "is zero; a page must hold at least one item".to_owned(),
             ));
         }
         if let Some(every) = self.keepalive_interval

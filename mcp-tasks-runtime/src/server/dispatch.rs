@@ -8,10 +8,10 @@
 
 use super::ServerInner;
 use super::call;
-use super::era::{ClientView, Era};
 use super::fallback;
 use super::incoming::{Answer, Incoming, classify, tree};
 use super::listen::Listen;
+use super::page;
 use super::peer::Peer;
 use super::tasks::{self, missing_tasks_capability};
 use crate::protocol::jsonrpc::{Reply, Request, RpcError};
@@ -65,7 +65,7 @@ async fn route(
         ("server/discover", true) => tree(Some(Ok(discover(server)))),
         ("ping", false) => tree(Some(Ok(json!({})))),
         ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
-        ("tools/list", _) => tree(Some(Ok(tools_list(server, &req.era, &req.client)))),
+        ("tools/list", _) => tree(Some(tools_list(server, &req))),
         // The large futures (`tools/call`'s is about 2 KB of a request's 3) are boxed: a
         // request's future is copied as its task is spawned and as it ends, and the common small
         // methods (`tasks/get`) need not carry their size (elicitation round trip 274k -> 259k
@@ -135,9 +135,10 @@ fn discover(server: &ServerInner) -> Value {
 }
 
 /// `tools/list`: the tools as this client's era shows them, and the fallback's companion tools
-/// when it is on. To a client the fallback serves, a tool is listed the way that client's library
-/// will call it ([`fallback::listed_task_support`]).
-fn tools_list(server: &ServerInner, era: &Era, client: &ClientView) -> Value {
+/// when it is on, a page at a time (`page.rs`). To a client the fallback serves, a tool is listed
+/// the way that client's library will call it ([`fallback::listed_task_support`]).
+fn tools_list(server: &ServerInner, req: &Incoming) -> Result<Value, RpcError> {
+    let (era, client) = (&req.era, &req.client);
     let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
@@ -161,11 +162,15 @@ fn tools_list(server: &ServerInner, era: &Era, client: &ClientView) -> Value {
     if server.task_fallback {
         tools.extend(fallback::tools(era));
     }
+    let (range, next_cursor) = page::page(&req.params, tools.len(), server.config.page_size)?;
+    tools.truncate(range.end);
+    tools.drain(..range.start);
     let result = ListToolsResult {
         tools,
+        next_cursor,
         // 2026-07-28: ListToolsResult is a CacheableResult. The list never changes while the
         // server runs, but it differs by era, so it must not be shared across clients.
         cache: era.is_modern().then_some(Cacheable::PRIVATE),
     };
-    serde_json::to_value(result).unwrap_or_default()
+    Ok(serde_json::to_value(result).unwrap_or_default())
 }

@@ -24,6 +24,7 @@ mod inline;
 mod limits;
 mod listen;
 mod memory;
+mod page;
 mod peer;
 mod plan;
 mod serve;
