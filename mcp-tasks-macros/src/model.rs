@@ -44,6 +44,37 @@ pub struct Annotations {
     pub open_world: Option<bool>,
 }
 
+/// `ui = "ui://..."` (MCP Apps): the UI resource a host renders for the tool's results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ui {
+    /// The `ui://` URI of the resource.
+    pub resource_uri: String,
+    /// `ui_visibility`: `None` for both the model and the app.
+    pub visibility: Option<UiVisibility>,
+}
+
+/// `ui_visibility = "model" | "app"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UiVisibility {
+    /// Only the model (the agent) calls it.
+    Model,
+    /// Only the app (the rendered UI) calls it; hosts keep it from the model.
+    App,
+}
+
+impl UiVisibility {
+    /// Every value, as written in the attribute.
+    pub const VALUES: [&'static str; 2] = ["model", "app"];
+
+    /// The variant's name in the runtime's `UiVisibility`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            UiVisibility::Model => "Model",
+            UiVisibility::App => "App",
+        }
+    }
+}
+
 /// One parameter of the tool function, in order.
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -80,6 +111,8 @@ pub struct ToolSpec {
     pub defer_task: bool,
     /// Promotion threshold in milliseconds (`optional` tools only).
     pub promote_after_ms: Option<u64>,
+    /// The MCP Apps UI resource (`ui = "ui://..."`) and who may call the tool.
+    pub ui: Option<Ui>,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The `async fn`'s output type (`()` at the function name when omitted).

@@ -4,7 +4,7 @@
 
 use crate::diag::Diagnostics;
 use crate::duration;
-use crate::model::{Annotations, Fallback, Param, TaskSupport, ToolSpec};
+use crate::model::{Annotations, Fallback, Param, TaskSupport, ToolSpec, Ui, UiVisibility};
 use crate::parse::{AnnotationsAttr, Kv, ToolAttr, ToolFn};
 use crate::paths;
 use proc_macro2::Span;
@@ -94,6 +94,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         }
         kv => duration_key(kv, task_support, MIN_PROMOTE_MS, MAX_PROMOTE_MS, diag),
     };
+    let ui = ui(&attr, diag);
     let params = params(f, diag);
     let output = match &f.item.sig.output {
         ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
@@ -123,8 +124,58 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         annotations: annotations(attr.annotations.map(|kv| kv.value)),
         defer_task,
         promote_after_ms,
+        ui,
         params,
         output,
+    })
+}
+
+/// `ui = "ui://..."` and `ui_visibility`: an MCP Apps resource is named by a `ui://` URI (the
+/// ext-apps specification, `McpUiToolMeta.resourceUri`).
+fn ui(attr: &ToolAttr, diag: &mut Diagnostics) -> Option<Ui> {
+    let visibility = attr.ui_visibility.as_ref().and_then(|kv| {
+        let written = kv.value.value();
+        match written.as_str() {
+            "model" => Some(UiVisibility::Model),
+            "app" => Some(UiVisibility::App),
+            _ => {
+                let values = UiVisibility::VALUES.map(|v| format!("`{v}`")).join(" or ");
+                diag.error(
+                    kv.span,
+                    format!(
+                        "unknown `ui_visibility` value `{written}`: expected {values} \
+                         (leave it out for both)"
+                    ),
+                );
+                None
+            }
+        }
+    });
+    let Some(kv) = &attr.ui else {
+        if let Some(kv) = &attr.ui_visibility {
+            diag.error(
+                kv.key.span(),
+                "`ui_visibility` says who may call a tool with a UI, and this tool has none: \
+                 add `ui = \"ui://...\"` or remove `ui_visibility`",
+            );
+        }
+        return None;
+    };
+    let uri = kv.value.value();
+    let rest = uri.strip_prefix("ui://").unwrap_or_default();
+    if rest.is_empty() || uri.chars().any(char::is_whitespace) {
+        diag.error(
+            kv.span,
+            format!(
+                "`ui` names an MCP Apps resource by a `ui://` URI, e.g. \
+                 `ui = \"ui://weather/view.html\"`; `{uri}` is not one"
+            ),
+        );
+        return None;
+    }
+    Some(Ui {
+        resource_uri: uri,
+        visibility,
     })
 }
 

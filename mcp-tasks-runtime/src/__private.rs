@@ -11,6 +11,7 @@ pub use ::serde_json;
 pub use crate::protocol::ToolAnnotations;
 pub use crate::tool::{
     ArgumentError, Arguments, ParamsBuilder, TaskSupport, Tool, ToolContext, ToolFuture, ToolInfo,
+    ToolUi, UiVisibility,
 };
 
 use crate::tool::{IntoToolResult, ToolParam};

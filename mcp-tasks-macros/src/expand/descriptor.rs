@@ -112,6 +112,7 @@ impl ToTokens for ImplTool<'_> {
             annotations: spec.annotations,
             defer_task: spec.defer_task,
             promote_after_ms: spec.promote_after_ms,
+            ui: spec.ui.as_ref(),
         };
         let describe = Describe(&spec.params);
         let call = Call(spec);

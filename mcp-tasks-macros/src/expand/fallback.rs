@@ -40,6 +40,7 @@ impl ToTokens for Stub<'_> {
             annotations: Annotations::default(),
             defer_task: false,
             promote_after_ms: None,
+            ui: None,
         };
         tokens.extend(quote! {
             const _: () = {

@@ -1,6 +1,6 @@
 //! The `ToolInfo` constant: plain data.
 
-use crate::model::{Annotations, TaskSupport};
+use crate::model::{Annotations, TaskSupport, Ui};
 use crate::paths::Rt;
 use proc_macro2::{Literal, TokenStream};
 use quote::{ToTokens, format_ident, quote};
@@ -17,6 +17,7 @@ pub struct Info<'a> {
     pub annotations: Annotations,
     pub defer_task: bool,
     pub promote_after_ms: Option<u64>,
+    pub ui: Option<&'a Ui>,
 }
 
 impl ToTokens for Info<'_> {
@@ -29,6 +30,7 @@ impl ToTokens for Info<'_> {
         let poll_interval = Opt(self.poll_interval_ms.map(Millis));
         let defer_task = self.defer_task;
         let promote_after = Opt(self.promote_after_ms.map(Millis));
+        let ui = Opt(self.ui.map(UiTokens));
         let a = &self.annotations;
         let (read_only, destructive) = (Opt(a.read_only), Opt(a.destructive));
         let (idempotent, open_world) = (Opt(a.idempotent), Opt(a.open_world));
@@ -42,6 +44,7 @@ impl ToTokens for Info<'_> {
                 poll_interval: #poll_interval,
                 defer_task: #defer_task,
                 promote_after: #promote_after,
+                ui: #ui,
                 annotations: #Rt::ToolAnnotations {
                     title: #title,
                     read_only_hint: #read_only,
@@ -49,6 +52,26 @@ impl ToTokens for Info<'_> {
                     idempotent_hint: #idempotent,
                     open_world_hint: #open_world,
                 },
+            }
+        });
+    }
+}
+
+/// `__mcp_tasks::ToolUi { .. }`.
+#[derive(Debug, Clone, Copy)]
+struct UiTokens<'a>(&'a Ui);
+
+impl ToTokens for UiTokens<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let uri = &self.0.resource_uri;
+        let visibility = format_ident!(
+            "{}",
+            self.0.visibility.map_or("ModelAndApp", |v| v.variant())
+        );
+        tokens.extend(quote! {
+            #Rt::ToolUi {
+                resource_uri: #uri,
+                visibility: #Rt::UiVisibility::#visibility,
             }
         });
     }

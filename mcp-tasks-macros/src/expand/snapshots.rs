@@ -69,6 +69,21 @@ fn promoted_tool() {
     );
 }
 
+/// An MCP Apps tool: its UI resource, called only from the app.
+#[test]
+fn app_tool() {
+    check(
+        quote!(ui = "ui://weather/view.html", ui_visibility = "app"),
+        quote! {
+            /// Refreshes the forecast the weather app shows.
+            async fn refresh(city: String) -> String {
+                city
+            }
+        },
+        &expect_file!["../../tests/snapshots/refresh.expanded.rs"],
+    );
+}
+
 #[test]
 fn no_parameters_no_return_type() {
     check(

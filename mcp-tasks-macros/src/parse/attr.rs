@@ -31,6 +31,10 @@ pub struct ToolAttr {
     pub defer_task: Option<Kv<bool>>,
     /// `promote_after = "30s"`: an inline call still running this long becomes a task.
     pub promote_after: Option<Kv<syn::LitStr>>,
+    /// `ui = "ui://..."`: the MCP Apps UI resource a host renders for this tool.
+    pub ui: Option<Kv<syn::LitStr>>,
+    /// `ui_visibility = "model" | "app"`: who may call it (default both).
+    pub ui_visibility: Option<Kv<syn::LitStr>>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Kv<syn::Path>>,
@@ -184,6 +188,8 @@ pub fn example(key: &str) -> &'static str {
         "annotations" => "#[tool(annotations(read_only = true))]",
         "defer_task" => "#[tool(task_support = \"required\", defer_task = true)]",
         "promote_after" => "#[tool(task_support = \"optional\", promote_after = \"30s\")]",
+        "ui" => "#[tool(ui = \"ui://weather/view.html\")]",
+        "ui_visibility" => "#[tool(ui = \"ui://weather/view.html\", ui_visibility = \"app\")]",
         "crate" => "#[tool(crate = \"::mcp_tasks_runtime\")]",
         "read_only" => "annotations(read_only = true)",
         "destructive" => "annotations(destructive = false)",

@@ -32,6 +32,7 @@ const _: () = {
             poll_interval: __mcp_tasks::Some(__mcp_tasks::millis(2000)),
             defer_task: false,
             promote_after: __mcp_tasks::None,
+            ui: __mcp_tasks::None,
             annotations: __mcp_tasks::ToolAnnotations {
                 title: __mcp_tasks::Some("Crawl a site"),
                 read_only_hint: __mcp_tasks::Some(true),

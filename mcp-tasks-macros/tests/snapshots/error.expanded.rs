@@ -17,6 +17,7 @@ const _: () = {
             poll_interval: __mcp_tasks::None,
             defer_task: false,
             promote_after: __mcp_tasks::None,
+            ui: __mcp_tasks::None,
             annotations: __mcp_tasks::ToolAnnotations {
                 title: __mcp_tasks::None,
                 read_only_hint: __mcp_tasks::None,

@@ -610,6 +610,40 @@ pub(crate) struct ToolDescription<'a> {
     /// 2025-11-25 only: `task_support` is published there, and is server policy in 2026-07-28.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) execution: Option<Execution>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<ToolMeta<'a>>,
+}
+
+/// A tool's `_meta`: its MCP Apps UI (ext-apps `McpUiToolMeta`), as `ui: {resourceUri,
+/// visibility?}` and, for hosts that read the older form, `"ui/resourceUri"`.
+#[derive(Debug)]
+pub(crate) struct ToolMeta<'a> {
+    pub(crate) resource_uri: &'a str,
+    /// `None`: both the model and the app (the default, left out).
+    pub(crate) visibility: Option<&'a [&'a str]>,
+}
+
+impl Serialize for ToolMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Ui<'a> {
+            resource_uri: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            visibility: Option<&'a [&'a str]>,
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry(
+            "ui",
+            &Ui {
+                resource_uri: self.resource_uri,
+                visibility: self.visibility,
+            },
+        )?;
+        map.serialize_entry("ui/resourceUri", self.resource_uri)?;
+        map.end()
+    }
 }
 
 /// A tool's `execution` (2025-11-25).
@@ -624,6 +658,29 @@ pub(crate) struct Execution {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tool_ui_is_listed_in_both_forms_hosts_read() {
+        let both = ToolMeta {
+            resource_uri: "ui://weather/view.html",
+            visibility: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&both).unwrap(),
+            json!({
+                "ui": { "resourceUri": "ui://weather/view.html" },
+                "ui/resourceUri": "ui://weather/view.html",
+            })
+        );
+        let app = ToolMeta {
+            resource_uri: "ui://weather/view.html",
+            visibility: Some(&["app"]),
+        };
+        assert_eq!(
+            serde_json::to_value(&app).unwrap()["ui"],
+            json!({ "resourceUri": "ui://weather/view.html", "visibility": ["app"] })
+        );
+    }
 
     #[test]
     fn binary_content_is_base64_and_embedded_resources_nest_their_contents() {

@@ -18,6 +18,7 @@ use crate::protocol::jsonrpc::{Reply, Request, RpcError};
 use crate::protocol::{
     Cacheable, DiscoverResult, Execution, LEGACY_VERSIONS, ListToolsResult, LogLevel,
     MODERN_VERSION, MODERN_VERSIONS, ServerCapabilities, TASKS_EXTENSION, ToolDescription,
+    ToolMeta,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -155,6 +156,10 @@ fn tools_list(server: &ServerInner, req: &Incoming) -> Result<Value, RpcError> {
                 annotations: info.annotations,
                 execution: (!era.is_modern()).then(|| Execution {
                     task_support: fallback::listed_task_support(fallback, info.task_support),
+                }),
+                meta: info.ui.map(|ui| ToolMeta {
+                    resource_uri: ui.resource_uri,
+                    visibility: ui.visibility.wire(),
                 }),
             }
         })

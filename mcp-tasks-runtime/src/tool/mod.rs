@@ -87,6 +87,44 @@ pub struct ToolInfo {
     pub promote_after: Option<Duration>,
     /// Behaviour hints published in `tools/list`.
     pub annotations: ToolAnnotations,
+    /// The MCP Apps UI resource a host renders for this tool (`#[tool(ui = "ui://...")]`),
+    /// published in `tools/list` as `_meta.ui`.
+    pub ui: Option<ToolUi>,
+}
+
+/// An MCP Apps UI for a tool (`@modelcontextprotocol/ext-apps`, extension
+/// `io.modelcontextprotocol/ui`): `tools/list` shows it as `_meta.ui.resourceUri` (and the older
+/// `_meta["ui/resourceUri"]` key, which some hosts still read), and a host that renders apps
+/// reads that resource (`text/html;profile=mcp-app`) and shows it with the tool's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolUi {
+    /// The `ui://` URI of the UI resource, which the server must also serve.
+    pub resource_uri: &'static str,
+    /// Who may call the tool (`_meta.ui.visibility`).
+    pub visibility: UiVisibility,
+}
+
+/// Who may call a tool that has a UI (`#[tool(ui_visibility = "...")]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UiVisibility {
+    /// The model and the app (the default; `visibility` is left out of the listing).
+    #[default]
+    ModelAndApp,
+    /// Only the model (`["model"]`).
+    Model,
+    /// Only the app, from its rendered UI (`["app"]`): hosts keep it from the model.
+    App,
+}
+
+impl UiVisibility {
+    /// The wire list, `None` for the default.
+    pub(crate) fn wire(self) -> Option<&'static [&'static str]> {
+        match self {
+            UiVisibility::ModelAndApp => None,
+            UiVisibility::Model => Some(&["model"]),
+            UiVisibility::App => Some(&["app"]),
+        }
+    }
 }
 
 /// The future a tool call runs: the converted tool result, or a JSON-RPC error.

@@ -149,6 +149,7 @@ pub(crate) fn tools<'a>(era: &Era) -> impl Iterator<Item = ToolDescription<'a>> 
             execution: legacy.then_some(Execution {
                 task_support: "forbidden",
             }),
+            meta: None,
         },
     )
 }
