@@ -121,11 +121,15 @@ fn server() -> Server {
 async fn ids_beyond_64_bits_come_back_byte_for_byte_over_stdio() {
     let mut p = Pipe::start(server());
     p.initialize(json!({})).await;
+    // The last two are beyond what even a double holds (1.8e308): 400 digits.
+    let (nines, minus_ones) = ("9".repeat(400), format!("-{}", "1".repeat(400)));
     for id in [
         "18446744073709551623",
         "18446744073709551615",
         "-9223372036854775809",
         "123456789012345678901234567890",
+        &nines,
+        &minus_ones,
     ] {
         p.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
             .await;
@@ -199,8 +203,14 @@ async fn a_request_with_an_id_beyond_64_bits_can_be_cancelled() {
 #[tokio::test]
 async fn ids_beyond_64_bits_come_back_byte_for_byte_over_http() {
     let s = HttpServer::start(&[]);
+    for id in ["18446744073709551623".to_owned(), "7".repeat(400)] {
+        id_comes_back_over_http(&s, &id).await;
+    }
+}
+
+async fn id_comes_back_over_http(s: &HttpServer, id: &str) {
     let body = format!(
-        r#"{{"jsonrpc":"2.0","id":18446744073709551623,"method":"server/discover","params":{{"_meta":{}}}}}"#,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{"_meta":{}}}}}"#,
         mcp_tasks_tests::modern_meta(json!({}))
     );
     let r = reqwest::Client::new()
@@ -215,7 +225,7 @@ async fn ids_beyond_64_bits_come_back_byte_for_byte_over_http() {
         .expect("answer");
     assert_eq!(r.status(), StatusCode::OK);
     let text = r.text().await.unwrap();
-    assert!(text.contains(r#""id":18446744073709551623"#), "{text}");
+    assert!(text.contains(&format!(r#""id":{id}"#)), "{text}");
     assert!(text.contains("supportedVersions"), "{text}");
 }
 

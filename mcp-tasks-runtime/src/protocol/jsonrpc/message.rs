@@ -108,10 +108,20 @@ impl Message {
 
     /// [`Message::parse`] through a JSON tree of the whole message: every message, every error.
     pub(crate) fn parse_tree(text: &str) -> Result<Message, Rejected> {
-        let value: Value = serde_json::from_str(text).map_err(|e| Rejected {
-            id: None,
-            error: RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {e}")),
-        })?;
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            // An integer id too long for even a double (`1e309` and up: serde_json says "number
+            // out of range"): the fields one by one, the id kept as its digits.
+            Err(e) => {
+                return match huge_ids(text) {
+                    Some((value, id)) => Self::classify(value, id),
+                    None => Err(Rejected {
+                        id: None,
+                        error: RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {e}")),
+                    }),
+                };
+            }
+        };
         // An integer id beyond 64 bits parsed as a double: read its digits again from the text
         // (rare, so the common path pays nothing).
         let big = matches!(value.get("id"), Some(Value::Number(n)) if n.is_f64());
@@ -272,5 +282,124 @@ fn split_meta(params: Option<Value>) -> (Option<Params>, Option<Box<RawValue>>) 
             (Some(Params::from_map(&map)), meta)
         }
         _ => (None, None),
+    }
+}
+
+/// A message that does not parse as a tree because a number in it is out of a double's range:
+/// read again field by field (each as raw text, which keeps any number as written), taking an
+/// integer `id` as its digits (`RequestId::BigNumber`), and a `notifications/cancelled`'s integer
+/// `requestId` too (as the placeholder `RequestId::from_param` reads). `None` when some other
+/// field is still out of range, or the text is not a JSON object at all: a parse error.
+fn huge_ids(text: &str) -> Option<(Value, Option<RequestId>)> {
+    let fields: Vec<(String, Box<RawValue>)> = serde_json::from_str::<RawFields>(text).ok()?.0;
+    let cancelled = fields
+        .iter()
+        .any(|(k, v)| k == "method" && v.get().trim() == r#""notifications/cancelled""#);
+    let mut id = None;
+    let mut obj = serde_json::Map::new();
+    for (key, raw) in fields {
+        let digits = raw.get().trim();
+        if key == "id" && is_integer_literal(digits) {
+            id = Some(RequestId::BigNumber(digits.to_owned()));
+            obj.insert(key, Value::Null);
+            continue;
+        }
+        if key == "id" {
+            id = None;
+        }
+        let value = match serde_json::from_str::<Value>(raw.get()) {
+            Ok(value) => value,
+            Err(_) if key == "params" && cancelled => {
+                let mut params = serde_json::Map::new();
+                for (k, v) in serde_json::from_str::<RawFields>(raw.get()).ok()?.0 {
+                    let digits = v.get().trim();
+                    let v = if k == "requestId" && is_integer_literal(digits) {
+                        RequestId::BigNumber(digits.to_owned()).to_value()
+                    } else {
+                        serde_json::from_str(v.get()).ok()?
+                    };
+                    params.insert(k, v);
+                }
+                Value::Object(params)
+            }
+            Err(_) => return None,
+        };
+        obj.insert(key, value);
+    }
+    Some((Value::Object(obj), id))
+}
+
+/// A JSON object's fields in order, each value as its raw text (a key sent twice is there twice;
+/// inserted into a map in order, the last one counts, as in a tree).
+struct RawFields(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for RawFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RawFields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawFields, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(field) = map.next_entry::<String, Box<RawValue>>()? {
+                    fields.push(field);
+                }
+                Ok(RawFields(fields))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_beyond_a_double_keeps_its_digits() {
+        let digits = "9".repeat(400);
+        let text = format!(r#"{{"jsonrpc":"2.0","id":{digits},"method":"ping","params":{{}}}}"#);
+        match Message::parse(&text) {
+            Ok(Message::Request(r)) => {
+                assert_eq!(r.id, RequestId::BigNumber(digits));
+                assert_eq!(r.method, "ping");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A cancellation names such a request by the same digits.
+        let cancel = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":-{digits}}}}}"#,
+            digits = "1".repeat(400)
+        );
+        match Message::parse(&cancel) {
+            Ok(Message::Notification(n)) => {
+                let params = n.params.expect("params");
+                assert_eq!(
+                    RequestId::from_param(&params["requestId"]),
+                    Some(RequestId::BigNumber(format!("-{}", "1".repeat(400))))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_number_out_of_range_elsewhere_is_still_a_parse_error() {
+        let huge = "9".repeat(400);
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"n":{huge}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":{huge}.5,"method":"ping"}}"#),
+            format!(r#"[{huge}]"#),
+            format!(r#"{{"jsonrpc":"2.0","id":{huge},"method":"ping""#),
+        ] {
+            let err = Message::parse(&text).expect_err(&text);
+            assert_eq!(err.error.code, RpcError::PARSE_ERROR, "{text}");
+            assert_eq!(err.id, None);
+        }
     }
 }
