@@ -499,6 +499,61 @@ fn hosts_ai_sdk_mcp_2_0_http() {
     run_hosts("aisdk", "http");
 }
 
+/// Runs `features.mjs <client> <transport> <server> <profile>`: resources, prompts and
+/// completions as the official TypeScript clients use them. `server` is a command line over
+/// stdio (the script starts it) or a URL over HTTP.
+fn run_features(
+    client: &str,
+    transport: &str,
+    server: &str,
+    profile: &str,
+    context: &dyn Fn() -> String,
+) {
+    require_node();
+    install("node");
+    run_script_with(
+        Path::new(&node()),
+        "features.mjs",
+        &[
+            client.as_ref(),
+            transport.as_ref(),
+            server.as_ref(),
+            profile.as_ref(),
+        ],
+        &[],
+        context,
+    );
+}
+
+/// `@modelcontextprotocol/server-everything` over stdio, the command line `features.mjs` starts.
+fn server_everything() -> String {
+    install("node");
+    let index =
+        peers_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        index.exists(),
+        "{} is missing (tests/peers/install.sh node)",
+        index.display()
+    );
+    format!("{} {} stdio", node(), index.display())
+}
+
+/// The features script itself, against a server nobody here wrote (server-everything 2026.8.31):
+/// what `features.mjs` expects of resources, prompts and completions is what a third-party
+/// server does too, for sdk 1.32.2 and client 2.4.0.
+#[test]
+fn features_typescript_clients_against_server_everything() {
+    for client in ["sdk1", "client2"] {
+        run_features(
+            client,
+            "stdio",
+            &server_everything(),
+            "everything",
+            &String::new,
+        );
+    }
+}
+
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in
 /// this venv.
 #[test]
