@@ -113,7 +113,11 @@ mod task;
 mod testing;
 mod wire;
 
-pub use client::{Client, ClientBuilder, EraChoice, ToolCall, ToolInfo};
+pub use client::{
+    Client, ClientBuilder, Completion, CompletionRef, EraChoice, GetPromptResult, PromptArgument,
+    PromptInfo, PromptMessage, ReadResourceResult, ResourceContent, ResourceData, ResourceInfo,
+    ResourceTemplateInfo, ToolCall, ToolInfo,
+};
 pub use error::Error;
 pub use handler::{
     Asked, ElicitRequest, ElicitResponse, InputCapabilities, InputContext, InputHandler, NoInput,
@@ -123,7 +127,7 @@ pub use mcp_tasks_runtime::Era;
 pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
-    CallToolResult, Content, CreateMessageResult, Root, RpcError,
+    CallToolResult, Content, CreateMessageResult, ResourceContents, Root, RpcError,
 };
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};
