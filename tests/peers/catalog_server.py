@@ -1,0 +1,161 @@
+"""A 2026-07-28 MCP server over stdio, at the wire level (Python standard library only), for the
+client's resource and prompt paths that no third-party server here offers in that era:
+
+- `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list` each list 1,000
+  items in pages of 100 (`nextCursor` is the next offset; the first prompt is `greet`);
+- `resources/read` of `secret://note` and `prompts/get` of `greet` first answer with an
+  `InputRequiredResult` (an elicitation and a `requestState`), and answer with the contents once
+  the retry carries the user's answer and the same state;
+- `resources/read` of `bin://bytes` gives a blob; any other URI is `-32602` with `data.uri`
+  (SEP-2164); an unknown prompt, or `greet` without `name`, is `-32602`;
+- `completion/complete` on `greet`'s `name` suggests names starting with the value.
+
+Used by tests/catalog.rs.
+"""
+
+import base64
+import json
+import sys
+
+PAGE = 100
+TOTAL = 1000
+STATE = "state-1"
+
+
+def items(kind, i):
+    if kind == "tools":
+        return {"name": f"tool-{i:04}", "inputSchema": {"type": "object"}}
+    if kind == "resources":
+        return {"uri": f"item://{i:04}", "name": f"item {i}", "mimeType": "text/plain"}
+    if kind == "resourceTemplates":
+        return {"uriTemplate": f"family{i:04}://{{id}}", "name": f"family {i}"}
+    if i == 0:
+        return {"name": "greet", "description": "A greeting", "arguments": [{"name": "name", "required": True}]}
+    return {"name": f"prompt-{i:04}", "arguments": [{"name": "x", "required": i % 2 == 0}]}
+
+
+LISTS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+
+
+def ask(message):
+    return {
+        "resultType": "input_required",
+        "inputRequests": {
+            "who": {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": message,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    },
+                },
+            }
+        },
+        "requestState": STATE,
+    }
+
+
+def answered(params):
+    """The name the user gave on this retry, or None when it is the first round."""
+    responses = params.get("inputResponses")
+    if not responses:
+        return None
+    if params.get("requestState") != STATE:
+        raise ValueError("the retry lost the requestState")
+    answer = responses["who"]
+    if answer.get("action") != "accept":
+        return ""
+    return answer["content"]["name"]
+
+
+class Invalid(Exception):
+    def __init__(self, message, data=None):
+        super().__init__(message)
+        self.data = data
+
+
+def handle(method, params):
+    if method == "server/discover":
+        return {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "completions": {}},
+            "serverInfo": {"name": "catalog", "version": "1.0.0"},
+        }
+    if method in LISTS:
+        kind = LISTS[method]
+        start = int(params.get("cursor") or 0)
+        end = min(start + PAGE, TOTAL)
+        page = {kind: [items(kind, i) for i in range(start, end)]}
+        if end < TOTAL:
+            page["nextCursor"] = str(end)
+        return page
+    if method == "resources/read":
+        uri = params.get("uri")
+        if uri == "secret://note":
+            name = answered(params)
+            if name is None:
+                return ask("Who is reading the note?")
+            return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": f"for {name} only"}]}
+        if uri == "bin://bytes":
+            blob = base64.b64encode(bytes([0, 159, 146, 150, 255])).decode()
+            return {"contents": [{"uri": uri, "mimeType": "application/octet-stream", "blob": blob}]}
+        raise Invalid(f"Resource not found: {uri}", {"uri": uri})
+    if method == "prompts/get":
+        if params.get("name") != "greet":
+            raise Invalid(f"Unknown prompt: {params.get('name')}")
+        args = params.get("arguments") or {}
+        if "name" not in args:
+            raise Invalid("Missing required argument: name")
+        mood = answered(params)
+        if mood is None:
+            return ask("How should the greeting sound?")
+        return {
+            "description": "A greeting",
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": f"Greet {args['name']} ({mood})."}},
+                {"role": "assistant", "content": {"type": "resource_link", "uri": "item://0001", "name": "item 1"}},
+            ],
+        }
+    if method == "completion/complete":
+        value = params["argument"]["value"]
+        names = [n for n in ["Ada", "Alan", "Barbara"] if n.startswith(value)]
+        return {"completion": {"values": names, "total": len(names), "hasMore": False}}
+    if method == "ping":
+        return {}
+    return None
+
+
+def main():
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        reply = {"jsonrpc": "2.0", "id": message["id"]}
+        try:
+            result = handle(message["method"], message.get("params") or {})
+            if result is None:
+                reply["error"] = {"code": -32601, "message": f"Method not found: {message['method']}"}
+            else:
+                result.setdefault("resultType", "complete")
+                reply["result"] = result
+        except Invalid as e:
+            reply["error"] = {"code": -32602, "message": str(e)}
+            if e.data is not None:
+                reply["error"]["data"] = e.data
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
