@@ -623,3 +623,38 @@ fn cli_answers_the_questions_of_a_modern_read_and_prompt() {
         "# A greeting\n\n[user]\nGreet Grace (warm).\n\n[assistant]\n[resource link: item://0001 (item 1); mcp-tasks read item://0001 ...]\n"
     );
 }
+
+/// On a terminal, `read` of binary contents writes no bytes to it: it says what they are and how
+/// to save them.
+#[test]
+fn cli_read_does_not_write_bytes_to_a_terminal() {
+    use expectrl::session::OsSession as Session;
+    use expectrl::{Eof, Expect};
+    let f = &fixtures()[0];
+    let mut cmd = Command::new(mcp_tasks_bin());
+    cmd.args(["read", f.blob_resource.0, "--server-stderr", "null", "--"])
+        .args((f.command)())
+        .env("NO_COLOR", "1")
+        .env(
+            "MCP_TASKS_CACHE_DIR",
+            std::env::temp_dir().join(format!("mcp-tasks-catalog-{}", std::process::id())),
+        );
+    let mut p = Session::spawn(cmd).expect("spawn mcp-tasks in a pty");
+    p.set_expect_timeout(Some(Duration::from_secs(30)));
+    let said = format!(
+        "mcp-tasks: {} is 55 bytes of text/plain (binary), not written to a terminal; save it \
+         with --output FILE, or redirect stdout (> FILE)",
+        f.blob_resource.0
+    );
+    let seen = p.expect(said.as_str()).expect("what the contents are");
+    let before = String::from_utf8_lossy(seen.before()).into_owned();
+    let after = p.expect(Eof).expect("mcp-tasks exits");
+    let after = String::from_utf8_lossy(after.get(0).unwrap_or_default()).into_owned();
+    for screen in [&before, &after] {
+        assert!(!screen.contains("Resource 3: "), "{screen}");
+    }
+    match p.get_process().wait().expect("wait") {
+        expectrl::process::unix::WaitStatus::Exited(_, code) => assert_eq!(code, 0),
+        other => panic!("{other:?}"),
+    }
+}

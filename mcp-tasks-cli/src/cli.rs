@@ -1035,6 +1035,95 @@ mod tests {
     }
 
     #[test]
+    fn resources_prompts_and_completions() {
+        assert!(matches!(
+            parse(&["resources", "--json", "--", "srv"]),
+            Ok(Command::Resources { json: true, .. })
+        ));
+        let Ok(Command::Read { uri, output, .. }) =
+            parse(&["read", "file:///a b", "-o", "out.bin", "--", "srv"])
+        else {
+            panic!("parses")
+        };
+        assert_eq!(uri, "file:///a b");
+        assert_eq!(output, Some("out.bin".into()));
+        assert!(
+            parse(&["read", " ", "--", "s"])
+                .unwrap_err()
+                .contains("the URI is empty")
+        );
+        assert!(
+            parse(&["read", "x://", "--json", "-o", "f", "--", "s"])
+                .unwrap_err()
+                .contains("cannot be used with")
+        );
+        let Ok(Command::Prompt { name, args, .. }) = parse(&[
+            "prompt",
+            "greet",
+            "--args",
+            "name=Ada",
+            "--args",
+            r#"{"mood": "warm"}"#,
+            "--",
+            "srv",
+        ]) else {
+            panic!("parses")
+        };
+        assert_eq!(name, "greet");
+        assert_eq!(args.pairs, [("name".to_owned(), "Ada".to_owned())]);
+        assert_eq!(Value::Object(args.object), json!({"mood": "warm"}));
+        let Ok(Command::Complete {
+            reference,
+            argument,
+            value,
+            context,
+            ..
+        }) = parse(&[
+            "complete",
+            "--prompt",
+            "team",
+            "name",
+            "A",
+            "--args",
+            "department=Sales",
+            "--",
+            "s",
+        ])
+        else {
+            panic!("parses")
+        };
+        assert_eq!(
+            reference,
+            mcp_tasks_client::CompletionRef::Prompt("team".into())
+        );
+        assert_eq!((argument.as_str(), value.as_str()), ("name", "A"));
+        assert_eq!(context.pairs.len(), 1);
+        assert!(matches!(
+            parse(&["complete", "--resource", "notes://{title}", "title", "--", "s"]),
+            Ok(Command::Complete { value, reference: mcp_tasks_client::CompletionRef::Resource(_), .. }) if value.is_empty()
+        ));
+        assert!(
+            parse(&["complete", "name", "--", "s"])
+                .unwrap_err()
+                .contains("--prompt")
+        );
+        assert!(
+            parse(&[
+                "complete",
+                "--prompt",
+                "p",
+                "--resource",
+                "r",
+                "a",
+                "--",
+                "s"
+            ])
+            .unwrap_err()
+            .contains("cannot be used with")
+        );
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
