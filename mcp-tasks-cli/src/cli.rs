@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
-/// questions, Ctrl-C to cancel).
+/// questions, Ctrl-C to cancel); list and read their resources, list and get their prompts.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks", version, long_about = None)]
 #[command(
