@@ -658,3 +658,108 @@ fn cli_read_does_not_write_bytes_to_a_terminal() {
         other => panic!("{other:?}"),
     }
 }
+
+/// 2026-07-28: a subscription is a `subscriptions/listen` stream; the updates the server sends on
+/// it reach the caller, another subscription's do not, and `unsubscribe` cancels the stream (the
+/// server then tells nobody).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_resource_subscriptions_deliver_updates_until_unsubscribed() {
+    let client = modern_catalog(&Scripted::new()).await;
+    let mut one = client.subscribe_resource("item://0001").await.expect("one");
+    let mut two = client.subscribe_resource("item://0002").await.expect("two");
+    let touch = |uri: &'static str| {
+        let client = client.clone();
+        async move {
+            let result = client
+                .call_tool("touch", json!({ "uri": uri }))
+                .await
+                .expect("touch")
+                .result()
+                .await
+                .expect("touched");
+            mcp_tasks_client::text(&result)
+        }
+    };
+    assert_eq!(touch("item://0001").await, "notified 1");
+    let got = timeout(WAIT, one.next()).await.expect("an update in time");
+    assert_eq!(got.as_deref(), Some("item://0001"));
+    assert_eq!(touch("item://0002").await, "notified 1");
+    let got = timeout(WAIT, two.next()).await.expect("an update in time");
+    assert_eq!(got.as_deref(), Some("item://0002"));
+    // `one` saw nothing of `two`'s update.
+    assert!(
+        timeout(Duration::from_millis(300), one.next())
+            .await
+            .is_err()
+    );
+    one.unsubscribe().await.expect("unsubscribe");
+    assert_eq!(touch("item://0001").await, "notified 0");
+    two.unsubscribe().await.expect("unsubscribe");
+    assert_eq!(touch("item://0002").await, "notified 0");
+    client.close().await;
+}
+
+/// 2025-11-25 (server-everything, stdio and HTTP): `resources/subscribe`, the updates on the
+/// session; after `resources/unsubscribe` the server sends none for that URI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_resource_subscriptions_deliver_updates_until_unsubscribed() {
+    let f = &fixtures()[0];
+    let server = start_http(f).expect("server-everything serves HTTP");
+    for how in ["stdio", "HTTP"] {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let builder = Client::builder().era(f.era).on_wire({
+            let seen = seen.clone();
+            move |direction, text| {
+                if direction == mcp_tasks_client::WireDirection::Received {
+                    seen.lock().unwrap().push(text.to_owned());
+                }
+            }
+        });
+        let client = if how == "stdio" {
+            let argv = (f.command)();
+            let mut command = tokio::process::Command::new(&argv[0]);
+            command.args(&argv[1..]).stderr(Stdio::null());
+            builder.connect_stdio(command).await
+        } else {
+            builder.connect_http(server.url.clone()).await
+        }
+        .expect("connects");
+        let (a, b) = (
+            "demo://resource/static/document/features.md",
+            "demo://resource/static/document/startup.md",
+        );
+        let mut sub_a = client.subscribe_resource(a).await.expect("subscribe");
+        let mut sub_b = client.subscribe_resource(b).await.expect("subscribe");
+        let toggle = || async {
+            client
+                .call_tool("toggle-subscriber-updates", json!({}))
+                .await
+                .expect("toggle")
+                .result()
+                .await
+                .expect("toggled")
+        };
+        // On: one update for each subscribed URI at once (then every 5 s).
+        toggle().await;
+        let got = timeout(WAIT, sub_a.next()).await.expect("{how}: in time");
+        assert_eq!(got.as_deref(), Some(a), "{how}");
+        let got = timeout(WAIT, sub_b.next()).await.expect("{how}: in time");
+        assert_eq!(got.as_deref(), Some(b), "{how}");
+        sub_a.unsubscribe().await.expect("unsubscribe");
+        let mark = seen.lock().unwrap().len();
+        // Off, and on again: an update at once, for `b` only.
+        toggle().await;
+        toggle().await;
+        let got = timeout(WAIT, sub_b.next()).await.expect("{how}: in time");
+        assert_eq!(got.as_deref(), Some(b), "{how}");
+        let after: Vec<String> = seen.lock().unwrap()[mark..].to_vec();
+        assert!(
+            !after
+                .iter()
+                .any(|m| m.contains("notifications/resources/updated") && m.contains(a)),
+            "{how}: {after:?}"
+        );
+        toggle().await;
+        client.close().await;
+    }
+}

@@ -85,6 +85,13 @@ pub enum Error {
         /// The server's error.
         error: RpcError,
     },
+    /// A 2026-07-28 server did not agree to watch a resource ([`Client::subscribe_resource`](crate::Client::subscribe_resource)).
+    SubscriptionRefused {
+        /// The URI.
+        uri: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The input handler declined a request on a route that has no way to say no (sampling or
     /// roots asked inline by a modern server), so the call was abandoned.
     InputDeclined {
@@ -155,6 +162,9 @@ impl fmt::Display for Error {
             },
             Error::ResourceNotFound { uri, error } => {
                 write!(f, "the server has no resource {uri}: {error}")
+            }
+            Error::SubscriptionRefused { uri, reason } => {
+                write!(f, "the server did not subscribe to {uri}: {reason}")
             }
             Error::InputDeclined { method } => write!(
                 f,

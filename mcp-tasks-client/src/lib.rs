@@ -118,7 +118,7 @@ mod wire;
 pub use client::{
     Client, ClientBuilder, Completion, CompletionRef, EraChoice, GetPromptResult, PromptArgument,
     PromptInfo, PromptMessage, ReadResourceResult, ResourceContent, ResourceData, ResourceInfo,
-    ResourceTemplateInfo, ToolCall, ToolInfo,
+    ResourceSubscription, ResourceTemplateInfo, ToolCall, ToolInfo,
 };
 pub use error::Error;
 pub use handler::{

@@ -8,7 +8,10 @@ client's resource and prompt paths that no third-party server here offers in tha
   the retry carries the user's answer and the same state;
 - `resources/read` of `bin://bytes` gives a blob; any other URI is `-32602` with `data.uri`
   (SEP-2164); an unknown prompt, or `greet` without `name`, is `-32602`;
-- `completion/complete` on `greet`'s `name` suggests names starting with the value.
+- `completion/complete` on `greet`'s `name` suggests names starting with the value;
+- `subscriptions/listen` with `notifications.resourceSubscriptions` is acknowledged and held open
+  until `notifications/cancelled` names it; the tool `touch` (argument `uri`) sends
+  `notifications/resources/updated` on every listen that watches `uri`, and says how many.
 
 Used by tests/catalog.rs.
 """
@@ -82,7 +85,40 @@ class Invalid(Exception):
         self.data = data
 
 
-def handle(method, params):
+# listen request id -> the URIs it watches
+LISTENS = {}
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def handle(method, params, request_id=None):
+    if method == "subscriptions/listen":
+        uris = params.get("notifications", {}).get("resourceSubscriptions", [])
+        LISTENS[json.dumps(request_id)] = (request_id, uris)
+        send({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": request_id},
+                "notifications": {"resourceSubscriptions": uris},
+            },
+        })
+        return "open"
+    if method == "tools/call" and params.get("name") == "touch":
+        uri = params["arguments"]["uri"]
+        told = 0
+        for listen_id, uris in LISTENS.values():
+            if uri in uris:
+                told += 1
+                send({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/resources/updated",
+                    "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}, "uri": uri},
+                })
+        return {"content": [{"type": "text", "text": f"notified {told}"}]}
     if method == "server/discover":
         return {
             "supportedVersions": ["2026-07-28"],
@@ -139,11 +175,16 @@ def main():
         if not line:
             continue
         message = json.loads(line)
+        if message.get("method") == "notifications/cancelled":
+            LISTENS.pop(json.dumps(message["params"]["requestId"]), None)
+            continue
         if "id" not in message or "method" not in message:
             continue
         reply = {"jsonrpc": "2.0", "id": message["id"]}
         try:
-            result = handle(message["method"], message.get("params") or {})
+            result = handle(message["method"], message.get("params") or {}, message["id"])
+            if result == "open":
+                continue
             if result is None:
                 reply["error"] = {"code": -32601, "message": f"Method not found: {message['method']}"}
             else:
@@ -153,8 +194,7 @@ def main():
             reply["error"] = {"code": -32602, "message": str(e)}
             if e.data is not None:
                 reply["error"]["data"] = e.data
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        send(reply)
 
 
 if __name__ == "__main__":

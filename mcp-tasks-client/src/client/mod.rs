@@ -2,13 +2,14 @@
 //! calling tools, reading resources, getting prompts. The builder and the connect paths are in
 //! `builder`, `tools/list` and the `x-mcp-header` annotations in `tools`, `tools/call` in both
 //! eras in `call` (with the MRTR rounds that `prompts/get` and `resources/read` share), resources
-//! in `resources`, prompts and `completion/complete` in `prompts`. Every list follows
+//! in `resources`, prompts and `completion/complete` in `prompts`, resource subscriptions in `subscribe`. Every list follows
 //! `nextCursor` to the last page (`Client::list_all`).
 
 mod builder;
 mod call;
 mod prompts;
 mod resources;
+mod subscribe;
 mod tools;
 
 pub use builder::ClientBuilder;
@@ -19,6 +20,7 @@ pub use prompts::{
 pub use resources::{
     ReadResourceResult, ResourceContent, ResourceData, ResourceInfo, ResourceTemplateInfo,
 };
+pub use subscribe::ResourceSubscription;
 pub use tools::ToolInfo;
 
 use crate::error::Error;
