@@ -11,7 +11,7 @@
 //!
 //! Each server is a [`Fixture`]: what it serves and what reading it must give. Adding a server
 //! (our `example_server`, once it serves resources and prompts) is one more entry in
-//! [`fixtures`].
+//! [`fixtures`], with its `Fixture`.
 
 use mcp_tasks_client::{
     Asked, Client, CompletionRef, Content, EraChoice, Error, ResourceContents, ResourceData,
@@ -33,8 +33,8 @@ struct Fixture {
     name: &'static str,
     /// The command that runs it over stdio.
     command: fn() -> Vec<String>,
-    /// How it is started over Streamable HTTP, if it can be: the command, given a free port.
-    http: Option<fn(u16) -> (Vec<String>, Vec<(&'static str, String)>, &'static str)>,
+    /// How it is started over Streamable HTTP on a free port, if it can be.
+    http: Option<fn(u16) -> HttpLaunch>,
     /// The era it speaks.
     era: EraChoice,
     /// A listed resource, and a piece of its text.
@@ -45,15 +45,27 @@ struct Fixture {
     template: &'static str,
     /// A prompt, its required argument, a value for it, and a piece of the first message's text.
     prompt: (&'static str, &'static str, &'static str, &'static str),
-    /// A completion: the reference, the argument, the value typed, the context, the values
-    /// expected.
-    completion: (
-        CompletionRef,
-        &'static str,
-        &'static str,
-        &'static [(&'static str, &'static str)],
-        &'static [&'static str],
-    ),
+    /// A completion and what it must suggest.
+    completion: CompletionCase,
+}
+
+/// How a server is started over Streamable HTTP.
+struct HttpLaunch {
+    /// The command.
+    argv: Vec<String>,
+    /// Its environment (the port).
+    env: Vec<(&'static str, String)>,
+    /// What its stderr says once it listens.
+    ready: &'static str,
+}
+
+/// A `completion/complete` and the values it must give.
+struct CompletionCase {
+    reference: CompletionRef,
+    argument: &'static str,
+    value: &'static str,
+    context: &'static [(&'static str, &'static str)],
+    expected: &'static [&'static str],
 }
 
 fn server_everything_js() -> String {
@@ -76,17 +88,21 @@ fn catalog_server() -> Vec<String> {
     ]
 }
 
-/// The servers every test here runs against.
+/// The servers every test here runs against. Adding one is a line here (and its [`Fixture`]).
 fn fixtures() -> Vec<Fixture> {
-    vec![Fixture {
+    vec![server_everything()]
+}
+
+/// `@modelcontextprotocol/server-everything` 2026.8.31: 2025-11-25 only (it answers
+/// `server/discover` with `-32601`), over stdio and Streamable HTTP (`PORT`).
+fn server_everything() -> Fixture {
+    Fixture {
         name: "server-everything",
         command: || vec![node(), server_everything_js(), "stdio".into()],
-        http: Some(|port| {
-            (
-                vec![node(), server_everything_js(), "streamableHttp".into()],
-                vec![("PORT", port.to_string())],
-                "listening on port",
-            )
+        http: Some(|port| HttpLaunch {
+            argv: vec![node(), server_everything_js(), "streamableHttp".into()],
+            env: vec![("PORT", port.to_string())],
+            ready: "listening on port",
         }),
         era: EraChoice::Legacy,
         text_resource: (
@@ -99,14 +115,14 @@ fn fixtures() -> Vec<Fixture> {
         ),
         template: "demo://resource/dynamic/text/{resourceId}",
         prompt: ("args-prompt", "city", "Paris", "What's weather in Paris?"),
-        completion: (
-            CompletionRef::Prompt("completable-prompt".into()),
-            "name",
-            "",
-            &[("department", "Sales")],
-            &["David", "Eve", "Frank"],
-        ),
-    }]
+        completion: CompletionCase {
+            reference: CompletionRef::Prompt("completable-prompt".into()),
+            argument: "name",
+            value: "",
+            context: &[("department", "Sales")],
+            expected: &["David", "Eve", "Frank"],
+        },
+    }
 }
 
 async fn connect_stdio(f: &Fixture, handler: Scripted) -> Client {
@@ -144,7 +160,7 @@ fn start_http(f: &Fixture) -> Option<HttpPeer> {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let (argv, env, ready) = start(port);
+    let HttpLaunch { argv, env, ready } = start(port);
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .envs(env)
@@ -246,7 +262,13 @@ async fn library_checks(f: &Fixture, client: &Client, how: &str) {
         }
     }
 
-    let (reference, argument, value, context, expected) = &f.completion;
+    let CompletionCase {
+        reference,
+        argument,
+        value,
+        context,
+        expected,
+    } = &f.completion;
     let completion = client
         .complete(reference, argument, value, context)
         .await
@@ -286,7 +308,7 @@ async fn the_library_lists_reads_and_gets_over_http() {
 /// server-everything's `resource-prompt` embeds a resource (text or blob) in a message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_prompt_embeds_a_resource() {
-    let f = &fixtures()[0];
+    let f = &server_everything();
     let client = connect_stdio(f, Scripted::new()).await;
     let got = client
         .get_prompt(
@@ -568,7 +590,13 @@ fn cli_resources_read_prompts_prompt_complete() {
             run.stderr
         );
 
-        let (reference, argument, value, context, expected) = &f.completion;
+        let CompletionCase {
+            reference,
+            argument,
+            value,
+            context,
+            expected,
+        } = &f.completion;
         let mut args = vec!["complete".to_owned()];
         match reference {
             CompletionRef::Prompt(p) => args.extend(["--prompt".into(), p.clone()]),
@@ -630,7 +658,7 @@ fn cli_answers_the_questions_of_a_modern_read_and_prompt() {
 fn cli_read_does_not_write_bytes_to_a_terminal() {
     use expectrl::session::OsSession as Session;
     use expectrl::{Eof, Expect};
-    let f = &fixtures()[0];
+    let f = &server_everything();
     let mut cmd = Command::new(mcp_tasks_bin());
     cmd.args(["read", f.blob_resource.0, "--server-stderr", "null", "--"])
         .args((f.command)())
@@ -703,7 +731,7 @@ async fn modern_resource_subscriptions_deliver_updates_until_unsubscribed() {
 /// session; after `resources/unsubscribe` the server sends none for that URI.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_resource_subscriptions_deliver_updates_until_unsubscribed() {
-    let f = &fixtures()[0];
+    let f = &server_everything();
     let server = start_http(f).expect("server-everything serves HTTP");
     for how in ["stdio", "HTTP"] {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
