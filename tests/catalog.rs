@@ -724,6 +724,29 @@ async fn modern_resource_subscriptions_deliver_updates_until_unsubscribed() {
     assert_eq!(touch("item://0001").await, "notified 0");
     two.unsubscribe().await.expect("unsubscribe");
     assert_eq!(touch("item://0002").await, "notified 0");
+
+    // A URI the server leaves out of its acknowledgement; a listen never acknowledged.
+    match client.subscribe_resource("refuse://x").await {
+        Err(Error::SubscriptionRefused { uri, reason }) => {
+            assert_eq!(uri, "refuse://x");
+            assert!(reason.contains("does not list it"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    client.close().await;
+    let argv = catalog_server();
+    let mut command = tokio::process::Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    let client = Client::builder()
+        .era(EraChoice::Modern)
+        .request_timeout(Some(Duration::from_secs(2)))
+        .connect_stdio(command)
+        .await
+        .expect("connects");
+    match client.subscribe_resource("silent://x").await {
+        Err(Error::Timeout { method, .. }) => assert_eq!(method, "subscriptions/listen"),
+        other => panic!("{other:?}"),
+    }
     client.close().await;
 }
 

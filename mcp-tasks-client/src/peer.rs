@@ -94,6 +94,11 @@ impl Peer {
         &*self.handler
     }
 
+    /// How long a request may go without an answer (`None`: for ever).
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Listens to the server's notifications from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notification> {
         self.notifications.subscribe()

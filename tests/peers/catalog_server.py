@@ -10,7 +10,8 @@ client's resource and prompt paths that no third-party server here offers in tha
   (SEP-2164); an unknown prompt, or `greet` without `name`, is `-32602`;
 - `completion/complete` on `greet`'s `name` suggests names starting with the value;
 - `subscriptions/listen` with `notifications.resourceSubscriptions` is acknowledged and held open
-  until `notifications/cancelled` names it; the tool `touch` (argument `uri`) sends
+  until `notifications/cancelled` names it (a `refuse://` URI is left out of the acknowledgement,
+  a listen for a `silent://` one is never acknowledged); the tool `touch` (argument `uri`) sends
   `notifications/resources/updated` on every listen that watches `uri`, and says how many.
 
 Used by tests/catalog.rs.
@@ -97,6 +98,10 @@ def send(message):
 def handle(method, params, request_id=None):
     if method == "subscriptions/listen":
         uris = params.get("notifications", {}).get("resourceSubscriptions", [])
+        if any(u.startswith("silent://") for u in uris):
+            return "open"
+        # `refuse://` URIs are left out of the acknowledgement.
+        uris = [u for u in uris if not u.startswith("refuse://")]
         LISTENS[json.dumps(request_id)] = (request_id, uris)
         send({
             "jsonrpc": "2.0",

@@ -121,7 +121,8 @@ impl Client {
     /// `resources/subscribe` (a server without subscriptions answers with an error,
     /// [`Error::Rpc`]). 2026-07-28: a `subscriptions/listen` stream for this URI, ready once the
     /// server acknowledged it; a server that acknowledges without the URI is
-    /// [`Error::SubscriptionRefused`].
+    /// [`Error::SubscriptionRefused`], one that does not acknowledge within the request timeout
+    /// [`Error::Timeout`].
     pub async fn subscribe_resource(&self, uri: &str) -> Result<ResourceSubscription, Error> {
         let session = self.inner.clone();
         let mut notes = session.peer().subscribe();
@@ -143,58 +144,78 @@ impl Client {
         let params = session.params(json!({
             "notifications": { "resourceSubscriptions": [uri] }
         }));
-        let (tx, mut ended) = oneshot::channel();
+        let limit = peer.timeout();
+        let (tx, ended) = oneshot::channel();
         let task = tokio::spawn(async move {
             let outcome = peer.request_as(id, method, params).await;
             let _ = tx.send(outcome);
         });
-        let listen = |ended| Listen {
+        let abort = task.abort_handle();
+        let listen = Listen {
             id: id_value.clone(),
             task,
             ended,
         };
-        loop {
-            tokio::select! {
-                outcome = &mut ended => {
-                    return Err(match outcome {
-                        Ok(Ok(Err(error))) => Error::Rpc { method: method.into(), error },
-                        Ok(Err(e)) => e,
-                        _ => Error::SubscriptionRefused {
-                            uri: uri.to_owned(),
-                            reason: "the server ended the subscription before acknowledging it"
-                                .into(),
-                        },
+        let acknowledged = async {
+            let mut listen = listen;
+            loop {
+                tokio::select! {
+                    outcome = &mut listen.ended => {
+                        return Err(match outcome {
+                            Ok(Ok(Err(error))) => Error::Rpc { method: method.into(), error },
+                            Ok(Err(e)) => e,
+                            _ => Error::SubscriptionRefused {
+                                uri: uri.to_owned(),
+                                reason: "the server ended the subscription before acknowledging it"
+                                    .into(),
+                            },
+                        });
+                    }
+                    note = notes.recv() => match note {
+                        Ok(n) if n.method == "notifications/subscriptions/acknowledged"
+                            && subscription_id(&n.params) == Some(&id_value) =>
+                        {
+                            let agreed = n
+                                .params
+                                .pointer("/notifications/resourceSubscriptions")
+                                .and_then(Value::as_array)
+                                .is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri)));
+                            if !agreed {
+                                listen.task.abort();
+                                return Err(Error::SubscriptionRefused {
+                                    uri: uri.to_owned(),
+                                    reason: "the server's acknowledgement does not list it".into(),
+                                });
+                            }
+                            return Ok(listen);
+                        }
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => {
+                            listen.task.abort();
+                            return Err(Error::transport("the connection closed"));
+                        }
+                    },
+                }
+            }
+        };
+        let listen = match limit {
+            None => acknowledged.await?,
+            Some(after) => match tokio::time::timeout(after, acknowledged).await {
+                Ok(listen) => listen?,
+                Err(_) => {
+                    abort.abort();
+                    return Err(Error::Timeout {
+                        method: method.into(),
+                        after,
                     });
                 }
-                note = notes.recv() => match note {
-                    Ok(n) if n.method == "notifications/subscriptions/acknowledged"
-                        && subscription_id(&n.params) == Some(&id_value) =>
-                    {
-                        let agreed = n
-                            .params
-                            .pointer("/notifications/resourceSubscriptions")
-                            .and_then(Value::as_array)
-                            .is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri)));
-                        let subscription = ResourceSubscription {
-                            uri: uri.to_owned(),
-                            session,
-                            notes,
-                            listen: Some(listen(ended)),
-                        };
-                        if !agreed {
-                            return Err(Error::SubscriptionRefused {
-                                uri: uri.to_owned(),
-                                reason: "the server's acknowledgement does not list it".into(),
-                            });
-                        }
-                        return Ok(subscription);
-                    }
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => {
-                        return Err(Error::transport("the connection closed"));
-                    }
-                },
-            }
-        }
+            },
+        };
+        Ok(ResourceSubscription {
+            uri: uri.to_owned(),
+            session,
+            notes,
+            listen: Some(listen),
+        })
     }
 }
