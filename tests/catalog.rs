@@ -814,3 +814,34 @@ async fn legacy_resource_subscriptions_deliver_updates_until_unsubscribed() {
         client.close().await;
     }
 }
+
+/// A server that offers no resources, prompts or completions (no capability, `-32601`): each
+/// command says so, exit 2.
+#[test]
+fn cli_says_when_a_server_offers_no_resources_prompts_or_completions() {
+    let mut server = catalog_server();
+    server.push("--bare".into());
+    for (args, says) in [
+        (
+            &["resources"][..],
+            "the server offers no resources (its capabilities have no `resources`)",
+        ),
+        (&["read", "item://0001"], "the server offers no resources"),
+        (
+            &["prompts"],
+            "the server offers no prompts (its capabilities have no `prompts`)",
+        ),
+        (&["prompt", "greet"], "the server offers no prompts"),
+        (
+            &["complete", "--prompt", "greet", "name"],
+            "the server offers no completions (its capabilities have no `completions`)",
+        ),
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--era", "modern"]);
+        let run = mcp_tasks(&all, &server);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}");
+    }
+}

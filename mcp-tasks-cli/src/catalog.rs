@@ -18,6 +18,21 @@ fn failed(e: &Error) -> Outcome {
     Outcome::Failure
 }
 
+/// An error of a request for a feature the server may not offer (`capability`: `resources`,
+/// `prompts`, `completions`): a server without the capability that answers "method not found" is
+/// said to offer none; anything else as [`failed`] says it.
+fn failed_for(client: &Client, e: &Error, capability: &str) -> Outcome {
+    let not_found = e.rpc_error().is_some_and(|r| r.code == -32601);
+    if not_found && client.server().capabilities.get(capability).is_none() {
+        eprintln!(
+            "mcp-tasks: the server offers no {capability} (its capabilities have no \
+             `{capability}`): {e}"
+        );
+        return Outcome::Failure;
+    }
+    failed(e)
+}
+
 /// The first line of a description, for tables.
 fn first_line(text: Option<&str>) -> &str {
     text.and_then(|d| d.lines().next()).unwrap_or("")
@@ -27,11 +42,11 @@ fn first_line(text: Option<&str>) -> &str {
 pub async fn resources(client: &Client, json: bool) -> Outcome {
     let resources = match client.list_resources().await {
         Ok(r) => r,
-        Err(e) => return failed(&e),
+        Err(e) => return failed_for(client, &e, "resources"),
     };
     let templates = match client.list_resource_templates().await {
         Ok(t) => t,
-        Err(e) => return failed(&e),
+        Err(e) => return failed_for(client, &e, "resources"),
     };
     if json {
         let resources: Vec<&Value> = resources.iter().map(|r| &r.raw).collect();
@@ -113,7 +128,7 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
             );
             return Outcome::Failure;
         }
-        Err(e) => return failed(&e),
+        Err(e) => return failed_for(client, &e, "resources"),
     };
     if json {
         println!(
@@ -182,7 +197,7 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
 pub async fn prompts(client: &Client, json: bool) -> Outcome {
     let prompts = match client.list_prompts().await {
         Ok(p) => p,
-        Err(e) => return failed(&e),
+        Err(e) => return failed_for(client, &e, "prompts"),
     };
     if json {
         let raw: Vec<&Value> = prompts.iter().map(|p| &p.raw).collect();
@@ -310,6 +325,9 @@ pub fn prompt_arguments(prompt: &PromptInfo, args: &ArgSpec) -> Result<Map<Strin
 pub async fn prompt(client: &Client, name: &str, args: &ArgSpec, json: bool) -> Outcome {
     let prompts = match client.list_prompts().await {
         Ok(p) => p,
+        Err(e) if e.rpc_error().is_some_and(|r| r.code == -32601) => {
+            return failed_for(client, &e, "prompts");
+        }
         Err(e) => {
             eprintln!("mcp-tasks: prompts/list (to check the prompt's arguments) failed: {e}");
             return Outcome::Failure;
@@ -459,7 +477,7 @@ pub async fn complete(
         .collect();
     let completion = match client.complete(reference, argument, value, &pairs).await {
         Ok(c) => c,
-        Err(e) => return failed(&e),
+        Err(e) => return failed_for(client, &e, "completions"),
     };
     if json {
         let mut out = json!({ "values": completion.values, "hasMore": completion.has_more });

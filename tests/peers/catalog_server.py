@@ -14,6 +14,9 @@ client's resource and prompt paths that no third-party server here offers in tha
   a listen for a `silent://` one is never acknowledged); the tool `touch` (argument `uri`) sends
   `notifications/resources/updated` on every listen that watches `uri`, and says how many.
 
+With `--bare` it declares no capabilities and knows only `server/discover` and `tools/list`
+(every other method is `-32601`), as a server that offers tools only.
+
 Used by tests/catalog.rs.
 """
 
@@ -95,7 +98,12 @@ def send(message):
     sys.stdout.flush()
 
 
+BARE = "--bare" in sys.argv[1:]
+
+
 def handle(method, params, request_id=None):
+    if BARE and method not in ("server/discover", "tools/list"):
+        return None
     if method == "subscriptions/listen":
         uris = params.get("notifications", {}).get("resourceSubscriptions", [])
         if any(u.startswith("silent://") for u in uris):
@@ -127,7 +135,7 @@ def handle(method, params, request_id=None):
     if method == "server/discover":
         return {
             "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "completions": {}},
+            "capabilities": {} if BARE else {"tools": {}, "resources": {}, "prompts": {}, "completions": {}},
             "serverInfo": {"name": "catalog", "version": "1.0.0"},
         }
     if method in LISTS:
