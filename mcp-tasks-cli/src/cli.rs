@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
-/// questions, Ctrl-C to cancel).
+/// questions, Ctrl-C to cancel); list and read their resources, list and get their prompts.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks", version, long_about = None)]
 #[command(
@@ -57,6 +57,87 @@ pub enum Sub {
     Tasks {
         #[command(subcommand)]
         action: TasksSub,
+    },
+    /// List the server's resources and resource templates.
+    Resources {
+        /// Print them as JSON (`{"resources": [...], "resourceTemplates": [...]}`) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Read a resource: text to stdout; bytes to stdout when it is not a terminal, or to
+    /// `--output FILE`.
+    Read {
+        /// The resource's URI (a listed one, or one a template describes).
+        uri: String,
+        /// Write the contents (text or bytes) to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+        /// Print the `resources/read` result as JSON (blobs base64) on stdout.
+        #[arg(long, conflicts_with = "output")]
+        json: bool,
+        /// Answers to the server's questions (2026-07-28 servers may ask before a read), as for
+        /// `call`.
+        #[arg(long, value_name = "JSON")]
+        answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// List the server's prompts and their arguments.
+    Prompts {
+        /// Print the prompts as JSON (the `prompts/list` result) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Get a prompt with its arguments and print its messages.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// The arguments, as for `call`: a JSON object, `@FILE` or `KEY=VALUE` (prompt arguments
+        /// are strings). Repeatable; later ones win.
+        #[arg(long, value_name = "JSON|@FILE|KEY=VALUE")]
+        args: Vec<String>,
+        /// Print the `prompts/get` result as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Answers to the server's questions (2026-07-28 servers may ask before answering), as
+        /// for `call`.
+        #[arg(long, value_name = "JSON")]
+        answers: Option<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Suggest values for a prompt's argument or a resource template's variable
+    /// (`completion/complete`), one per line.
+    Complete {
+        /// The prompt whose argument to complete.
+        #[arg(
+            long,
+            value_name = "NAME",
+            required_unless_present = "resource",
+            conflicts_with = "resource"
+        )]
+        prompt: Option<String>,
+        /// The resource template (or URI) whose variable to complete.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        resource: Option<String>,
+        /// The argument (or template variable) to complete.
+        argument: String,
+        /// What is typed so far (default: nothing).
+        #[arg(default_value = "")]
+        value: String,
+        /// The values already chosen for the other arguments, as for `call`'s `--args`
+        /// (strings).
+        #[arg(long, value_name = "JSON|@FILE|KEY=VALUE")]
+        args: Vec<String>,
+        /// Print the `completion` object as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
     },
 }
 
@@ -373,6 +454,36 @@ pub enum Command {
         json: bool,
         conn: Conn,
     },
+    Resources {
+        json: bool,
+        conn: Conn,
+    },
+    Read {
+        uri: String,
+        output: Option<std::path::PathBuf>,
+        json: bool,
+        answers: Answers,
+        conn: Conn,
+    },
+    Prompts {
+        json: bool,
+        conn: Conn,
+    },
+    Prompt {
+        name: String,
+        args: ArgSpec,
+        json: bool,
+        answers: Answers,
+        conn: Conn,
+    },
+    Complete {
+        reference: mcp_tasks_client::CompletionRef,
+        argument: String,
+        value: String,
+        context: ArgSpec,
+        json: bool,
+        conn: Conn,
+    },
 }
 
 /// What `--answers` says.
@@ -404,7 +515,12 @@ impl Command {
             | Command::TaskGet { conn, .. }
             | Command::TaskCancel { conn, .. }
             | Command::TaskWatch { conn, .. }
-            | Command::TasksList { conn, .. } => conn,
+            | Command::TasksList { conn, .. }
+            | Command::Resources { conn, .. }
+            | Command::Read { conn, .. }
+            | Command::Prompts { conn, .. }
+            | Command::Prompt { conn, .. }
+            | Command::Complete { conn, .. } => conn,
         }
     }
 }
@@ -457,6 +573,65 @@ impl Cli {
             Sub::Tasks {
                 action: TasksSub::List { json, target },
             } => Ok(Command::TasksList {
+                json,
+                conn: target.check()?,
+            }),
+            Sub::Resources { json, target } => Ok(Command::Resources {
+                json,
+                conn: target.check()?,
+            }),
+            Sub::Read {
+                uri,
+                output,
+                json,
+                answers: given,
+                target,
+            } => {
+                if uri.trim().is_empty() {
+                    return Err("the URI is empty".into());
+                }
+                Ok(Command::Read {
+                    uri,
+                    output,
+                    json,
+                    answers: answers(given)?,
+                    conn: target.check()?,
+                })
+            }
+            Sub::Prompts { json, target } => Ok(Command::Prompts {
+                json,
+                conn: target.check()?,
+            }),
+            Sub::Prompt {
+                name,
+                args,
+                json,
+                answers: given,
+                target,
+            } => Ok(Command::Prompt {
+                name,
+                args: ArgSpec::parse(&args)?,
+                json,
+                answers: answers(given)?,
+                conn: target.check()?,
+            }),
+            Sub::Complete {
+                prompt,
+                resource,
+                argument,
+                value,
+                args,
+                json,
+                target,
+            } => Ok(Command::Complete {
+                reference: match (prompt, resource) {
+                    (Some(name), None) => mcp_tasks_client::CompletionRef::Prompt(name),
+                    (None, Some(uri)) => mcp_tasks_client::CompletionRef::Resource(uri),
+                    _ => return Err("give either --prompt NAME or --resource URI_TEMPLATE".into()),
+                },
+                argument,
+                value,
+                context: ArgSpec::parse(&args)?,
                 json,
                 conn: target.check()?,
             }),
@@ -857,6 +1032,95 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn resources_prompts_and_completions() {
+        assert!(matches!(
+            parse(&["resources", "--json", "--", "srv"]),
+            Ok(Command::Resources { json: true, .. })
+        ));
+        let Ok(Command::Read { uri, output, .. }) =
+            parse(&["read", "file:///a b", "-o", "out.bin", "--", "srv"])
+        else {
+            panic!("parses")
+        };
+        assert_eq!(uri, "file:///a b");
+        assert_eq!(output, Some("out.bin".into()));
+        assert!(
+            parse(&["read", " ", "--", "s"])
+                .unwrap_err()
+                .contains("the URI is empty")
+        );
+        assert!(
+            parse(&["read", "x://", "--json", "-o", "f", "--", "s"])
+                .unwrap_err()
+                .contains("cannot be used with")
+        );
+        let Ok(Command::Prompt { name, args, .. }) = parse(&[
+            "prompt",
+            "greet",
+            "--args",
+            "name=Ada",
+            "--args",
+            r#"{"mood": "warm"}"#,
+            "--",
+            "srv",
+        ]) else {
+            panic!("parses")
+        };
+        assert_eq!(name, "greet");
+        assert_eq!(args.pairs, [("name".to_owned(), "Ada".to_owned())]);
+        assert_eq!(Value::Object(args.object), json!({"mood": "warm"}));
+        let Ok(Command::Complete {
+            reference,
+            argument,
+            value,
+            context,
+            ..
+        }) = parse(&[
+            "complete",
+            "--prompt",
+            "team",
+            "name",
+            "A",
+            "--args",
+            "department=Sales",
+            "--",
+            "s",
+        ])
+        else {
+            panic!("parses")
+        };
+        assert_eq!(
+            reference,
+            mcp_tasks_client::CompletionRef::Prompt("team".into())
+        );
+        assert_eq!((argument.as_str(), value.as_str()), ("name", "A"));
+        assert_eq!(context.pairs.len(), 1);
+        assert!(matches!(
+            parse(&["complete", "--resource", "notes://{title}", "title", "--", "s"]),
+            Ok(Command::Complete { value, reference: mcp_tasks_client::CompletionRef::Resource(_), .. }) if value.is_empty()
+        ));
+        assert!(
+            parse(&["complete", "name", "--", "s"])
+                .unwrap_err()
+                .contains("--prompt")
+        );
+        assert!(
+            parse(&[
+                "complete",
+                "--prompt",
+                "p",
+                "--resource",
+                "r",
+                "a",
+                "--",
+                "s"
+            ])
+            .unwrap_err()
+            .contains("cannot be used with")
+        );
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
 //! mcp-tasks task get|cancel|watch ID ...
 //! mcp-tasks tasks list ...
+//! mcp-tasks resources [--json] ...
+//! mcp-tasks read URI [--output FILE] [--json] ...
+//! mcp-tasks prompts [--json] ...
+//! mcp-tasks prompt NAME [--args JSON|@FILE|KEY=VALUE] [--json] ...
+//! mcp-tasks complete (--prompt NAME | --resource URI_TEMPLATE) ARGUMENT [VALUE] [--args ...] ...
 //! ```
 //!
 //! A call that runs as a task is followed to its end: a live progress line on a terminal (one
@@ -12,6 +17,7 @@
 //! `--answers`, Ctrl-C cancels it (`tasks/cancel`) and exits 130. Exit codes: 0 success, 1 the
 //! tool reported an error, 2 protocol or usage error, 130 interrupted.
 
+mod catalog;
 mod cli;
 mod form;
 mod ui;
@@ -33,7 +39,7 @@ const CANCEL_WAIT: Duration = Duration::from_secs(3);
 
 /// How the command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Success,
     ToolError,
     Failure,
@@ -83,13 +89,17 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> Outcome {
     let ui = Ui::new(command.conn().shown);
     let (conn, answers) = match &command {
-        Command::Call { conn, answers, .. } | Command::TaskWatch { conn, answers, .. } => {
-            (conn.clone(), answers.clone())
-        }
+        Command::Call { conn, answers, .. }
+        | Command::TaskWatch { conn, answers, .. }
+        | Command::Read { conn, answers, .. }
+        | Command::Prompt { conn, answers, .. } => (conn.clone(), answers.clone()),
         Command::Tools { conn, .. }
         | Command::TaskGet { conn, .. }
         | Command::TaskCancel { conn, .. }
-        | Command::TasksList { conn, .. } => (conn.clone(), Answers::default()),
+        | Command::TasksList { conn, .. }
+        | Command::Resources { conn, .. }
+        | Command::Prompts { conn, .. }
+        | Command::Complete { conn, .. } => (conn.clone(), Answers::default()),
     };
     let client = match connect(&conn, &ui, answers).await {
         Ok(c) => c,
@@ -117,6 +127,22 @@ async fn run(command: Command) -> Outcome {
             Err(e) => task_error(&id, &e),
         },
         Command::TasksList { json, .. } => tasks_list(&client, json).await,
+        Command::Resources { json, .. } => catalog::resources(&client, json).await,
+        Command::Read {
+            uri, output, json, ..
+        } => catalog::read(&client, &uri, output.as_deref(), json).await,
+        Command::Prompts { json, .. } => catalog::prompts(&client, json).await,
+        Command::Prompt {
+            name, args, json, ..
+        } => catalog::prompt(&client, &name, &args, json).await,
+        Command::Complete {
+            reference,
+            argument,
+            value,
+            context,
+            json,
+            ..
+        } => catalog::complete(&client, &reference, &argument, &value, &context, json).await,
     };
     client.close().await;
     outcome
@@ -696,7 +722,7 @@ fn report_error(e: &Error) -> Outcome {
 }
 
 /// After a request timeout: what to do about it.
-fn timeout_hint(e: &Error) -> &'static str {
+pub(crate) fn timeout_hint(e: &Error) -> &'static str {
     match e {
         Error::Timeout { .. } => "; the server is stuck or slow (--timeout DURATION waits longer)",
         _ => "",

@@ -76,6 +76,22 @@ pub enum Error {
         /// The server's `statusMessage`, if any.
         message: Option<String>,
     },
+    /// `resources/read` of a URI the server does not know: it answered `-32602` (the code of
+    /// 2025-11-25 and 2026-07-28; SEP-2164 puts the URI in `data.uri`) or `-32002` (earlier
+    /// versions).
+    ResourceNotFound {
+        /// The URI that was read.
+        uri: String,
+        /// The server's error.
+        error: RpcError,
+    },
+    /// A 2026-07-28 server did not agree to watch a resource ([`Client::subscribe_resource`](crate::Client::subscribe_resource)).
+    SubscriptionRefused {
+        /// The URI.
+        uri: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// The input handler declined a request on a route that has no way to say no (sampling or
     /// roots asked inline by a modern server), so the call was abandoned.
     InputDeclined {
@@ -105,7 +121,8 @@ impl Error {
         match self {
             Error::Rpc { error, .. }
             | Error::TaskGet { error, .. }
-            | Error::TaskFailed { error, .. } => Some(error),
+            | Error::TaskFailed { error, .. }
+            | Error::ResourceNotFound { error, .. } => Some(error),
             Error::TaskCreation { error, .. } => error.as_ref(),
             _ => None,
         }
@@ -143,6 +160,12 @@ impl fmt::Display for Error {
                 Some(m) => write!(f, "task {task_id} was cancelled: {m}"),
                 None => write!(f, "task {task_id} was cancelled"),
             },
+            Error::ResourceNotFound { uri, error } => {
+                write!(f, "the server has no resource {uri}: {error}")
+            }
+            Error::SubscriptionRefused { uri, reason } => {
+                write!(f, "the server did not subscribe to {uri}: {reason}")
+            }
             Error::InputDeclined { method } => write!(
                 f,
                 "the input handler declined a {method} request the server cannot do without"

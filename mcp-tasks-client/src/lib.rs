@@ -1,9 +1,10 @@
 //! # mcp-tasks-client
 //!
 //! A task-aware MCP client: connect to a server (a command over stdio, Streamable HTTP, or a
-//! [`Server`](mcp_tasks_runtime::Server) in the same process), list and call its tools, and follow
-//! the calls that run as **tasks**: their status as a stream of updates, their final result
-//! (typed), cancellation, and an event when one is stuck. Both protocol eras are spoken:
+//! [`Server`](mcp_tasks_runtime::Server) in the same process), list and call its tools, read its
+//! resources ([`Client::read_resource`]) and prompts ([`Client::get_prompt`]), complete their
+//! arguments ([`Client::complete`]), and follow the calls that run as **tasks**: their status as a
+//! stream of updates, their final result (typed), cancellation, and an event when one is stuck. Both protocol eras are spoken:
 //! 2026-07-28 (stateless, the tasks extension) and 2025-11-25 (`initialize`, experimental tasks);
 //! by default the client probes with `server/discover` and falls back to `initialize`.
 //! Every request has a timeout ([`ClientBuilder::request_timeout`], 60 s unless set, started
@@ -14,8 +15,9 @@
 //! model, the client's roots) goes to one [`InputHandler`], whichever route the era and the call
 //! use: a modern task's stored `inputRequests` (answered with `tasks/update`), a legacy task's
 //! requests tagged `related-task` (answered while `tasks/result` waits), a legacy server's plain
-//! requests, or a modern inline call's `InputRequiredResult` (retried with the answers and the
-//! `requestState`). The caller never sees the difference.
+//! requests, or the `InputRequiredResult` of a modern inline call, `prompts/get` or
+//! `resources/read` (retried with the answers and the `requestState`). The caller never sees the
+//! difference.
 //!
 //! ```no_run
 //! use mcp_tasks_client::{Client, TaskEvent};
@@ -113,7 +115,11 @@ mod task;
 mod testing;
 mod wire;
 
-pub use client::{Client, ClientBuilder, EraChoice, ToolCall, ToolInfo};
+pub use client::{
+    Client, ClientBuilder, Completion, CompletionRef, EraChoice, GetPromptResult, PromptArgument,
+    PromptInfo, PromptMessage, ReadResourceResult, ResourceContent, ResourceData, ResourceInfo,
+    ResourceSubscription, ResourceTemplateInfo, ToolCall, ToolInfo,
+};
 pub use error::Error;
 pub use handler::{
     Asked, ElicitRequest, ElicitResponse, InputCapabilities, InputContext, InputHandler, NoInput,
@@ -123,7 +129,7 @@ pub use mcp_tasks_runtime::Era;
 pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 pub use mcp_tasks_runtime::protocol::{
-    CallToolResult, Content, CreateMessageResult, Root, RpcError,
+    CallToolResult, Content, CreateMessageResult, ResourceContents, Root, RpcError,
 };
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};

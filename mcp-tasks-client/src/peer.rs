@@ -94,6 +94,11 @@ impl Peer {
         &*self.handler
     }
 
+    /// How long a request may go without an answer (`None`: for ever).
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Listens to the server's notifications from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Notification> {
         self.notifications.subscribe()
@@ -162,7 +167,24 @@ impl Peer {
         method: &str,
         params: Value,
     ) -> Result<Outcome, Error> {
-        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64);
+        let id = self.next_request_id();
+        self.request_as(id, method, params).await
+    }
+
+    /// A fresh id for a request of ours.
+    pub(crate) fn next_request_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) as i64)
+    }
+
+    /// A request with this id (from [`next_request_id`](Self::next_request_id)), without the
+    /// timeout: for `subscriptions/listen`, whose notifications carry the id and which is answered
+    /// only when the subscription ends.
+    pub(crate) async fn request_as(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Value,
+    ) -> Result<Outcome, Error> {
         let message = jsonrpc::request_message(&id, method, params);
         self.tap_sent(&message);
         match &self.wire {

@@ -1,5 +1,6 @@
-//! `tools/call` in both eras: the modern call with its `InputRequiredResult` rounds (MRTR), the
-//! legacy call with task augmentation, and what a call came to (`ToolCall`).
+//! `tools/call` in both eras: the modern call with its `InputRequiredResult` rounds (MRTR, shared
+//! with `prompts/get` and `resources/read`), the legacy call with task augmentation, and what a
+//! call came to (`ToolCall`).
 
 use super::{Client, lock};
 use crate::error::Error;
@@ -14,7 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-/// How many `InputRequiredResult` rounds one inline call may take before the client gives up.
+/// How many `InputRequiredResult` rounds one request may take before the client gives up.
 const MAX_INPUT_ROUNDS: usize = 32;
 
 /// What a `tools/call` came to: the result at once, or a task to follow.
@@ -128,87 +129,94 @@ impl Client {
     }
 
     async fn call_modern(&self, name: &str, base: Map<String, Value>) -> Result<ToolCall, Error> {
+        let result = match self.request_answering("tools/call", base).await? {
+            Ok(result) => result,
+            Err(error)
+                if error.code == RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY
+                    && error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.pointer("/requiredCapabilities/extensions"))
+                        .and_then(|e| e.get(TASKS_EXTENSION))
+                        .is_some() =>
+            {
+                return Err(Error::TaskCreation {
+                    tool: name.to_owned(),
+                    reason: "the tool runs only as a task, and the client does not take tasks"
+                        .into(),
+                    error: Some(error),
+                });
+            }
+            Err(error) => {
+                return Err(Error::Rpc {
+                    method: "tools/call".into(),
+                    error,
+                });
+            }
+        };
+        match result.get("resultType").and_then(Value::as_str) {
+            None | Some("complete") => Ok(ToolCall::Done(parse_result("tools/call", result)?)),
+            Some("task") => {
+                let task = TaskHandle::start(self.inner.clone(), name, TaskKind::Modern, &result)?;
+                Ok(ToolCall::Task(task))
+            }
+            Some(other) => Err(Error::invalid(
+                "tools/call",
+                format!("unknown resultType {other:?}"),
+            )),
+        }
+    }
+
+    /// A modern request the server may answer with an `InputRequiredResult` (MRTR: `tools/call`,
+    /// `prompts/get`, `resources/read`): each round's `inputRequests` go to the input handler,
+    /// and the request is sent again with the `inputResponses` and the `requestState`, until the
+    /// server answers otherwise. Each round carries a progress token (progress on the request's
+    /// stream keeps its timeout from running out). The last answer is returned as it came (its
+    /// `resultType` is the caller's to read); a JSON-RPC error is `Ok(Err(..))`.
+    pub(super) async fn request_answering(
+        &self,
+        method: &str,
+        base: Map<String, Value>,
+    ) -> Result<Result<Value, RpcError>, Error> {
         let mut retry = Map::new();
         for _ in 0..MAX_INPUT_ROUNDS {
             let mut params = base.clone();
-            // Progress on the call's stream keeps its request timeout from running out.
             params.insert(
                 "_meta".into(),
                 json!({ meta::PROGRESS_TOKEN: format!("mcp-tasks-client-{}", rand_token()) }),
             );
             params.extend(retry.clone());
-            let result = match self
-                .inner
-                .request("tools/call", Value::Object(params))
-                .await?
-            {
+            let result = match self.inner.request(method, Value::Object(params)).await? {
                 Ok(result) => result,
-                Err(error)
-                    if error.code == RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY
-                        && error
-                            .data
-                            .as_ref()
-                            .and_then(|d| d.pointer("/requiredCapabilities/extensions"))
-                            .and_then(|e| e.get(TASKS_EXTENSION))
-                            .is_some() =>
-                {
-                    return Err(Error::TaskCreation {
-                        tool: name.to_owned(),
-                        reason: "the tool runs only as a task, and the client does not take tasks"
-                            .into(),
-                        error: Some(error),
-                    });
-                }
-                Err(error) => {
-                    return Err(Error::Rpc {
-                        method: "tools/call".into(),
-                        error,
-                    });
-                }
+                Err(error) => return Ok(Err(error)),
             };
-            match result.get("resultType").and_then(Value::as_str) {
-                None | Some("complete") => {
-                    return Ok(ToolCall::Done(parse_result("tools/call", result)?));
-                }
-                Some("task") => {
-                    let task =
-                        TaskHandle::start(self.inner.clone(), name, TaskKind::Modern, &result)?;
-                    return Ok(ToolCall::Task(task));
-                }
-                Some("input_required") => {
-                    let requests = result
-                        .get("inputRequests")
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default();
-                    let state = result.get("requestState").cloned();
-                    if requests.is_empty() && state.is_none() {
-                        return Err(Error::invalid(
-                            "tools/call",
-                            "an InputRequiredResult with neither inputRequests nor requestState",
-                        ));
-                    }
-                    let answers = answer_all(self.inner.peer.handler(), &requests, None).await;
-                    if let Some((_, method)) = answers.declined.into_iter().next() {
-                        return Err(Error::InputDeclined { method });
-                    }
-                    let responses = answers.responses;
-                    retry.clear();
-                    retry.insert("inputResponses".into(), Value::Object(responses));
-                    if let Some(state) = state {
-                        retry.insert("requestState".into(), state);
-                    }
-                }
-                Some(other) => {
-                    return Err(Error::invalid(
-                        "tools/call",
-                        format!("unknown resultType {other:?}"),
-                    ));
-                }
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(Ok(result));
+            }
+            let requests = result
+                .get("inputRequests")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let state = result.get("requestState").cloned();
+            if requests.is_empty() && state.is_none() {
+                return Err(Error::invalid(
+                    method,
+                    "an InputRequiredResult with neither inputRequests nor requestState",
+                ));
+            }
+            let answers = answer_all(self.inner.peer.handler(), &requests, None).await;
+            if let Some((_, method)) = answers.declined.into_iter().next() {
+                return Err(Error::InputDeclined { method });
+            }
+            retry.clear();
+            retry.insert("inputResponses".into(), Value::Object(answers.responses));
+            if let Some(state) = state {
+                retry.insert("requestState".into(), state);
             }
         }
         Err(Error::invalid(
-            "tools/call",
+            method,
             format!("the server asked for input more than {MAX_INPUT_ROUNDS} times"),
         ))
     }

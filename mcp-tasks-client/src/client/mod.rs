@@ -1,21 +1,39 @@
 //! The client: connecting (stdio, Streamable HTTP, in-process), agreeing on an era, listing and
-//! calling tools. The builder and the connect paths are in `builder`, `tools/list` and the
-//! `x-mcp-header` annotations in `tools`, `tools/call` in both eras in `call`.
+//! calling tools, reading resources, getting prompts. The builder and the connect paths are in
+//! `builder`, `tools/list` and the `x-mcp-header` annotations in `tools`, `tools/call` in both
+//! eras in `call` (with the MRTR rounds that `prompts/get` and `resources/read` share), resources
+//! in `resources`, prompts and `completion/complete` in `prompts`, resource subscriptions in `subscribe`. Every list follows
+//! `nextCursor` to the last page (`Client::list_all`).
 
 mod builder;
 mod call;
+mod prompts;
+mod resources;
+mod subscribe;
 mod tools;
 
 pub use builder::ClientBuilder;
 pub use call::ToolCall;
+pub use prompts::{
+    Completion, CompletionRef, GetPromptResult, PromptArgument, PromptInfo, PromptMessage,
+};
+pub use resources::{
+    ReadResourceResult, ResourceContent, ResourceData, ResourceInfo, ResourceTemplateInfo,
+};
+pub use subscribe::ResourceSubscription;
 pub use tools::ToolInfo;
 
 use crate::error::Error;
 use crate::session::{ServerInfo, Session};
 use mcp_tasks_runtime::Era;
 use serde_json::{Value, json};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// How many pages one listing may take before the client gives up (a server whose cursors never
+/// end): 10,000 pages, ten million items at the spec's usual page sizes.
+const MAX_PAGES: usize = 10_000;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -102,6 +120,48 @@ impl Client {
             return Err(Error::Decode("request params must be a JSON object".into()));
         }
         self.inner.call(method, params).await
+    }
+
+    /// Every item of a paginated list (`tools/list`, `resources/list`, `prompts/list`, ...): the
+    /// `key` array of each page, following `nextCursor` until a page has none. A cursor the server
+    /// already gave (a loop) or a page without the array is [`Error::InvalidResponse`].
+    pub(crate) async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, Error> {
+        let mut items = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let mut page = self.inner.call(method, params).await?;
+            match page.get_mut(key).map(Value::take) {
+                Some(Value::Array(page)) => items.extend(page),
+                _ => return Err(Error::invalid(method, format!("no `{key}` array"))),
+            }
+            match page.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(items),
+                Some(Value::String(next)) => {
+                    if !seen.insert(next.clone()) {
+                        return Err(Error::invalid(
+                            method,
+                            format!("nextCursor {next:?} was given before (the pages loop)"),
+                        ));
+                    }
+                    cursor = Some(next.clone());
+                }
+                Some(other) => {
+                    return Err(Error::invalid(
+                        method,
+                        format!("nextCursor is not a string: {other}"),
+                    ));
+                }
+            }
+        }
+        Err(Error::invalid(
+            method,
+            format!("more than {MAX_PAGES} pages"),
+        ))
     }
 
     /// Ends the connection: a legacy HTTP session is deleted; a spawned server gets its stdin

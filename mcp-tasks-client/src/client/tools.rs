@@ -111,33 +111,17 @@ impl Client {
         let mut tools = Vec::new();
         let mut headers = HashMap::new();
         let mut invalid = HashMap::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => json!({}),
-            };
-            let result = self.inner.call("tools/list", params).await?;
-            let page = result
-                .get("tools")
-                .and_then(Value::as_array)
-                .ok_or_else(|| Error::invalid("tools/list", "no `tools` array"))?;
-            for raw in page {
-                let tool = ToolInfo::parse(raw.clone(), modern)?;
-                match header_params(&tool.input_schema) {
-                    Ok(params) => {
-                        headers.insert(tool.name.clone(), params);
-                        tools.push(tool);
-                    }
-                    Err(why) => {
-                        tracing::warn!(tool = %tool.name, %why, "left out a tool with an invalid x-mcp-header");
-                        invalid.insert(tool.name, why);
-                    }
+        for raw in self.list_all("tools/list", "tools").await? {
+            let tool = ToolInfo::parse(raw, modern)?;
+            match header_params(&tool.input_schema) {
+                Ok(params) => {
+                    headers.insert(tool.name.clone(), params);
+                    tools.push(tool);
                 }
-            }
-            match result.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
-                _ => break,
+                Err(why) => {
+                    tracing::warn!(tool = %tool.name, %why, "left out a tool with an invalid x-mcp-header");
+                    invalid.insert(tool.name, why);
+                }
             }
         }
         if let Some(http) = self.inner.peer.http() {

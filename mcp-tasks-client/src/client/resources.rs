@@ -1,0 +1,236 @@
+//! Resources: `resources/list` and `resources/templates/list` (every page), and `resources/read`
+//! in both eras (MRTR rounds in 2026-07-28), its blobs decoded.
+
+use super::Client;
+use crate::error::Error;
+use base64::Engine as _;
+use mcp_tasks_runtime::protocol::RpcError;
+use serde_json::{Map, Value};
+
+/// A resource as `resources/list` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceInfo {
+    /// Its URI (what [`Client::read_resource`] takes).
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// A display title.
+    pub title: Option<String>,
+    /// What it is.
+    pub description: Option<String>,
+    /// Its MIME type, when the server says.
+    pub mime_type: Option<String>,
+    /// Its size in bytes, when the server says.
+    pub size: Option<u64>,
+    /// The whole resource object, exactly as sent (`annotations`, `icons`, `_meta`, ...).
+    pub raw: Value,
+}
+
+/// A resource template as `resources/templates/list` describes it: a family of resources whose
+/// URIs fill in an RFC 6570 template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceTemplateInfo {
+    /// The URI template, e.g. `notes://{title}`.
+    pub uri_template: String,
+    /// Its name.
+    pub name: String,
+    /// A display title.
+    pub title: Option<String>,
+    /// What its resources are.
+    pub description: Option<String>,
+    /// The MIME type of its resources, when the server says.
+    pub mime_type: Option<String>,
+    /// The whole template object, exactly as sent.
+    pub raw: Value,
+}
+
+/// What `resources/read` returned: one or more contents (a directory may give several).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadResourceResult {
+    /// The contents, in the server's order.
+    pub contents: Vec<ResourceContent>,
+    /// The whole result, exactly as sent (blobs still base64; `_meta`, caching hints).
+    pub raw: Value,
+}
+
+/// One piece of a resource's contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceContent {
+    /// The URI these contents are of.
+    pub uri: String,
+    /// Their MIME type, when the server says.
+    pub mime_type: Option<String>,
+    /// The text, or the bytes (decoded from the wire's base64).
+    pub data: ResourceData,
+}
+
+/// A resource's contents: text, or bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceData {
+    /// Text (`text` on the wire).
+    Text(String),
+    /// Bytes (`blob` on the wire, base64; decoded here).
+    Blob(Vec<u8>),
+}
+
+impl ResourceData {
+    /// The text, if these are text contents.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceData::Text(t) => Some(t),
+            ResourceData::Blob(_) => None,
+        }
+    }
+
+    /// The bytes: a blob's, or a text's UTF-8.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            ResourceData::Text(t) => t.as_bytes(),
+            ResourceData::Blob(b) => b,
+        }
+    }
+}
+
+fn text(raw: &Value, key: &str) -> Option<String> {
+    raw.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn required(method: &str, raw: &Value, key: &str, what: &str) -> Result<String, Error> {
+    text(raw, key).ok_or_else(|| Error::invalid(method, format!("{what} without a `{key}`")))
+}
+
+impl ResourceInfo {
+    fn parse(raw: Value) -> Result<Self, Error> {
+        let m = "resources/list";
+        Ok(ResourceInfo {
+            uri: required(m, &raw, "uri", "a resource")?,
+            name: required(m, &raw, "name", "a resource")?,
+            title: text(&raw, "title"),
+            description: text(&raw, "description"),
+            mime_type: text(&raw, "mimeType"),
+            size: raw.get("size").and_then(Value::as_u64),
+            raw,
+        })
+    }
+}
+
+impl ResourceTemplateInfo {
+    fn parse(raw: Value) -> Result<Self, Error> {
+        let m = "resources/templates/list";
+        Ok(ResourceTemplateInfo {
+            uri_template: required(m, &raw, "uriTemplate", "a resource template")?,
+            name: required(m, &raw, "name", "a resource template")?,
+            title: text(&raw, "title"),
+            description: text(&raw, "description"),
+            mime_type: text(&raw, "mimeType"),
+            raw,
+        })
+    }
+}
+
+impl ResourceContent {
+    /// One `TextResourceContents` or `BlobResourceContents` object.
+    pub(crate) fn parse(method: &str, raw: &Value) -> Result<Self, Error> {
+        let uri = required(method, raw, "uri", "resource contents")?;
+        let data = match (raw.get("text"), raw.get("blob")) {
+            (Some(Value::String(t)), None) => ResourceData::Text(t.clone()),
+            (None, Some(Value::String(b))) => ResourceData::Blob(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .map_err(|e| {
+                        Error::invalid(method, format!("the blob of {uri} is not base64: {e}"))
+                    })?,
+            ),
+            _ => {
+                return Err(Error::invalid(
+                    method,
+                    format!("the contents of {uri} have neither a `text` nor a `blob` string"),
+                ));
+            }
+        };
+        Ok(ResourceContent {
+            mime_type: text(raw, "mimeType"),
+            uri,
+            data,
+        })
+    }
+}
+
+/// Whether a `resources/read` error says the resource does not exist: `-32602` (2025-11-25 and
+/// 2026-07-28; SEP-2164 adds `data.uri`) or the `-32002` of earlier versions.
+fn is_not_found(error: &RpcError) -> bool {
+    error.code == RpcError::INVALID_PARAMS || error.code == -32002
+}
+
+impl Client {
+    /// Every resource (all pages of `resources/list`). Resources that a template describes are
+    /// listed by [`list_resource_templates`](Self::list_resource_templates), not here.
+    pub async fn list_resources(&self) -> Result<Vec<ResourceInfo>, Error> {
+        self.list_all("resources/list", "resources")
+            .await?
+            .into_iter()
+            .map(ResourceInfo::parse)
+            .collect()
+    }
+
+    /// Every resource template (all pages of `resources/templates/list`).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, Error> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await?
+            .into_iter()
+            .map(ResourceTemplateInfo::parse)
+            .collect()
+    }
+
+    /// Reads a resource (a listed one, or a URI a template describes). Blobs are decoded:
+    /// [`ResourceData::Blob`] holds the bytes (the base64 text is in
+    /// [`raw`](ReadResourceResult::raw)). In 2026-07-28 the server may first ask for input
+    /// (`InputRequiredResult`): the input handler answers and the read is sent again, as for a
+    /// tool call. A URI the server does not know is [`Error::ResourceNotFound`]; any other
+    /// JSON-RPC error is [`Error::Rpc`].
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let method = "resources/read";
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::from(uri));
+        let outcome = if self.inner.era.is_modern() {
+            self.request_answering(method, params).await?
+        } else {
+            self.inner.request(method, Value::Object(params)).await?
+        };
+        let raw = match outcome {
+            Ok(raw) => raw,
+            Err(error) if is_not_found(&error) => {
+                return Err(Error::ResourceNotFound {
+                    uri: uri.to_owned(),
+                    error,
+                });
+            }
+            Err(error) => {
+                return Err(Error::Rpc {
+                    method: method.into(),
+                    error,
+                });
+            }
+        };
+        check_complete(method, &raw)?;
+        let contents = raw
+            .get("contents")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::invalid(method, "no `contents` array"))?
+            .iter()
+            .map(|c| ResourceContent::parse(method, c))
+            .collect::<Result<_, _>>()?;
+        Ok(ReadResourceResult { contents, raw })
+    }
+}
+
+/// A final answer's `resultType` must be `complete` (or absent, from an earlier-protocol server).
+pub(super) fn check_complete(method: &str, raw: &Value) -> Result<(), Error> {
+    match raw.get("resultType").and_then(Value::as_str) {
+        None | Some("complete") => Ok(()),
+        Some(other) => Err(Error::invalid(
+            method,
+            format!("unknown resultType {other:?}"),
+        )),
+    }
+}
