@@ -70,10 +70,7 @@ struct CompletionCase {
 
 fn server_everything_js() -> String {
     install_peers("node");
-    workspace_root()
-        .join(
-            "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        )
+    mcp_tasks_tests::peers::server_everything_index()
         .display()
         .to_string()
 }

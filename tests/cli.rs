@@ -332,9 +332,7 @@ fn tools_lists_what_a_call_will_do() {
     assert!(stderr.contains("the server decides per call"), "{stderr}");
 
     mcp_tasks_tests::peers::install_peers("node");
-    let index = mcp_tasks_tests::workspace_root().join(
-        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let index = mcp_tasks_tests::peers::server_everything_index();
     let node = mcp_tasks_tests::peers::node();
     let index = index.display().to_string();
     let (code, stdout, stderr) = headless(&[
@@ -641,9 +639,7 @@ fn timeouts_end_a_silent_server_with_exit_2() {
 #[test]
 fn form_fields_are_asked_in_the_schema_order() {
     mcp_tasks_tests::peers::install_peers("node");
-    let index = mcp_tasks_tests::workspace_root().join(
-        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let index = mcp_tasks_tests::peers::server_everything_index();
     let node = mcp_tasks_tests::peers::node();
     let index = index.display().to_string();
     let (_, _, stderr) = headless(&[

@@ -91,9 +91,7 @@ fn mcp_tasks(args: &[&str], interrupt_after: Option<&str>) -> Run {
 
 fn server_everything() -> Vec<String> {
     install_peers("node");
-    let index = workspace_root().join(
-        "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
+    let index = mcp_tasks_tests::peers::server_everything_index();
     vec![node(), index.display().to_string(), "stdio".into()]
 }
 

@@ -36,10 +36,7 @@ fn scripts_dir() -> PathBuf {
 
 /// Where `install.sh` puts the clients (its default, or `PEERS_DIR`).
 fn peers_dir() -> PathBuf {
-    std::env::var_os("PEERS_DIR").map_or_else(
-        || workspace_root().join("target").join("peers"),
-        PathBuf::from,
-    )
+    mcp_tasks_tests::peers::peers_dir()
 }
 
 fn node() -> String {

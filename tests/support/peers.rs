@@ -56,9 +56,20 @@ fn run_installer(args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// Where `tests/peers/install.sh` installs: `$PEERS_DIR`, else `<repo>/target/peers`.
+pub fn peers_dir() -> PathBuf {
+    std::env::var_os("PEERS_DIR")
+        .map_or_else(|| workspace_root().join("target/peers"), PathBuf::from)
+}
+
 /// The venv's python (after `install_peers("python")`).
 pub fn venv_python() -> PathBuf {
-    workspace_root().join("target/peers/py/bin/python")
+    peers_dir().join("py/bin/python")
+}
+
+/// The entry script of `@modelcontextprotocol/server-everything` (after `install_peers("node")`).
+pub fn server_everything_index() -> PathBuf {
+    peers_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
 /// The Node.js that runs the peer scripts and servers: `$NODE`, else `node` on PATH.
