@@ -1,5 +1,6 @@
 //! The tools of the example server, shared by its binaries.
 
+pub mod apps;
 pub mod conformance;
 pub mod everything;
 pub mod inventory;
