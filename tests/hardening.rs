@@ -532,6 +532,68 @@ async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
     assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
 }
 
+/// The server's peak resident memory so far (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("procfs");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    kb * 1024
+}
+
+/// What one request costs in memory stays within a small multiple of its size: a 4 MB
+/// `tasks/update` whose 60,000 answers are under keys nobody asked is counted, not built into
+/// trees (it raised the server's peak memory by 55 MB, 14 times its size); the one answer to the
+/// outstanding question in it is taken, and the task completes.
+#[tokio::test]
+async fn a_tasks_update_with_60000_unknown_keys_costs_about_its_own_size() {
+    let caps = tasks_caps();
+    let mut c = StdioClient::conformance();
+    let created = c
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "confirm_delete", "arguments": { "filename": "a.txt" } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let waiting = poll_modern(&mut c, &id, &caps, |t| t["status"] == "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut responses = serde_json::Map::new();
+    for i in 0..60_000 {
+        responses.insert(
+            format!("unknown-key-{i:06}"),
+            json!({ "action": "decline", "x": "yyyyyyyyyyyy" }),
+        );
+    }
+    responses.insert(
+        key,
+        json!({ "action": "accept", "content": { "confirm": true } }),
+    );
+    let params = json!({ "taskId": id, "inputResponses": responses });
+    let size = params.to_string().len() as u64;
+    assert!(size > 3_500_000, "{size}");
+    let before = peak_rss(c.pid());
+    c.result("tasks/update", modern(params, caps.clone())).await;
+    let grew = peak_rss(c.pid()).saturating_sub(before);
+    assert!(
+        grew < 4 * size,
+        "one {size}-byte tasks/update raised the server's peak memory by {grew} bytes"
+    );
+    let done = poll_modern(&mut c, &id, &caps, |t| t["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
+}
+
 /// The same check on an MRTR retry: `-32602` naming the key, and the same `requestState` with a
 /// fitting answer goes on.
 #[tokio::test]

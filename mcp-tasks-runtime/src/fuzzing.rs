@@ -206,7 +206,25 @@ pub fn input_responses(data: &[u8]) {
     let Ok(Value::Object(mut params)) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let Ok(responses) = mrtr::parse_responses(params.remove("inputResponses")) else {
+    let raw = params.get("inputResponses").map(Value::to_string);
+    let parsed = mrtr::parse_responses(params.remove("inputResponses"));
+    // Reading from the text, keeping some keys, agrees with the tree on what is accepted and
+    // keeps exactly the kept keys' answers.
+    let keep = |k: &str| k.len().is_multiple_of(2);
+    match (mrtr::read_responses(raw.as_deref(), keep), &parsed) {
+        (Ok((kept, ignored)), Ok(all)) => {
+            let want: Map<String, Value> = all
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(kept, want, "{raw:?}");
+            assert!(ignored >= all.len() - want.len(), "{raw:?}");
+        }
+        (Err(_), Err(_)) => {}
+        (read, parsed) => panic!("{raw:?}: read {read:?}, parsed {parsed:?}"),
+    }
+    let Ok(responses) = parsed else {
         return;
     };
     const METHODS: [&str; 4] = [

@@ -68,7 +68,11 @@ pub async fn show_forecast(
 }
 
 /// Refreshes the forecast the app's view shows (called by the view, not the model).
-#[tool(ui = "ui://forecast/view.html", ui_visibility = "app", annotations(read_only))]
+#[tool(
+    ui = "ui://forecast/view.html",
+    ui_visibility = "app",
+    annotations(read_only)
+)]
 pub async fn refresh_forecast(
     /// The city.
     city: String,

@@ -49,11 +49,6 @@ pub(crate) async fn modern_task_method(
                     "missing required parameter `inputResponses`",
                 ));
             }
-            // The same shape rules as an MRTR retry; then each answer to an outstanding request
-            // must fit that request. A wrong answer is the caller's error and uses nothing up:
-            // the question stays open for a right one.
-            let responses = mrtr::parse_responses(req.params.value("inputResponses"))
-                .map_err(RpcError::invalid_params)?;
             // Only the methods of the outstanding requests, not a copy of the record.
             let mut asked = Map::new();
             let mut methods = |t: TaskView<'_>| {
@@ -64,6 +59,16 @@ pub(crate) async fn modern_task_method(
             };
             if !store.get_view(&id, &owner, &mut methods).await? {
                 return Err(task_not_found());
+            }
+            // The same shape rules as an MRTR retry, keeping only the answers to outstanding
+            // requests (the others are counted, not built); then each must fit its request. A
+            // wrong answer is the caller's error and uses nothing up: the question stays open for
+            // a right one.
+            let (responses, unknown) =
+                mrtr::read_responses(req.params.raw("inputResponses"), |k| asked.contains_key(k))
+                    .map_err(RpcError::invalid_params)?;
+            if unknown > 0 {
+                tracing::debug!(task = %id, unknown, "tasks/update ignored answers to no outstanding request");
             }
             for (key, answer) in &responses {
                 if let Some(method) = asked.get(key).and_then(Value::as_str)

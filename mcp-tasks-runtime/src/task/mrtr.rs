@@ -214,6 +214,80 @@ pub(crate) fn parse_responses(responses: Option<Value>) -> Result<Map<String, Va
     }
 }
 
+/// [`parse_responses`] for a request whose outstanding keys are known (`tasks/update`, a retry of
+/// a fallback companion call, an MRTR retry with its `requestState`): reads `inputResponses` from
+/// its raw text, with the same shape rules, and keeps only the answers under keys `keep` accepts.
+/// The others are counted, never built into trees: a request of any size with thousands of
+/// unknown keys costs little more than its own text. `Ok((kept, ignored))`.
+///
+/// `raw`: the text of the params' `inputResponses`, when they have it.
+pub(crate) fn read_responses(
+    raw: Option<&str>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<(Map<String, Value>, usize), String> {
+    let Some(raw) = raw else {
+        return Ok((Map::new(), 0));
+    };
+    let not_an_object = || {
+        "`inputResponses` must be an object mapping each key of `inputRequests` to its result"
+            .to_owned()
+    };
+    if !raw.trim_start().starts_with('{') {
+        return Err(not_an_object());
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(raw);
+    let read = serde::de::Deserializer::deserialize_map(
+        &mut deserializer,
+        KeepVisitor {
+            keep: &keep,
+            kept: Map::new(),
+            ignored: 0,
+        },
+    );
+    match read {
+        Ok(Ok(found)) => Ok(found),
+        Ok(Err(key)) => Err(format!(
+            "`inputResponses.{key}` must be an object: the result of the request sent under `{key}`"
+        )),
+        Err(_) => Err(not_an_object()),
+    }
+}
+
+/// Walks `inputResponses` one entry at a time; `Ok(Err(key))` names the first entry whose value
+/// is not an object.
+struct KeepVisitor<'k, K> {
+    keep: &'k K,
+    kept: Map<String, Value>,
+    ignored: usize,
+}
+
+impl<'de, K: Fn(&str) -> bool> serde::de::Visitor<'de> for KeepVisitor<'_, K> {
+    type Value = Result<(Map<String, Value>, usize), String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        mut self,
+        mut map: A,
+    ) -> Result<Self::Value, A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let raw: &'de serde_json::value::RawValue = map.next_value()?;
+            if !raw.get().starts_with('{') {
+                return Ok(Err(key.into_owned()));
+            }
+            if (self.keep)(&key) {
+                let value = serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
+                self.kept.insert(key.into_owned(), value);
+            } else {
+                self.ignored += 1;
+            }
+        }
+        Ok(Ok((self.kept, self.ignored)))
+    }
+}
+
 /// Checks one answer against the request it answers, by method: an elicitation result needs an
 /// `action` of `accept`, `decline` or `cancel` (and `content`, when sent, is an object); a sampling
 /// result needs `role`, `content` and `model`; a roots result needs a `roots` list. `Err` says what
@@ -266,5 +340,40 @@ pub(crate) fn record_asked(gathered: &mut Gathered, needed: &[(String, InputRequ
         gathered
             .asked
             .insert(key.clone(), Value::String(request_digest(request)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_the_kept_answers_are_built_and_the_rest_are_counted() {
+        let raw = r#" {"a": {"action": "accept"}, "b\u0062": {"x": 1}, "zz": {}, "a": {"action": "decline"}} "#;
+        let (kept, ignored) = read_responses(Some(raw), |k| k.len() == 1 || k == "bb").unwrap();
+        // A key sent twice: the last one counts, as in a tree; escapes are read.
+        assert_eq!(
+            Value::Object(kept),
+            json!({ "a": { "action": "decline" }, "bb": { "x": 1 } })
+        );
+        assert_eq!(ignored, 1);
+        assert_eq!(read_responses(None, |_| true).unwrap(), (Map::new(), 0));
+    }
+
+    #[test]
+    fn the_shape_rules_are_those_of_parse_responses() {
+        let err = read_responses(Some(r#"{"ok": {}, "k": 3}"#), |_| false).unwrap_err();
+        assert_eq!(
+            err,
+            "`inputResponses.k` must be an object: the result of the request sent under `k`"
+        );
+        for raw in ["[1]", "\"x\"", "{\"a\": {}", "null"] {
+            let err = read_responses(Some(raw), |_| true).unwrap_err();
+            assert!(
+                err.starts_with("`inputResponses` must be an object"),
+                "{raw}: {err}"
+            );
+        }
     }
 }

@@ -98,10 +98,11 @@ fn restore(
     req: &Incoming,
     call: String,
 ) -> Result<(state::Gathered, Map<String, Value>), RpcError> {
-    let responses = mrtr::parse_responses(req.params.value("inputResponses"))
-        .map_err(RpcError::invalid_params)?;
+    let raw = req.params.raw("inputResponses");
     match req.params.value("requestState") {
         None | Some(Value::Null) => {
+            let responses = mrtr::parse_responses(req.params.value("inputResponses"))
+                .map_err(RpcError::invalid_params)?;
             let gathered = state::Gathered {
                 call,
                 ..Default::default()
@@ -111,6 +112,11 @@ fn restore(
         Some(Value::String(text)) => {
             let mut gathered = state::open(key, &text, &call)
                 .map_err(|e| RpcError::invalid_params(e.to_string()))?;
+            // Only the answers to what the last round asked are built (`accept_responses`
+            // would drop the others).
+            let (responses, _unknown) =
+                mrtr::read_responses(raw, |k| gathered.asked.contains_key(k))
+                    .map_err(RpcError::invalid_params)?;
             mrtr::accept_responses(&mut gathered, responses);
             Ok((gathered, Map::new()))
         }

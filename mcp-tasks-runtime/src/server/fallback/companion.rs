@@ -66,8 +66,10 @@ pub(crate) async fn call_companion(
     if req.era.is_modern() && req.params.contains_key("inputResponses") {
         // An MRTR retry: the answers go to the task, as `tasks/update` delivers them. An answer
         // that does not fit its question is the client's error and uses nothing up.
-        let responses = mrtr::parse_responses(req.params.value("inputResponses"))
-            .map_err(RpcError::invalid_params)?;
+        let (responses, _unknown) = mrtr::read_responses(req.params.raw("inputResponses"), |k| {
+            record.input_requests.contains_key(k)
+        })
+        .map_err(RpcError::invalid_params)?;
         for (key, answer) in &responses {
             if let Some(asked) = record.input_requests.get(key)
                 && let Err(why) = mrtr::check_answer(&asked.method, answer)
