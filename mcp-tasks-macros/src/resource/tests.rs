@@ -88,3 +88,25 @@ fn template_syntax() {
     assert!(template::has_scheme("ui://app"));
     assert!(!template::has_scheme("/etc/hosts"));
 }
+
+/// The expansion of a template resource with a `list` function, pretty-printed and checked
+/// against `tests/snapshots/note.expanded.rs` (refresh with `UPDATE_EXPECT=1`).
+#[test]
+fn note_expansion_snapshot() {
+    let out = super::resource(
+        quote!(
+            uri = "notes://{title}{?rev}",
+            mime_type = "text/markdown",
+            list = "all_notes"
+        ),
+        quote! {
+            /// One note, by title.
+            pub async fn note(notes: State<Notes>, title: String, rev: Option<u32>) -> Result<String, ToolError> {
+                notes.get(&title, rev)
+            }
+        },
+    );
+    let file: syn::File = syn::parse2(out).expect("the expansion parses as a file");
+    expect_test::expect_file!["../../tests/snapshots/note.expanded.rs"]
+        .assert_eq(&prettyplease::unparse(&file));
+}

@@ -53,7 +53,7 @@ pub fn validate(
         }
     };
     let template = !vars.is_empty();
-    let params = params(f, &vars, diag);
+    let params = params(f, &vars);
     if let Some(lit) = &attr.uri {
         for var in &vars {
             if !params.iter().any(|p| &p.name == var) {
@@ -184,21 +184,18 @@ fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
 }
 
 /// Each parameter, and whether it is a template variable.
-fn params(f: &ToolFn, vars: &[String], diag: &mut Diagnostics) -> Vec<Param> {
+fn params(f: &ToolFn, vars: &[String]) -> Vec<Param> {
     let mut params = Vec::new();
-    for arg in &f.item.sig.inputs {
+    for (index, arg) in f.item.sig.inputs.iter().enumerate() {
         let FnArg::Typed(typed) = arg else { continue };
-        let Pat::Ident(pat) = &*typed.pat else {
-            diag.error(
-                typed.pat.span(),
-                "bind a resource parameter to a plain name: the name says which template \
-                 variable it takes (`title: String` for `{title}`)",
-            );
-            continue;
+        // A pattern (`_`, `State(x)`) names no variable: the parameter must be injected.
+        let name = match &*typed.pat {
+            Pat::Ident(pat) => pat.ident.unraw().to_string(),
+            _ => format!("arg{index}"),
         };
-        let name = pat.ident.unraw().to_string();
+        let var = matches!(&*typed.pat, Pat::Ident(_)) && vars.contains(&name);
         params.push(Param {
-            var: vars.contains(&name),
+            var,
             name,
             ty: (*typed.ty).clone(),
         });

@@ -284,8 +284,8 @@ impl ServerBuilder {
         for resource in resources.iter() {
             for need in resource.state_needs() {
                 if !state.contains(need) {
-                    problems.push(SetupProblem::MissingState {
-                        tool: resource.info.name,
+                    problems.push(SetupProblem::MissingResourceState {
+                        resource: resource.info.uri,
                         state: need.name,
                     });
                 }
@@ -481,6 +481,87 @@ mod tests {
         assert_eq!(
             std::io::Error::from(one).kind(),
             std::io::ErrorKind::InvalidInput
+        );
+    }
+
+    mod resources {
+        use crate::{State, resource};
+
+        /// A note.
+        #[resource(uri = "notes://{title}")]
+        pub(super) async fn note(title: String) -> String {
+            title
+        }
+
+        /// The same URIs under another variable name.
+        #[resource(uri = "notes://{name}")]
+        pub(super) async fn same_shape(name: String) -> String {
+            name
+        }
+
+        /// A fixed resource.
+        #[resource(uri = "config://app")]
+        pub(super) async fn config() -> &'static str {
+            ""
+        }
+
+        /// The same URI again.
+        #[resource(uri = "config://app", name = "again")]
+        pub(super) async fn config_again() -> &'static str {
+            ""
+        }
+
+        /// Needs state nobody registers.
+        #[resource(uri = "state://x")]
+        pub(super) async fn stateful(_: State<super::Missing>) -> &'static str {
+            ""
+        }
+    }
+
+    #[test]
+    fn resource_problems_are_found_together() {
+        use resources::*;
+        let err = Server::builder("t", "0")
+            .resource::<note>()
+            .resource::<same_shape>()
+            .resource::<config>()
+            .resource::<config_again>()
+            .resource::<stateful>()
+            .build()
+            .expect_err("refused");
+        assert_eq!(
+            err.problems(),
+            [
+                SetupProblem::DuplicateResource {
+                    uri: "notes://{name}",
+                    taken: "notes://{title}"
+                },
+                SetupProblem::DuplicateResource {
+                    uri: "config://app",
+                    taken: "config://app"
+                },
+                SetupProblem::MissingResourceState {
+                    resource: "state://x",
+                    state: std::any::type_name::<Missing>()
+                },
+            ]
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("matches the same URIs as `notes://{title}`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("two resources have the URI `config://app`"),
+            "{text}"
+        );
+        // The notifier is state every server registers: a tool may take it.
+        assert!(
+            Server::builder("t", "0")
+                .resource::<note>()
+                .resource::<config>()
+                .build()
+                .is_ok()
         );
     }
 

@@ -244,11 +244,20 @@ async fn read(
     };
     let resource = found.resource.clone();
     let ctx = context(server, peer, req, cancel);
+    // The function's own "not found" (`resource_not_found`) speaks the era's code too.
+    let era_code = |err: RpcError| {
+        if err.code == RpcError::INVALID_PARAMS && err.data == Some(json!({ "uri": uri })) {
+            not_found(req, &uri)
+        } else {
+            err
+        }
+    };
     let fut = resource.read(ctx, found.request)?;
     let contents = AssertUnwindSafe(fut)
         .catch_unwind()
         .await
-        .map_err(|panic| crate::task::panic_error(resource.info.name, &*panic))??;
+        .map_err(|panic| crate::task::panic_error(resource.info.name, &*panic))?
+        .map_err(era_code)?;
     if contents.is_empty() {
         // SEP-2164: never an empty `contents` for a read; an empty resource is one empty item.
         return Err(RpcError::internal(format!(

@@ -52,6 +52,13 @@ pub enum SetupProblem {
         /// The one registered first.
         taken: &'static str,
     },
+    /// A resource takes `State<T>` but no `T` was registered.
+    MissingResourceState {
+        /// The resource's URI (template).
+        resource: &'static str,
+        /// The type name of the missing state.
+        state: &'static str,
+    },
     /// A resource's `uri` is not an absolute URI or not a valid URI template.
     BadResourceUri {
         /// The URI (template).
@@ -99,6 +106,10 @@ impl fmt::Display for SetupProblem {
             SetupProblem::DuplicateResource { uri, taken } => write!(
                 f,
                 "resource template `{uri}` matches the same URIs as `{taken}`, so one of them could never be read; make their literal parts differ"
+            ),
+            SetupProblem::MissingResourceState { resource, state } => write!(
+                f,
+                "resource `{resource}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
             ),
             SetupProblem::BadResourceUri { uri, why } => write!(f, "resource `{uri}`: {why}"),
             SetupProblem::BadConfig { setting, why } => {
