@@ -20,9 +20,12 @@ pub fn validate(
     diag: &mut Diagnostics,
 ) -> Option<ResourceSpec> {
     let errors_before = diag.len();
+    // When the attribute did not parse, its error is reported; a missing `uri` would only echo it.
+    let parsed = attr.is_some();
     let attr = attr.unwrap_or_default();
     check_signature(&f.item.sig, diag);
     let (uri, vars) = match &attr.uri {
+        None if !parsed => (String::new(), Vec::new()),
         None => {
             diag.error(
                 Span::call_site(),

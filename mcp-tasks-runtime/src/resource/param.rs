@@ -67,6 +67,9 @@ pub(crate) fn var_value<T: DeserializeOwned>(
 )]
 pub trait IsResourceVar: DeserializeOwned + Send + 'static {}
 
+// `do_not_recommend`: a type that is not a variable gets this trait's message, not serde's list
+// of every type that does implement `Deserialize`.
+#[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + Send + 'static> IsResourceVar for T {}
 
 /// What the server hands a resource function besides its variables: the [`ToolContext`] and
