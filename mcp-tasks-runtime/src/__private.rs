@@ -181,10 +181,13 @@ pub const fn resource_injected<P: ResourceInjected<M>, M>() -> ResourceParam<P> 
     }
 }
 
+/// What a read's conversion gives.
+pub type Contents = Result<::std::vec::Vec<ResourceContents>, RpcError>;
+
 /// The return type's conversion, resolved and checked once.
 pub struct ResourceOutput<O> {
-    /// The conversion into the read's contents.
-    pub convert: fn(O, &str, Option<&str>) -> Result<::std::vec::Vec<ResourceContents>, RpcError>,
+    /// The conversion into the read's contents (for this URI, with the declared MIME type).
+    pub convert: fn(O, &str, Option<&str>) -> Contents,
 }
 
 impl<O> ::core::fmt::Debug for ResourceOutput<O> {

@@ -27,8 +27,14 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-/// The URIs each legacy session subscribed to, by session id.
-pub(crate) type Sessions = Arc<Mutex<HashMap<String, Arc<Mutex<HashSet<String>>>>>>;
+/// The URIs one legacy session subscribed to.
+type Subscribed = Arc<Mutex<HashSet<String>>>;
+
+/// What each legacy session subscribed to, by session id.
+type SessionMap = Mutex<HashMap<String, Subscribed>>;
+
+/// [`SessionMap`], shared with each session's forwarder.
+pub(crate) type Sessions = Arc<SessionMap>;
 
 /// Serves one resource method; `None` when cancelled.
 pub(crate) async fn method(
@@ -291,10 +297,7 @@ fn subscription(
     Ok(json!({}))
 }
 
-fn session_subscriptions(
-    server: &ServerInner,
-    peer: &Arc<dyn Peer>,
-) -> Option<Arc<Mutex<HashSet<String>>>> {
+fn session_subscriptions(server: &ServerInner, peer: &Arc<dyn Peer>) -> Option<Subscribed> {
     let id = peer.session()?.id;
     let sessions = server
         .resource_sessions
@@ -329,8 +332,8 @@ fn forward_to_session(server: &ServerInner, peer: &Arc<dyn Peer>) {
 async fn forward(
     mut feed: broadcast::Receiver<ResourceEvent>,
     peer: Weak<dyn Peer>,
-    subs: Arc<Mutex<HashSet<String>>>,
-    sessions: Weak<Mutex<HashMap<String, Arc<Mutex<HashSet<String>>>>>>,
+    subs: Subscribed,
+    sessions: Weak<SessionMap>,
     id: String,
 ) {
     loop {
