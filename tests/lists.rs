@@ -1,9 +1,11 @@
 //! The server's lists in pages (2025-11-25 and 2026-07-28 `utilities/pagination`): a server with
-//! 1,000 tools serves `tools/list` in pages of `ServerConfig::page_size`, each but the last with
-//! a `nextCursor`, over real HTTP on 127.0.0.1 (the server runs in this process), in both eras;
-//! a cursor that is not one of the list's is `-32602`.
+//! 1,000 tools and 1,000 resources serves `tools/list` and `resources/list` in pages of
+//! `ServerConfig::page_size`, each but the last with a `nextCursor`, over real HTTP on 127.0.0.1
+//! (the server runs in this process), in both eras; a cursor that is not one of the list's is
+//! `-32602`.
 
-use mcp_tasks_runtime::{Server, ServerConfig, tool};
+use mcp_tasks_runtime::resource::ListedResource;
+use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, resource, tool};
 use mcp_tasks_tests::modern_meta;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -16,9 +18,24 @@ seq_macro::seq!(N in 0..1000 {
     }
 });
 
-/// The server with its 1,000 tools, serving HTTP on a free loopback port; its URL.
+/// One of a thousand resources, by number: a template whose `list` names all of them.
+#[resource(uri = "many://r/{n}", list = "thousand")]
+async fn numbered(n: u32) -> String {
+    n.to_string()
+}
+
+async fn thousand(_: ToolContext) -> Vec<ListedResource> {
+    (0..1000)
+        .map(|n| ListedResource::new(format!("many://r/{n}"), format!("r{n}")))
+        .collect()
+}
+
+/// The server with its 1,000 tools and 1,000 resources, serving HTTP on a free loopback port;
+/// its URL.
 async fn start(config: ServerConfig) -> String {
-    let mut builder = Server::builder("many", "0").config(config);
+    let mut builder = Server::builder("many", "0")
+        .config(config)
+        .resource::<numbered>();
     seq_macro::seq!(N in 0..1000 {
         builder = builder.tool::<tool_~N>();
     });
@@ -55,6 +72,9 @@ async fn request(
             b = b
                 .header("mcp-protocol-version", "2026-07-28")
                 .header("mcp-method", method);
+            if let Some(uri) = params["uri"].as_str() {
+                b = b.header("mcp-name", uri);
+            }
         }
     }
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
@@ -105,6 +125,17 @@ async fn legacy_session(url: &str) -> String {
 
 /// Follows `tools/list` from the first page to the last: each page's names.
 async fn all_pages(url: &str, session: Option<&str>) -> Vec<Vec<String>> {
+    pages_of(url, session, "tools/list", "tools", "name").await
+}
+
+/// Follows `method` from the first page to the last: each page's `field` of the items under `key`.
+async fn pages_of(
+    url: &str,
+    session: Option<&str>,
+    method: &str,
+    key: &str,
+    field: &str,
+) -> Vec<Vec<String>> {
     let mut pages = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -112,13 +143,18 @@ async fn all_pages(url: &str, session: Option<&str>) -> Vec<Vec<String>> {
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let (reply, _) = request(url, session, "tools/list", params).await;
+        let (reply, _) = request(url, session, method, params).await;
         let result = &reply["result"];
-        let names = result["tools"]
+        if session.is_none() {
+            // 2026-07-28: every page is a CacheableResult.
+            assert_eq!(result["cacheScope"], "private", "{method}: {reply}");
+            assert!(result["ttlMs"].is_u64(), "{method}: {reply}");
+        }
+        let names = result[key]
             .as_array()
             .unwrap_or_else(|| panic!("a list: {reply}"))
             .iter()
-            .map(|t| t["name"].as_str().expect("a name").to_owned())
+            .map(|t| t[field].as_str().expect("a name").to_owned())
             .collect();
         pages.push(names);
         match result.get("nextCursor") {
@@ -146,6 +182,56 @@ async fn a_thousand_tools_are_listed_in_pages_of_the_default_size_in_both_eras()
             pages.concat(),
             expected(),
             "{session:?}: every tool once, in order"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_resources_are_listed_in_pages_in_both_eras_and_each_reads() {
+    let url = start(ServerConfig::default().page_size(300)).await;
+    let session = legacy_session(&url).await;
+    let expected: Vec<String> = (0..1000).map(|n| format!("many://r/{n}")).collect();
+    for session in [None, Some(session.as_str())] {
+        let pages = pages_of(&url, session, "resources/list", "resources", "uri").await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [300, 300, 300, 100], "{session:?}");
+        assert_eq!(
+            pages.concat(),
+            expected,
+            "{session:?}: every resource once, in order"
+        );
+        let (reply, _) = request(
+            &url,
+            session,
+            "resources/read",
+            json!({ "uri": "many://r/999" }),
+        )
+        .await;
+        assert_eq!(reply["result"]["contents"][0]["text"], "999", "{reply}");
+        let (reply, _) = request(
+            &url,
+            session,
+            "resources/list",
+            json!({ "cursor": "not-ours" }),
+        )
+        .await;
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        // A variable that does not fit its parameter (`n: u32`): `-32602` naming it.
+        let (reply, _) = request(
+            &url,
+            session,
+            "resources/read",
+            json!({ "uri": "many://r/abc" }),
+        )
+        .await;
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        assert_eq!(reply["error"]["data"]["variable"], "n", "{reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("template variable `n` = `abc` does not fit"),
+            "{reply}"
         );
     }
 }

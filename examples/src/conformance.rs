@@ -312,6 +312,10 @@ pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
 pub fn conformance_server() -> ServerBuilder {
     use crate::everything::*;
     Server::builder("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
+        .resource::<crate::resources::static_text>()
+        .resource::<crate::resources::static_binary>()
+        .resource::<crate::resources::watched_resource>()
+        .resource::<crate::resources::template_data>()
         .tool::<test_simple_text>()
         .tool::<greet>()
         .tool::<slow_compute>()

@@ -4,6 +4,7 @@ pub mod apps;
 pub mod conformance;
 pub mod everything;
 pub mod inventory;
+pub mod resources;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{
@@ -136,7 +137,7 @@ pub async fn countdown(
 /// The example server with all its tools (built by the caller, who may add settings).
 pub fn example_server() -> ServerBuilder {
     Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown.")
+        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}), changed with write_note and revise_note (a task).")
         .tool::<greet>()
         .tool::<add>()
         .tool::<always_fails>()
@@ -144,6 +145,11 @@ pub fn example_server() -> ServerBuilder {
         .tool::<explode>()
         .tool::<research>()
         .tool::<countdown>()
+        .state(resources::Notes::seeded())
+        .tool::<resources::write_note>()
+        .tool::<resources::revise_note>()
+        .resource::<resources::note_index>()
+        .resource::<resources::note>()
 }
 
 /// Opens the task store `spec` names: `memory` (the default: tasks live in this process),

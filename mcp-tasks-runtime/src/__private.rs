@@ -74,7 +74,7 @@ pub struct Output<O> {
     /// The `outputSchema`, if any.
     pub schema: fn() -> Option<serde_json::Value>,
     /// The conversion into what goes on the wire.
-    pub convert: fn(O) -> Result<crate::protocol::CallToolResult, crate::protocol::RpcError>,
+    pub convert: fn(O) -> Result<crate::protocol::CallToolResult, RpcError>,
 }
 
 impl<O> ::core::fmt::Debug for Output<O> {
@@ -119,4 +119,113 @@ where
     F::Output: 'static,
 {
     Box::pin(async move { (output.convert)(tool_future.await) })
+}
+
+// ---------------------------------------------------------------------------------------------
+// What `#[resource]` emits: the same pattern, one `const` per parameter and for the return type.
+
+pub use crate::protocol::RpcError;
+pub use crate::resource::{ListFuture, Resource, ResourceFuture, ResourceInfo, ResourceRequest};
+
+use crate::protocol::ResourceContents;
+use crate::resource::{IntoResourceContents, IsResourceVar, ListedResource, ResourceInjected};
+
+/// One resource parameter's kind, resolved and checked once.
+pub struct ResourceParam<P> {
+    /// Records what the parameter needs from the server.
+    pub describe: fn(&mut ParamsBuilder),
+    /// Takes the parameter's value out of the read.
+    pub extract: fn(&ToolContext, &ResourceRequest, &'static str) -> Result<P, RpcError>,
+}
+
+impl<P> ::core::fmt::Debug for ResourceParam<P> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("ResourceParam")
+    }
+}
+
+fn describe_nothing(_: &mut ParamsBuilder) {}
+
+fn extract_var<P: IsResourceVar>(
+    _: &ToolContext,
+    request: &ResourceRequest,
+    name: &'static str,
+) -> Result<P, RpcError> {
+    crate::resource::var_value(request, name)
+}
+
+fn extract_injected<P: ResourceInjected<M>, M>(
+    ctx: &ToolContext,
+    _: &ResourceRequest,
+    _: &'static str,
+) -> Result<P, RpcError> {
+    P::inject(ctx)
+}
+
+/// A parameter named like a template variable: fails to compile, at `P`'s span, when `P` cannot
+/// be decoded from the variable's text.
+#[inline]
+pub const fn resource_var<P: IsResourceVar>() -> ResourceParam<P> {
+    ResourceParam {
+        describe: describe_nothing,
+        extract: extract_var::<P>,
+    }
+}
+
+/// A parameter that names no template variable: fails to compile, at `P`'s span, unless the
+/// server injects it (`ToolContext`, `State<T>`).
+#[inline]
+pub const fn resource_injected<P: ResourceInjected<M>, M>() -> ResourceParam<P> {
+    ResourceParam {
+        describe: P::describe,
+        extract: extract_injected::<P, M>,
+    }
+}
+
+/// What a read's conversion gives.
+pub type Contents = Result<::std::vec::Vec<ResourceContents>, RpcError>;
+
+/// The return type's conversion, resolved and checked once.
+pub struct ResourceOutput<O> {
+    /// The conversion into the read's contents (for this URI, with the declared MIME type).
+    pub convert: fn(O, &str, Option<&str>) -> Contents,
+}
+
+impl<O> ::core::fmt::Debug for ResourceOutput<O> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("ResourceOutput")
+    }
+}
+
+/// Resolves `O`'s conversion; fails to compile, at `O`'s span, when a resource cannot return it.
+#[inline]
+pub const fn resource_output<O: IntoResourceContents>() -> ResourceOutput<O> {
+    ResourceOutput {
+        convert: O::into_contents,
+    }
+}
+
+/// Boxes the user's future and converts what it returns for `request`'s URI.
+#[inline]
+pub fn run_resource<F>(
+    future: F,
+    output: ResourceOutput<F::Output>,
+    request: ResourceRequest,
+    mime_type: Option<&'static str>,
+) -> ResourceFuture
+where
+    // A resource's future must be `Send`, like a tool's.
+    F: Future + Send + 'static,
+    F::Output: 'static,
+{
+    Box::pin(async move { (output.convert)(future.await, request.uri(), mime_type) })
+}
+
+/// Boxes a template's `list` function's future.
+#[inline]
+pub fn run_list<F>(future: F) -> Option<ListFuture>
+where
+    F: Future<Output = ::std::vec::Vec<ListedResource>> + Send + 'static,
+{
+    Some(Box::pin(future))
 }

@@ -101,14 +101,16 @@ pub mod __private;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod protocol;
+pub mod resource;
 pub mod store;
 pub mod tool;
 
-pub use mcp_tasks_macros::tool;
+pub use mcp_tasks_macros::{resource, tool};
 pub use protocol::{
     CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, LogLevel,
     ResourceContents, Root,
 };
+pub use resource::{Resource, ResourceNotifier};
 pub use tool::{
     Args, ElicitOutcome, InputError, Json, Principal, RequestInfo, State, TaskSupport, Tool,
     ToolContext, ToolError,

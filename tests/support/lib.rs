@@ -34,6 +34,7 @@ book! {
     Tools = "tools.md",
     Tasks = "tasks.md",
     Asking = "asking.md",
+    Resources = "resources.md",
     Http = "http.md",
     Stores = "stores.md",
     Push = "push.md",

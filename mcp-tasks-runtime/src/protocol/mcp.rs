@@ -505,6 +505,9 @@ impl Cacheable {
 #[derive(Debug, Serialize)]
 pub(crate) struct ServerCapabilities {
     pub(crate) tools: ToolsCapability,
+    /// Only on a server with resources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) resources: Option<ResourcesCapability>,
     pub(crate) logging: Empty,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tasks: Option<LegacyTasksCapability>,
@@ -518,6 +521,7 @@ impl ServerCapabilities {
     pub(crate) fn legacy(list: bool) -> Self {
         ServerCapabilities {
             tools: ToolsCapability::default(),
+            resources: None,
             logging: Empty {},
             tasks: Some(LegacyTasksCapability {
                 cancel: Empty {},
@@ -534,10 +538,31 @@ impl ServerCapabilities {
     pub(crate) fn modern() -> Self {
         ServerCapabilities {
             tools: ToolsCapability::default(),
+            resources: None,
             logging: Empty {},
             tasks: None,
             extensions: Some(TasksExtension),
         }
+    }
+}
+
+/// `capabilities.resources`: subscriptions and list changes, both sent through the
+/// application's `ResourceNotifier`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResourcesCapability {
+    pub(crate) subscribe: bool,
+    pub(crate) list_changed: bool,
+}
+
+impl ServerCapabilities {
+    /// With `capabilities.resources` when the server has any.
+    pub(crate) fn with_resources(mut self, any: bool) -> Self {
+        self.resources = any.then_some(ResourcesCapability {
+            subscribe: true,
+            list_changed: true,
+        });
+        self
     }
 }
 

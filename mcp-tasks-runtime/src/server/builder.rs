@@ -5,6 +5,7 @@
 use super::setup::{SetupError, SetupProblem};
 use super::{COMPANION_TOOLS, Limits, Server, ServerConfig, ServerInner};
 use crate::protocol::Implementation;
+use crate::resource::{RegisteredResource, Resource, ResourceNotifier, ResourceRegistry};
 use crate::store::{MemoryTaskStore, TaskStore};
 use crate::task::state::StateKey;
 use crate::tool::{RegisteredTool, StateMap, TaskSupport, Tool, ToolRegistry};
@@ -18,6 +19,13 @@ use std::time::Duration;
 struct ToolEntry {
     describe: fn() -> Result<RegisteredTool, String>,
     name: &'static str,
+}
+
+/// One recorded [`ServerBuilder::resource`], described by `build`.
+#[derive(Debug, Clone, Copy)]
+struct ResourceEntry {
+    describe: fn() -> Result<RegisteredResource, String>,
+    uri: &'static str,
 }
 
 /// The setup of a [`Server`]: its tools, state and settings. Made by [`Server::builder`]; every
@@ -47,6 +55,8 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<ToolEntry>,
+    resources: Vec<ResourceEntry>,
+    resource_notifier: ResourceNotifier,
     config: ServerConfig,
     limits: Limits,
     state_key: Option<StateKey>,
@@ -67,6 +77,8 @@ impl Server {
             },
             instructions: None,
             tools: Vec::new(),
+            resources: Vec::new(),
+            resource_notifier: ResourceNotifier::default(),
             config: ServerConfig::default(),
             limits: Limits::default(),
             state_key: None,
@@ -88,6 +100,27 @@ impl ServerBuilder {
             name: T::INFO.name,
         });
         self
+    }
+
+    /// Registers a resource or resource template: the type `#[resource]` generates next to the
+    /// function, named like it. Two resources of one URI, two templates that match the same URIs
+    /// (`notes://{a}` and `notes://{b}`), or a `uri` that is not a URI (template) make
+    /// [`build`](Self::build) fail.
+    pub fn resource<R: Resource>(mut self) -> Self {
+        self.resources.push(ResourceEntry {
+            describe: RegisteredResource::try_of::<R>,
+            uri: R::INFO.uri,
+        });
+        self
+    }
+
+    /// The handle that tells subscribed clients a resource changed
+    /// ([`ResourceNotifier::updated`]) or the list did ([`ResourceNotifier::list_changed`]):
+    /// keep it in the application, or take it in a tool as `State<ResourceNotifier>` (every
+    /// server this builder builds registers it as state). Every server built from this builder
+    /// shares it.
+    pub fn resource_notifier(&self) -> ResourceNotifier {
+        self.resource_notifier.clone()
     }
 
     /// Registers application state: a value every tool can take as a [`State<T>`] parameter
@@ -229,9 +262,38 @@ impl ServerBuilder {
                 }),
             }
         }
+        let mut resources = ResourceRegistry::default();
+        for entry in &self.resources {
+            match (entry.describe)() {
+                Ok(resource) => {
+                    if let Err(taken) = resources.insert(resource) {
+                        problems.push(SetupProblem::DuplicateResource {
+                            uri: entry.uri,
+                            taken,
+                        });
+                    }
+                }
+                Err(why) => problems.push(SetupProblem::BadResourceUri {
+                    uri: entry.uri,
+                    why,
+                }),
+            }
+        }
+        let mut state = self.state.clone();
+        state.insert(self.resource_notifier.clone());
+        for resource in resources.iter() {
+            for need in resource.state_needs() {
+                if !state.contains(need) {
+                    problems.push(SetupProblem::MissingResourceState {
+                        resource: resource.info.uri,
+                        state: need.name,
+                    });
+                }
+            }
+        }
         for tool in tools.iter() {
             for need in tool.state_needs() {
-                if !self.state.contains(need) {
+                if !state.contains(need) {
                     problems.push(SetupProblem::MissingState {
                         tool: tool.info.name,
                         state: need.name,
@@ -272,10 +334,13 @@ impl ServerBuilder {
                     .store
                     .clone()
                     .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
-                state: Arc::new(self.state.clone()),
+                state: Arc::new(state),
                 limits: self.limits.clone(),
                 promote_after: self.promote_after.clone(),
                 task_fallback: self.task_fallback,
+                resources,
+                resource_notifier: self.resource_notifier.clone(),
+                resource_sessions: Default::default(),
                 engine: OnceLock::new(),
                 info_json: OnceLock::new(),
             }),
@@ -416,6 +481,87 @@ mod tests {
         assert_eq!(
             std::io::Error::from(one).kind(),
             std::io::ErrorKind::InvalidInput
+        );
+    }
+
+    mod resources {
+        use crate::{State, resource};
+
+        /// A note.
+        #[resource(uri = "notes://{title}")]
+        pub(super) async fn note(title: String) -> String {
+            title
+        }
+
+        /// The same URIs under another variable name.
+        #[resource(uri = "notes://{name}")]
+        pub(super) async fn same_shape(name: String) -> String {
+            name
+        }
+
+        /// A fixed resource.
+        #[resource(uri = "config://app")]
+        pub(super) async fn config() -> &'static str {
+            ""
+        }
+
+        /// The same URI again.
+        #[resource(uri = "config://app", name = "again")]
+        pub(super) async fn config_again() -> &'static str {
+            ""
+        }
+
+        /// Needs state nobody registers.
+        #[resource(uri = "state://x")]
+        pub(super) async fn stateful(_: State<super::Missing>) -> &'static str {
+            ""
+        }
+    }
+
+    #[test]
+    fn resource_problems_are_found_together() {
+        use resources::*;
+        let err = Server::builder("t", "0")
+            .resource::<note>()
+            .resource::<same_shape>()
+            .resource::<config>()
+            .resource::<config_again>()
+            .resource::<stateful>()
+            .build()
+            .expect_err("refused");
+        assert_eq!(
+            err.problems(),
+            [
+                SetupProblem::DuplicateResource {
+                    uri: "notes://{name}",
+                    taken: "notes://{title}"
+                },
+                SetupProblem::DuplicateResource {
+                    uri: "config://app",
+                    taken: "config://app"
+                },
+                SetupProblem::MissingResourceState {
+                    resource: "state://x",
+                    state: std::any::type_name::<Missing>()
+                },
+            ]
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("matches the same URIs as `notes://{title}`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("two resources have the URI `config://app`"),
+            "{text}"
+        );
+        // The notifier is state every server registers: a tool may take it.
+        assert!(
+            Server::builder("t", "0")
+                .resource::<note>()
+                .resource::<config>()
+                .build()
+                .is_ok()
         );
     }
 

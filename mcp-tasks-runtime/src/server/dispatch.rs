@@ -1,7 +1,8 @@
 //! Method dispatch for both eras: a service over the server (its tools, configuration and task
 //! engine) and one client seen as a [`Peer`]. [`request`] decides a request's era (`incoming.rs`)
 //! and routes it by method. It answers the small methods itself (`server/discover`, `tools/list`,
-//! `ping`, `logging/setLevel`); a `tools/call` goes on to `call.rs`, the task methods to
+//! `ping`, `logging/setLevel`); a `tools/call` goes on to `call.rs`, the resource methods to
+//! `resources.rs`, the task methods to
 //! `tasks.rs`, `subscriptions/listen` to `listen.rs`. (`initialize`, which opens a legacy session,
 //! is `session.rs`'s: a transport calls it in order, before anything read after it.) It knows
 //! nothing of connections or transports: `driver.rs` calls in with the connection as a [`Peer`].
@@ -13,6 +14,7 @@ use super::incoming::{Answer, Incoming, classify, tree};
 use super::listen::Listen;
 use super::page;
 use super::peer::Peer;
+use super::resources;
 use super::tasks::{self, missing_tasks_capability};
 use crate::protocol::jsonrpc::{Reply, Request, RpcError};
 use crate::protocol::{
@@ -81,6 +83,12 @@ async fn route(
         ("tasks/result", false) => {
             Box::pin(tasks::legacy_task_result(server, peer, &req, cancel)).await
         }
+        ("resources/list" | "resources/templates/list" | "resources/read", _)
+        | ("resources/subscribe" | "resources/unsubscribe", false)
+            if !server.resources.is_empty() =>
+        {
+            tree(Box::pin(resources::method(server, peer, &req, cancel)).await)
+        }
         ("subscriptions/listen", true) => {
             let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);
             match Listen::parse(&req.params, declared, missing_tasks_capability) {
@@ -128,7 +136,7 @@ fn discover(server: &ServerInner) -> Value {
     supported_versions.extend_from_slice(LEGACY_VERSIONS);
     let result = DiscoverResult {
         supported_versions,
-        capabilities: ServerCapabilities::modern(),
+        capabilities: ServerCapabilities::modern().with_resources(!server.resources.is_empty()),
         cache: Cacheable::PRIVATE,
         instructions: server.instructions.as_deref(),
     };

@@ -1,4 +1,10 @@
-//! `subscriptions/listen` for task notifications (2026-07-28, tasks extension): the client names
+//! `subscriptions/listen` for task and resource notifications (2026-07-28). Resources: the client
+//! names URIs in `params.notifications.resourceSubscriptions` (and may ask for
+//! `resourcesListChanged`); the ones that name a resource of this server are acknowledged, and
+//! each change the application announces through its `ResourceNotifier` comes as
+//! `notifications/resources/updated` (or `notifications/resources/list_changed`).
+//!
+//! Tasks (tasks extension): the client names
 //! task ids in `params.notifications.taskIds`; the server acknowledges the ones it agreed to
 //! (`notifications/subscriptions/acknowledged`, always the first message of the subscription),
 //! then sends `notifications/tasks` (the task as `tasks/get` shows it, without `resultType`) each
@@ -18,6 +24,7 @@ use crate::protocol::Params;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};
 use crate::protocol::meta;
 use crate::protocol::task::{Owner, TaskId};
+use crate::resource::ResourceEvent;
 use crate::store::{TaskEvent, TaskRecord};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -26,6 +33,10 @@ use tokio_util::sync::CancellationToken;
 /// What a `subscriptions/listen` request asks for, read and checked before anything is sent.
 pub(crate) struct Listen {
     task_ids: Vec<TaskId>,
+    /// `resourceSubscriptions`, when asked for.
+    resources: Option<Vec<String>>,
+    /// `resourcesListChanged: true`.
+    resources_list_changed: bool,
 }
 
 impl Listen {
@@ -70,7 +81,38 @@ impl Listen {
                 ));
             }
         };
-        Ok(Listen { task_ids })
+        let resources = match notifications.get("resourceSubscriptions") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(uris)) => Some(
+                uris.iter()
+                    .map(|uri| match uri {
+                        Value::String(uri) => Ok(uri.clone()),
+                        _ => Err(RpcError::invalid_params(
+                            "`notifications.resourceSubscriptions` must be an array of strings",
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "`notifications.resourceSubscriptions` must be an array of strings",
+                ));
+            }
+        };
+        let resources_list_changed = match notifications.get("resourcesListChanged") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "`notifications.resourcesListChanged` must be a boolean",
+                ));
+            }
+        };
+        Ok(Listen {
+            task_ids,
+            resources,
+            resources_list_changed,
+        })
     }
 
     /// Acknowledges, then reports every change of the agreed tasks until `cancel`. Returns only
@@ -86,6 +128,19 @@ impl Listen {
         let store = server.engine().store().clone();
         // Listening starts before the tasks are read, so no change between the two is missed.
         let mut events = store.subscribe();
+        let mut resource_events = server.resource_notifier.subscribe();
+        // Only URIs that name a resource of this server are agreed to, as only known tasks are.
+        let has_resources = !server.resources.is_empty();
+        let resources: Option<Vec<String>> = self.resources.map(|uris| {
+            let mut agreed: Vec<String> = Vec::new();
+            for uri in uris {
+                if server.resources.find(&uri).is_some() && !agreed.contains(&uri) {
+                    agreed.push(uri);
+                }
+            }
+            agreed
+        });
+        let list_changed = self.resources_list_changed && has_resources;
         let mut agreed: Vec<TaskRecord> = Vec::new();
         for task in self.task_ids {
             if agreed.iter().any(|r| r.id == task) {
@@ -102,10 +157,19 @@ impl Listen {
             id: id.to_value(),
         };
         let ids: Vec<&str> = agreed.iter().map(|r| r.id.as_str()).collect();
+        let mut acknowledged = json!({ "taskIds": ids });
+        if let Some(uris) = &resources {
+            acknowledged["resourceSubscriptions"] = json!(uris);
+        }
+        if list_changed {
+            acknowledged["resourcesListChanged"] = json!(true);
+        }
         sub.send(
             "notifications/subscriptions/acknowledged",
-            json!({ "notifications": { "taskIds": ids } }),
+            json!({ "notifications": acknowledged }),
         );
+        let resources = resources.unwrap_or_default();
+        let watch_resources = !resources.is_empty() || list_changed;
         let mut watching: Vec<Watched> = Vec::new();
         for record in agreed {
             let mut watched = Watched {
@@ -117,10 +181,23 @@ impl Listen {
                 watching.push(watched);
             }
         }
-        while !watching.is_empty() {
+        while !watching.is_empty() || watch_resources {
             let event = tokio::select! {
                 _ = cancel.cancelled() => return None,
-                event = events.recv() => event,
+                event = events.recv(), if !watching.is_empty() => event,
+                event = resource_events.recv(), if watch_resources => {
+                    match event {
+                        Ok(ResourceEvent::Updated(uri)) if resources.contains(&uri) => sub.send(
+                            "notifications/resources/updated",
+                            json!({ "uri": uri }),
+                        ),
+                        Ok(ResourceEvent::ListChanged) if list_changed => {
+                            sub.send("notifications/resources/list_changed", json!({}));
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
             };
             match event {
                 Ok(TaskEvent::Updated(record)) => {
@@ -146,7 +223,12 @@ impl Listen {
                     }
                     watching = still;
                 }
-                Err(broadcast::error::RecvError::Closed) => break,
+                Err(broadcast::error::RecvError::Closed) => {
+                    watching.clear();
+                    if !watch_resources {
+                        break;
+                    }
+                }
             }
         }
         // Nothing more to report; the subscription stays open until the client ends it.

@@ -27,6 +27,7 @@ mod memory;
 mod page;
 mod peer;
 mod plan;
+mod resources;
 mod serve;
 mod session;
 mod setup;
@@ -110,6 +111,11 @@ pub(crate) struct ServerInner {
     pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
     /// [`ServerBuilder::task_fallback`]: taskless clients get a task id and the companion tools.
     pub(crate) task_fallback: bool,
+    /// The resources (`#[resource]`), and the notifier that tells their subscribers of changes.
+    pub(crate) resources: crate::resource::ResourceRegistry,
+    pub(crate) resource_notifier: crate::resource::ResourceNotifier,
+    /// What each legacy session subscribed to (`resources.rs`).
+    pub(crate) resource_sessions: resources::Sessions,
     engine: OnceLock<Arc<TaskEngine>>,
     /// `info` as JSON, made once for the `serverInfo` of every modern result.
     info_json: OnceLock<Arc<serde_json::Value>>,
@@ -146,6 +152,12 @@ impl ServerInner {
 }
 
 impl Server {
+    /// The handle that tells clients subscribed to a resource that it changed (see
+    /// [`ResourceNotifier`](crate::resource::ResourceNotifier)).
+    pub fn resource_notifier(&self) -> crate::resource::ResourceNotifier {
+        self.inner.resource_notifier.clone()
+    }
+
     /// Settles the tasks running in this process: each fails with a status message saying the
     /// server stopped, and its tool is cancelled. The serve methods call this when serving ends;
     /// call it yourself when you serve [`http_router`](Self::http_router) in your own

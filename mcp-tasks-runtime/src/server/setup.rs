@@ -45,6 +45,27 @@ pub enum SetupProblem {
         /// The tool.
         tool: &'static str,
     },
+    /// Two resources have the same URI, or two resource templates match the same URIs.
+    DuplicateResource {
+        /// The URI (template) registered second.
+        uri: &'static str,
+        /// The one registered first.
+        taken: &'static str,
+    },
+    /// A resource takes `State<T>` but no `T` was registered.
+    MissingResourceState {
+        /// The resource's URI (template).
+        resource: &'static str,
+        /// The type name of the missing state.
+        state: &'static str,
+    },
+    /// A resource's `uri` is not an absolute URI or not a valid URI template.
+    BadResourceUri {
+        /// The URI (template).
+        uri: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A [`ServerConfig`](super::ServerConfig) value the server cannot run with.
     BadConfig {
         /// The setting, as its method is named.
@@ -78,6 +99,19 @@ impl fmt::Display for SetupProblem {
                 f,
                 "tool `{tool}` has the name of a companion tool of the task fallback (`task_fallback`); rename the tool or leave the fallback off"
             ),
+            SetupProblem::DuplicateResource { uri, taken } if uri == taken => write!(
+                f,
+                "two resources have the URI `{uri}`; resource URIs must be unique"
+            ),
+            SetupProblem::DuplicateResource { uri, taken } => write!(
+                f,
+                "resource template `{uri}` matches the same URIs as `{taken}`, so one of them could never be read; make their literal parts differ"
+            ),
+            SetupProblem::MissingResourceState { resource, state } => write!(
+                f,
+                "resource `{resource}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
+            ),
+            SetupProblem::BadResourceUri { uri, why } => write!(f, "resource `{uri}`: {why}"),
             SetupProblem::BadConfig { setting, why } => {
                 write!(f, "`ServerConfig::{setting}` {why}")
             }

@@ -1,0 +1,207 @@
+//! Stage 2 for `#[resource]`: attribute and function become a [`ResourceSpec`], or errors, each
+//! on the most specific token and naming the fix.
+
+use super::attr::ResourceAttr;
+use super::model::{Param, ResourceSpec};
+use super::template;
+use crate::diag::Diagnostics;
+use crate::parse::ToolFn;
+use crate::paths;
+use crate::validate::join_docs;
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, Pat, ReturnType, Safety, Signature};
+
+/// Checks everything; `None` when anything was wrong (the errors are in `diag`).
+pub fn validate(
+    attr: Option<ResourceAttr>,
+    f: &ToolFn,
+    diag: &mut Diagnostics,
+) -> Option<ResourceSpec> {
+    let errors_before = diag.len();
+    // When the attribute did not parse, its error is reported; a missing `uri` would only echo it.
+    let parsed = attr.is_some();
+    let attr = attr.unwrap_or_default();
+    check_signature(&f.item.sig, diag);
+    let (uri, vars) = match &attr.uri {
+        None if !parsed => (String::new(), Vec::new()),
+        None => {
+            diag.error(
+                Span::call_site(),
+                "`#[resource]` needs a `uri`: write `#[resource(uri = \"notes://{title}\")]` for a \
+                 template, or `#[resource(uri = \"config://app\")]` for one fixed resource",
+            );
+            (String::new(), Vec::new())
+        }
+        Some(lit) => {
+            let uri = lit.value();
+            let vars = match template::variables(&uri) {
+                Ok(vars) => vars,
+                Err(why) => {
+                    diag.error(lit.span(), format!("invalid URI template `{uri}`: {why}"));
+                    Vec::new()
+                }
+            };
+            if !template::has_scheme(&uri) {
+                diag.error(
+                    lit.span(),
+                    format!(
+                        "`{uri}` is not an absolute URI: it needs a scheme, as in \
+                         `notes://{{title}}` or `file:///path`"
+                    ),
+                );
+            }
+            (uri, vars)
+        }
+    };
+    let template = !vars.is_empty();
+    let params = params(f, &vars);
+    if let Some(lit) = &attr.uri {
+        for var in &vars {
+            if !params.iter().any(|p| &p.name == var) {
+                diag.error(
+                    lit.span(),
+                    format!(
+                        "template variable `{var}` has no parameter: add `{var}: String` (or any \
+                         type that deserializes from its text) to `{}`",
+                        f.item.sig.ident.unraw()
+                    ),
+                );
+            }
+        }
+    }
+    let mime_type = attr.mime_type.as_ref().map(|lit| {
+        let mime = lit.value();
+        if !template::is_mime_type(&mime) {
+            diag.error(
+                lit.span(),
+                format!(
+                    "`{mime}` is not a MIME type: write `type/subtype`, as in \
+                     `mime_type = \"text/markdown\"` or `\"application/json\"`"
+                ),
+            );
+        }
+        mime
+    });
+    let size = attr.size.as_ref().map(|size| {
+        if template {
+            diag.error(
+                size.span(),
+                "`size` is for a fixed resource; a template stands for many resources of \
+                 different sizes: remove `size` (a `list` function can give each its own)",
+            );
+        }
+        **size
+    });
+    let list = attr.list.as_ref().map(|list| {
+        if !template {
+            diag.error(
+                list.span(),
+                "`list` enumerates the resources a template stands for; this `uri` has no \
+                 variables, so it is listed as it is: remove `list`",
+            );
+        }
+        (**list).clone()
+    });
+    let name = match &attr.name {
+        Some(lit) if lit.value().trim().is_empty() => {
+            diag.error(lit.span(), "a resource's `name` cannot be empty");
+            String::new()
+        }
+        Some(lit) => lit.value(),
+        None => f.item.sig.ident.unraw().to_string(),
+    };
+    let output = match &f.item.sig.output {
+        ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    let description = match &attr.description {
+        Some(lit) => Some(lit.value()).filter(|d| !d.trim().is_empty()),
+        None => join_docs(&f.docs),
+    };
+    (diag.len() == errors_before).then(|| ResourceSpec {
+        item: f.item.clone(),
+        runtime: attr.krate.clone().unwrap_or_else(paths::default_runtime),
+        uri,
+        template,
+        name,
+        title: attr.title.as_ref().map(syn::LitStr::value),
+        description,
+        mime_type,
+        size,
+        list,
+        params,
+        output,
+    })
+}
+
+/// An `async fn`, free, concrete, safe, Rust ABI.
+fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
+    let name = sig.ident.unraw();
+    if sig.asyncness.is_none() {
+        diag.error(
+            sig.fn_token.span,
+            format!("`#[resource]` needs an `async fn`: write `async fn {name}(...)`"),
+        );
+    }
+    if let Some(token) = &sig.constness {
+        diag.error(
+            token.span,
+            "a resource cannot be a `const fn`: remove `const`",
+        );
+    }
+    if let Safety::Unsafe(token) = &sig.safety {
+        diag.error(
+            token.span,
+            "a resource cannot be an `unsafe fn`: remove `unsafe` and use an `unsafe` block inside",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        diag.error(
+            abi.span(),
+            "a resource cannot have an `extern` ABI: remove it",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        diag.error(
+            sig.generics.span(),
+            "a resource cannot be generic: remove the generic parameters and name concrete types",
+        );
+    }
+    if let Some(receiver) = sig.receiver() {
+        diag.error(
+            receiver.self_token.span,
+            format!(
+                "a resource is a free function, not a method: remove `self` and declare `{name}` \
+                 outside the `impl` block; take shared state as a `State<T>` parameter"
+            ),
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        diag.error(
+            variadic.dots.span(),
+            "a resource cannot be variadic: remove `...`",
+        );
+    }
+}
+
+/// Each parameter, and whether it is a template variable.
+fn params(f: &ToolFn, vars: &[String]) -> Vec<Param> {
+    let mut params = Vec::new();
+    for (index, arg) in f.item.sig.inputs.iter().enumerate() {
+        let FnArg::Typed(typed) = arg else { continue };
+        // A pattern (`_`, `State(x)`) names no variable: the parameter must be injected.
+        let name = match &*typed.pat {
+            Pat::Ident(pat) => pat.ident.unraw().to_string(),
+            _ => format!("arg{index}"),
+        };
+        let var = matches!(&*typed.pat, Pat::Ident(_)) && vars.contains(&name);
+        params.push(Param {
+            var,
+            name,
+            ty: (*typed.ty).clone(),
+        });
+    }
+    params
+}

@@ -1,0 +1,8 @@
+use mcp_tasks_runtime::resource;
+
+#[resource(uri = "notes://{title}/{title}")]
+async fn note(title: String) -> String {
+    title
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_tasks_runtime::resource;
+
+#[resource(uri = "config://app")]
+fn config() -> String {
+    String::new()
+}
+
+fn main() {}
