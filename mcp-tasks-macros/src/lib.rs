@@ -12,6 +12,7 @@ mod expand;
 mod model;
 mod parse;
 mod paths;
+mod prompt;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -20,4 +21,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()
+}
+
+#[doc = include_str!("prompt.md")]
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    prompt::prompt(args.into(), item.into()).into()
 }

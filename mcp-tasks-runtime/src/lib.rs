@@ -97,17 +97,22 @@ extern crate self as mcp_tasks_runtime;
 pub mod __internal;
 #[doc(hidden)]
 pub mod __private;
+pub mod completion;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod prompt;
 pub mod protocol;
 pub mod store;
 pub mod tool;
 
+pub use completion::{Completion, CompletionContext};
+pub use mcp_tasks_macros::prompt;
 pub use mcp_tasks_macros::tool;
+pub use prompt::Prompt;
 pub use protocol::{
-    CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, LogLevel,
-    ResourceContents, Root,
+    CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, GetPromptResult,
+    LogLevel, PromptMessage, ResourceContents, Role, Root,
 };
 pub use tool::{
     Args, ElicitOutcome, InputError, Json, Principal, RequestInfo, State, TaskSupport, Tool,

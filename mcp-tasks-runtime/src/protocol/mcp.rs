@@ -510,6 +510,12 @@ pub(crate) struct ServerCapabilities {
     pub(crate) tasks: Option<LegacyTasksCapability>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) extensions: Option<TasksExtension>,
+    /// Only when the server has prompts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompts: Option<super::prompt::PromptsCapability>,
+    /// Only when some prompt argument (or resource-template variable) has a completion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) completions: Option<Empty>,
 }
 
 impl ServerCapabilities {
@@ -527,6 +533,8 @@ impl ServerCapabilities {
                 },
             }),
             extensions: None,
+            prompts: None,
+            completions: None,
         }
     }
 
@@ -537,7 +545,16 @@ impl ServerCapabilities {
             logging: Empty {},
             tasks: None,
             extensions: Some(TasksExtension),
+            prompts: None,
+            completions: None,
         }
+    }
+
+    /// Declares `prompts` when the server has any, and `completions` when any completion exists.
+    pub(crate) fn with_prompts(mut self, prompts: bool, completions: bool) -> Self {
+        self.prompts = prompts.then(super::prompt::PromptsCapability::default);
+        self.completions = completions.then_some(Empty {});
+        self
     }
 }
 

@@ -4,6 +4,8 @@
 
 use super::setup::{SetupError, SetupProblem};
 use super::{COMPANION_TOOLS, Limits, Server, ServerConfig, ServerInner};
+use crate::completion::{CompletionRef, CompletionRegistry};
+use crate::prompt::{Prompt, PromptRegistry, RegisteredPrompt};
 use crate::protocol::Implementation;
 use crate::store::{MemoryTaskStore, TaskStore};
 use crate::task::state::StateKey;
@@ -47,6 +49,7 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<ToolEntry>,
+    prompts: Vec<fn() -> RegisteredPrompt>,
     config: ServerConfig,
     limits: Limits,
     state_key: Option<StateKey>,
@@ -67,6 +70,7 @@ impl Server {
             },
             instructions: None,
             tools: Vec::new(),
+            prompts: Vec::new(),
             config: ServerConfig::default(),
             limits: Limits::default(),
             state_key: None,
@@ -87,6 +91,16 @@ impl ServerBuilder {
             describe: RegisteredTool::try_of::<T>,
             name: T::INFO.name,
         });
+        self
+    }
+
+    /// Registers a prompt: the type `#[prompt]` generates next to the function, named like it.
+    /// Two prompts of one name, or a prompt taking a `State<T>` nobody registered, make
+    /// [`build`](Self::build) fail. A server with prompts declares the `prompts` capability and
+    /// serves `prompts/list` and `prompts/get`; one whose prompts complete an argument
+    /// (`#[complete(...)]`) declares `completions` and serves `completion/complete`.
+    pub fn prompt<P: Prompt>(mut self) -> Self {
+        self.prompts.push(RegisteredPrompt::of::<P>);
         self
     }
 
@@ -239,6 +253,7 @@ impl ServerBuilder {
                 }
             }
         }
+        let (prompts, completions) = self.prompts(&mut problems);
         let mut promoted: Vec<&'static str> = self.promote_after.keys().copied().collect();
         promoted.sort_unstable();
         for name in promoted {
@@ -266,6 +281,8 @@ impl ServerBuilder {
                 info: self.info.clone(),
                 instructions: self.instructions.clone(),
                 tools,
+                prompts,
+                completions,
                 config: self.config.clone(),
                 state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
                 store: self
@@ -280,6 +297,38 @@ impl ServerBuilder {
                 info_json: OnceLock::new(),
             }),
         })
+    }
+}
+
+impl ServerBuilder {
+    /// The prompts, and the completions their arguments declare; problems go to `problems`.
+    fn prompts(&self, problems: &mut Vec<SetupProblem>) -> (PromptRegistry, CompletionRegistry) {
+        let mut prompts = PromptRegistry::default();
+        let mut completions = CompletionRegistry::default();
+        for describe in &self.prompts {
+            let prompt = describe();
+            let name = prompt.info.name;
+            for need in &prompt.state_needs {
+                if !self.state.contains(need) {
+                    problems.push(SetupProblem::PromptMissingState {
+                        prompt: name,
+                        state: need.name,
+                    });
+                }
+            }
+            let reference = CompletionRef::Prompt(name.to_owned());
+            let arguments: Vec<&'static str> = prompt.arguments.iter().map(|a| a.name).collect();
+            let completers = prompt.completers.clone();
+            if !prompts.insert(prompt) {
+                problems.push(SetupProblem::DuplicatePrompt { name });
+                continue;
+            }
+            completions.declare(reference.clone(), arguments);
+            for (argument, completer) in completers {
+                completions.insert(reference.clone(), argument, completer);
+            }
+        }
+        (prompts, completions)
     }
 }
 
