@@ -1,9 +1,10 @@
 //! The server's lists in pages (2025-11-25 and 2026-07-28 `utilities/pagination`): a server with
 //! 1,000 tools serves `tools/list` in pages of `ServerConfig::page_size`, each but the last with
 //! a `nextCursor`, over real HTTP on 127.0.0.1 (the server runs in this process), in both eras;
-//! a cursor that is not one of the list's is `-32602`.
+//! a cursor that is not one of the list's is `-32602`. The same server has 1,000 prompts, and
+//! `prompts/list` pages them the same way.
 
-use mcp_tasks_runtime::{Server, ServerConfig, tool};
+use mcp_tasks_runtime::{Server, ServerConfig, prompt, tool};
 use mcp_tasks_tests::modern_meta;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -16,11 +17,19 @@ seq_macro::seq!(N in 0..1000 {
     }
 });
 
-/// The server with its 1,000 tools, serving HTTP on a free loopback port; its URL.
+seq_macro::seq!(N in 0..1000 {
+    /// One prompt of a thousand.
+    #[prompt]
+    async fn prompt_~N() -> String {
+        String::new()
+    }
+});
+
+/// The server with its 1,000 tools and 1,000 prompts, serving HTTP on a free loopback port; its URL.
 async fn start(config: ServerConfig) -> String {
     let mut builder = Server::builder("many", "0").config(config);
     seq_macro::seq!(N in 0..1000 {
-        builder = builder.tool::<tool_~N>();
+        builder = builder.tool::<tool_~N>().prompt::<prompt_~N>();
     });
     let server = builder.build().expect("set up");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -105,6 +114,12 @@ async fn legacy_session(url: &str) -> String {
 
 /// Follows `tools/list` from the first page to the last: each page's names.
 async fn all_pages(url: &str, session: Option<&str>) -> Vec<Vec<String>> {
+    pages_of(url, session, "tools").await
+}
+
+/// Follows `{list}/list` from the first page to the last: each page's names. Every 2026-07-28
+/// page carries the caching hints.
+async fn pages_of(url: &str, session: Option<&str>, list: &str) -> Vec<Vec<String>> {
     let mut pages = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -112,9 +127,16 @@ async fn all_pages(url: &str, session: Option<&str>) -> Vec<Vec<String>> {
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let (reply, _) = request(url, session, "tools/list", params).await;
+        let (reply, _) = request(url, session, &format!("{list}/list"), params).await;
         let result = &reply["result"];
-        let names = result["tools"]
+        if session.is_none() {
+            assert_eq!(
+                (&result["ttlMs"], &result["cacheScope"]),
+                (&json!(0), &json!("private")),
+                "{reply}"
+            );
+        }
+        let names = result[list]
             .as_array()
             .unwrap_or_else(|| panic!("a list: {reply}"))
             .iter()
@@ -171,6 +193,39 @@ async fn a_smaller_page_size_gives_more_pages_and_a_bad_cursor_is_invalid_params
         }
         // The server goes on serving.
         assert_eq!(all_pages(&url, session).await.concat(), expected());
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_prompts_are_listed_in_pages_in_both_eras() {
+    let expected: Vec<String> = (0..1000).map(|n| format!("prompt_{n}")).collect();
+    let url = start(ServerConfig::default()).await;
+    let session = legacy_session(&url).await;
+    for session in [None, Some(session.as_str())] {
+        let pages = pages_of(&url, session, "prompts").await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [500, 500], "{session:?}");
+        assert_eq!(
+            pages.concat(),
+            expected,
+            "{session:?}: every prompt once, in order"
+        );
+    }
+    let url = start(ServerConfig::default().page_size(300)).await;
+    let session = legacy_session(&url).await;
+    for session in [None, Some(session.as_str())] {
+        let pages = pages_of(&url, session, "prompts").await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [300, 300, 300, 100], "{session:?}");
+        assert_eq!(pages.concat(), expected);
+        let (reply, _) = request(
+            &url,
+            session,
+            "prompts/list",
+            json!({ "cursor": "not-ours" }),
+        )
+        .await;
+        assert_eq!(reply["error"]["code"], -32602, "{session:?}: {reply}");
     }
 }
 
