@@ -51,6 +51,13 @@ impl Client {
         }
     }
 
+    fn modern_bin(stdio: StdioClient) -> Client {
+        Client {
+            stdio,
+            modern_caps: Some(json!({})),
+        }
+    }
+
     fn params(&self, params: Value) -> Value {
         match &self.modern_caps {
             Some(caps) => modern(params, caps.clone()),
@@ -352,8 +359,66 @@ async fn a_2026_client_gets_caching_hints_and_a_prompt_that_asks_answers_input_r
 }
 
 #[tokio::test]
+async fn the_example_server_completes_its_prompt_in_both_eras() {
+    let complete = |value: &str, language: Option<&str>, argument: &str| {
+        let mut params = json!({ "ref": { "type": "ref/prompt", "name": "review_code" },
+            "argument": { "name": argument, "value": value } });
+        if let Some(language) = language {
+            params["context"] = json!({ "arguments": { "language": language } });
+        }
+        params
+    };
+    let mut legacy = StdioClient::example();
+    let init = legacy.initialize(json!({})).await;
+    assert_eq!(init["capabilities"]["completions"], json!({}), "{init}");
+    let mut clients = vec![
+        Client {
+            stdio: legacy,
+            modern_caps: None,
+        },
+        Client::modern_bin(StdioClient::example()),
+    ];
+    for c in &mut clients {
+        let list = c.result("prompts/list", json!({})).await;
+        let review = prompt(&list, "review_code");
+        assert_eq!(review["title"], "Review code");
+        assert_eq!(
+            review["arguments"][2],
+            json!({ "name": "focus",
+            "description": "What to look at most (depends on the language).", "required": false })
+        );
+        let done = c
+            .result("completion/complete", complete("ty", None, "language"))
+            .await;
+        assert_eq!(done["completion"]["values"], json!(["typescript"]));
+        let done = c
+            .result("completion/complete", complete("", Some("rust"), "focus"))
+            .await;
+        assert_eq!(
+            done["completion"]["values"],
+            json!(["ownership", "unsafe", "error handling", "performance"])
+        );
+        let err = c
+            .error("completion/complete", complete("", None, "code2"))
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        let got = c
+            .result(
+                "prompts/get",
+                json!({ "name": "review_code", "arguments": { "code": "fn main() {}", "language": "rust" } }),
+            )
+            .await;
+        assert_eq!(got["messages"][1]["role"], "assistant");
+        assert_eq!(
+            got["messages"][0]["content"]["text"],
+            "Please review this rust code:\n\nfn main() {}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_server_without_prompts_declares_neither_capability_and_answers_32601() {
-    let mut c = StdioClient::example();
+    let mut c = StdioClient::spawn(&mcp_tasks_tests::example_bin("inventory_server"));
     let init = c.initialize(json!({})).await;
     assert!(init["capabilities"].get("prompts").is_none(), "{init}");
     assert!(init["capabilities"].get("completions").is_none(), "{init}");

@@ -34,6 +34,8 @@ book! {
     Tools = "tools.md",
     Tasks = "tasks.md",
     Asking = "asking.md",
+    Prompts = "prompts.md",
+    Completions = "completions.md",
     Http = "http.md",
     Stores = "stores.md",
     Push = "push.md",

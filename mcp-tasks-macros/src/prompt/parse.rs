@@ -44,7 +44,7 @@ pub struct ArgAttr {
 /// A parameter's helper attributes, as written.
 #[derive(Debug, Default)]
 pub struct ParamAttrs {
-    /// `#[complete(...)]`, with the attribute's span.
+    /// `#[complete(...)]`, with the span of its name.
     pub complete: Option<(CompleteAttr, Span)>,
     /// `#[arg(...)]`.
     pub arg: ArgAttr,
@@ -103,7 +103,7 @@ fn helper_attr(attr: &syn::Attribute, found: &mut ParamAttrs, diag: &mut Diagnos
             "#[arg(rename = \"argName\")]"
         };
         diag.error(
-            attr.span(),
+            attr.path().span(),
             format!("expected a list of keys: write `{example}`"),
         );
         return;
@@ -115,13 +115,13 @@ fn helper_attr(attr: &syn::Attribute, found: &mut ParamAttrs, diag: &mut Diagnos
     if is_complete {
         if found.complete.is_some() {
             diag.error(
-                attr.span(),
+                attr.path().span(),
                 "a parameter takes one `#[complete(...)]`: merge them or remove one",
             );
             return;
         }
         if let Some(complete) = diag.handle(CompleteAttr::from_list(&items)) {
-            found.complete = Some((complete, attr.span()));
+            found.complete = Some((complete, attr.path().span()));
         }
     } else if let Some(arg) = diag.handle(ArgAttr::from_list(&items)) {
         found.arg = arg;

@@ -1,12 +1,12 @@
 //! Argument completion (`completion/complete`): the candidates a client offers while the user
 //! types a prompt argument (or, later, a resource-template variable).
 //!
-//! The registry is keyed by the *reference* a request names ([`CompletionRef`]: `ref/prompt`
-//! with a prompt's name, `ref/resource` with a URI template), then by argument. Anything that has
-//! named arguments registers them here with [`CompletionRegistry::declare`] and adds a
-//! [`Completer`] per completed argument with [`CompletionRegistry::insert`]; prompts do so from
-//! their `#[complete(...)]` parameters, and resource templates can do the same with their
-//! variables, without going through prompts.
+//! The registry (`CompletionRegistry`, crate-internal) is keyed by the *reference* a request
+//! names (`CompletionRef`: `ref/prompt` with a prompt's name, `ref/resource` with a URI
+//! template), then by argument. Anything that has named arguments registers them there with
+//! `declare` and adds a [`Completer`] per completed argument with `insert`; prompts do so from
+//! their `#[complete(...)]` parameters at `ServerBuilder::build`, and resource templates can do
+//! the same with their variables, without going through prompts.
 //!
 //! A completer is a fixed list ([`Completer::Values`], `#[complete(values = [...])]`: the values
 //! that start with what was typed, ignoring case) or an `async fn` ([`Completer::With`],
@@ -63,7 +63,7 @@ impl Completion {
 
 /// What a completion request names: a prompt, or a resource template.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum CompletionRef {
+pub(crate) enum CompletionRef {
     /// `{"type": "ref/prompt", "name": ...}`.
     Prompt(String),
     /// `{"type": "ref/resource", "uri": ...}`: a resource template's URI template.
@@ -217,7 +217,7 @@ where
 
 /// The completions of a server, by reference, then argument.
 #[derive(Debug, Clone, Default)]
-pub struct CompletionRegistry {
+pub(crate) struct CompletionRegistry {
     refs: HashMap<CompletionRef, Entry>,
 }
 
@@ -231,7 +231,7 @@ struct Entry {
 impl CompletionRegistry {
     /// Declares a reference and all its arguments: an argument declared here with no completer
     /// completes to nothing; one that is not declared is the client's error (`-32602`).
-    pub fn declare(
+    pub(crate) fn declare(
         &mut self,
         reference: CompletionRef,
         arguments: impl IntoIterator<Item = &'static str>,
@@ -258,7 +258,7 @@ impl CompletionRegistry {
     }
 
     /// Whether any argument of any reference has a completer (the `completions` capability).
-    pub fn has_completers(&self) -> bool {
+    pub(crate) fn has_completers(&self) -> bool {
         self.refs.values().any(|e| !e.completers.is_empty())
     }
 
