@@ -512,7 +512,7 @@ pub(crate) struct ServerCapabilities {
     pub(crate) extensions: Option<TasksExtension>,
     /// Only when the server has prompts.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) prompts: Option<super::prompt::PromptsCapability>,
+    pub(crate) prompts: Option<PromptsCapability>,
     /// Only when some prompt argument (or resource-template variable) has a completion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) completions: Option<Empty>,
@@ -552,10 +552,17 @@ impl ServerCapabilities {
 
     /// Declares `prompts` when the server has any, and `completions` when any completion exists.
     pub(crate) fn with_prompts(mut self, prompts: bool, completions: bool) -> Self {
-        self.prompts = prompts.then(super::prompt::PromptsCapability::default);
+        self.prompts = prompts.then(PromptsCapability::default);
         self.completions = completions.then_some(Empty {});
         self
     }
+}
+
+/// `capabilities.prompts`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PromptsCapability {
+    pub(crate) list_changed: bool,
 }
 
 /// `capabilities.tools`.

@@ -116,10 +116,3 @@ pub(crate) struct ListPromptsResult<'a> {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) cache: Option<Cacheable>,
 }
-
-/// `capabilities.prompts`.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct PromptsCapability {
-    pub(crate) list_changed: bool,
-}
