@@ -82,6 +82,8 @@
 //! - [`ToolContext`]: asking the user ([`elicit`](ToolContext::elicit)), the client's model
 //!   ([`sample`](ToolContext::sample)), status and progress, cancellation, who is calling;
 //! - [`ToolError`]: tool errors, JSON-RPC errors, and `?` on any error;
+//! - [`prompt`](macro@prompt): prompts beside the tools (string arguments, messages, MRTR), and
+//!   `#[complete(...)]` on their arguments for `completion/complete`;
 //! - [`Server::builder`] ([`ServerBuilder`]): registering tools and state, settings
 //!   ([`ServerConfig`], [`server::Limits`]), one [`SetupError`] for every setup problem;
 //! - [`Server`]: serving stdio, any reader and writer, Streamable HTTP, or a client in the same
