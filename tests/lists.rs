@@ -1,11 +1,12 @@
 //! The server's lists in pages (2025-11-25 and 2026-07-28 `utilities/pagination`): a server with
-//! 1,000 tools and 1,000 resources serves `tools/list` and `resources/list` in pages of
+//! 1,000 tools, 1,000 resources and 1,000 prompts serves `tools/list`, `resources/list` and
+//! `prompts/list` in pages of
 //! `ServerConfig::page_size`, each but the last with a `nextCursor`, over real HTTP on 127.0.0.1
 //! (the server runs in this process), in both eras; a cursor that is not one of the list's is
 //! `-32602`.
 
 use mcp_tasks_runtime::resource::ListedResource;
-use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, resource, tool};
+use mcp_tasks_runtime::{Server, ServerConfig, ToolContext, prompt, resource, tool};
 use mcp_tasks_tests::modern_meta;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -14,6 +15,14 @@ seq_macro::seq!(N in 0..1000 {
     /// One of a thousand.
     #[tool]
     async fn tool_~N() -> String {
+        String::new()
+    }
+});
+
+seq_macro::seq!(N in 0..1000 {
+    /// One prompt of a thousand.
+    #[prompt]
+    async fn prompt_~N() -> String {
         String::new()
     }
 });
@@ -37,7 +46,7 @@ async fn start(config: ServerConfig) -> String {
         .config(config)
         .resource::<numbered>();
     seq_macro::seq!(N in 0..1000 {
-        builder = builder.tool::<tool_~N>();
+        builder = builder.tool::<tool_~N>().prompt::<prompt_~N>();
     });
     let server = builder.build().expect("set up");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -267,4 +276,37 @@ async fn a_page_size_of_zero_stops_start_up() {
         .build()
         .expect_err("refused");
     assert!(err.to_string().contains("page_size"), "{err}");
+}
+
+#[tokio::test]
+async fn a_thousand_prompts_are_listed_in_pages_in_both_eras() {
+    let expected: Vec<String> = (0..1000).map(|n| format!("prompt_{n}")).collect();
+    let url = start(ServerConfig::default()).await;
+    let session = legacy_session(&url).await;
+    for session in [None, Some(session.as_str())] {
+        let pages = pages_of(&url, session, "prompts/list", "prompts", "name").await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [500, 500], "{session:?}");
+        assert_eq!(
+            pages.concat(),
+            expected,
+            "{session:?}: every prompt once, in order"
+        );
+    }
+    let url = start(ServerConfig::default().page_size(300)).await;
+    let session = legacy_session(&url).await;
+    for session in [None, Some(session.as_str())] {
+        let pages = pages_of(&url, session, "prompts/list", "prompts", "name").await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [300, 300, 300, 100], "{session:?}");
+        assert_eq!(pages.concat(), expected);
+        let (reply, _) = request(
+            &url,
+            session,
+            "prompts/list",
+            json!({ "cursor": "not-ours" }),
+        )
+        .await;
+        assert_eq!(reply["error"]["code"], -32602, "{session:?}: {reply}");
+    }
 }

@@ -1,4 +1,4 @@
-//! Compile-time behaviour of `#[tool]` and `#[resource]`: `ui/pass` must compile (and run), `ui/fail` must fail with
+//! Compile-time behaviour of `#[tool]`, `#[resource]` and `#[prompt]`: `ui/pass` must compile (and run), `ui/fail` must fail with
 //! exactly the committed `.stderr`. Refresh with `TRYBUILD=overwrite cargo test -p mcp-tasks-tests
 //! --test ui`, then read every changed `.stderr`: each error must sit on the offending token and
 //! name the fix, with no follow-on errors.

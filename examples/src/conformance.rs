@@ -3,8 +3,8 @@
 //! stdio tests.
 
 use mcp_tasks_runtime::{
-    CreateMessageParams, ElicitOutcome, InputError, Server, ServerBuilder, ToolContext, ToolError,
-    tool,
+    CompletionContext, Content, CreateMessageParams, ElicitOutcome, InputError, PromptMessage,
+    ResourceContents, Server, ServerBuilder, ToolContext, ToolError, prompt, tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -306,6 +306,89 @@ pub async fn short_lived(ctx: ToolContext) -> Result<String, ToolError> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Prompts and completions, as the `prompts-*`, `completion-complete` and
+// `input-required-result-non-tool-request` scenarios name them.
+
+/// A simple prompt without arguments.
+#[prompt]
+pub async fn test_simple_prompt() -> String {
+    "This is a simple prompt for testing.".into()
+}
+
+/// A prompt with two required arguments.
+#[prompt]
+pub async fn test_prompt_with_arguments(
+    /// First test argument.
+    #[complete(values = ["paris", "park", "party", "test", "testing"])]
+    arg1: String,
+    /// Second test argument.
+    #[complete(with = complete_arg2)]
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// Completes `arg2`: the chosen `arg1` followed by a suffix, for what was typed.
+pub async fn complete_arg2(value: String, context: CompletionContext) -> Vec<String> {
+    let arg1 = context.get("arg1").unwrap_or("value");
+    ["-one", "-two", "-three"]
+        .iter()
+        .map(|suffix| format!("{arg1}{suffix}"))
+        .filter(|v| v.starts_with(&value))
+        .collect()
+}
+
+/// A prompt that embeds a resource.
+#[prompt]
+pub async fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed.
+    #[arg(rename = "resourceUri")]
+    resource_uri: String,
+) -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Content::resource(ResourceContents::text(
+            resource_uri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))),
+        PromptMessage::user("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt with an image.
+#[prompt]
+pub async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::user(Content::image(
+            crate::everything::RED_PIXEL_PNG,
+            "image/png",
+        )),
+        PromptMessage::user("Please analyze the image above."),
+    ]
+}
+
+/// What `test_input_required_result_prompt` asks.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PromptContextAnswer {
+    /// The context.
+    pub context: String,
+}
+
+/// A prompt that asks the user first (key `user_context`): MRTR in the 2026-07-28 era.
+#[prompt]
+pub async fn test_input_required_result_prompt(ctx: ToolContext) -> Result<String, ToolError> {
+    let context = match ctx
+        .elicit::<PromptContextAnswer>("What context should the prompt use?")
+        .key("user_context")
+        .await?
+    {
+        ElicitOutcome::Accept(answer) => answer.context,
+        _ => "no context".into(),
+    };
+    Ok(format!("Write with this context in mind: {context}"))
+}
+
 /// The conformance fixture server: the tools above, and the everything-server tools of
 /// [`crate::everything`]. A tool without arguments comes first: `http-header-validation` calls the
 /// first listed tool with `{}` and expects it to succeed.
@@ -351,4 +434,9 @@ pub fn conformance_server() -> ServerBuilder {
         .tool::<test_streaming_elicitation>()
         .tool::<test_logging_tool>()
         .tool::<regional_lookup>()
+        .prompt::<test_simple_prompt>()
+        .prompt::<test_prompt_with_arguments>()
+        .prompt::<test_prompt_with_embedded_resource>()
+        .prompt::<test_prompt_with_image>()
+        .prompt::<test_input_required_result_prompt>()
 }

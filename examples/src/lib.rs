@@ -8,8 +8,8 @@ pub mod resources;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::{
-    CreateMessageParams, ElicitOutcome, Server, ServerBuilder, ServerConfig, ToolContext,
-    ToolError, tool,
+    CompletionContext, CreateMessageParams, ElicitOutcome, PromptMessage, Server, ServerBuilder,
+    ServerConfig, ToolContext, ToolError, prompt, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -134,10 +134,53 @@ pub async fn countdown(
     Ok("liftoff".into())
 }
 
-/// The example server with all its tools (built by the caller, who may add settings).
+/// Ask the model to review some code.
+#[prompt(title = "Review code")]
+pub async fn review_code(
+    /// The code to review.
+    code: String,
+    /// The language it is written in.
+    #[complete(values = ["go", "javascript", "python", "rust", "typescript"])]
+    language: String,
+    /// What to look at most (depends on the language).
+    #[complete(with = review_focus)]
+    focus: Option<String>,
+) -> Vec<PromptMessage> {
+    let focus = focus.map_or_else(String::new, |f| format!(", looking mostly at {f}"));
+    vec![
+        PromptMessage::user(format!(
+            "Please review this {language} code{focus}:\n\n{code}"
+        )),
+        PromptMessage::assistant(
+            "I will read it and list what I would change, most important first.",
+        ),
+    ]
+}
+
+/// Completes `review_code`'s `focus`: the concerns of the language already chosen.
+pub async fn review_focus(value: String, context: CompletionContext) -> Vec<&'static str> {
+    let concerns: &[&'static str] = match context.get("language") {
+        Some("rust") => &["ownership", "unsafe", "error handling", "performance"],
+        Some("python") => &["typing", "error handling", "performance"],
+        _ => &[
+            "correctness",
+            "error handling",
+            "performance",
+            "readability",
+        ],
+    };
+    concerns
+        .iter()
+        .copied()
+        .filter(|c| c.starts_with(value.as_str()))
+        .collect()
+}
+
+/// The example server with all its tools and its prompt (built by the caller, who may add
+/// settings).
 pub fn example_server() -> ServerBuilder {
     Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}), changed with write_note and revise_note (a task).")
+        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}), changed with write_note and revise_note (a task); and the prompt review_code.")
         .tool::<greet>()
         .tool::<add>()
         .tool::<always_fails>()
@@ -150,6 +193,7 @@ pub fn example_server() -> ServerBuilder {
         .tool::<resources::revise_note>()
         .resource::<resources::note_index>()
         .resource::<resources::note>()
+        .prompt::<review_code>()
 }
 
 /// Opens the task store `spec` names: `memory` (the default: tasks live in this process),

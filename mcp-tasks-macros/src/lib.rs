@@ -12,6 +12,7 @@ mod expand;
 mod model;
 mod parse;
 mod paths;
+mod prompt;
 mod resource;
 mod validate;
 
@@ -27,4 +28,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     resource::resource(args.into(), item.into()).into()
+}
+
+#[doc = include_str!("prompt.md")]
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    prompt::prompt(args.into(), item.into()).into()
 }

@@ -229,3 +229,107 @@ where
 {
     Some(Box::pin(future))
 }
+
+// ---------------------------------------------------------------------------------------------
+// What `#[prompt]` emits: the same shape as a tool's, checked once per parameter and return type.
+
+pub use crate::completion::{CompleteFuture, Completer, CompletionContext};
+pub use crate::prompt::{Prompt, PromptArguments, PromptBuilder, PromptFuture, PromptInfo};
+
+use crate::completion::IntoCompletion;
+use crate::prompt::{IntoPromptResult, PromptParam};
+
+/// One prompt parameter's kind, resolved and checked once.
+pub struct PromptArg<P> {
+    /// Adds the parameter to the prompt's description.
+    pub describe: fn(&mut PromptBuilder, &'static str, Option<&'static str>),
+    /// Takes the parameter's value out of the request.
+    pub extract: fn(&ToolContext, &mut PromptArguments, &'static str) -> Result<P, ArgumentError>,
+}
+
+impl<P> ::core::fmt::Debug for PromptArg<P> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("PromptArg")
+    }
+}
+
+/// [`PromptParam`] as the expansion checks it: one error per bad parameter type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as an MCP prompt parameter",
+    label = "prompt arguments are strings on the wire",
+    note = "take a required argument as `String` and an optional one as `Option<String>` (parse \
+            it yourself); the injected context is `ToolContext`; application state is \
+            `State<T>`, where `T` must be `Send + Sync + 'static`"
+)]
+pub trait IsPromptParam<M>: PromptParam<M> {}
+
+#[diagnostic::do_not_recommend]
+impl<P: PromptParam<M>, M> IsPromptParam<M> for P {}
+
+/// Resolves `P`'s parameter kind; fails to compile, at `P`'s span, when `P` is not a prompt
+/// parameter.
+#[inline]
+pub const fn prompt_arg<P: IsPromptParam<M>, M>() -> PromptArg<P> {
+    PromptArg {
+        describe: P::describe,
+        extract: P::extract,
+    }
+}
+
+/// The return type's conversion, resolved and checked once.
+pub struct PromptOutput<O> {
+    /// The conversion into `GetPromptResult`.
+    pub convert: fn(O) -> Result<crate::protocol::GetPromptResult, RpcError>,
+}
+
+impl<O> ::core::fmt::Debug for PromptOutput<O> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        f.write_str("PromptOutput")
+    }
+}
+
+/// [`IntoPromptResult`] as the expansion checks it: one error per bad return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP prompt",
+    label = "this is what the prompt returns",
+    note = "return a `String` (one user message), a `Vec<PromptMessage>`, a `GetPromptResult`, \
+            or a `Result` of those whose error converts into `ToolError`"
+)]
+pub trait IsPromptOutput<M>: IntoPromptResult<M> {}
+
+#[diagnostic::do_not_recommend]
+impl<O: IntoPromptResult<M>, M> IsPromptOutput<M> for O {}
+
+/// Resolves `O`'s conversion; fails to compile, at `O`'s span, when a prompt cannot return `O`.
+#[inline]
+pub const fn prompt_output<O: IsPromptOutput<M>, M>() -> PromptOutput<O> {
+    PromptOutput {
+        convert: O::into_prompt_result,
+    }
+}
+
+/// Boxes the prompt's future and converts its output. Emitted at the function name's span.
+#[inline]
+pub fn run_prompt<F>(prompt_future: F, output: PromptOutput<F::Output>) -> PromptFuture
+where
+    // A prompt's future must be `Send`: do not hold an `Rc`, a `RefCell` borrow or a
+    // `std::sync::MutexGuard` across an `.await`.
+    F: Future + Send + 'static,
+    F::Output: 'static,
+{
+    Box::pin(async move { (output.convert)(prompt_future.await) })
+}
+
+/// Checks that a `#[complete]` parameter is a prompt argument (`String` or `Option<String>`).
+#[inline]
+pub const fn completable<T: crate::prompt::Completable>() {}
+
+/// Runs a completion function (`#[complete(with = f)]`) and converts its answer.
+#[inline]
+pub fn complete_with<F, M>(completion_future: F) -> CompleteFuture
+where
+    F: Future + Send + 'static,
+    F::Output: IntoCompletion<M>,
+{
+    crate::completion::boxed(completion_future)
+}

@@ -82,6 +82,8 @@
 //! - [`ToolContext`]: asking the user ([`elicit`](ToolContext::elicit)), the client's model
 //!   ([`sample`](ToolContext::sample)), status and progress, cancellation, who is calling;
 //! - [`ToolError`]: tool errors, JSON-RPC errors, and `?` on any error;
+//! - [`prompt`](macro@prompt): prompts beside the tools (string arguments, messages, MRTR), and
+//!   `#[complete(...)]` on their arguments for `completion/complete`;
 //! - [`Server::builder`] ([`ServerBuilder`]): registering tools and state, settings
 //!   ([`ServerConfig`], [`server::Limits`]), one [`SetupError`] for every setup problem;
 //! - [`Server`]: serving stdio, any reader and writer, Streamable HTTP, or a client in the same
@@ -97,18 +99,22 @@ extern crate self as mcp_tasks_runtime;
 pub mod __internal;
 #[doc(hidden)]
 pub mod __private;
+pub mod completion;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod prompt;
 pub mod protocol;
 pub mod resource;
 pub mod store;
 pub mod tool;
 
-pub use mcp_tasks_macros::{resource, tool};
+pub use completion::{Completion, CompletionContext};
+pub use mcp_tasks_macros::{prompt, resource, tool};
+pub use prompt::Prompt;
 pub use protocol::{
-    CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, LogLevel,
-    ResourceContents, Root,
+    CallToolResult, Content, CreateMessageParams, CreateMessageResult, Era, GetPromptResult,
+    LogLevel, PromptMessage, ResourceContents, Role, Root,
 };
 pub use resource::{Resource, ResourceNotifier};
 pub use tool::{

@@ -21,6 +21,7 @@ import {
     step,
     traceTransport,
 } from './common.mjs';
+import { checkPrompts } from './prompts.mjs';
 
 await main('legacy (@modelcontextprotocol/sdk 1.32.2)', async () => {
     const bin = serverBin();
@@ -50,6 +51,7 @@ await main('legacy (@modelcontextprotocol/sdk 1.32.2)', async () => {
 
     // 1.x: callTool(params, resultSchema, options).
     await checkTools(client, wire, (params, options) => client.callTool(params, undefined, options));
+    await checkPrompts(client);
 
     step('ping');
     await client.ping({ timeout: REQUEST_TIMEOUT_MS });

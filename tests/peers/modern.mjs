@@ -39,6 +39,7 @@ import {
     step,
     traceTransport,
 } from './common.mjs';
+import { checkPrompts } from './prompts.mjs';
 
 const CLIENT_INFO = { name: 'mcp-tasks-peer-modern', version: '2.4.0' };
 
@@ -75,6 +76,7 @@ await main('modern (@modelcontextprotocol/client 2.4.0)', async () => {
 
     // 2.x: callTool(params, options).
     await checkTools(client, wire, (params, options) => client.callTool(params, options));
+    await checkPrompts(client);
 
     step('modern wire shape of what the client accepted');
     const sessionConn = wire.filter((w) => w.dir === '->' && w.message.method === 'tools/list').at(-1)?.conn;

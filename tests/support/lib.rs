@@ -35,6 +35,8 @@ book! {
     Tasks = "tasks.md",
     Asking = "asking.md",
     Resources = "resources.md",
+    Prompts = "prompts.md",
+    Completions = "completions.md",
     Http = "http.md",
     Stores = "stores.md",
     Push = "push.md",

@@ -513,6 +513,12 @@ pub(crate) struct ServerCapabilities {
     pub(crate) tasks: Option<LegacyTasksCapability>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) extensions: Option<TasksExtension>,
+    /// Only when the server has prompts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompts: Option<PromptsCapability>,
+    /// Only when some prompt argument (or resource-template variable) has a completion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) completions: Option<Empty>,
 }
 
 impl ServerCapabilities {
@@ -531,6 +537,8 @@ impl ServerCapabilities {
                 },
             }),
             extensions: None,
+            prompts: None,
+            completions: None,
         }
     }
 
@@ -542,8 +550,24 @@ impl ServerCapabilities {
             logging: Empty {},
             tasks: None,
             extensions: Some(TasksExtension),
+            prompts: None,
+            completions: None,
         }
     }
+
+    /// Declares `prompts` when the server has any, and `completions` when any completion exists.
+    pub(crate) fn with_prompts(mut self, prompts: bool, completions: bool) -> Self {
+        self.prompts = prompts.then(PromptsCapability::default);
+        self.completions = completions.then_some(Empty {});
+        self
+    }
+}
+
+/// `capabilities.prompts`.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PromptsCapability {
+    pub(crate) list_changed: bool,
 }
 
 /// `capabilities.resources`: subscriptions and list changes, both sent through the

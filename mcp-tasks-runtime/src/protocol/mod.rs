@@ -7,12 +7,15 @@ pub mod jsonrpc;
 mod mcp;
 pub(crate) mod meta;
 mod params;
+mod prompt;
 pub mod task;
 
 pub use era::Era;
 pub use jsonrpc::{RequestId, RpcError};
 pub use mcp::*;
 pub(crate) use params::Params;
+pub use prompt::{GetPromptResult, PromptArgument, PromptMessage, Role};
+pub(crate) use prompt::{ListPromptsResult, PromptDescription};
 
 /// The legacy protocol version (the `initialize` handshake).
 pub const LEGACY_VERSION: &str = "2025-11-25";

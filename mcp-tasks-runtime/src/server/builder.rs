@@ -4,6 +4,8 @@
 
 use super::setup::{SetupError, SetupProblem};
 use super::{COMPANION_TOOLS, Limits, Server, ServerConfig, ServerInner};
+use crate::completion::{CompletionRef, CompletionRegistry};
+use crate::prompt::{Prompt, PromptRegistry, RegisteredPrompt};
 use crate::protocol::Implementation;
 use crate::resource::{RegisteredResource, Resource, ResourceNotifier, ResourceRegistry};
 use crate::store::{MemoryTaskStore, TaskStore};
@@ -57,6 +59,7 @@ pub struct ServerBuilder {
     tools: Vec<ToolEntry>,
     resources: Vec<ResourceEntry>,
     resource_notifier: ResourceNotifier,
+    prompts: Vec<fn() -> RegisteredPrompt>,
     config: ServerConfig,
     limits: Limits,
     state_key: Option<StateKey>,
@@ -79,6 +82,7 @@ impl Server {
             tools: Vec::new(),
             resources: Vec::new(),
             resource_notifier: ResourceNotifier::default(),
+            prompts: Vec::new(),
             config: ServerConfig::default(),
             limits: Limits::default(),
             state_key: None,
@@ -121,6 +125,16 @@ impl ServerBuilder {
     /// shares it.
     pub fn resource_notifier(&self) -> ResourceNotifier {
         self.resource_notifier.clone()
+    }
+
+    /// Registers a prompt: the type `#[prompt]` generates next to the function, named like it.
+    /// Two prompts of one name, or a prompt taking a `State<T>` nobody registered, make
+    /// [`build`](Self::build) fail. A server with prompts declares the `prompts` capability and
+    /// serves `prompts/list` and `prompts/get`; one whose prompts complete an argument
+    /// (`#[complete(...)]`) declares `completions` and serves `completion/complete`.
+    pub fn prompt<P: Prompt>(mut self) -> Self {
+        self.prompts.push(RegisteredPrompt::of::<P>);
+        self
     }
 
     /// Registers application state: a value every tool can take as a [`State<T>`] parameter
@@ -301,6 +315,7 @@ impl ServerBuilder {
                 }
             }
         }
+        let (prompts, completions) = self.prompts(&mut problems);
         let mut promoted: Vec<&'static str> = self.promote_after.keys().copied().collect();
         promoted.sort_unstable();
         for name in promoted {
@@ -328,6 +343,8 @@ impl ServerBuilder {
                 info: self.info.clone(),
                 instructions: self.instructions.clone(),
                 tools,
+                prompts,
+                completions,
                 config: self.config.clone(),
                 state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
                 store: self
@@ -345,6 +362,38 @@ impl ServerBuilder {
                 info_json: OnceLock::new(),
             }),
         })
+    }
+}
+
+impl ServerBuilder {
+    /// The prompts, and the completions their arguments declare; problems go to `problems`.
+    fn prompts(&self, problems: &mut Vec<SetupProblem>) -> (PromptRegistry, CompletionRegistry) {
+        let mut prompts = PromptRegistry::default();
+        let mut completions = CompletionRegistry::default();
+        for describe in &self.prompts {
+            let prompt = describe();
+            let name = prompt.info.name;
+            for need in &prompt.state_needs {
+                if !self.state.contains(need) {
+                    problems.push(SetupProblem::PromptMissingState {
+                        prompt: name,
+                        state: need.name,
+                    });
+                }
+            }
+            let reference = CompletionRef::Prompt(name.to_owned());
+            let arguments: Vec<&'static str> = prompt.arguments.iter().map(|a| a.name).collect();
+            let completers = prompt.completers.clone();
+            if !prompts.insert(prompt) {
+                problems.push(SetupProblem::DuplicatePrompt { name });
+                continue;
+            }
+            completions.declare(reference.clone(), arguments);
+            for (argument, completer) in completers {
+                completions.insert(reference.clone(), argument, completer);
+            }
+        }
+        (prompts, completions)
     }
 }
 

@@ -14,6 +14,7 @@ use super::incoming::{Answer, Incoming, classify, tree};
 use super::listen::Listen;
 use super::page;
 use super::peer::Peer;
+use super::prompts;
 use super::resources;
 use super::tasks::{self, missing_tasks_capability};
 use crate::protocol::jsonrpc::{Reply, Request, RpcError};
@@ -69,6 +70,15 @@ async fn route(
         ("ping", false) => tree(Some(Ok(json!({})))),
         ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
         ("tools/list", _) => tree(Some(tools_list(server, &req))),
+        ("prompts/list", _) if !server.prompts.is_empty() => {
+            tree(Some(prompts::prompts_list(server, &req)))
+        }
+        ("prompts/get", _) if !server.prompts.is_empty() => {
+            Box::pin(prompts::prompts_get(server, peer, req, cancel)).await
+        }
+        ("completion/complete", _) if server.completions.has_completers() => {
+            prompts::complete(server, &req).await
+        }
         // The large futures (`tools/call`'s is about 2 KB of a request's 3) are boxed: a
         // request's future is copied as its task is spawned and as it ends, and the common small
         // methods (`tasks/get`) need not carry their size (elicitation round trip 274k -> 259k
@@ -136,7 +146,7 @@ fn discover(server: &ServerInner) -> Value {
     supported_versions.extend_from_slice(LEGACY_VERSIONS);
     let result = DiscoverResult {
         supported_versions,
-        capabilities: ServerCapabilities::modern().with_resources(!server.resources.is_empty()),
+        capabilities: server.capabilities(ServerCapabilities::modern()),
         cache: Cacheable::PRIVATE,
         instructions: server.instructions.as_deref(),
     };

@@ -27,6 +27,7 @@ mod memory;
 mod page;
 mod peer;
 mod plan;
+mod prompts;
 mod resources;
 mod serve;
 mod session;
@@ -100,6 +101,10 @@ pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: ToolRegistry,
+    /// The prompts (`ServerBuilder::prompt`).
+    pub(crate) prompts: crate::prompt::PromptRegistry,
+    /// Argument completions, by reference (prompts' `#[complete]` arguments).
+    pub(crate) completions: crate::completion::CompletionRegistry,
     pub(crate) config: ServerConfig,
     pub(crate) state_key: crate::task::state::StateKey,
     pub(crate) store: Arc<dyn TaskStore>,
@@ -122,6 +127,16 @@ pub(crate) struct ServerInner {
 }
 
 impl ServerInner {
+    /// The capabilities this server declares beside tools: `resources` and `prompts` when it has
+    /// any, `completions` when any argument completes.
+    pub(crate) fn capabilities(
+        &self,
+        base: crate::protocol::ServerCapabilities,
+    ) -> crate::protocol::ServerCapabilities {
+        base.with_prompts(!self.prompts.is_empty(), self.completions.has_completers())
+            .with_resources(!self.resources.is_empty())
+    }
+
     /// `info` as JSON (made on first use, once the server is set up).
     pub(crate) fn info_json(&self) -> &Arc<serde_json::Value> {
         self.info_json

@@ -70,8 +70,7 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
         protocol_version: &version,
         // `tasks.list` only where requestors can be told apart: an authenticated principal, or a
         // connection that is one client.
-        capabilities: ServerCapabilities::legacy(peer.identified())
-            .with_resources(!server.resources.is_empty()),
+        capabilities: server.capabilities(ServerCapabilities::legacy(peer.identified())),
         server_info: &server.info,
         instructions: server.instructions.as_deref(),
     };

@@ -12,6 +12,19 @@ pub enum SetupProblem {
         /// The name both use.
         name: &'static str,
     },
+    /// Two registered prompts have the same name.
+    DuplicatePrompt {
+        /// The name both use.
+        name: &'static str,
+    },
+    /// A prompt takes `State<T>` but no `T` was registered with
+    /// [`ServerBuilder::state`](super::ServerBuilder::state).
+    PromptMissingState {
+        /// The prompt.
+        prompt: &'static str,
+        /// The type name of the missing state.
+        state: &'static str,
+    },
     /// A tool's `x-mcp-header` breaks SEP-2243's rules (clients would drop the tool).
     BadHeader {
         /// The tool.
@@ -81,6 +94,14 @@ impl fmt::Display for SetupProblem {
             SetupProblem::DuplicateTool { name } => write!(
                 f,
                 "two tools are named `{name}`; tool names must be unique (rename one with #[tool(name = \"...\")])"
+            ),
+            SetupProblem::DuplicatePrompt { name } => write!(
+                f,
+                "two prompts are named `{name}`; prompt names must be unique (rename one with #[prompt(name = \"...\")])"
+            ),
+            SetupProblem::PromptMissingState { prompt, state } => write!(
+                f,
+                "prompt `{prompt}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
             ),
             SetupProblem::BadHeader { tool, why } => write!(f, "tool `{tool}`: {why}"),
             SetupProblem::MissingState { tool, state } => write!(

@@ -113,6 +113,15 @@ impl ToolError {
         }
     }
 
+    /// This error where no tool result can carry it (a prompt, a completion): a protocol error
+    /// stays as it is; a tool error becomes `-32603` with its text.
+    pub(crate) fn into_rpc(self) -> RpcError {
+        match self.kind {
+            Kind::Tool { text, .. } => RpcError::internal(text),
+            Kind::Rpc(err) => err,
+        }
+    }
+
     /// `-32021` Missing required client capability: the call needs `capability` (`sampling`,
     /// `elicitation`, `roots`, ..., or an extension such as `io.modelcontextprotocol/tasks`), which
     /// the client did not declare. `data.requiredCapabilities` names it in the shape of the

@@ -4,7 +4,7 @@
 //! or through MRTR in the modern era (`mrtr.rs`: restore what earlier rounds gathered, drive the
 //! tool, then answer, ask, or hand the running tool to the engine as a task).
 
-mod mrtr;
+pub(super) mod mrtr;
 
 use super::ServerInner;
 use super::era::Era;

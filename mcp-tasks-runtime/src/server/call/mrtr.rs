@@ -93,7 +93,7 @@ pub(super) async fn run_mrtr(
 /// first round (no `requestState`) has gathered nothing, and its answers are offered to the tool
 /// under their keys; a retry opens its sealed `requestState`, and only the keys it says were
 /// asked count.
-fn restore(
+pub(in crate::server) fn restore(
     key: &state::StateKey,
     req: &Incoming,
     call: String,
@@ -126,7 +126,7 @@ fn restore(
 
 /// How an MRTR call reports progress (on `line`, under the call's progress token) and log
 /// messages (when the request asked for them): on the request's own stream, while it is there.
-fn notifiers(
+pub(in crate::server) fn notifiers(
     peer: &Arc<dyn Peer>,
     line: Option<&Arc<ProgressLine>>,
     req: &Incoming,
@@ -145,7 +145,7 @@ fn notifiers(
 
 /// The `InputRequiredResult` of a call that waits on answers: its questions, and the sealed
 /// state that carries what was gathered (the answers this round used included) to the retry.
-fn suspend(
+pub(in crate::server) fn suspend(
     key: &state::StateKey,
     replay: &mrtr::Replay,
     mut gathered: state::Gathered,

@@ -1,0 +1,273 @@
+//! Stage 3 for `#[prompt]`: the descriptor (a braced struct named after the function) and
+//! `impl Prompt` for it in a `const _` block; each parameter's and the return type's bounds are
+//! checked once, in a `const` at the user's type. Cannot fail.
+
+use super::model::{Complete, Param, PromptSpec};
+use crate::paths::{Rt, generated};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+/// The user's function (with `#[allow(clippy::unused_async)]`), then its descriptor.
+pub fn emit(spec: &PromptSpec) -> TokenStream {
+    let mut item = spec.item.clone();
+    item.attrs
+        .push(syn::parse_quote!(#[allow(clippy::unused_async)]));
+    let mut out = item.to_token_stream();
+    Descriptor(spec).to_tokens(&mut out);
+    out
+}
+
+/// On error: the function as written, the descriptor type, and a stub `impl Prompt` (when the
+/// runtime path is known), so that `.prompt::<name>()` adds no error of its own.
+pub fn fallback(item: &syn::ItemFn, runtime: Option<&syn::Path>) -> TokenStream {
+    let mut out = item.to_token_stream();
+    if item.sig.receiver().is_some() {
+        return out;
+    }
+    out.extend(strukt(item));
+    let Some(runtime) = runtime else { return out };
+    let import = Rt::import(runtime);
+    let ident = &item.sig.ident;
+    let info = Info {
+        name: &ident.unraw().to_string(),
+        title: None,
+        description: None,
+    };
+    out.extend(quote! {
+        const _: () = {
+            #import
+            #[automatically_derived]
+            impl #Rt::Prompt for #ident {
+                const INFO: #Rt::PromptInfo = #info;
+                fn describe(_: &mut #Rt::PromptBuilder) {}
+                fn get(
+                    _: #Rt::ToolContext,
+                    _: #Rt::PromptArguments,
+                ) -> #Rt::Result<#Rt::PromptFuture, #Rt::ArgumentError> {
+                    ::core::unreachable!("`#[prompt]` reported a compile error for this function")
+                }
+            }
+        };
+    });
+    out
+}
+
+fn strukt(item: &syn::ItemFn) -> TokenStream {
+    let vis = &item.vis;
+    let ident = &item.sig.ident;
+    let doc = format!(
+        " MCP prompt descriptor for [`{}`](fn@{ident}).",
+        ident.unraw()
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {}
+    }
+}
+
+struct Descriptor<'a>(&'a PromptSpec);
+
+impl ToTokens for Descriptor<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let spec = self.0;
+        let import = Rt::import(&spec.runtime);
+        let strukt = strukt(&spec.item);
+        let checks = spec
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ParamCheck(i, p));
+        let output = {
+            let (name, ty) = (output_const(), &spec.output);
+            quote_spanned! {ty.span()=>
+                const #name: #Rt::PromptOutput<#ty> = #Rt::prompt_output::<#ty, _>();
+            }
+        };
+        let impl_ = ImplPrompt(spec);
+        tokens.extend(quote! {
+            #strukt
+            #[allow(non_upper_case_globals, unused_qualifications)]
+            const _: () = {
+                #import
+                #(#checks)*
+                #output
+                #impl_
+            };
+        });
+    }
+}
+
+fn param_const(index: usize) -> syn::Ident {
+    generated(&format!("arg{index}"))
+}
+
+fn output_const() -> syn::Ident {
+    generated("output")
+}
+
+/// `const __mcp_tasks_argN: PromptArg<T> = prompt_arg::<T, _>();` at the type's span, and for a
+/// completed parameter `const _: () = completable::<T>();` there too.
+struct ParamCheck<'a>(usize, &'a Param);
+
+impl ToTokens for ParamCheck<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let name = param_const(self.0);
+        let ty = &self.1.ty;
+        tokens.extend(quote_spanned! {ty.span()=>
+            const #name: #Rt::PromptArg<#ty> = #Rt::prompt_arg::<#ty, _>();
+        });
+        if self.1.complete.is_some() {
+            tokens.extend(quote_spanned! {ty.span()=>
+                const _: () = #Rt::completable::<#ty>();
+            });
+        }
+    }
+}
+
+/// `__mcp_tasks::PromptInfo { .. }`.
+struct Info<'a> {
+    name: &'a str,
+    title: Option<&'a str>,
+    description: Option<&'a str>,
+}
+
+fn opt(value: Option<&str>) -> TokenStream {
+    match value {
+        Some(v) => quote!(#Rt::Some(#v)),
+        None => quote!(#Rt::None),
+    }
+}
+
+impl ToTokens for Info<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let name = self.name;
+        let (title, description) = (opt(self.title), opt(self.description));
+        tokens.extend(quote! {
+            #Rt::PromptInfo {
+                name: #name,
+                title: #title,
+                description: #description,
+            }
+        });
+    }
+}
+
+/// `impl Prompt`: the info constant, `describe` and `get`.
+struct ImplPrompt<'a>(&'a PromptSpec);
+
+impl ToTokens for ImplPrompt<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let spec = self.0;
+        let ident = &spec.item.sig.ident;
+        let info = Info {
+            name: &spec.name,
+            title: spec.title.as_deref(),
+            description: spec.description.as_deref(),
+        };
+        let describe = Describe(&spec.params);
+        let get = Get(spec);
+        tokens.extend(quote! {
+            #[automatically_derived]
+            impl #Rt::Prompt for #ident {
+                const INFO: #Rt::PromptInfo = #info;
+                #describe
+                #get
+            }
+        });
+    }
+}
+
+/// `fn describe`: one line per parameter, one per completion.
+struct Describe<'a>(&'a [Param]);
+
+impl ToTokens for Describe<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let prompt = local("prompt", !self.0.is_empty());
+        let lines = self.0.iter().enumerate().map(|(i, p)| {
+            let (name, doc, check) = (&p.name, opt(p.doc.as_deref()), param_const(i));
+            let complete = p.complete.as_ref().map(|(c, _)| {
+                let completer = Completer(c);
+                quote!(#prompt.complete(#name, #completer);)
+            });
+            quote! {
+                (#check.describe)(#prompt, #name, #doc);
+                #complete
+            }
+        });
+        tokens.extend(quote! {
+            fn describe(#prompt: &mut #Rt::PromptBuilder) {
+                #(#lines)*
+            }
+        });
+    }
+}
+
+/// `Completer::Values(&[...])`, or `Completer::With(|v, c| complete_with(path(v, c)))` with the
+/// call at the path's span (a function of the wrong shape is reported there).
+struct Completer<'a>(&'a Complete);
+
+impl ToTokens for Completer<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(match self.0 {
+            Complete::Values(values) => quote!(#Rt::Completer::Values(&[#(#values),*])),
+            Complete::With(path) => {
+                let value = syn::Ident::new("value", Span::mixed_site());
+                let context = syn::Ident::new("context", Span::mixed_site());
+                let call = quote_spanned! {path.span()=>
+                    #Rt::complete_with(#path(#value, #context))
+                };
+                quote!(#Rt::Completer::With(|#value, #context| #call))
+            }
+        });
+    }
+}
+
+/// `fn get`: extract each parameter, then run the user's function.
+struct Get<'a>(&'a PromptSpec);
+
+impl ToTokens for Get<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let spec = self.0;
+        let used = !spec.params.is_empty();
+        let (ctx, args) = (local("ctx", used), local("args", used));
+        let mutability = used.then(|| quote!(mut));
+        let locals: Vec<_> = (0..spec.params.len())
+            .map(|i| generated(&format!("a{i}")))
+            .collect();
+        let extracts = spec
+            .params
+            .iter()
+            .zip(&locals)
+            .enumerate()
+            .map(|(i, (p, local))| {
+                let (check, name) = (param_const(i), &p.name);
+                quote!(let #local = (#check.extract)(&#ctx, &mut #args, #name)?;)
+            });
+        let ident = &spec.item.sig.ident;
+        let output = output_const();
+        let run = quote_spanned! {ident.span()=>
+            #Rt::run_prompt(#ident(#(#locals),*), #output)
+        };
+        tokens.extend(quote! {
+            fn get(
+                #ctx: #Rt::ToolContext,
+                #mutability #args: #Rt::PromptArguments,
+            ) -> #Rt::Result<#Rt::PromptFuture, #Rt::ArgumentError> {
+                #(#extracts)*
+                #Rt::Ok(#run)
+            }
+        });
+    }
+}
+
+/// A generated local (mixed-site), or `_` when it goes unused.
+fn local(name: &str, used: bool) -> TokenStream {
+    if used {
+        syn::Ident::new(name, Span::mixed_site()).into_token_stream()
+    } else {
+        quote!(_)
+    }
+}

@@ -1,0 +1,44 @@
+//! The validated prompt: defaults filled in, every value checked; `expand` only reads it.
+
+use proc_macro2::Span;
+
+/// How an argument completes.
+#[derive(Debug, Clone)]
+pub enum Complete {
+    /// `values = [...]`.
+    Values(Vec<syn::LitStr>),
+    /// `with = path`.
+    With(syn::Path),
+}
+
+/// One parameter of the prompt function, in order.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// The argument name (`#[arg(rename)]`, or the binding's name without `r#`).
+    pub name: String,
+    /// From the parameter's doc comment.
+    pub doc: Option<String>,
+    /// The parameter type as written.
+    pub ty: syn::Type,
+    /// `#[complete(...)]`, with the attribute's span.
+    pub complete: Option<(Complete, Span)>,
+}
+
+/// A `#[prompt]` function, ready to expand.
+#[derive(Debug, Clone)]
+pub struct PromptSpec {
+    /// The user's function, parameter docs and helper attributes stripped.
+    pub item: syn::ItemFn,
+    /// Path of the runtime crate.
+    pub runtime: syn::Path,
+    /// The prompt's name.
+    pub name: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Description, from `description = "..."` or the doc comment.
+    pub description: Option<String>,
+    /// Parameters, in order.
+    pub params: Vec<Param>,
+    /// The `async fn`'s output type (`()` at the function name when omitted).
+    pub output: syn::Type,
+}

@@ -1,0 +1,189 @@
+//! Stage 2 for `#[prompt]`: the raw attribute and function become a [`PromptSpec`], or errors,
+//! each on the most specific token.
+
+use super::model::{Complete, Param, PromptSpec};
+use super::parse::{ParamAttrs, PromptAttr, PromptFn};
+use crate::diag::Diagnostics;
+use crate::paths;
+use crate::validate::join_docs;
+use proc_macro2::Span;
+use std::collections::HashMap;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, Pat, ReturnType, Safety, Signature};
+
+/// Checks everything; `None` when anything was wrong (the errors are in `diag`).
+pub fn validate(
+    attr: Option<PromptAttr>,
+    p: &PromptFn,
+    diag: &mut Diagnostics,
+) -> Option<PromptSpec> {
+    let errors_before = diag.len();
+    let attr = attr.unwrap_or_default();
+    let item = &p.f.item;
+    check_signature(&item.sig, diag);
+    let name = match &attr.name {
+        Some(kv) => {
+            let name = kv.value.value();
+            if name.trim().is_empty() {
+                diag.error(
+                    kv.span,
+                    "a prompt's name cannot be empty: write `#[prompt(name = \"code_review\")]`",
+                );
+            }
+            name
+        }
+        None => item.sig.ident.unraw().to_string(),
+    };
+    let params = params(p, diag);
+    let output = match &item.sig.output {
+        ReturnType::Default => {
+            diag.error(
+                item.sig.ident.span(),
+                "a prompt returns its messages: add a return type such as `-> String` (one user \
+                 message) or `-> Vec<PromptMessage>`",
+            );
+            syn::parse_quote!(())
+        }
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    let runtime = attr
+        .krate
+        .map_or_else(paths::default_runtime, |kv| kv.value);
+    let title = attr.title.map(|kv| kv.value.value());
+    let description = match attr.description {
+        Some(kv) => Some(kv.value.value()).filter(|d| !d.trim().is_empty()),
+        None => join_docs(&p.f.docs),
+    };
+    (diag.len() == errors_before).then(|| PromptSpec {
+        item: item.clone(),
+        runtime,
+        name,
+        title,
+        description,
+        params,
+        output,
+    })
+}
+
+/// The shape of the function: an `async fn`, free, concrete, safe, Rust ABI.
+fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
+    let name = sig.ident.unraw();
+    if sig.asyncness.is_none() {
+        diag.error(
+            sig.fn_token.span,
+            format!("`#[prompt]` needs an `async fn`: write `async fn {name}(...)`"),
+        );
+    }
+    if let Some(token) = &sig.constness {
+        diag.error(
+            token.span,
+            "a prompt cannot be a `const fn`: remove `const`",
+        );
+    }
+    if let Safety::Unsafe(token) = &sig.safety {
+        diag.error(
+            token.span,
+            "a prompt cannot be an `unsafe fn`: remove `unsafe` and use an `unsafe` block inside",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        diag.error(
+            abi.span(),
+            "a prompt cannot have an `extern` ABI: remove it",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        diag.error(
+            sig.generics.span(),
+            "a prompt cannot be generic: remove the generic parameters and name concrete types",
+        );
+    }
+    if let Some(receiver) = sig.receiver() {
+        diag.error(
+            receiver.self_token.span,
+            format!(
+                "a prompt is a free function, not a method: remove `self` and declare `{name}` \
+                 outside the `impl` block; take shared state as a `State<T>` parameter"
+            ),
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        diag.error(
+            variadic.dots.span(),
+            "a prompt cannot be variadic: remove `...`",
+        );
+    }
+}
+
+/// Each parameter's name, doc, type and completion; duplicate names are errors on the second.
+fn params(p: &PromptFn, diag: &mut Diagnostics) -> Vec<Param> {
+    let mut params = Vec::new();
+    let mut seen: HashMap<String, Span> = HashMap::new();
+    let inputs = p.f.item.sig.inputs.iter();
+    for (index, ((arg, docs), attrs)) in inputs.zip(&p.f.param_docs).zip(&p.attrs).enumerate() {
+        let FnArg::Typed(typed) = arg else { continue };
+        let (name, span, renamed) = match &attrs.arg.rename {
+            Some(kv) => (kv.value.value(), kv.span, true),
+            None => match &*typed.pat {
+                Pat::Ident(pat) => (pat.ident.unraw().to_string(), pat.span(), false),
+                _ => (format!("arg{index}"), typed.pat.span(), false),
+            },
+        };
+        if renamed && name.is_empty() {
+            diag.error(
+                span,
+                "an argument's name cannot be empty: write `#[arg(rename = \"argName\")]`",
+            );
+        }
+        // Two plain bindings of one name are already rustc's error; a rename can collide unseen.
+        if seen.insert(name.clone(), span).is_some()
+            && (renamed || !matches!(&*typed.pat, Pat::Ident(_)))
+        {
+            diag.error(
+                span,
+                format!("two arguments are named `{name}`: each prompt argument needs its own name; rename one"),
+            );
+        }
+        params.push(Param {
+            name,
+            doc: join_docs(docs),
+            ty: (*typed.ty).clone(),
+            complete: complete(attrs, diag),
+        });
+    }
+    params
+}
+
+/// `#[complete(values = [...])]` or `#[complete(with = path)]`: exactly one of the two.
+fn complete(attrs: &ParamAttrs, diag: &mut Diagnostics) -> Option<(Complete, Span)> {
+    let (attr, span) = attrs.complete.as_ref()?;
+    match (&attr.values, &attr.with) {
+        (Some(values), None) => {
+            if values.value.0.is_empty() {
+                diag.error(
+                    values.span,
+                    "`values` is empty: list the values to offer, e.g. `#[complete(values = [\"rust\", \"python\"])]`",
+                );
+            }
+            Some((Complete::Values(values.value.0.clone()), *span))
+        }
+        (None, Some(with)) => Some((Complete::With(with.value.0.clone()), *span)),
+        (Some(_), Some(with)) => {
+            diag.error(
+                with.key.span(),
+                "`#[complete]` takes either `values = [...]` (a fixed list) or `with = function` \
+                 (computed), not both: remove one",
+            );
+            None
+        }
+        (None, None) => {
+            diag.error(
+                *span,
+                "`#[complete]` needs what to offer: write `#[complete(values = [\"a\", \"b\"])]` \
+                 or `#[complete(with = my_completion_fn)]`",
+            );
+            None
+        }
+    }
+}

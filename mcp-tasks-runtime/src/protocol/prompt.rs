@@ -1,0 +1,118 @@
+//! Prompts and completions on the wire (both eras: `prompts/list`, `prompts/get`,
+//! `completion/complete`).
+
+use super::mcp::{Cacheable, Content};
+use serde::{Deserialize, Serialize};
+
+/// Who a prompt message speaks as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The assistant (the model).
+    Assistant,
+}
+
+/// One message of a prompt: a role and one piece of content (text, an image, audio, an embedded
+/// resource or a resource link).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A message from the user.
+    pub fn user(content: impl Into<Content>) -> Self {
+        PromptMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// A message from the assistant.
+    pub fn assistant(content: impl Into<Content>) -> Self {
+        PromptMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Content::text(text)
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Content::text(text)
+    }
+}
+
+/// The result of `prompts/get`: the messages, and an optional description of this rendering of
+/// the prompt.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetPromptResult {
+    /// A description of the prompt as rendered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+}
+
+impl GetPromptResult {
+    /// These messages, with no description.
+    pub fn new(messages: impl IntoIterator<Item = PromptMessage>) -> Self {
+        GetPromptResult {
+            description: None,
+            messages: messages.into_iter().collect(),
+        }
+    }
+
+    /// Adds a description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// One argument of a prompt, as `prompts/list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptArgument {
+    /// The argument's name.
+    pub name: &'static str,
+    /// From the parameter's doc comment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<&'static str>,
+    /// Whether `prompts/get` must carry it.
+    pub required: bool,
+}
+
+/// One prompt as `prompts/list` shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct PromptDescription<'a> {
+    pub(crate) name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) description: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) arguments: &'a [PromptArgument],
+}
+
+/// `prompts/list`'s result.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListPromptsResult<'a> {
+    pub(crate) prompts: Vec<PromptDescription<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<String>,
+    /// 2026-07-28: a `CacheableResult`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache: Option<Cacheable>,
+}
