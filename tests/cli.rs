@@ -157,6 +157,11 @@ fn exits_saying(args: &[&str], code: i32, says: &str) -> String {
 
 /// Runs `mcp-tasks <args>` with no terminal (stdin null, pipes); returns (code, stdout, stderr).
 fn headless(args: &[&str]) -> (i32, String, String) {
+    headless_caching_in(&cache_dir(), args)
+}
+
+/// [`headless`] with the era cache in `cache`.
+fn headless_caching_in(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     use std::io::Read;
     // A run that hangs fails here, after a bound far above any healthy run on a loaded machine
     // (a healthy run takes about a second), instead of hanging the suite.
@@ -164,7 +169,7 @@ fn headless(args: &[&str]) -> (i32, String, String) {
     let mut child = Command::new(cli_bin())
         .args(args)
         .env("RUST_LOG", "warn")
-        .env("MCP_TASKS_CACHE_DIR", cache_dir())
+        .env("MCP_TASKS_CACHE_DIR", cache)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -994,10 +999,22 @@ fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it()
     assert_eq!(exit_code(&p), 0);
 }
 
-/// The era probe (`server/discover`) makes a legacy-only server (Python `mcp`) print a long
-/// validation error on its stderr. `--era auto` remembers the era each server was found to speak
-/// (`eras.json` in the cache directory), so the probe is sent once per server, not on every
-/// command; a remembered era that stops working is forgotten and the probe runs again.
+/// The methods `--wire` shows the command sent, in order.
+fn sent_methods(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("--> "))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The era probe provokes no error on a legacy-only server: Python `mcp` 1.30.0 prints a long
+/// validation error for a method it does not know (`server/discover`), so over stdio the first
+/// contact is `ping` (which it answers `{}`) then `initialize`, and never `server/discover`.
+/// `--era auto` remembers the era each server was found to speak (`eras.json` in the cache
+/// directory), so later commands skip the probe; a remembered era that stops working is
+/// forgotten and the probe runs again.
 #[test]
 fn the_era_probe_runs_once_per_server() {
     mcp_tasks_tests::peers::install_peers("python");
@@ -1012,22 +1029,32 @@ fn the_era_probe_runs_once_per_server() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());
     assert!(
-        stderr.contains("server/discover"),
-        "the first command probes: {stderr}"
+        !stderr.contains("server/discover") && !stderr.contains("validation error"),
+        "the first command probes without provoking an error: {stderr}"
     );
     let remembered: Value =
         serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
     let key = serde_json::json!([python, script]).to_string();
     assert_eq!(remembered[&key], "legacy", "{remembered}");
-    let (code, stdout2, stderr) = headless(&["tools", "--", &python, &script]);
+    // What the first contact sends, traced.
+    let _ = std::fs::remove_file(&cache);
+    let (code, stdout1, stderr) = headless(&["tools", "--wire", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout1, stdout);
+    let sent = sent_methods(&stderr);
+    assert_eq!(
+        sent[..3],
+        ["ping", "initialize", "notifications/initialized"],
+        "{stderr}"
+    );
+    assert!(!sent.iter().any(|m| m == "server/discover"), "{stderr}");
+    assert!(!stderr.contains("validation error"), "{stderr}");
+    // Remembered: no probe at all the second time.
+    let (code, stdout2, stderr) = headless(&["tools", "--wire", "--", &python, &script]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout2, stdout);
-    assert!(
-        !stderr.contains("server/discover") && !stderr.contains("validation error"),
-        "no probe the second time: {stderr}"
-    );
+    assert_eq!(sent_methods(&stderr)[0], "initialize", "{stderr}");
     // A remembered era that no longer fits (the server was replaced, say): probed again.
-    let key = serde_json::json!([python, script]).to_string();
     std::fs::write(
         &cache,
         serde_json::json!({ key.clone(): "modern" }).to_string(),
@@ -1039,4 +1066,43 @@ fn the_era_probe_runs_once_per_server() {
     let remembered: Value =
         serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
     assert_eq!(remembered[&key], "legacy", "{remembered}");
+}
+
+/// First contact (nothing remembered) with servers that speak 2026-07-28 still finds that era:
+/// they refuse the `ping` probe (2026-07-28 has none) and get `server/discover`. Our
+/// `example_server`, and a third-party one on `@modelcontextprotocol/server` 2.4.0.
+#[test]
+fn the_era_probe_finds_modern_servers_at_first_contact() {
+    mcp_tasks_tests::peers::install_peers("node");
+    let example = vec![bin("example_server")];
+    let ext = vec![
+        mcp_tasks_tests::peers::node(),
+        mcp_tasks_tests::workspace_root()
+            .join("tests/peers/modern_tasks_server.mjs")
+            .display()
+            .to_string(),
+    ];
+    // A cache of its own, empty: nothing remembered.
+    let dir = PathBuf::from(format!("{}-first-contact", cache_dir().display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.join("eras.json");
+    for server in [example, ext] {
+        let key = Value::from(server.clone()).to_string();
+        let mut args = vec!["tools", "--wire", "--"];
+        args.extend(server.iter().map(String::as_str));
+        let (code, stdout, stderr) = headless_caching_in(&dir, &args);
+        assert_eq!(code, 0, "{server:?}: {stderr}");
+        assert!(!stdout.contains("protocol 2025-11-25"), "{stdout}");
+        let sent = sent_methods(&stderr);
+        assert_eq!(
+            sent[..3],
+            ["ping", "server/discover", "tools/list"],
+            "{stderr}"
+        );
+        assert!(!sent.iter().any(|m| m == "initialize"), "{stderr}");
+        let remembered: Value =
+            serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+        assert_eq!(remembered[&key], "modern", "{server:?}: {remembered}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

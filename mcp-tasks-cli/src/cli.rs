@@ -155,7 +155,8 @@ pub struct TargetArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EraArg {
-    /// `server/discover`, falling back to `initialize`.
+    /// Probe: `ping` over stdio, then `server/discover` or `initialize`; `server/discover` over
+    /// HTTP, falling back to `initialize`.
     Auto,
     /// 2025-11-25 (`initialize`, sessions).
     Legacy,

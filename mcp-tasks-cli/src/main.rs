@@ -123,9 +123,9 @@ async fn run(command: Command) -> Outcome {
 }
 
 /// Connects. With `--era auto`, a server whose era an earlier command found is spoken to in that
-/// era at once (see [`EraCache`]): the `server/discover` probe, which some legacy-only servers
-/// answer with a long validation error on their stderr, is sent once per server, not on every
-/// command. A pinned era that no longer works is forgotten and the probe runs again.
+/// era at once (see [`EraCache`]): the client's era probe (`ping`, then `server/discover` or
+/// `initialize`; see `EraChoice::Auto`) runs once per server, not on every command. A pinned era
+/// that no longer works is forgotten and the probe runs again.
 async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
     let cache = EraCache::open();
     let key = cache_key(&conn.target);

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
 use crate::http::HttpWire;
 use crate::peer::{DuplexSend, Peer, Wire};
-use crate::session::{ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
+use crate::session::{Probe, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::wire::{Tap, WireDirection};
 use futures_util::StreamExt;
 use mcp_tasks_runtime::Era;
@@ -119,8 +119,9 @@ impl ClientBuilder {
         self
     }
 
-    /// How long [`EraChoice::Auto`] waits for an answer to `server/discover` before trying
-    /// `initialize` (default 5 s; servers that answer with an error are not waited for).
+    /// How long [`EraChoice::Auto`] waits for an answer to its probe (`ping` over stdio, then
+    /// `server/discover`) before trying `initialize` (default 5 s; servers that answer with an
+    /// error are not waited for).
     pub fn discover_timeout(mut self, timeout: Duration) -> Self {
         self.discover_timeout = timeout;
         self
@@ -360,12 +361,36 @@ impl ClientBuilder {
                 Ok(found) => Some(found),
                 Err(why) => return Err(Error::Negotiation(why)),
             },
-            EraChoice::Auto => match inner.discover(Some(self.discover_timeout)).await? {
-                Ok(found) => Some(found),
-                Err(why) => {
-                    tracing::debug!(%why, "not a 2026-07-28 server; trying initialize");
+            // Over HTTP a legacy server refuses every request before `initialize` at its
+            // transport (400, no session), `ping` too: `server/discover` is the probe.
+            EraChoice::Auto if inner.peer.http().is_some() => {
+                auto_discover(&inner, self.discover_timeout).await?
+            }
+            // Over a duplex (stdio, in-process), `ping` first: see `Session::ping_probe`.
+            EraChoice::Auto => match inner.ping_probe(self.discover_timeout).await? {
+                Probe::Modern => auto_discover(&inner, self.discover_timeout).await?,
+                Probe::Silent(why) => {
+                    tracing::debug!(%why, "the era probe went unanswered; trying initialize");
                     None
                 }
+                Probe::Legacy => match inner.initialize().await {
+                    Ok(()) => {
+                        return Ok(Client {
+                            inner: Arc::new(inner),
+                        });
+                    }
+                    // A modern-only server that answered `ping` as a legacy one would.
+                    Err(refused @ Error::Negotiation(_)) => {
+                        match inner.discover(Some(self.discover_timeout)).await? {
+                            Ok(found) => Some(found),
+                            Err(why) => {
+                                tracing::debug!(%why, "server/discover after a refused initialize");
+                                return Err(refused);
+                            }
+                        }
+                    }
+                    Err(e) => return Err(e),
+                },
             },
         };
         match modern {
@@ -380,6 +405,21 @@ impl ClientBuilder {
             inner: Arc::new(inner),
         })
     }
+}
+
+/// `server/discover` while probing: the server's version and info when it speaks 2026-07-28,
+/// `None` (try `initialize`) when it does not or does not answer within `timeout`.
+async fn auto_discover(
+    inner: &Session,
+    timeout: Duration,
+) -> Result<Option<(String, ServerInfo)>, Error> {
+    Ok(match inner.discover(Some(timeout)).await? {
+        Ok(found) => Some(found),
+        Err(why) => {
+            tracing::debug!(%why, "not a 2026-07-28 server; trying initialize");
+            None
+        }
+    })
 }
 
 impl Client {
