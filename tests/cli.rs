@@ -557,6 +557,118 @@ fn task_get_cancel_watch_and_list_by_id() {
     );
 }
 
+/// `task watch` of a live 2025-11-25 task from a second command (Streamable HTTP, a bearer
+/// token): a legacy server knows a task only in the session that created it, so `call` names the
+/// session in its hint and `task watch ID --session S` joins it. A countdown is followed to its
+/// end after the command that started it was killed. Without `--session` the task is unknown;
+/// another token, or an unknown session, cannot join; `--session` is refused over stdio (exit 2).
+#[test]
+fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
+    let http = HttpServer::start_bin(
+        "example_server",
+        &["--token", "tok-a=alice", "--token", "tok-b=bob"],
+    );
+    let url = http.url.as_str();
+    let watch_hint = |stderr: &str| -> (String, String) {
+        let hint = stderr
+            .split('`')
+            .find(|part| part.starts_with("mcp-tasks task watch "))
+            .unwrap_or_else(|| panic!("no watch hint: {stderr}"));
+        let words: Vec<&str> = hint.split_whitespace().collect();
+        assert_eq!(words[..3], ["mcp-tasks", "task", "watch"], "{hint}");
+        assert_eq!(words[4], "--session", "{hint}");
+        (words[3].to_owned(), words[5].to_owned())
+    };
+
+    // A countdown, orphaned.
+    let mut p = spawn_pty(&[
+        "call",
+        "countdown",
+        "--era",
+        "legacy",
+        "--args",
+        r#"{"seconds":3}"#,
+        "--url",
+        url,
+        "--token",
+        "tok-a",
+    ]);
+    let found = p.expect("follows it again").expect("the task's hint");
+    let (id, session) = watch_hint(&String::from_utf8_lossy(found.before()));
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    exits_saying(
+        &["task", "watch", &id, "--url", url, "--token", "tok-a"],
+        2,
+        &format!("the server knows no task {id:?}"),
+    );
+    exits_saying(
+        &[
+            "task",
+            "watch",
+            &id,
+            "--session",
+            &session,
+            "--url",
+            url,
+            "--token",
+            "tok-b",
+        ],
+        2,
+        "Session not found",
+    );
+    exits_saying(
+        &[
+            "task",
+            "watch",
+            &id,
+            "--session",
+            "no-such-session",
+            "--url",
+            url,
+            "--token",
+            "tok-a",
+        ],
+        2,
+        "Session not found",
+    );
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--session",
+        &session,
+        "--url",
+        url,
+        "--token",
+        "tok-a",
+    ]);
+    assert_eq!((code, stdout.trim()), (0, "liftoff"), "{stderr}");
+    assert!(stderr.contains(&format!("following task {id}")), "{stderr}");
+
+    exits_saying(
+        &["task", "watch", "x", "--session", "s", "--", "server"],
+        2,
+        "--session is for --url",
+    );
+    exits_saying(
+        &[
+            "task",
+            "get",
+            "x",
+            "--session",
+            "s",
+            "--era",
+            "modern",
+            "--url",
+            url,
+        ],
+        2,
+        "2026-07-28 (--era modern) has none",
+    );
+}
+
 /// A server that never answers does not hang the command: a process that reads everything and
 /// writes nothing fails at start-up after `--timeout`, a tool that never answers (`sleep` with no
 /// progress) fails its `tools/call` after `--timeout` in both eras, and `--task-timeout` bounds a

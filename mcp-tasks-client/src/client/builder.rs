@@ -4,7 +4,7 @@
 use super::{Client, EraChoice};
 use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
-use crate::http::HttpWire;
+use crate::http::{HttpWire, Inbox};
 use crate::peer::{DuplexSend, Peer, Wire};
 use crate::session::{Probe, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::wire::{Tap, WireDirection};
@@ -45,6 +45,8 @@ pub struct ClientBuilder {
     /// Sees every message's text ([`on_wire`](Self::on_wire)).
     tap: Option<Tap>,
     log_level: Option<String>,
+    /// A legacy HTTP session to join ([`legacy_session`](Self::legacy_session)).
+    legacy_session: Option<String>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -172,6 +174,22 @@ impl ClientBuilder {
     /// [`on_wire`](Self::on_wire).
     pub fn log_level(mut self, level: impl Into<String>) -> Self {
         self.log_level = Some(level.into());
+        self
+    }
+
+    /// HTTP, 2025-11-25: joins the legacy session `id` (the `Mcp-Session-Id` another client got
+    /// from `initialize`, see [`Client::session_id`]) instead of opening one. A 2025-11-25 server
+    /// may know a task only in the session that created it; joining it is how another process
+    /// follows that task ([`Client::task`]) or gets its result, and answers its questions when the
+    /// client that started it is gone (`mcp-tasks task watch ID --session SESSION`). There is no
+    /// probe and no `initialize` (the era is 2025-11-25, whatever [`era`](Self::era) says): the
+    /// session is checked with `ping`, and an unknown or expired one (or one that belongs to
+    /// another bearer token) fails the connection with the server's [`Error::Http`] (404). The
+    /// server's info and capabilities are not sent again: [`Client::server`] is empty.
+    /// [`Client::close`] leaves the session open. Over stdio, connecting fails with
+    /// [`Error::Transport`].
+    pub fn legacy_session(mut self, id: impl Into<String>) -> Self {
+        self.legacy_session = Some(id.into());
         self
     }
 
@@ -355,6 +373,27 @@ impl ClientBuilder {
             tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
+        if let Some(id) = &self.legacy_session {
+            let Some(http) = inner.peer.http() else {
+                return Err(Error::Transport(
+                    "a legacy session can be joined over HTTP only".into(),
+                ));
+            };
+            http.join_legacy_session(id, LEGACY_VERSION);
+            inner
+                .peer
+                .request("ping", json!({}))
+                .await?
+                .map_err(|error| Error::Rpc {
+                    method: "ping".into(),
+                    error,
+                })?;
+            let inbox: Arc<dyn Inbox> = inner.peer.clone();
+            http.open_session_stream(Arc::downgrade(&inbox)).await;
+            return Ok(Client {
+                inner: Arc::new(inner),
+            });
+        }
         let modern = match self.era {
             EraChoice::Legacy => None,
             EraChoice::Modern => match inner.discover(None).await? {
@@ -445,6 +484,7 @@ impl Client {
             root_certificates: Vec::new(),
             tap: None,
             log_level: None,
+            legacy_session: None,
         }
     }
 }

@@ -96,6 +96,12 @@ impl Client {
         &self.inner.version
     }
 
+    /// The 2025-11-25 HTTP session's id (`Mcp-Session-Id`), when the server gave one: what
+    /// another client joins with [`ClientBuilder::legacy_session`] to follow this session's tasks.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.peer.http().and_then(|h| h.session_id())
+    }
+
     /// What the server said about itself.
     pub fn server(&self) -> &ServerInfo {
         &self.inner.server
