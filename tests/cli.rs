@@ -1111,6 +1111,135 @@ fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it()
     assert_eq!(exit_code(&p), 0);
 }
 
+/// Asserts that every spinner frame of `tool`'s inline call in `screen` (what the terminal got
+/// before a prompt or a result) was wiped (`\r` and erase-line) before anything else was written:
+/// a frame followed by other output, or by the prompt or result that ends `screen`, is a stale
+/// spinner line left on screen.
+fn assert_frames_cleared(screen: &str, tool: &str) {
+    let marker = format!("{tool}: ");
+    let mut frames = 0;
+    for (at, _) in screen.match_indices(&marker) {
+        let rest = &screen[at..];
+        let end = rest.find(['\r', '\n', '\x1b']).unwrap_or(rest.len());
+        frames += 1;
+        assert!(
+            rest[end..].starts_with("\r\x1b[2K"),
+            "a spinner frame left on screen: {:?}",
+            &rest[..rest.len().min(end + 60)]
+        );
+    }
+    assert!(frames > 0, "no spinner frame of {tool}: {screen:?}");
+}
+
+/// An inline call (no task) on a terminal: the spinner shows the call (`TOOL: calling`) and its
+/// progress (`TOOL: (2/4)`), and every frame is wiped before anything else is written: before the
+/// result is printed, and before a question's prompt opens (nothing is written into the open
+/// prompt either). A question asked inline (our `test_elicitation`, an MRTR round in 2026-07-28,
+/// a plain `elicitation/create` in 2025-11-25), our server's progress (keepalive progress on
+/// `sleep`), and server-everything's `trigger-long-running-operation` (progress 1..4 of 4).
+#[test]
+fn pty_an_inline_call_shows_its_spinner_and_leaves_no_stale_line() {
+    let conformance = bin("conformance_server");
+    for era in ["modern", "legacy"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "test_elicitation",
+            "--era",
+            era,
+            "--args",
+            "message=Who are you?",
+            "--",
+            &conformance,
+        ]);
+        let shown = p.expect("›").expect("the first field's prompt");
+        let before = String::from_utf8_lossy(shown.before()).into_owned();
+        let first = before
+            .find("test_elicitation: calling")
+            .unwrap_or_else(|| panic!("{era}: no spinner: {before:?}"));
+        assert!(
+            !before[..first].contains("[0s]"),
+            "{era}: a frame without the call's name came first: {before:?}"
+        );
+        assert_frames_cleared(&before, "test_elicitation");
+        p.set_expect_timeout(Some(Duration::from_millis(1500)));
+        match p.expect(Regex("[^\\s]")) {
+            Err(expectrl::Error::ExpectTimeout) => {}
+            Ok(found) => panic!(
+                "{era}: written into the open prompt: {:?}",
+                String::from_utf8_lossy(found.get(0).unwrap_or_default())
+            ),
+            Err(e) => panic!("{e}"),
+        }
+        p.set_expect_timeout(Some(Duration::from_secs(20)));
+        p.send_line("ada@example.com").expect("type");
+        p.expect("username").expect("the second field");
+        p.expect("›").expect("its prompt");
+        p.send_line("ada").expect("type");
+        let shown = p
+            .expect("User response: action=accept")
+            .expect("the result");
+        assert_frames_cleared(&String::from_utf8_lossy(shown.before()), "test_elicitation");
+        let rest = p.expect(Eof).expect("mcp-tasks exits");
+        let rest = String::from_utf8_lossy(rest.before()).into_owned();
+        assert!(!rest.contains("test_elicitation: "), "{era}: {rest:?}");
+        assert_eq!(exit_code(&p), 0, "{era}");
+    }
+
+    mcp_tasks_tests::peers::install_peers("node");
+    let everything = mcp_tasks_tests::workspace_root()
+        .join(
+            "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        )
+        .display()
+        .to_string();
+    let node = mcp_tasks_tests::peers::node();
+    let server = bin("example_server");
+    let runs: [(&[&str], &str, &str, &str); 2] = [
+        (
+            &[
+                "sleep",
+                "--args",
+                "ms=1500",
+                "--",
+                &server,
+                "--keepalive-ms",
+                "200",
+            ],
+            "sleep",
+            "sleep: (0)",
+            "slept 1500 ms",
+        ),
+        (
+            &[
+                "trigger-long-running-operation",
+                "--args",
+                "duration=2",
+                "--args",
+                "steps=4",
+                "--",
+                &node,
+                &everything,
+                "stdio",
+            ],
+            "trigger-long-running-operation",
+            "trigger-long-running-operation: (2/4)",
+            "Long running operation completed",
+        ),
+    ];
+    for (args, tool, progress, result) in runs {
+        let mut all = vec!["call"];
+        all.extend_from_slice(args);
+        let mut p = spawn_pty(&all);
+        p.expect(progress).expect("the progress in the spinner");
+        let shown = p.expect(result).expect("the result");
+        assert_frames_cleared(&String::from_utf8_lossy(shown.before()), tool);
+        let rest = p.expect(Eof).expect("mcp-tasks exits");
+        let rest = String::from_utf8_lossy(rest.before()).into_owned();
+        assert!(!rest.contains(&format!("{tool}: ")), "{tool}: {rest:?}");
+        assert_eq!(exit_code(&p), 0, "{tool}");
+    }
+}
+
 /// The methods `--wire` shows the command sent, in order.
 fn sent_methods(stderr: &str) -> Vec<String> {
     stderr
