@@ -557,11 +557,13 @@ fn task_get_cancel_watch_and_list_by_id() {
     );
 }
 
-/// `task watch` of a live 2025-11-25 task from a second command (Streamable HTTP, a bearer
-/// token): a legacy server knows a task only in the session that created it, so `call` names the
-/// session in its hint and `task watch ID --session S` joins it. A countdown is followed to its
-/// end after the command that started it was killed. Without `--session` the task is unknown;
-/// another token, or an unknown session, cannot join; `--session` is refused over stdio (exit 2).
+/// `task watch` of a live 2025-11-25 task from a second command (Streamable HTTP): a legacy server
+/// knows a task only in the session that created it, so `call` names the session in its hint and
+/// `task watch ID --session S` joins it. Our `example_server` (a bearer token): a countdown is
+/// followed to its end after the command that started it was killed. Python `mcp` 1.30.0: a task
+/// that asks and samples after its command was killed is answered from `--answers` by the
+/// command that joined. Without `--session` the task is unknown; another token, or an unknown
+/// session, cannot join; `--session` is refused over stdio and with `--era modern` (exit 2).
 #[test]
 fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
     let http = HttpServer::start_bin(
@@ -646,6 +648,48 @@ fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
     ]);
     assert_eq!((code, stdout.trim()), (0, "liftoff"), "{stderr}");
     assert!(stderr.contains(&format!("following task {id}")), "{stderr}");
+
+    // Python `mcp` 1.30.0 over Streamable HTTP binds its tasks to the session too (without
+    // `--session`, "Task not found"). Its `plan_trip` holds its status for a second before it
+    // asks: the command that started it is killed before the question, so the question and the
+    // sampling request that follows wait in the task's queue and reach the command that joined.
+    mcp_tasks_tests::peers::install_peers("python");
+    let mut python = Command::new(mcp_tasks_tests::peers::venv_python());
+    python
+        .arg(mcp_tasks_tests::workspace_root().join("tests/peers/tasks_server.py"))
+        .arg("--http");
+    let py = HttpServer::start_command(python);
+    let mut p = spawn_pty(&["call", "plan_trip", "--args", "city=Oslo", "--url", &py.url]);
+    let found = p.expect("follows it again").expect("the task's hint");
+    let (id, session) = watch_hint(&String::from_utf8_lossy(found.before()));
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    exits_saying(
+        &["task", "get", &id, "--url", &py.url],
+        2,
+        &format!("the server knows no task {id:?}"),
+    );
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--session",
+        &session,
+        "--answers",
+        r#"{"nights": 3, "@sampling": "See the fjords."}"#,
+        "--url",
+        &py.url,
+    ]);
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, "3 nights in Oslo, hotel: no; tip: See the fjords."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("How long will you stay in Oslo?"),
+        "{stderr}"
+    );
 
     exits_saying(
         &["task", "watch", "x", "--session", "s", "--", "server"],
