@@ -183,6 +183,63 @@ async fn cancel_ends_a_legacy_task_over_http() {
     cancel_countdown(&client).await;
 }
 
+/// A legacy task followed by another client that joined its session (`legacy_session`): the
+/// joined client gets the task's result; closing it leaves the session to its owner, which
+/// goes on working. An unknown session fails the connection; over stdio there is none to join.
+#[tokio::test]
+async fn a_legacy_task_is_followed_from_a_client_that_joined_its_session() {
+    let server = HttpServer::start_bin("example_server", &[]);
+    let owner = http(&server.url, EraChoice::Legacy, &Scripted::new()).await;
+    let session = owner.session_id().expect("a legacy HTTP session");
+    let call = owner
+        .call_tool("countdown", json!({ "seconds": 1 }))
+        .await
+        .unwrap();
+    let id = call.task().expect("a task").id().to_owned();
+    let joined = timeout(
+        WAIT,
+        Client::builder()
+            .legacy_session(&session)
+            .connect_http(&server.url),
+    )
+    .await
+    .expect("joins in time")
+    .expect("joins");
+    assert!(!joined.era().is_modern());
+    assert_eq!(joined.session_id().as_deref(), Some(session.as_str()));
+    let task = joined.task(&id).await.expect("the task, in its session");
+    let result = timeout(WAIT, task.result()).await.expect("ends in time");
+    assert_eq!(mcp_tasks_client::text(&result.unwrap()), "liftoff");
+    joined.close().await;
+    owner
+        .ping()
+        .await
+        .expect("the session is still the owner's");
+    owner.close().await;
+
+    let error = Client::builder()
+        .legacy_session("no-such-session")
+        .connect_http(&server.url)
+        .await
+        .expect_err("no such session");
+    assert!(error.to_string().contains("Session not found"), "{error}");
+    let error = Client::builder()
+        .legacy_session(&session)
+        .connect_http(&server.url)
+        .await
+        .expect_err("the owner ended it");
+    assert!(error.to_string().contains("Session not found"), "{error}");
+    let error = Client::builder()
+        .legacy_session("s")
+        .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+        .await
+        .expect_err("stdio");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("over HTTP only")),
+        "{error:?}"
+    );
+}
+
 fn two_rounds() -> Scripted {
     Scripted::new()
         .accept(json!({ "name": "Ada" }))

@@ -185,8 +185,10 @@ impl ClientBuilder {
     /// probe and no `initialize` (the era is 2025-11-25, whatever [`era`](Self::era) says): the
     /// session is checked with `ping`, and an unknown or expired one (or one that belongs to
     /// another bearer token) fails the connection with the server's [`Error::Http`] (404). The
-    /// server's info and capabilities are not sent again: [`Client::server`] is empty.
-    /// [`Client::close`] leaves the session open. Over stdio, connecting fails with
+    /// server's info and capabilities are not sent again: [`Client::server`] is empty. The
+    /// client numbers its requests from a random point, so that its ids do not collide with
+    /// those of the session's own client still in flight. [`Client::close`] leaves the session
+    /// open. Over stdio, connecting fails with
     /// [`Error::Transport`].
     pub fn legacy_session(mut self, id: impl Into<String>) -> Self {
         self.legacy_session = Some(id.into());
@@ -380,6 +382,9 @@ impl ClientBuilder {
                 ));
             };
             http.join_legacy_session(id, LEGACY_VERSION);
+            // The session's own client numbered its requests from 1, and some may still be in
+            // flight (a `tasks/result` waits for the task's end): ids of ours must not collide.
+            inner.peer.number_ids_apart();
             inner
                 .peer
                 .request("ping", json!({}))
