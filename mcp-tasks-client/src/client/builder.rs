@@ -184,11 +184,11 @@ impl ClientBuilder {
     /// client that started it is gone (`mcp-tasks task watch ID --session SESSION`). There is no
     /// probe and no `initialize` (the era is 2025-11-25, whatever [`era`](Self::era) says): the
     /// session is checked with `ping`, and an unknown or expired one (or one that belongs to
-    /// another bearer token) fails the connection with the server's [`Error::Http`] (404). The
-    /// server's info and capabilities are not sent again: [`Client::server`] is empty. The
-    /// client numbers its requests from a random point, so that its ids do not collide with
-    /// those of the session's own client still in flight. [`Client::close`] leaves the session
-    /// open. Over stdio, connecting fails with
+    /// another bearer token) fails the connection with the server's refusal ([`Error::Rpc`] for
+    /// `ping`, e.g. "Session not found", or [`Error::Http`]). The server's info and capabilities
+    /// are not sent again: [`Client::server`] is empty. The client numbers its requests from a
+    /// random point, so that its ids do not collide with those of the session's own client still
+    /// in flight. [`Client::close`] leaves the session open. Over stdio, connecting fails with
     /// [`Error::Transport`].
     pub fn legacy_session(mut self, id: impl Into<String>) -> Self {
         self.legacy_session = Some(id.into());
