@@ -157,6 +157,11 @@ fn exits_saying(args: &[&str], code: i32, says: &str) -> String {
 
 /// Runs `mcp-tasks <args>` with no terminal (stdin null, pipes); returns (code, stdout, stderr).
 fn headless(args: &[&str]) -> (i32, String, String) {
+    headless_caching_in(&cache_dir(), args)
+}
+
+/// [`headless`] with the era cache in `cache`.
+fn headless_caching_in(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     use std::io::Read;
     // A run that hangs fails here, after a bound far above any healthy run on a loaded machine
     // (a healthy run takes about a second), instead of hanging the suite.
@@ -164,7 +169,7 @@ fn headless(args: &[&str]) -> (i32, String, String) {
     let mut child = Command::new(cli_bin())
         .args(args)
         .env("RUST_LOG", "warn")
-        .env("MCP_TASKS_CACHE_DIR", cache_dir())
+        .env("MCP_TASKS_CACHE_DIR", cache)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -547,6 +552,162 @@ fn task_get_cancel_watch_and_list_by_id() {
         &["task", "get", "x", "--era", "legacy", "--", &server],
         2,
         "the server knows no task \"x\"",
+    );
+}
+
+/// `task watch` of a live 2025-11-25 task from a second command (Streamable HTTP): a legacy server
+/// knows a task only in the session that created it, so `call` names the session in its hint and
+/// `task watch ID --session S` joins it. Our `example_server` (a bearer token): a countdown is
+/// followed to its end after the command that started it was killed. Python `mcp` 1.30.0: a task
+/// that asks and samples after its command was killed is answered from `--answers` by the
+/// command that joined. Without `--session` the task is unknown; another token, or an unknown
+/// session, cannot join; `--session` is refused over stdio and with `--era modern` (exit 2).
+#[test]
+fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
+    let http = HttpServer::start_bin(
+        "example_server",
+        &["--token", "tok-a=alice", "--token", "tok-b=bob"],
+    );
+    let url = http.url.as_str();
+    let watch_hint = |stderr: &str| -> (String, String) {
+        let hint = stderr
+            .split('`')
+            .find(|part| part.starts_with("mcp-tasks task watch "))
+            .unwrap_or_else(|| panic!("no watch hint: {stderr}"));
+        let words: Vec<&str> = hint.split_whitespace().collect();
+        assert_eq!(words[..3], ["mcp-tasks", "task", "watch"], "{hint}");
+        assert_eq!(words[4], "--session", "{hint}");
+        (words[3].to_owned(), words[5].to_owned())
+    };
+
+    // A countdown, orphaned.
+    let mut p = spawn_pty(&[
+        "call",
+        "countdown",
+        "--era",
+        "legacy",
+        "--args",
+        r#"{"seconds":3}"#,
+        "--url",
+        url,
+        "--token",
+        "tok-a",
+    ]);
+    let found = p.expect("follows it again").expect("the task's hint");
+    let (id, session) = watch_hint(&String::from_utf8_lossy(found.before()));
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    exits_saying(
+        &["task", "watch", &id, "--url", url, "--token", "tok-a"],
+        2,
+        &format!("the server knows no task {id:?}"),
+    );
+    exits_saying(
+        &[
+            "task",
+            "watch",
+            &id,
+            "--session",
+            &session,
+            "--url",
+            url,
+            "--token",
+            "tok-b",
+        ],
+        2,
+        "Session not found",
+    );
+    exits_saying(
+        &[
+            "task",
+            "watch",
+            &id,
+            "--session",
+            "no-such-session",
+            "--url",
+            url,
+            "--token",
+            "tok-a",
+        ],
+        2,
+        "Session not found",
+    );
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--session",
+        &session,
+        "--url",
+        url,
+        "--token",
+        "tok-a",
+    ]);
+    assert_eq!((code, stdout.trim()), (0, "liftoff"), "{stderr}");
+    assert!(stderr.contains(&format!("following task {id}")), "{stderr}");
+
+    // Python `mcp` 1.30.0 over Streamable HTTP binds its tasks to the session too (without
+    // `--session`, "Task not found"). Its `plan_trip` holds its status for a second before it
+    // asks: the command that started it is killed before the question, so the question and the
+    // sampling request that follows wait in the task's queue and reach the command that joined.
+    mcp_tasks_tests::peers::install_peers("python");
+    let mut python = Command::new(mcp_tasks_tests::peers::venv_python());
+    python
+        .arg(mcp_tasks_tests::workspace_root().join("tests/peers/tasks_server.py"))
+        .arg("--http");
+    let py = HttpServer::start_command(python);
+    let mut p = spawn_pty(&["call", "plan_trip", "--args", "city=Oslo", "--url", &py.url]);
+    let found = p.expect("follows it again").expect("the task's hint");
+    let (id, session) = watch_hint(&String::from_utf8_lossy(found.before()));
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    exits_saying(
+        &["task", "get", &id, "--url", &py.url],
+        2,
+        &format!("the server knows no task {id:?}"),
+    );
+    let (code, stdout, stderr) = headless(&[
+        "task",
+        "watch",
+        &id,
+        "--session",
+        &session,
+        "--answers",
+        r#"{"nights": 3, "@sampling": "See the fjords."}"#,
+        "--url",
+        &py.url,
+    ]);
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, "3 nights in Oslo, hotel: no; tip: See the fjords."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("How long will you stay in Oslo?"),
+        "{stderr}"
+    );
+
+    exits_saying(
+        &["task", "watch", "x", "--session", "s", "--", "server"],
+        2,
+        "--session is for --url",
+    );
+    exits_saying(
+        &[
+            "task",
+            "get",
+            "x",
+            "--session",
+            "s",
+            "--era",
+            "modern",
+            "--url",
+            url,
+        ],
+        2,
+        "2026-07-28 (--era modern) has none",
     );
 }
 
@@ -990,10 +1151,151 @@ fn pty_the_progress_line_is_cleared_before_a_prompt_and_nothing_writes_into_it()
     assert_eq!(exit_code(&p), 0);
 }
 
-/// The era probe (`server/discover`) makes a legacy-only server (Python `mcp`) print a long
-/// validation error on its stderr. `--era auto` remembers the era each server was found to speak
-/// (`eras.json` in the cache directory), so the probe is sent once per server, not on every
-/// command; a remembered era that stops working is forgotten and the probe runs again.
+/// Asserts that every spinner frame of `tool`'s inline call in `screen` (what the terminal got
+/// before a prompt or a result) was wiped (`\r` and erase-line) before anything else was written:
+/// a frame followed by other output, or by the prompt or result that ends `screen`, is a stale
+/// spinner line left on screen. Returns how many frames there were.
+fn assert_frames_cleared(screen: &str, tool: &str) -> usize {
+    let marker = format!("{tool}: ");
+    let mut frames = 0;
+    for (at, _) in screen.match_indices(&marker) {
+        let rest = &screen[at..];
+        let end = rest.find(['\r', '\n', '\x1b']).unwrap_or(rest.len());
+        frames += 1;
+        assert!(
+            rest[end..].starts_with("\r\x1b[2K"),
+            "a spinner frame left on screen: {:?}",
+            &rest[..rest.len().min(end + 60)]
+        );
+    }
+    frames
+}
+
+/// An inline call (no task) on a terminal: the spinner shows the call (`TOOL: calling`) and its
+/// progress (`TOOL: (2/4)`), and every frame is wiped before anything else is written: before the
+/// result is printed, and before a question's prompt opens (nothing is written into the open
+/// prompt either). A question asked inline (our `test_elicitation`, an MRTR round in 2026-07-28,
+/// a plain `elicitation/create` in 2025-11-25), our server's progress (keepalive progress on
+/// `sleep`), and server-everything's `trigger-long-running-operation` (progress 1..4 of 4).
+#[test]
+fn pty_an_inline_call_shows_its_spinner_and_leaves_no_stale_line() {
+    let conformance = bin("conformance_server");
+    for era in ["modern", "legacy"] {
+        let mut p = spawn_pty(&[
+            "call",
+            "test_elicitation",
+            "--era",
+            era,
+            "--args",
+            "message=Who are you?",
+            "--",
+            &conformance,
+        ]);
+        let shown = p.expect("›").expect("the first field's prompt");
+        let before = String::from_utf8_lossy(shown.before()).into_owned();
+        let first = before
+            .find("test_elicitation: calling")
+            .unwrap_or_else(|| panic!("{era}: no spinner: {before:?}"));
+        assert!(
+            !before[..first].contains("[0s]"),
+            "{era}: a frame without the call's name came first: {before:?}"
+        );
+        assert!(assert_frames_cleared(&before, "test_elicitation") > 0);
+        p.set_expect_timeout(Some(Duration::from_millis(1500)));
+        match p.expect(Regex("[^\\s]")) {
+            Err(expectrl::Error::ExpectTimeout) => {}
+            Ok(found) => panic!(
+                "{era}: written into the open prompt: {:?}",
+                String::from_utf8_lossy(found.get(0).unwrap_or_default())
+            ),
+            Err(e) => panic!("{e}"),
+        }
+        p.set_expect_timeout(Some(Duration::from_secs(20)));
+        p.send_line("ada@example.com").expect("type");
+        p.expect("username").expect("the second field");
+        p.expect("›").expect("its prompt");
+        p.send_line("ada").expect("type");
+        let shown = p
+            .expect("User response: action=accept")
+            .expect("the result");
+        assert_frames_cleared(&String::from_utf8_lossy(shown.before()), "test_elicitation");
+        let rest = p.expect(Eof).expect("mcp-tasks exits");
+        let rest = String::from_utf8_lossy(rest.before()).into_owned();
+        assert!(!rest.contains("test_elicitation: "), "{era}: {rest:?}");
+        assert_eq!(exit_code(&p), 0, "{era}");
+    }
+
+    mcp_tasks_tests::peers::install_peers("node");
+    let everything = mcp_tasks_tests::workspace_root()
+        .join(
+            "target/peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        )
+        .display()
+        .to_string();
+    let node = mcp_tasks_tests::peers::node();
+    let server = bin("example_server");
+    let runs: [(&[&str], &str, &str, &str); 2] = [
+        (
+            &[
+                "sleep",
+                "--args",
+                "ms=1500",
+                "--",
+                &server,
+                "--keepalive-ms",
+                "200",
+            ],
+            "sleep",
+            "sleep: (0)",
+            "slept 1500 ms",
+        ),
+        (
+            &[
+                "trigger-long-running-operation",
+                "--args",
+                "duration=2",
+                "--args",
+                "steps=4",
+                "--",
+                &node,
+                &everything,
+                "stdio",
+            ],
+            "trigger-long-running-operation",
+            "trigger-long-running-operation: (2/4)",
+            "Long running operation completed",
+        ),
+    ];
+    for (args, tool, progress, result) in runs {
+        let mut all = vec!["call"];
+        all.extend_from_slice(args);
+        let mut p = spawn_pty(&all);
+        p.expect(progress).expect("the progress in the spinner");
+        let shown = p.expect(result).expect("the result");
+        assert_frames_cleared(&String::from_utf8_lossy(shown.before()), tool);
+        let rest = p.expect(Eof).expect("mcp-tasks exits");
+        let rest = String::from_utf8_lossy(rest.before()).into_owned();
+        assert!(!rest.contains(&format!("{tool}: ")), "{tool}: {rest:?}");
+        assert_eq!(exit_code(&p), 0, "{tool}");
+    }
+}
+
+/// The methods `--wire` shows the command sent, in order.
+fn sent_methods(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("--> "))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|m| m["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The era probe provokes no error on a legacy-only server: Python `mcp` 1.30.0 prints a long
+/// validation error for a method it does not know (`server/discover`), so over stdio the first
+/// contact is `ping` (which it answers `{}`) then `initialize`, and never `server/discover`.
+/// `--era auto` remembers the era each server was found to speak (`eras.json` in the cache
+/// directory), so later commands skip the probe; a remembered era that stops working is
+/// forgotten and the probe runs again.
 #[test]
 fn the_era_probe_runs_once_per_server() {
     mcp_tasks_tests::peers::install_peers("python");
@@ -1008,22 +1310,32 @@ fn the_era_probe_runs_once_per_server() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());
     assert!(
-        stderr.contains("server/discover"),
-        "the first command probes: {stderr}"
+        !stderr.contains("server/discover") && !stderr.contains("validation error"),
+        "the first command probes without provoking an error: {stderr}"
     );
     let remembered: Value =
         serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
     let key = serde_json::json!([python, script]).to_string();
     assert_eq!(remembered[&key], "legacy", "{remembered}");
-    let (code, stdout2, stderr) = headless(&["tools", "--", &python, &script]);
+    // What the first contact sends, traced.
+    let _ = std::fs::remove_file(&cache);
+    let (code, stdout1, stderr) = headless(&["tools", "--wire", "--", &python, &script]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout1, stdout);
+    let sent = sent_methods(&stderr);
+    assert_eq!(
+        sent[..3],
+        ["ping", "initialize", "notifications/initialized"],
+        "{stderr}"
+    );
+    assert!(!sent.iter().any(|m| m == "server/discover"), "{stderr}");
+    assert!(!stderr.contains("validation error"), "{stderr}");
+    // Remembered: no probe at all the second time.
+    let (code, stdout2, stderr) = headless(&["tools", "--wire", "--", &python, &script]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout2, stdout);
-    assert!(
-        !stderr.contains("server/discover") && !stderr.contains("validation error"),
-        "no probe the second time: {stderr}"
-    );
+    assert_eq!(sent_methods(&stderr)[0], "initialize", "{stderr}");
     // A remembered era that no longer fits (the server was replaced, say): probed again.
-    let key = serde_json::json!([python, script]).to_string();
     std::fs::write(
         &cache,
         serde_json::json!({ key.clone(): "modern" }).to_string(),
@@ -1035,4 +1347,43 @@ fn the_era_probe_runs_once_per_server() {
     let remembered: Value =
         serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
     assert_eq!(remembered[&key], "legacy", "{remembered}");
+}
+
+/// First contact (nothing remembered) with servers that speak 2026-07-28 still finds that era:
+/// they refuse the `ping` probe (2026-07-28 has none) and get `server/discover`. Our
+/// `example_server`, and a third-party one on `@modelcontextprotocol/server` 2.4.0.
+#[test]
+fn the_era_probe_finds_modern_servers_at_first_contact() {
+    mcp_tasks_tests::peers::install_peers("node");
+    let example = vec![bin("example_server")];
+    let ext = vec![
+        mcp_tasks_tests::peers::node(),
+        mcp_tasks_tests::workspace_root()
+            .join("tests/peers/modern_tasks_server.mjs")
+            .display()
+            .to_string(),
+    ];
+    // A cache of its own, empty: nothing remembered.
+    let dir = PathBuf::from(format!("{}-first-contact", cache_dir().display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.join("eras.json");
+    for server in [example, ext] {
+        let key = Value::from(server.clone()).to_string();
+        let mut args = vec!["tools", "--wire", "--"];
+        args.extend(server.iter().map(String::as_str));
+        let (code, stdout, stderr) = headless_caching_in(&dir, &args);
+        assert_eq!(code, 0, "{server:?}: {stderr}");
+        assert!(!stdout.contains("protocol 2025-11-25"), "{stdout}");
+        let sent = sent_methods(&stderr);
+        assert_eq!(
+            sent[..3],
+            ["ping", "server/discover", "tools/list"],
+            "{stderr}"
+        );
+        assert!(!sent.iter().any(|m| m == "initialize"), "{stderr}");
+        let remembered: Value =
+            serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();
+        assert_eq!(remembered[&key], "modern", "{server:?}: {remembered}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -183,6 +183,63 @@ async fn cancel_ends_a_legacy_task_over_http() {
     cancel_countdown(&client).await;
 }
 
+/// A legacy task followed by another client that joined its session (`legacy_session`): the
+/// joined client gets the task's result; closing it leaves the session to its owner, which
+/// goes on working. An unknown session fails the connection; over stdio there is none to join.
+#[tokio::test]
+async fn a_legacy_task_is_followed_from_a_client_that_joined_its_session() {
+    let server = HttpServer::start_bin("example_server", &[]);
+    let owner = http(&server.url, EraChoice::Legacy, &Scripted::new()).await;
+    let session = owner.session_id().expect("a legacy HTTP session");
+    let call = owner
+        .call_tool("countdown", json!({ "seconds": 1 }))
+        .await
+        .unwrap();
+    let id = call.task().expect("a task").id().to_owned();
+    let joined = timeout(
+        WAIT,
+        Client::builder()
+            .legacy_session(&session)
+            .connect_http(&server.url),
+    )
+    .await
+    .expect("joins in time")
+    .expect("joins");
+    assert!(!joined.era().is_modern());
+    assert_eq!(joined.session_id().as_deref(), Some(session.as_str()));
+    let task = joined.task(&id).await.expect("the task, in its session");
+    let result = timeout(WAIT, task.result()).await.expect("ends in time");
+    assert_eq!(mcp_tasks_client::text(&result.unwrap()), "liftoff");
+    joined.close().await;
+    owner
+        .ping()
+        .await
+        .expect("the session is still the owner's");
+    owner.close().await;
+
+    let error = Client::builder()
+        .legacy_session("no-such-session")
+        .connect_http(&server.url)
+        .await
+        .expect_err("no such session");
+    assert!(error.to_string().contains("Session not found"), "{error}");
+    let error = Client::builder()
+        .legacy_session(&session)
+        .connect_http(&server.url)
+        .await
+        .expect_err("the owner ended it");
+    assert!(error.to_string().contains("Session not found"), "{error}");
+    let error = Client::builder()
+        .legacy_session("s")
+        .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+        .await
+        .expect_err("stdio");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.contains("over HTTP only")),
+        "{error:?}"
+    );
+}
+
 fn two_rounds() -> Scripted {
     Scripted::new()
         .accept(json!({ "name": "Ada" }))
@@ -1439,28 +1496,30 @@ async fn https_works_with_rustls_and_a_root_the_caller_adds() {
     );
 }
 
-/// A legacy-only server that never answers `server/discover` (nor anything but `initialize` and
-/// `ping`), as a few in the wild do.
-const IGNORES_DISCOVER: &str = r#"
+/// A legacy-only server that answers nothing before `initialize` (not the era probe, neither
+/// `ping` nor `server/discover`), as a few in the wild do; `ping` after it.
+const SILENT_UNTIL_INITIALIZE: &str = r#"
 import json, sys
+initialized = False
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("method") == "initialize":
+        initialized = True
         result = {"protocolVersion": "2025-11-25", "capabilities": {},
                   "serverInfo": {"name": "quiet", "version": "1"}}
-    elif msg.get("method") == "ping":
+    elif msg.get("method") == "ping" and initialized:
         result = {}
     else:
         continue
     print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
 "#;
 
-/// A request timeout shorter than the era probe's wait: the unanswered `server/discover` still
-/// counts as "not a 2026-07-28 server" (and `initialize` follows), not as a failed connection.
+/// A request timeout shorter than the era probe's wait: the unanswered probe still counts as
+/// "no answer" (and `initialize` follows), not as a failed connection.
 #[tokio::test]
 async fn a_short_request_timeout_does_not_turn_an_unanswered_probe_into_a_failure() {
     let mut command = tokio::process::Command::new("python3");
-    command.args(["-c", IGNORES_DISCOVER]);
+    command.args(["-c", SILENT_UNTIL_INITIALIZE]);
     let client = timeout(
         WAIT,
         Client::builder()
@@ -1474,6 +1533,115 @@ async fn a_short_request_timeout_does_not_turn_an_unanswered_probe_into_a_failur
     assert!(!client.era().is_modern());
     assert_eq!(client.server().name, "quiet");
     client.ping().await.expect("ping");
+}
+
+/// Connects with the default era choice (stdio), recording the methods sent.
+async fn connect_auto(
+    mut command: tokio::process::Command,
+) -> (Client, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let client = timeout(
+        WAIT,
+        Client::builder()
+            .on_wire({
+                let sent = sent.clone();
+                move |direction, text| {
+                    if direction == mcp_tasks_client::WireDirection::Sent {
+                        let message: serde_json::Value = serde_json::from_str(text).unwrap();
+                        if let Some(method) = message["method"].as_str() {
+                            sent.lock().unwrap().push(method.to_owned());
+                        }
+                    }
+                }
+            })
+            .connect_stdio({
+                command.kill_on_drop(true);
+                command
+            }),
+    )
+    .await
+    .expect("connects in time")
+    .expect("connects");
+    (client, sent)
+}
+
+/// The default era choice over stdio probes with `ping`: a legacy-only server (Python `mcp`
+/// 1.30.0, which prints a long validation error for a method it does not know, such as
+/// `server/discover`) answers it `{}` and gets `initialize`, never `server/discover`, so its
+/// stderr stays clean; a 2026-07-28 server refuses `ping` and gets `server/discover`.
+#[tokio::test]
+async fn the_default_era_probe_provokes_no_error_on_a_legacy_server_and_finds_a_modern_one() {
+    mcp_tasks_tests::peers::install_peers("python");
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("python-server.stderr");
+    let mut command = tokio::process::Command::new(mcp_tasks_tests::peers::venv_python());
+    command
+        .arg(mcp_tasks_tests::workspace_root().join("tests/peers/tasks_server.py"))
+        .stderr(std::fs::File::create(&log).unwrap());
+    let (client, sent) = connect_auto(command).await;
+    assert!(!client.era().is_modern());
+    assert_eq!(client.server().name, "python-mcp-1.30-tasks-fixture");
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "plan_trip"));
+    client.close().await;
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !stderr.contains("validation error") && !stderr.contains("server/discover"),
+        "{stderr}"
+    );
+    assert_eq!(
+        sent.lock().unwrap()[..3],
+        ["ping", "initialize", "notifications/initialized"]
+    );
+    assert!(!sent.lock().unwrap().iter().any(|m| m == "server/discover"));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mut command = tokio::process::Command::new(example_bin("example_server"));
+    command.env("RUST_LOG", "warn");
+    let (client, sent) = connect_auto(command).await;
+    assert!(client.era().is_modern());
+    assert!(client.server().supports_tasks);
+    assert_eq!(sent.lock().unwrap()[..2], ["ping", "server/discover"]);
+    assert!(!sent.lock().unwrap().iter().any(|m| m == "initialize"));
+    client.close().await;
+}
+
+/// A 2026-07-28-only server that answers `ping` as a legacy one would (`{}`, no `resultType`)
+/// and refuses `initialize`: the client tries `server/discover` before giving up.
+const MODERN_ONLY_WITH_A_LEGACY_PING: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, reply = msg.get("method"), {"jsonrpc": "2.0", "id": msg.get("id")}
+    if "id" not in msg:
+        continue
+    if method == "ping":
+        reply["result"] = {}
+    elif method == "server/discover":
+        reply["result"] = {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "private",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-only", "version": "1"}}}
+    elif method == "initialize":
+        reply["error"] = {"code": -32022, "message": "Unsupported protocol version",
+                          "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}
+    else:
+        reply["error"] = {"code": -32601, "message": "Method not found"}
+    print(json.dumps(reply), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_server_taken_for_legacy_that_refuses_initialize_gets_server_discover() {
+    let mut command = tokio::process::Command::new("python3");
+    command.args(["-c", MODERN_ONLY_WITH_A_LEGACY_PING]);
+    let (client, sent) = connect_auto(command).await;
+    assert!(client.era().is_modern());
+    assert_eq!(client.server().name, "modern-only");
+    assert_eq!(
+        sent.lock().unwrap()[..],
+        ["ping", "initialize", "server/discover"]
+    );
+    client.close().await;
 }
 
 /// Over HTTP: a server that takes the request and never answers it.

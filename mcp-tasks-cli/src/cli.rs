@@ -204,6 +204,10 @@ pub struct TargetArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// For `--url`: join this 2025-11-25 session (its `Mcp-Session-Id`, which `call` names when it
+    /// starts a task) instead of opening one: a legacy server knows a task only in its session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub era: EraArg,
@@ -236,7 +240,8 @@ pub struct TargetArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EraArg {
-    /// `server/discover`, falling back to `initialize`.
+    /// Probe: `ping` over stdio, then `server/discover` or `initialize`; `server/discover` over
+    /// HTTP, falling back to `initialize`.
     Auto,
     /// 2025-11-25 (`initialize`, sessions).
     Legacy,
@@ -250,6 +255,8 @@ pub enum Target {
     Http {
         url: String,
         token: Option<String>,
+        /// `--session`: a 2025-11-25 session to join.
+        session: Option<String>,
     },
     Stdio {
         program: String,
@@ -677,14 +684,26 @@ impl TargetArgs {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--url {url:?} is not an http:// or https:// URL"));
                 }
+                if self.session.is_some() && self.era == EraArg::Modern {
+                    return Err(
+                        "--session joins a 2025-11-25 session; 2026-07-28 (--era modern) has none"
+                            .into(),
+                    );
+                }
                 Ok(Target::Http {
                     url,
                     token: self.token,
+                    session: self.session,
                 })
             }
             (None, Some((program, args))) => {
                 if self.token.is_some() {
                     return Err("--token is for --url; a stdio server gets no token".into());
+                }
+                if self.session.is_some() {
+                    return Err(
+                        "--session is for --url; a stdio server's session is its process".into(),
+                    );
                 }
                 let stderr = match self.server_stderr.as_deref() {
                     None | Some("inherit") => ServerStderr::Inherit,
@@ -829,7 +848,8 @@ mod tests {
                     shown: Shown::default(),
                     target: Target::Http {
                         url: "http://h/mcp".into(),
-                        token: Some("t".into())
+                        token: Some("t".into()),
+                        session: None,
                     }
                 }
             })

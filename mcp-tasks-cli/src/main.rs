@@ -149,19 +149,28 @@ async fn run(command: Command) -> Outcome {
 }
 
 /// Connects. With `--era auto`, a server whose era an earlier command found is spoken to in that
-/// era at once (see [`EraCache`]): the `server/discover` probe, which some legacy-only servers
-/// answer with a long validation error on their stderr, is sent once per server, not on every
-/// command. A pinned era that no longer works is forgotten and the probe runs again.
+/// era at once (see [`EraCache`]): the client's era probe (`ping`, then `server/discover` or
+/// `initialize`; see `EraChoice::Auto`) runs once per server, not on every command. A pinned era
+/// that no longer works is forgotten and the probe runs again.
 async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
     let cache = EraCache::open();
     let key = cache_key(&conn.target);
+    let joins = matches!(
+        &conn.target,
+        Target::Http {
+            session: Some(_),
+            ..
+        }
+    );
     let pinned = match conn.era {
+        // A joined session is 2025-11-25 whatever the cache says; nothing to remember either.
+        EraArg::Auto if joins => Some(EraChoice::Legacy),
         EraArg::Auto => cache.get(&key),
         EraArg::Legacy => Some(EraChoice::Legacy),
         EraArg::Modern => Some(EraChoice::Modern),
     };
     let mut connected = connect_as(conn, ui, &answers, pinned.unwrap_or(EraChoice::Auto)).await;
-    if conn.era == EraArg::Auto && pinned.is_some() {
+    if conn.era == EraArg::Auto && pinned.is_some() && !joins {
         match &connected {
             Ok(Ok(_)) => {}
             _ => {
@@ -173,7 +182,7 @@ async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, 
     }
     match connected {
         Ok(Ok(client)) => {
-            if conn.era == EraArg::Auto {
+            if conn.era == EraArg::Auto && !joins {
                 cache.remember(
                     &key,
                     if client.era().is_modern() {
@@ -222,9 +231,17 @@ async fn connect_as(
         None => builder,
     };
     Ok(match &conn.target {
-        Target::Http { url, token } => {
+        Target::Http {
+            url,
+            token,
+            session,
+        } => {
             let builder = match token {
                 Some(t) => builder.bearer_token(t.clone()),
+                None => builder,
+            };
+            let builder = match session {
+                Some(id) => builder.legacy_session(id.clone()),
                 None => builder,
             };
             builder.connect_http(url.clone()).await
@@ -266,6 +283,21 @@ async fn connect_as(
             builder.connect_stdio(command).await
         }
     })
+}
+
+/// How a task started by this command can be followed again if the command stops.
+fn rewatch(client: &Client, id: &str) -> String {
+    if client.era().is_modern() {
+        return format!("if this command stops, `mcp-tasks task watch {id}` follows it again");
+    }
+    // A 2025-11-25 server may know a task only in the session that created it.
+    match client.session_id() {
+        Some(session) => format!(
+            "if this command stops, `mcp-tasks task watch {id} --session {session}` follows it \
+             again"
+        ),
+        None => "it lives in this command's session (2025-11-25)".into(),
+    }
 }
 
 /// The server a command speaks to, as a key of [`EraCache`]: the URL, or the command line.
@@ -382,7 +414,8 @@ fn task_error(id: &str, e: &Error) -> Outcome {
     match e.rpc_error() {
         Some(rpc) if rpc.code == -32602 => eprintln!(
             "mcp-tasks: the server knows no task {id:?} (unknown, expired, or not yours; a \
-             2025-11-25 server may know a task only on the session that created it): {}",
+             2025-11-25 server may know a task only in the session that created it, which \
+             --session ID joins): {}",
             rpc.message
         ),
         _ => eprintln!("mcp-tasks: {e}"),
@@ -585,8 +618,9 @@ async fn call(client: &Client, ui: &Arc<Ui>, tool: &str, args: ArgSpec, json: bo
         }
         ToolCall::Task(task) => {
             ui.info(&format!(
-                "task {id} started; if this command stops, `mcp-tasks task watch {id}` follows it again",
-                id = task.id()
+                "task {} started; {}",
+                task.id(),
+                rewatch(client, task.id())
             ));
             finish_task(ui, &task, json).await
         }

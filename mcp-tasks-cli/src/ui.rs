@@ -77,16 +77,17 @@ impl Ui {
         })
     }
 
-    /// The progress line: a spinner on stderr (hidden when stderr is no terminal, or while a
-    /// prompt is open).
-    fn new_bar(&self) -> ProgressBar {
+    /// The progress line, saying `message`: a spinner on stderr (hidden when stderr is no
+    /// terminal, or while a prompt is open). The message is set before the first frame is drawn
+    /// (a frame without it flashed up first).
+    fn new_bar(&self, message: String) -> ProgressBar {
         let prompting = self.held.lock().expect("held lock").is_some();
         let target = if prompting {
             ProgressDrawTarget::hidden()
         } else {
             ProgressDrawTarget::stderr()
         };
-        let bar = ProgressBar::with_draw_target(None, target);
+        let bar = ProgressBar::with_draw_target(None, target).with_message(message);
         bar.set_style(spinner_style());
         if !prompting {
             bar.enable_steady_tick(Duration::from_millis(120));
@@ -145,8 +146,13 @@ impl Ui {
                 }
                 let done = params["progress"].as_f64().unwrap_or(0.0);
                 match params["total"].as_f64() {
-                    Some(t) => text.push_str(&format!(" ({done}/{t})")),
-                    None => text.push_str(&format!(" ({done})")),
+                    Some(t) => text.push_str(&format!(" ({}/{})", number(done), number(t))),
+                    // Without a total it is a count; a server's keepalive steps it by tiny
+                    // fractions (to keep it increasing), which say nothing.
+                    None if done.fract() == 0.0 => text.push_str(&format!(" ({done})")),
+                    // Nothing to say: the line stays as it is (the spinner turns on).
+                    None if params["message"].as_str().is_none() => return,
+                    None => {}
                 }
                 self.inline_progress(text);
             }
@@ -161,17 +167,22 @@ impl Ui {
         if let Some(tool) = tool
             && !self.shown.quiet
         {
+            let message = if self.term {
+                format!("{tool}: calling")
+            } else {
+                String::new()
+            };
             let mut slot = self.bar.lock().expect("bar lock");
-            let bar = slot.get_or_insert_with(|| self.new_bar());
-            if self.term {
-                bar.set_message(format!("{tool}: calling"));
+            match slot.as_ref() {
+                Some(bar) => bar.set_message(message),
+                None => *slot = Some(self.new_bar(message)),
             }
         }
     }
 
     fn inline_progress(&self, text: String) {
         let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(|| self.new_bar());
+        let bar = slot.get_or_insert_with(|| self.new_bar(String::new()));
         if !self.term {
             drop(slot);
             let mut last = self.last_progress.lock().expect("progress lock");
@@ -249,7 +260,7 @@ impl Ui {
         }
         // While a prompt is open the line is hidden: it takes the change silently.
         let mut slot = self.bar.lock().expect("bar lock");
-        let bar = slot.get_or_insert_with(|| self.new_bar());
+        let bar = slot.get_or_insert_with(|| self.new_bar(text.clone()));
         match s
             .progress
             .as_ref()
@@ -338,6 +349,16 @@ fn log_line(params: &Value) -> String {
     match params["logger"].as_str() {
         Some(logger) => format!("server {level} ({logger}): {data}"),
         None => format!("server {level}: {data}"),
+    }
+}
+
+/// A progress number: whole ones as they are, others to two decimals at most.
+fn number(n: f64) -> String {
+    if n.fract() == 0.0 {
+        format!("{n}")
+    } else {
+        let text = format!("{n:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
     }
 }
 

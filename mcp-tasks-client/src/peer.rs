@@ -83,6 +83,22 @@ impl Peer {
         })
     }
 
+    /// Numbers this peer's request ids from a random point in `[2^40, 2^41)` on, instead of 1:
+    /// for a client that joins a session another client opened, whose ids (from 1) the server
+    /// may still have in flight. (Below 2^53: exact in every JSON reader.)
+    pub(crate) fn number_ids_apart(&self) {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        let start = (1u64 << 40) + hasher.finish() % (1u64 << 40);
+        self.next_id.store(start, Ordering::Relaxed);
+    }
+
     pub(crate) fn http(&self) -> Option<&HttpWire> {
         match &self.wire {
             Wire::Http(h) => Some(h),

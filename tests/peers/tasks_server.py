@@ -8,7 +8,8 @@ Tools (all `execution.taskSupport: required`, run with `ctx.experimental.run_tas
                      and answers "<nights> nights in <city>, hotel: <yes|no>; tip: <model text>".
   slow {seconds}     status "sleeping", sleeps; ends early when cancelled.
 
-Run with the venv's python: target/peers/py/bin/python tests/peers/tasks_server.py
+Run with the venv's python: target/peers/py/bin/python tests/peers/tasks_server.py [--http]
+(`--http`: Streamable HTTP on a free loopback port, announced as `listening on <URL>` on stdout.)
 """
 
 import anyio
@@ -118,5 +119,48 @@ async def main() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+async def main_http() -> None:
+    """Streamable HTTP (the SDK's stateful session manager, one task store for every session) on a
+    free loopback port; prints `listening on <URL>` on stdout once it accepts connections."""
+    import contextlib
+    import socket
+    import sys
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    manager = StreamableHTTPSessionManager(app=server)
+
+    class Endpoint:
+        async def __call__(self, scope, receive, send):
+            await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Route("/mcp", endpoint=Endpoint(), methods=["GET", "POST", "DELETE"])], lifespan=lifespan)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning")
+    web = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not web.started:
+            await anyio.sleep(0.05)
+        print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await web.serve(sockets=[sock])
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    import sys
+
+    anyio.run(main_http if "--http" in sys.argv[1:] else main)

@@ -22,19 +22,24 @@ impl HttpServer {
 
     /// [`start`](Self::start) with another of the example binaries (`example_server`).
     pub fn start_bin(name: &str, extra: &[&str]) -> HttpServer {
-        let bin = example_bin(name);
-        let mut child = Command::new(&bin)
-            .args(["--http", "127.0.0.1:0"])
-            .args(extra)
-            .env(
-                "RUST_LOG",
-                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-            )
+        let mut command = Command::new(example_bin(name));
+        command.args(["--http", "127.0.0.1:0"]).args(extra).env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+        );
+        Self::start_command(command)
+    }
+
+    /// Runs `command`, a server whose first line on stdout is `listening on <URL>` (as the
+    /// example binaries' with `--http`, or a third-party fixture's), until it is dropped.
+    pub fn start_command(mut command: Command) -> HttpServer {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+            .unwrap_or_else(|e| panic!("start {program}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

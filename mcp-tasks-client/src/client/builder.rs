@@ -4,9 +4,9 @@
 use super::{Client, EraChoice};
 use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
-use crate::http::HttpWire;
+use crate::http::{HttpWire, Inbox};
 use crate::peer::{DuplexSend, Peer, Wire};
-use crate::session::{ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
+use crate::session::{Probe, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::wire::{Tap, WireDirection};
 use futures_util::StreamExt;
 use mcp_tasks_runtime::Era;
@@ -45,6 +45,8 @@ pub struct ClientBuilder {
     /// Sees every message's text ([`on_wire`](Self::on_wire)).
     tap: Option<Tap>,
     log_level: Option<String>,
+    /// A legacy HTTP session to join ([`legacy_session`](Self::legacy_session)).
+    legacy_session: Option<String>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -119,8 +121,9 @@ impl ClientBuilder {
         self
     }
 
-    /// How long [`EraChoice::Auto`] waits for an answer to `server/discover` before trying
-    /// `initialize` (default 5 s; servers that answer with an error are not waited for).
+    /// How long [`EraChoice::Auto`] waits for an answer to its probe (`ping` over stdio, then
+    /// `server/discover`) before trying `initialize` (default 5 s; servers that answer with an
+    /// error are not waited for).
     pub fn discover_timeout(mut self, timeout: Duration) -> Self {
         self.discover_timeout = timeout;
         self
@@ -171,6 +174,24 @@ impl ClientBuilder {
     /// [`on_wire`](Self::on_wire).
     pub fn log_level(mut self, level: impl Into<String>) -> Self {
         self.log_level = Some(level.into());
+        self
+    }
+
+    /// HTTP, 2025-11-25: joins the legacy session `id` (the `Mcp-Session-Id` another client got
+    /// from `initialize`, see [`Client::session_id`]) instead of opening one. A 2025-11-25 server
+    /// may know a task only in the session that created it; joining it is how another process
+    /// follows that task ([`Client::task`]) or gets its result, and answers its questions when the
+    /// client that started it is gone (`mcp-tasks task watch ID --session SESSION`). There is no
+    /// probe and no `initialize` (the era is 2025-11-25, whatever [`era`](Self::era) says): the
+    /// session is checked with `ping`, and an unknown or expired one (or one that belongs to
+    /// another bearer token) fails the connection with the server's refusal ([`Error::Rpc`] for
+    /// `ping`, e.g. "Session not found", or [`Error::Http`]). The server's info and capabilities
+    /// are not sent again: [`Client::server`] is empty. The client numbers its requests from a
+    /// random point, so that its ids do not collide with those of the session's own client still
+    /// in flight. [`Client::close`] leaves the session open. Over stdio, connecting fails with
+    /// [`Error::Transport`].
+    pub fn legacy_session(mut self, id: impl Into<String>) -> Self {
+        self.legacy_session = Some(id.into());
         self
     }
 
@@ -354,18 +375,66 @@ impl ClientBuilder {
             tools: Mutex::new(ToolCache::default()),
             child: tokio::sync::Mutex::new(child),
         };
+        if let Some(id) = &self.legacy_session {
+            let Some(http) = inner.peer.http() else {
+                return Err(Error::Transport(
+                    "a legacy session can be joined over HTTP only".into(),
+                ));
+            };
+            http.join_legacy_session(id, LEGACY_VERSION);
+            // The session's own client numbered its requests from 1, and some may still be in
+            // flight (a `tasks/result` waits for the task's end): ids of ours must not collide.
+            inner.peer.number_ids_apart();
+            inner
+                .peer
+                .request("ping", json!({}))
+                .await?
+                .map_err(|error| Error::Rpc {
+                    method: "ping".into(),
+                    error,
+                })?;
+            let inbox: Arc<dyn Inbox> = inner.peer.clone();
+            http.open_session_stream(Arc::downgrade(&inbox)).await;
+            return Ok(Client {
+                inner: Arc::new(inner),
+            });
+        }
         let modern = match self.era {
             EraChoice::Legacy => None,
             EraChoice::Modern => match inner.discover(None).await? {
                 Ok(found) => Some(found),
                 Err(why) => return Err(Error::Negotiation(why)),
             },
-            EraChoice::Auto => match inner.discover(Some(self.discover_timeout)).await? {
-                Ok(found) => Some(found),
-                Err(why) => {
-                    tracing::debug!(%why, "not a 2026-07-28 server; trying initialize");
+            // Over HTTP a legacy server refuses every request before `initialize` at its
+            // transport (400, no session), `ping` too: `server/discover` is the probe.
+            EraChoice::Auto if inner.peer.http().is_some() => {
+                auto_discover(&inner, self.discover_timeout).await?
+            }
+            // Over a duplex (stdio, in-process), `ping` first: see `Session::ping_probe`.
+            EraChoice::Auto => match inner.ping_probe(self.discover_timeout).await? {
+                Probe::Modern => auto_discover(&inner, self.discover_timeout).await?,
+                Probe::Silent(why) => {
+                    tracing::debug!(%why, "the era probe went unanswered; trying initialize");
                     None
                 }
+                Probe::Legacy => match inner.initialize().await {
+                    Ok(()) => {
+                        return Ok(Client {
+                            inner: Arc::new(inner),
+                        });
+                    }
+                    // A modern-only server that answered `ping` as a legacy one would.
+                    Err(refused @ Error::Negotiation(_)) => {
+                        match inner.discover(Some(self.discover_timeout)).await? {
+                            Ok(found) => Some(found),
+                            Err(why) => {
+                                tracing::debug!(%why, "server/discover after a refused initialize");
+                                return Err(refused);
+                            }
+                        }
+                    }
+                    Err(e) => return Err(e),
+                },
             },
         };
         match modern {
@@ -380,6 +449,21 @@ impl ClientBuilder {
             inner: Arc::new(inner),
         })
     }
+}
+
+/// `server/discover` while probing: the server's version and info when it speaks 2026-07-28,
+/// `None` (try `initialize`) when it does not or does not answer within `timeout`.
+async fn auto_discover(
+    inner: &Session,
+    timeout: Duration,
+) -> Result<Option<(String, ServerInfo)>, Error> {
+    Ok(match inner.discover(Some(timeout)).await? {
+        Ok(found) => Some(found),
+        Err(why) => {
+            tracing::debug!(%why, "not a 2026-07-28 server; trying initialize");
+            None
+        }
+    })
 }
 
 impl Client {
@@ -405,6 +489,7 @@ impl Client {
             root_certificates: Vec::new(),
             tap: None,
             log_level: None,
+            legacy_session: None,
         }
     }
 }

@@ -43,8 +43,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// is then [`Client::era`] (an [`Era`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EraChoice {
-    /// Probe with `server/discover`; fall back to `initialize` when the server does not answer it
-    /// as a 2026-07-28 server would.
+    /// Find the server's era, without provoking an error on a 2025-11-25-only server.
+    ///
+    /// Over stdio (and in-process) the probe is `ping` carrying the 2026-07-28 per-request
+    /// `_meta`, which every 2025-11-25 server must answer, even before `initialize`, with `{}`,
+    /// and 2026-07-28 has no more: an answer without `resultType` means a legacy server
+    /// (`initialize` follows, and no `server/discover`); an error (`-32601`, `-32022`, ...) or a
+    /// result with `resultType` means a server that may speak 2026-07-28 (`server/discover`
+    /// follows, and `initialize` if that fails); no answer within
+    /// [`discover_timeout`](ClientBuilder::discover_timeout) means `initialize`. A server taken
+    /// for legacy that refuses `initialize` gets `server/discover` before the connection fails.
+    ///
+    /// Over HTTP the probe is `server/discover` (a legacy server refuses the POST with a 4xx),
+    /// and `initialize` follows when the server does not answer it as a 2026-07-28 server would.
     #[default]
     Auto,
     /// 2026-07-28 only (stateless, per-request `_meta`, the tasks extension).
@@ -101,6 +112,12 @@ impl Client {
     /// ...).
     pub fn protocol_version(&self) -> &str {
         &self.inner.version
+    }
+
+    /// The 2025-11-25 HTTP session's id (`Mcp-Session-Id`), when the server gave one: what
+    /// another client joins with [`ClientBuilder::legacy_session`] to follow this session's tasks.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.peer.http().and_then(|h| h.session_id())
     }
 
     /// What the server said about itself.

@@ -44,6 +44,8 @@ struct HttpState {
     protocol_version: Option<String>,
     /// The legacy session.
     session_id: Option<String>,
+    /// The session is another client's, joined ([`Core::join_legacy_session`]): not ours to end.
+    joined: bool,
 }
 
 pub(crate) struct HttpWire {
@@ -211,7 +213,10 @@ impl HttpWire {
         if let Some(task) = lock(&self.get_stream).take() {
             task.abort();
         }
-        let has_session = lock(&self.state).session_id.is_some();
+        let has_session = {
+            let s = lock(&self.state);
+            s.session_id.is_some() && !s.joined
+        };
         if has_session {
             let mut headers = self.headers_for(&Value::Null);
             headers.remove(reqwest::header::CONTENT_TYPE);
@@ -238,6 +243,21 @@ impl Core {
     /// Before `initialize`: no version header, no session.
     pub(crate) fn start_initialize(&self) {
         *lock(&self.state) = HttpState::default();
+    }
+
+    /// From now on, requests go in the legacy session `id` that another client opened (with
+    /// `initialize`, in `version`); [`HttpWire::close`] leaves it open.
+    pub(crate) fn join_legacy_session(&self, id: &str, version: &str) {
+        let mut s = lock(&self.state);
+        s.modern = false;
+        s.protocol_version = Some(version.to_owned());
+        s.session_id = Some(id.to_owned());
+        s.joined = true;
+    }
+
+    /// The legacy session's id, once the server gave one.
+    pub(crate) fn session_id(&self) -> Option<String> {
+        lock(&self.state).session_id.clone()
     }
 
     /// From now on, requests are legacy, in the negotiated version (and session, if any).
