@@ -535,6 +535,28 @@ fn server_everything() -> String {
     format!("{} {} stdio", node(), index.display())
 }
 
+/// Resources, prompts and completions of `example_server` as sdk 1.32.2 (2025-11-25) and client
+/// 2.4.0 (2026-07-28) use them, over stdio: the notes resources and template, `review_code` and its
+/// completion, and the errors each era names.
+#[test]
+fn features_typescript_clients_against_the_example_server_stdio() {
+    let server = server_bin().display().to_string();
+    for client in ["sdk1", "client2"] {
+        run_features(client, "stdio", &server, "example", &String::new);
+    }
+}
+
+/// The same as [`features_typescript_clients_against_the_example_server_stdio`], over
+/// Streamable HTTP.
+#[test]
+fn features_typescript_clients_against_the_example_server_http() {
+    let example = HttpPeerServer::start(&server_bin(), "example_server");
+    let context = || format!("\nexample_server log:\n{}", example.log_tail(15));
+    for client in ["sdk1", "client2"] {
+        run_features(client, "http", &example.url, "example", &context);
+    }
+}
+
 /// The features script itself, against a server nobody here wrote (server-everything 2026.8.31):
 /// what `features.mjs` expects of resources, prompts and completions is what a third-party
 /// server does too, for sdk 1.32.2 and client 2.4.0.
@@ -549,6 +571,40 @@ fn features_typescript_clients_against_server_everything() {
             &String::new,
         );
     }
+}
+
+/// MCP Apps as `@modelcontextprotocol/ext-apps` 2.0.4's host helpers see them (with client
+/// 2.4.0, both eras): `show_forecast` names `ui://forecast/view.html`, the view reads as
+/// `text/html;profile=mcp-app` with `_meta.ui` that the package's schemas accept, and
+/// `refresh_forecast` is app-only. Over stdio.
+#[test]
+fn apps_ext_apps_2_0_stdio() {
+    require_node();
+    install("node");
+    let server = server_bin();
+    run_script_with(
+        Path::new(&node()),
+        "apps.mjs",
+        &["stdio".as_ref(), server.as_os_str()],
+        &[],
+        &String::new,
+    );
+}
+
+/// The same as [`apps_ext_apps_2_0_stdio`], over Streamable HTTP.
+#[test]
+fn apps_ext_apps_2_0_http() {
+    require_node();
+    install("node");
+    let example = HttpPeerServer::start(&server_bin(), "example_server");
+    let context = || format!("\nexample_server log:\n{}", example.log_tail(15));
+    run_script_with(
+        Path::new(&node()),
+        "apps.mjs",
+        &["http".as_ref(), example.url.as_ref()],
+        &[],
+        &context,
+    );
 }
 
 /// The pinned Python client (mcp 1.30.0) installs and imports; the Python peer scripts run in

@@ -180,7 +180,7 @@ pub async fn review_focus(value: String, context: CompletionContext) -> Vec<&'st
 /// settings).
 pub fn example_server() -> ServerBuilder {
     Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}), changed with write_note and revise_note (a task); and the prompt review_code.")
+        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}), changed with write_note and revise_note (a task); the prompt review_code; and an MCP App, show_forecast (its view is ui://forecast/view.html).")
         .tool::<greet>()
         .tool::<add>()
         .tool::<always_fails>()
@@ -194,6 +194,9 @@ pub fn example_server() -> ServerBuilder {
         .resource::<resources::note_index>()
         .resource::<resources::note>()
         .prompt::<review_code>()
+        .tool::<apps::show_forecast>()
+        .tool::<apps::refresh_forecast>()
+        .resource::<apps::forecast_view>()
 }
 
 /// Opens the task store `spec` names: `memory` (the default: tasks live in this process),

@@ -58,7 +58,9 @@ async function check(mode) {
     const html = read.contents[0];
     assertEq(html.mimeType, RESOURCE_MIME_TYPE, 'the read mimeType');
     assert(typeof html.text === 'string' && /<html[\s>]/i.test(html.text), `HTML text: ${show(html.text?.slice(0, 80))}`);
-    McpUiResourceMetaSchema.parse(html._meta?.ui ?? {});
+    assert(html._meta?.ui !== undefined, `the view's contents carry _meta.ui: ${show(html._meta)}`);
+    McpUiResourceMetaSchema.parse(html._meta.ui);
+    assertEq(html._meta.ui.prefersBorder, true, 'prefersBorder');
     ok(`its _meta.ui parses with McpUiResourceMetaSchema: ${show(html._meta?.ui)}`);
 
     step('the tools run');

@@ -25,6 +25,20 @@ if (!['sdk1', 'client2'].includes(kind) || !['stdio', 'http'].includes(transport
 }
 
 const PROFILES = {
+    example: {
+        resource: { uri: 'notes://index', includes: 'welcome' },
+        template: { uriTemplate: 'notes://{title}', read: 'notes://welcome', includes: 'Read me' },
+        prompt: { name: 'review_code', arguments: { code: 'fn main() {}', language: 'rust' }, includes: 'rust', required: 'code' },
+        complete: {
+            ref: { type: 'ref/prompt', name: 'review_code' },
+            argument: { name: 'focus', value: 'o' },
+            context: { arguments: { language: 'rust' } },
+            includes: 'ownership',
+        },
+        // SEP-2164: -32602 with data.uri from 2026-07-28 on; a 2025-11-25 session gets -32002,
+        // the code that version names.
+        unknownUriCode: kind === 'sdk1' ? -32002 : -32602,
+    },
     everything: {
         resource: { uri: 'demo://resource/static/document/architecture.md', mimeType: 'text/markdown' },
         template: { uriTemplate: 'demo://resource/dynamic/text/{resourceId}', read: 'demo://resource/dynamic/text/7' },
@@ -92,9 +106,9 @@ main(`features ${kind} ${transportKind} ${profileName}`, async () => {
     if (profile.resource.includes) assert(read.contents[0].text.includes(profile.resource.includes), `text includes ${profile.resource.includes}`);
     ok(`read ${read.contents[0].text.length} chars`);
 
-    step('resources/templates/list and a read through a template (text, then blob)');
+    step('resources/templates/list and a read through a template (text, and blob where the server has one)');
     const templates = await all((p) => c.listResourceTemplates(p, opts), 'resourceTemplates');
-    for (const t of [profile.template, profile.blobTemplate]) {
+    for (const t of [profile.template, profile.blobTemplate].filter(Boolean)) {
         assert(templates.some((x) => x.uriTemplate === t.uriTemplate), `${t.uriTemplate} in ${show(templates.map((x) => x.uriTemplate))}`);
         const r = await c.readResource({ uri: t.read }, opts);
         assertEq(r.contents[0].uri, t.read, 'the contents name the URI read');

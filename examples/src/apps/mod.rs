@@ -2,7 +2,7 @@
 //! whose tool names a `ui://` resource, an HTML view that a host which renders apps shows with the
 //! tool's result, and an app-only tool the view calls to refresh it.
 
-use mcp_tasks_runtime::{Json, tool};
+use mcp_tasks_runtime::{Json, ResourceContents, resource, tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -12,6 +12,23 @@ pub const FORECAST_VIEW_URI: &str = "ui://forecast/view.html";
 /// The forecast view: HTML with its script inline (no network access, which is what a host's
 /// default content security policy allows).
 pub const FORECAST_VIEW_HTML: &str = include_str!("forecast.html");
+
+/// The forecast view (an MCP App: `text/html;profile=mcp-app`). Its `_meta.ui` asks the host for
+/// a border and no network access beyond its own inline script.
+#[resource(
+    uri = "ui://forecast/view.html",
+    name = "forecast-view",
+    mime_type = "text/html;profile=mcp-app"
+)]
+pub async fn forecast_view() -> ResourceContents {
+    ResourceContents::text(FORECAST_VIEW_URI, VIEW_MIME_TYPE, FORECAST_VIEW_HTML).with_meta(
+        "ui",
+        serde_json::json!({ "prefersBorder": true, "csp": { "connectDomains": [], "resourceDomains": [] } }),
+    )
+}
+
+/// The MIME type of an MCP App's view (ext-apps `RESOURCE_MIME_TYPE`).
+pub const VIEW_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// A few days of weather for a city.
 #[derive(Debug, Serialize, JsonSchema)]

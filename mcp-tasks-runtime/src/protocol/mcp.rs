@@ -100,6 +100,10 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// The text.
         text: String,
+        /// `_meta`: what an extension says of these contents (MCP Apps: `ui`, the view's
+        /// content security policy and border preference).
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// Binary contents.
     Blob {
@@ -110,6 +114,9 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// Base64 data.
         blob: String,
+        /// `_meta`, as for text.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
 }
 
@@ -124,6 +131,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
             text: text.into(),
+            meta: None,
         }
     }
 
@@ -137,7 +145,17 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
             blob: base64_of(bytes.as_ref()),
+            meta: None,
         }
+    }
+
+    /// These contents with `key` set in their `_meta` (an MCP App's view, for instance, says its
+    /// content security policy under `ui`: `.with_meta("ui", json!({ "prefersBorder": true }))`).
+    pub fn with_meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        let (ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. }) = &mut self;
+        meta.get_or_insert_with(Default::default)
+            .insert(key.into(), value.into());
+        self
     }
 }
 

@@ -44,6 +44,7 @@ fn text(uri: &str, mime_type: Option<String>, text: String) -> Vec<ResourceConte
         uri: uri.to_owned(),
         mime_type,
         text,
+        meta: None,
     }]
 }
 

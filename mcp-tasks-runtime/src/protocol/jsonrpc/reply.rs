@@ -334,11 +334,13 @@ mod tests {
                 uri: "u".into(),
                 mime_type: None,
                 text: "t".into(),
+                meta: None,
             }),
             Content::resource(ResourceContents::Blob {
                 uri: "u".into(),
                 mime_type: None,
                 blob: "AA==".into(),
+                meta: None,
             }),
         ];
         let meta = |pairs: Value| pairs.as_object().cloned();
