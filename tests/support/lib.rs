@@ -37,6 +37,7 @@ book! {
     Resources = "resources.md",
     Prompts = "prompts.md",
     Completions = "completions.md",
+    Apps = "apps.md",
     Http = "http.md",
     Stores = "stores.md",
     Push = "push.md",

@@ -315,6 +315,17 @@ impl ServerBuilder {
                 }
             }
         }
+        for tool in tools.iter() {
+            // An MCP Apps tool's view must be served, or hosts that render apps show nothing.
+            if let Some(ui) = tool.info.ui
+                && resources.find(ui.resource_uri).is_none()
+            {
+                problems.push(SetupProblem::MissingUiResource {
+                    tool: tool.info.name,
+                    uri: ui.resource_uri,
+                });
+            }
+        }
         let (prompts, completions) = self.prompts(&mut problems);
         let mut promoted: Vec<&'static str> = self.promote_after.keys().copied().collect();
         promoted.sort_unstable();
@@ -401,7 +412,7 @@ impl ServerBuilder {
 mod tests {
     use super::*;
     use crate::schemars::{self, JsonSchema};
-    use crate::{Args, State, tool};
+    use crate::{Args, State, resource, tool};
     use serde::Deserialize;
 
     /// A tool.
@@ -565,6 +576,42 @@ mod tests {
         pub(super) async fn stateful(_: State<super::Missing>) -> &'static str {
             ""
         }
+    }
+
+    /// An MCP Apps tool.
+    #[tool(ui = "ui://forecast/view.html")]
+    async fn forecast() -> String {
+        String::new()
+    }
+
+    /// Its view.
+    #[resource(
+        uri = "ui://forecast/view.html",
+        mime_type = "text/html;profile=mcp-app"
+    )]
+    async fn forecast_view() -> &'static str {
+        "<html></html>"
+    }
+
+    #[test]
+    fn a_tool_whose_app_view_no_resource_serves_stops_start_up() {
+        let err = Server::builder("t", "0")
+            .tool::<forecast>()
+            .build()
+            .expect_err("refused");
+        assert_eq!(
+            err.problems(),
+            [SetupProblem::MissingUiResource {
+                tool: "forecast",
+                uri: "ui://forecast/view.html"
+            }]
+        );
+        assert!(err.to_string().contains("no resource serves it"), "{err}");
+        Server::builder("t", "0")
+            .tool::<forecast>()
+            .resource::<forecast_view>()
+            .build()
+            .expect("served");
     }
 
     #[test]

@@ -79,6 +79,14 @@ pub enum SetupProblem {
         /// What is wrong with it.
         why: String,
     },
+    /// A tool names an MCP Apps view (`#[tool(ui = "ui://...")]`) that no registered resource
+    /// serves.
+    MissingUiResource {
+        /// The tool.
+        tool: &'static str,
+        /// The `ui://` URI it names.
+        uri: &'static str,
+    },
     /// A [`ServerConfig`](super::ServerConfig) value the server cannot run with.
     BadConfig {
         /// The setting, as its method is named.
@@ -104,6 +112,10 @@ impl fmt::Display for SetupProblem {
                 "prompt `{prompt}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
             ),
             SetupProblem::BadHeader { tool, why } => write!(f, "tool `{tool}`: {why}"),
+            SetupProblem::MissingUiResource { tool, uri } => write!(
+                f,
+                "tool `{tool}` shows its results in the MCP App view `{uri}`, but no resource serves it (register one with `.resource::<...>()`, `#[resource(uri = \"{uri}\", mime_type = \"text/html;profile=mcp-app\")]`)"
+            ),
             SetupProblem::MissingState { tool, state } => write!(
                 f,
                 "tool `{tool}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
