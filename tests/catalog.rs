@@ -842,3 +842,121 @@ fn cli_says_when_a_server_offers_no_resources_prompts_or_completions() {
         assert!(run.stdout.is_empty(), "{args:?}");
     }
 }
+
+// ---- our own example server ---------------------------------------------------------------------
+
+/// The library against `example_server` in both eras: its notes (a fixed resource and a template),
+/// `review_code` and its completions, the MCP App's view, and `-32602` / `-32002` with the URI for
+/// one it does not have.
+#[tokio::test]
+async fn the_library_reads_and_gets_from_the_example_server_in_both_eras() {
+    let bin = mcp_tasks_tests::example_bin("example_server");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let mut command = tokio::process::Command::new(&bin);
+        command.stderr(Stdio::null());
+        let client = timeout(WAIT, Client::builder().era(era).connect_stdio(command))
+            .await
+            .expect("in time")
+            .expect("connects");
+        let at = format!("{era:?}");
+        let resources = client.list_resources().await.expect("resources/list");
+        for uri in ["notes://index", "ui://forecast/view.html"] {
+            assert!(resources.iter().any(|r| r.uri == uri), "{at}: {uri} listed");
+        }
+        let templates = client.list_resource_templates().await.expect("templates");
+        assert!(
+            templates
+                .iter()
+                .any(|t| t.uri_template == "notes://{title}"),
+            "{at}"
+        );
+        let read = client.read_resource("notes://welcome").await.expect("read");
+        assert!(
+            read.contents[0]
+                .data
+                .as_text()
+                .is_some_and(|t| t.contains("Read me")),
+            "{at}: {read:?}"
+        );
+        let view = client
+            .read_resource("ui://forecast/view.html")
+            .await
+            .expect("view");
+        assert_eq!(
+            view.contents[0].mime_type.as_deref(),
+            Some("text/html;profile=mcp-app")
+        );
+        match client.read_resource("notes://nobody-wrote-this").await {
+            Err(Error::ResourceNotFound { uri, .. }) => {
+                assert_eq!(uri, "notes://nobody-wrote-this", "{at}")
+            }
+            other => panic!("{at}: {other:?}"),
+        }
+        let got = client
+            .get_prompt(
+                "review_code",
+                json!({ "code": "fn main() {}", "language": "rust" }),
+            )
+            .await
+            .expect("prompts/get");
+        match &got.messages[0].content {
+            Content::Text { text, .. } => assert!(text.contains("rust code"), "{at}: {text}"),
+            other => panic!("{at}: {other:?}"),
+        }
+        let reference = CompletionRef::Prompt("review_code".into());
+        let done = client
+            .complete(&reference, "focus", "o", &[("language", "rust")])
+            .await
+            .expect("completion/complete");
+        assert_eq!(done.values, ["ownership"], "{at}");
+        client.close().await;
+    }
+}
+
+/// The command against `example_server`: `resources`, `read`, `prompts`, `prompt`, `complete`.
+#[test]
+fn the_cli_reads_and_gets_from_the_example_server() {
+    let server = vec![
+        mcp_tasks_tests::example_bin("example_server")
+            .display()
+            .to_string(),
+    ];
+    let run = mcp_tasks(&["resources"], &server);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.text().contains("notes://index"), "{}", run.text());
+    assert!(run.text().contains("notes://{title}"), "{}", run.text());
+    let run = mcp_tasks(&["read", "notes://welcome"], &server);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.text().contains("Read me"), "{}", run.text());
+    let run = mcp_tasks(&["read", "notes://nobody-wrote-this"], &server);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("notes://nobody-wrote-this"),
+        "{}",
+        run.stderr
+    );
+    let run = mcp_tasks(&["prompts"], &server);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.text().contains("review_code"), "{}", run.text());
+    let run = mcp_tasks(
+        &[
+            "prompt",
+            "review_code",
+            "--args",
+            "code=x",
+            "--args",
+            "language=rust",
+        ],
+        &server,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.text().contains("rust code"), "{}", run.text());
+    let run = mcp_tasks(&["prompt", "review_code", "--args", "code=x"], &server);
+    assert_eq!(run.code, 2, "a missing argument: {}", run.stderr);
+    let run = mcp_tasks(
+        &["complete", "--prompt", "review_code", "language", "ru"],
+        &server,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.text().trim(), "rust");
+}
