@@ -448,3 +448,67 @@ mod http {
         assert_eq!(updated["params"], json!({ "uri": "notes://welcome" }));
     }
 }
+
+/// A server without resources advertises none, and the resource methods do not exist on it; a
+/// resource whose `list` function panics is `-32603` and the server goes on.
+#[tokio::test]
+async fn without_resources_there_is_no_capability_and_a_panicking_list_is_an_error() {
+    use mcp_tasks_runtime::resource::ListedResource;
+    use mcp_tasks_runtime::{Server, ToolContext, resource, tool};
+    use mcp_tasks_tests::in_memory_request;
+
+    /// A tool.
+    #[tool]
+    async fn plain() -> &'static str {
+        "plain"
+    }
+
+    /// Items.
+    #[resource(uri = "items://{id}", list = "broken_list")]
+    async fn item(id: u32) -> String {
+        id.to_string()
+    }
+
+    async fn broken_list(_: ToolContext) -> Vec<ListedResource> {
+        panic!("the list is broken")
+    }
+
+    let bare = Server::builder("bare", "0")
+        .tool::<plain>()
+        .build()
+        .unwrap();
+    let mut c = bare.connect_in_memory();
+    let discover = in_memory_request(&mut c, 1, "server/discover", json!({}), no_caps()).await;
+    assert!(
+        discover["result"]["capabilities"]
+            .get("resources")
+            .is_none(),
+        "{discover}"
+    );
+    let err = in_memory_request(&mut c, 2, "resources/list", json!({}), no_caps()).await;
+    assert_eq!(err["error"]["code"], -32601, "{err}");
+
+    let server = Server::builder("items", "0")
+        .resource::<item>()
+        .build()
+        .unwrap();
+    let mut c = server.connect_in_memory();
+    let err = in_memory_request(&mut c, 1, "resources/list", json!({}), no_caps()).await;
+    assert_eq!(err["error"]["code"], -32603, "{err}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`list` function of resource template `items://{id}` panicked"),
+        "{err}"
+    );
+    let read = in_memory_request(
+        &mut c,
+        2,
+        "resources/read",
+        json!({ "uri": "items://7" }),
+        no_caps(),
+    )
+    .await;
+    assert_eq!(read["result"]["contents"][0]["text"], "7", "{read}");
+}
