@@ -36,7 +36,14 @@ async fn a_legacy_session_lists_reads_and_is_told_of_bad_uris() {
     );
 
     let list = c.result("resources/list", json!({})).await;
-    assert_eq!(uris(&list), ["notes://index", "ui://forecast/view.html", "notes://welcome"]);
+    assert_eq!(
+        uris(&list),
+        [
+            "notes://index",
+            "ui://forecast/view.html",
+            "notes://welcome"
+        ]
+    );
     assert_eq!(list["resources"][0]["name"], "note-index");
     assert_eq!(list["resources"][0]["title"], "All notes");
     assert_eq!(
