@@ -111,9 +111,11 @@ impl Message {
         let value: Value = match serde_json::from_str(text) {
             Ok(value) => value,
             // An integer id too long for even a double (`1e309` and up: serde_json says "number
-            // out of range"): the fields one by one, the id kept as its digits.
+            // out of range"): the fields one by one, the id kept as its digits. Only then: a
+            // message too deep for a tree must not pass by being read a level at a time.
             Err(e) => {
-                return match huge_ids(text) {
+                let out_of_range = e.to_string().starts_with("number out of range");
+                return match out_of_range.then(|| huge_ids(text)).flatten() {
                     Some((value, id)) => Self::classify(value, id),
                     None => Err(Rejected {
                         id: None,
