@@ -512,3 +512,96 @@ async fn without_resources_there_is_no_capability_and_a_panicking_list_is_an_err
     .await;
     assert_eq!(read["result"]["contents"][0]["text"], "7", "{read}");
 }
+
+/// `completion/complete` for the `title` of `notes://{title}` (`#[complete(with = ...)]` on the
+/// variable's parameter): the titles of the notes there are now, read from the server's state,
+/// in both eras; an unknown template or variable is `-32602`.
+#[tokio::test]
+async fn the_note_template_completes_its_title_from_the_notes_in_both_eras() {
+    let complete = |uri: &str, variable: &str, value: &str| {
+        json!({ "ref": { "type": "ref/resource", "uri": uri },
+            "argument": { "name": variable, "value": value },
+            "context": { "arguments": {} } })
+    };
+    let mut legacy = StdioClient::example();
+    let init = legacy.initialize(json!({})).await;
+    assert_eq!(init["capabilities"]["completions"], json!({}), "{init}");
+    let mut modern_c = StdioClient::example();
+    let discover = modern_c
+        .result("server/discover", modern(json!({}), no_caps()))
+        .await;
+    assert_eq!(
+        discover["capabilities"]["completions"],
+        json!({}),
+        "{discover}"
+    );
+    for (c, era) in [(&mut legacy, false), (&mut modern_c, true)] {
+        let wrap = |params: Value| {
+            if era {
+                modern(params, no_caps())
+            } else {
+                params
+            }
+        };
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "we")),
+            )
+            .await;
+        assert_eq!(done["completion"]["values"], json!(["welcome"]), "{done}");
+        // A note written since is offered too: the completion reads the notes as they are.
+        c.result(
+            "tools/call",
+            wrap(json!({ "name": "write_note", "arguments": { "title": "weekly", "text": "w" } })),
+        )
+        .await;
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "we")),
+            )
+            .await;
+        assert_eq!(
+            done["completion"],
+            json!({ "values": ["weekly", "welcome"], "total": 2, "hasMore": false }),
+            "{done}"
+        );
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "x")),
+            )
+            .await;
+        assert_eq!(done["completion"]["values"], json!([]), "{done}");
+
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://{name}", "name", "we")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        assert_eq!(
+            err["data"]["ref"],
+            json!({ "type": "ref/resource", "uri": "notes://{name}" }),
+            "{err}"
+        );
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://{title}", "rev", "1")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        assert_eq!(err["data"], json!({ "argument": "rev" }), "{err}");
+        // A concrete URI is not a template.
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://welcome", "title", "we")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+    }
+}
