@@ -3,7 +3,9 @@
 //! `list` function names), templates, reads of text, JSON and bytes, bad input (an unknown URI, a
 //! URI that matches no template, a template variable that does not fit its parameter) with the
 //! precise error while the server goes on serving, and subscriptions: a task that changes a note
-//! tells the subscribed client, in both eras.
+//! tells the subscribed client, in both eras. Completion of a template's variables
+//! (`#[complete]`), with the variables already chosen, and `-32602` for an unknown template or
+//! variable.
 
 use mcp_tasks_tests::{StdioClient, modern};
 use serde_json::{Value, json};
@@ -604,4 +606,131 @@ async fn the_note_template_completes_its_title_from_the_notes_in_both_eras() {
             .await;
         assert_eq!(err["code"], -32602, "{err}");
     }
+}
+
+mod two_variables {
+    use mcp_tasks_runtime::{CompletionContext, Server, resource};
+    use mcp_tasks_tests::in_memory_request;
+    use serde_json::json;
+
+    /// A file, by folder and name.
+    #[resource(uri = "files://{folder}/{name}")]
+    pub async fn file(
+        #[complete(values = ["docs", "drafts", "src"])] folder: String,
+        #[complete(with = complete_name)] name: String,
+    ) -> String {
+        format!("{folder}/{name}")
+    }
+
+    /// The names in the folder already chosen (`context.arguments.folder`).
+    async fn complete_name(typed: String, context: CompletionContext) -> Vec<String> {
+        let names: &[&str] = match context.get("folder") {
+            Some("docs") => &["guide.md", "api.md"],
+            Some("src") => &["lib.rs", "main.rs"],
+            _ => &[],
+        };
+        names
+            .iter()
+            .filter(|n| n.starts_with(&typed))
+            .map(|n| (*n).to_owned())
+            .collect()
+    }
+
+    /// A server whose only completions are a resource template's declares `completions`, and a
+    /// `with` function is given the variables already chosen.
+    #[tokio::test]
+    async fn a_with_function_gets_the_variables_already_chosen() {
+        let server = Server::builder("files", "1")
+            .resource::<file>()
+            .build()
+            .expect("builds");
+        let mut c = server.connect_in_memory();
+        let caps = json!({});
+        let discover =
+            in_memory_request(&mut c, 1, "server/discover", json!({}), caps.clone()).await;
+        assert_eq!(
+            discover["result"]["capabilities"]["completions"],
+            json!({}),
+            "{discover}"
+        );
+        let complete = |variable: &str, value: &str, folder: Option<&str>| {
+            let mut params = json!({ "ref": { "type": "ref/resource", "uri": "files://{folder}/{name}" },
+                "argument": { "name": variable, "value": value } });
+            if let Some(folder) = folder {
+                params["context"] = json!({ "arguments": { "folder": folder } });
+            }
+            params
+        };
+        let done = in_memory_request(
+            &mut c,
+            2,
+            "completion/complete",
+            complete("folder", "d", None),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["docs", "drafts"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            3,
+            "completion/complete",
+            complete("name", "", Some("src")),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["lib.rs", "main.rs"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            4,
+            "completion/complete",
+            complete("name", "a", Some("docs")),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["api.md"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            5,
+            "completion/complete",
+            complete("name", "", None),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(done["result"]["completion"]["values"], json!([]), "{done}");
+    }
+
+    /// A template with no `#[complete]`: no `completions` capability, and the method is unknown.
+    #[tokio::test]
+    async fn a_template_without_completions_declares_none() {
+        let server = Server::builder("notes", "1")
+            .resource::<crate::plain_note>()
+            .build()
+            .expect("builds");
+        let mut c = server.connect_in_memory();
+        let discover = in_memory_request(&mut c, 1, "server/discover", json!({}), json!({})).await;
+        assert!(
+            discover["result"]["capabilities"]
+                .get("completions")
+                .is_none(),
+            "{discover}"
+        );
+    }
+}
+
+/// A template whose variable does not complete.
+#[mcp_tasks_runtime::resource(uri = "plain://{title}")]
+async fn plain_note(title: String) -> String {
+    title
 }
