@@ -38,7 +38,15 @@ async fn a_legacy_session_lists_reads_and_is_told_of_bad_uris() {
     );
 
     let list = c.result("resources/list", json!({})).await;
-    assert_eq!(uris(&list), ["notes://index", "notes://welcome"]);
+    // Fixed resources first (the notes' index, the MCP App's view), then what `list` names.
+    assert_eq!(
+        uris(&list),
+        [
+            "notes://index",
+            "ui://forecast/view.html",
+            "notes://welcome"
+        ]
+    );
     assert_eq!(list["resources"][0]["name"], "note-index");
     assert_eq!(list["resources"][0]["title"], "All notes");
     assert_eq!(
@@ -46,7 +54,7 @@ async fn a_legacy_session_lists_reads_and_is_told_of_bad_uris() {
         "The titles of all notes, as JSON."
     );
     // A resource a template's `list` names gets the template's MIME type.
-    assert_eq!(list["resources"][1]["mimeType"], "text/markdown");
+    assert_eq!(list["resources"][2]["mimeType"], "text/markdown");
     assert!(
         list.get("ttlMs").is_none(),
         "no caching hints in 2025-11-25"
