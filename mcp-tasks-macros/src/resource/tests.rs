@@ -91,7 +91,7 @@ fn template_syntax() {
     assert!(!template::has_scheme("/etc/hosts"));
 }
 
-/// The expansion of a template resource with a `list` function, pretty-printed and checked
+/// The expansion of a template resource with a `list` function and completed variables, pretty-printed and checked
 /// against `tests/snapshots/note.expanded.rs` (refresh with `UPDATE_EXPECT=1`).
 #[test]
 fn note_expansion_snapshot() {
@@ -103,7 +103,11 @@ fn note_expansion_snapshot() {
         ),
         quote! {
             /// One note, by title.
-            pub async fn note(notes: State<Notes>, title: String, rev: Option<u32>) -> Result<String, ToolError> {
+            pub async fn note(
+                notes: State<Notes>,
+                #[complete(with = complete_title)] title: String,
+                #[complete(values = ["1", "2"])] rev: Option<u32>,
+            ) -> Result<String, ToolError> {
                 notes.get(&title, rev)
             }
         },
