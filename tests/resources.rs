@@ -3,7 +3,9 @@
 //! `list` function names), templates, reads of text, JSON and bytes, bad input (an unknown URI, a
 //! URI that matches no template, a template variable that does not fit its parameter) with the
 //! precise error while the server goes on serving, and subscriptions: a task that changes a note
-//! tells the subscribed client, in both eras.
+//! tells the subscribed client, in both eras. Completion of a template's variables
+//! (`#[complete]`), with the variables already chosen, and `-32602` for an unknown template or
+//! variable.
 
 use mcp_tasks_tests::{StdioClient, modern};
 use serde_json::{Value, json};
@@ -36,6 +38,7 @@ async fn a_legacy_session_lists_reads_and_is_told_of_bad_uris() {
     );
 
     let list = c.result("resources/list", json!({})).await;
+    // Fixed resources first (the notes' index, the MCP App's view), then what `list` names.
     assert_eq!(
         uris(&list),
         [
@@ -518,4 +521,224 @@ async fn without_resources_there_is_no_capability_and_a_panicking_list_is_an_err
     )
     .await;
     assert_eq!(read["result"]["contents"][0]["text"], "7", "{read}");
+}
+
+/// `completion/complete` for the `title` of `notes://{title}` (`#[complete(with = ...)]` on the
+/// variable's parameter): the titles of the notes there are now, read from the server's state,
+/// in both eras; an unknown template or variable is `-32602`.
+#[tokio::test]
+async fn the_note_template_completes_its_title_from_the_notes_in_both_eras() {
+    let complete = |uri: &str, variable: &str, value: &str| {
+        json!({ "ref": { "type": "ref/resource", "uri": uri },
+            "argument": { "name": variable, "value": value },
+            "context": { "arguments": {} } })
+    };
+    let mut legacy = StdioClient::example();
+    let init = legacy.initialize(json!({})).await;
+    assert_eq!(init["capabilities"]["completions"], json!({}), "{init}");
+    let mut modern_c = StdioClient::example();
+    let discover = modern_c
+        .result("server/discover", modern(json!({}), no_caps()))
+        .await;
+    assert_eq!(
+        discover["capabilities"]["completions"],
+        json!({}),
+        "{discover}"
+    );
+    for (c, era) in [(&mut legacy, false), (&mut modern_c, true)] {
+        let wrap = |params: Value| {
+            if era {
+                modern(params, no_caps())
+            } else {
+                params
+            }
+        };
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "we")),
+            )
+            .await;
+        assert_eq!(done["completion"]["values"], json!(["welcome"]), "{done}");
+        // A note written since is offered too: the completion reads the notes as they are.
+        c.result(
+            "tools/call",
+            wrap(json!({ "name": "write_note", "arguments": { "title": "weekly", "text": "w" } })),
+        )
+        .await;
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "we")),
+            )
+            .await;
+        assert_eq!(
+            done["completion"],
+            json!({ "values": ["weekly", "welcome"], "total": 2, "hasMore": false }),
+            "{done}"
+        );
+        let done = c
+            .result(
+                "completion/complete",
+                wrap(complete("notes://{title}", "title", "x")),
+            )
+            .await;
+        assert_eq!(done["completion"]["values"], json!([]), "{done}");
+
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://{name}", "name", "we")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        assert_eq!(
+            err["data"]["ref"],
+            json!({ "type": "ref/resource", "uri": "notes://{name}" }),
+            "{err}"
+        );
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://{title}", "rev", "1")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+        assert_eq!(err["data"], json!({ "argument": "rev" }), "{err}");
+        // A concrete URI is not a template.
+        let err = c
+            .error(
+                "completion/complete",
+                wrap(complete("notes://welcome", "title", "we")),
+            )
+            .await;
+        assert_eq!(err["code"], -32602, "{err}");
+    }
+}
+
+mod two_variables {
+    use mcp_tasks_runtime::{CompletionContext, Server, resource};
+    use mcp_tasks_tests::in_memory_request;
+    use serde_json::json;
+
+    /// A file, by folder and name.
+    #[resource(uri = "files://{folder}/{name}")]
+    pub async fn file(
+        #[complete(values = ["docs", "drafts", "src"])] folder: String,
+        #[complete(with = complete_name)] name: String,
+    ) -> String {
+        format!("{folder}/{name}")
+    }
+
+    /// The names in the folder already chosen (`context.arguments.folder`).
+    async fn complete_name(typed: String, context: CompletionContext) -> Vec<String> {
+        let names: &[&str] = match context.get("folder") {
+            Some("docs") => &["guide.md", "api.md"],
+            Some("src") => &["lib.rs", "main.rs"],
+            _ => &[],
+        };
+        names
+            .iter()
+            .filter(|n| n.starts_with(&typed))
+            .map(|n| (*n).to_owned())
+            .collect()
+    }
+
+    /// A server whose only completions are a resource template's declares `completions`, and a
+    /// `with` function is given the variables already chosen.
+    #[tokio::test]
+    async fn a_with_function_gets_the_variables_already_chosen() {
+        let server = Server::builder("files", "1")
+            .resource::<file>()
+            .build()
+            .expect("builds");
+        let mut c = server.connect_in_memory();
+        let caps = json!({});
+        let discover =
+            in_memory_request(&mut c, 1, "server/discover", json!({}), caps.clone()).await;
+        assert_eq!(
+            discover["result"]["capabilities"]["completions"],
+            json!({}),
+            "{discover}"
+        );
+        let complete = |variable: &str, value: &str, folder: Option<&str>| {
+            let mut params = json!({ "ref": { "type": "ref/resource", "uri": "files://{folder}/{name}" },
+                "argument": { "name": variable, "value": value } });
+            if let Some(folder) = folder {
+                params["context"] = json!({ "arguments": { "folder": folder } });
+            }
+            params
+        };
+        let done = in_memory_request(
+            &mut c,
+            2,
+            "completion/complete",
+            complete("folder", "d", None),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["docs", "drafts"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            3,
+            "completion/complete",
+            complete("name", "", Some("src")),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["lib.rs", "main.rs"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            4,
+            "completion/complete",
+            complete("name", "a", Some("docs")),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(
+            done["result"]["completion"]["values"],
+            json!(["api.md"]),
+            "{done}"
+        );
+        let done = in_memory_request(
+            &mut c,
+            5,
+            "completion/complete",
+            complete("name", "", None),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(done["result"]["completion"]["values"], json!([]), "{done}");
+    }
+
+    /// A template with no `#[complete]`: no `completions` capability, and the method is unknown.
+    #[tokio::test]
+    async fn a_template_without_completions_declares_none() {
+        let server = Server::builder("notes", "1")
+            .resource::<crate::plain_note>()
+            .build()
+            .expect("builds");
+        let mut c = server.connect_in_memory();
+        let discover = in_memory_request(&mut c, 1, "server/discover", json!({}), json!({})).await;
+        assert!(
+            discover["result"]["capabilities"]
+                .get("completions")
+                .is_none(),
+            "{discover}"
+        );
+    }
+}
+
+/// A template whose variable does not complete.
+#[mcp_tasks_runtime::resource(uri = "plain://{title}")]
+async fn plain_note(title: String) -> String {
+    title
 }

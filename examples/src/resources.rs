@@ -1,9 +1,11 @@
 //! Resources: the fixtures of the conformance suite's `resources-*` scenarios (and the resource
 //! part of `caching`), and the notes of the example server: a fixed index, a template that reads
-//! one note, and tools that change a note and tell its subscribers.
+//! one note (its `title` completes from the notes there are), and tools that change a note and tell its subscribers.
 
 use mcp_tasks_runtime::resource::{Blob, ListedResource};
-use mcp_tasks_runtime::{Json, ResourceNotifier, State, ToolContext, ToolError, resource, tool};
+use mcp_tasks_runtime::{
+    CompletionContext, Json, ResourceNotifier, State, ToolContext, ToolError, resource, tool,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -77,10 +79,26 @@ pub async fn note_index(notes: State<Notes>) -> Json<Vec<String>> {
     mime_type = "text/markdown",
     list = "list_notes"
 )]
-pub async fn note(notes: State<Notes>, title: String) -> Result<String, ToolError> {
+pub async fn note(
+    notes: State<Notes>,
+    #[complete(with = complete_title)] title: String,
+) -> Result<String, ToolError> {
     notes
         .get(&title)
         .ok_or_else(|| resource::resource_not_found(&format!("notes://{title}")).into())
+}
+
+/// The titles of the notes that start with what was typed (`completion/complete` for the
+/// `title` of `notes://{title}`).
+pub async fn complete_title(typed: String, context: CompletionContext) -> Vec<String> {
+    let Some(notes) = context.state::<Notes>() else {
+        return Vec::new();
+    };
+    notes
+        .titles()
+        .into_iter()
+        .filter(|title| title.starts_with(&typed))
+        .collect()
 }
 
 /// Every note, for `resources/list`.

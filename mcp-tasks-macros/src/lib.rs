@@ -6,6 +6,7 @@
 //! that is valid by construction, every error collected) → `expand` (declarations only; it cannot
 //! fail).
 
+mod complete;
 mod diag;
 mod duration;
 mod expand;

@@ -2,7 +2,8 @@
 //! `impl Prompt` for it in a `const _` block; each parameter's and the return type's bounds are
 //! checked once, in a `const` at the user's type. Cannot fail.
 
-use super::model::{Complete, Param, PromptSpec};
+use super::model::{Param, PromptSpec};
+use crate::complete::Completer;
 use crate::paths::{Rt, generated};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -200,26 +201,6 @@ impl ToTokens for Describe<'_> {
         tokens.extend(quote! {
             fn describe(#prompt: &mut #Rt::PromptBuilder) {
                 #(#lines)*
-            }
-        });
-    }
-}
-
-/// `Completer::Values(&[...])`, or `Completer::With(|v, c| complete_with(path(v, c)))` with the
-/// call at the path's span (a function of the wrong shape is reported there).
-struct Completer<'a>(&'a Complete);
-
-impl ToTokens for Completer<'_> {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        tokens.extend(match self.0 {
-            Complete::Values(values) => quote!(#Rt::Completer::Values(&[#(#values),*])),
-            Complete::With(path) => {
-                let value = syn::Ident::new("value", Span::mixed_site());
-                let context = syn::Ident::new("context", Span::mixed_site());
-                let call = quote_spanned! {path.span()=>
-                    #Rt::complete_with(#path(#value, #context))
-                };
-                quote!(#Rt::Completer::With(|#value, #context| #call))
             }
         });
     }

@@ -4,7 +4,7 @@
 
 mod expand;
 mod model;
-mod parse;
+pub(crate) mod parse;
 mod validate;
 
 use crate::diag::Diagnostics;

@@ -1,15 +1,7 @@
 //! The validated prompt: defaults filled in, every value checked; `expand` only reads it.
 
+use crate::complete::Complete;
 use proc_macro2::Span;
-
-/// How an argument completes.
-#[derive(Debug, Clone)]
-pub enum Complete {
-    /// `values = [...]`.
-    Values(Vec<syn::LitStr>),
-    /// `with = path`.
-    With(syn::Path),
-}
 
 /// One parameter of the prompt function, in order.
 #[derive(Debug, Clone)]

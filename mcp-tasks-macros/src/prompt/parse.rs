@@ -3,6 +3,7 @@
 //! function so that rustc never sees them. Parameter doc comments are collected by
 //! [`ToolFn`](crate::parse::ToolFn), as for tools.
 
+use crate::complete::{self, CompleteAttr};
 use crate::diag::Diagnostics;
 use crate::parse::ToolFn;
 use darling::FromMeta;
@@ -23,15 +24,6 @@ pub struct PromptAttr {
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Key<syn::Path>>,
-}
-
-/// `#[complete(...)]` on a parameter.
-#[derive(Debug, Default, FromMeta)]
-pub struct CompleteAttr {
-    /// `values = ["a", "b"]`: a fixed list.
-    pub values: Option<Key<Values>>,
-    /// `with = path::to::function`: an `async fn(String, CompletionContext)`.
-    pub with: Option<Key<FnPath>>,
 }
 
 /// `#[arg(...)]` on a parameter.
@@ -95,16 +87,13 @@ pub fn function(mut item: syn::ItemFn, diag: &mut Diagnostics) -> PromptFn {
 }
 
 fn helper_attr(attr: &syn::Attribute, found: &mut ParamAttrs, diag: &mut Diagnostics) {
-    let is_complete = attr.path().is_ident("complete");
+    if attr.path().is_ident("complete") {
+        return complete::parse(attr, &mut found.complete, diag);
+    }
     let Meta::List(list) = &attr.meta else {
-        let example = if is_complete {
-            "#[complete(values = [\"a\", \"b\"])]` or `#[complete(with = my_fn)]"
-        } else {
-            "#[arg(rename = \"argName\")]"
-        };
         diag.error(
             attr.path().span(),
-            format!("expected a list of keys: write `{example}`"),
+            "expected a list of keys: write `#[arg(rename = \"argName\")]`",
         );
         return;
     };
@@ -112,18 +101,7 @@ fn helper_attr(attr: &syn::Attribute, found: &mut ParamAttrs, diag: &mut Diagnos
         Ok(items) => items,
         Err(err) => return diag.push(err),
     };
-    if is_complete {
-        if found.complete.is_some() {
-            diag.error(
-                attr.path().span(),
-                "a parameter takes one `#[complete(...)]`: merge them or remove one",
-            );
-            return;
-        }
-        if let Some(complete) = diag.handle(CompleteAttr::from_list(&items)) {
-            found.complete = Some((complete, attr.path().span()));
-        }
-    } else if let Some(arg) = diag.handle(ArgAttr::from_list(&items)) {
+    if let Some(arg) = diag.handle(ArgAttr::from_list(&items)) {
         found.arg = arg;
     }
 }

@@ -43,11 +43,11 @@ fn names_docs_renames_and_completions() {
     assert_eq!(spec.params[1].doc.as_deref(), Some("Where to."));
     assert!(matches!(
         spec.params[1].complete,
-        Some((super::model::Complete::Values(ref v), _)) if v.len() == 2
+        Some((crate::complete::Complete::Values(ref v), _)) if v.len() == 2
     ));
     assert!(matches!(
         spec.params[2].complete,
-        Some((super::model::Complete::With(_), _))
+        Some((crate::complete::Complete::With(_), _))
     ));
     // The helper attributes are gone from the re-emitted function.
     let text = quote!(#(spec.item)).to_string();

@@ -1,8 +1,8 @@
 //! Stage 2 for `#[prompt]`: the raw attribute and function become a [`PromptSpec`], or errors,
 //! each on the most specific token.
 
-use super::model::{Complete, Param, PromptSpec};
-use super::parse::{ParamAttrs, PromptAttr, PromptFn};
+use super::model::{Param, PromptSpec};
+use super::parse::{PromptAttr, PromptFn};
 use crate::diag::Diagnostics;
 use crate::paths;
 use crate::validate::join_docs;
@@ -149,41 +149,11 @@ fn params(p: &PromptFn, diag: &mut Diagnostics) -> Vec<Param> {
             name,
             doc: join_docs(docs),
             ty: (*typed.ty).clone(),
-            complete: complete(attrs, diag),
+            complete: attrs
+                .complete
+                .as_ref()
+                .and_then(|c| crate::complete::validate(c, diag)),
         });
     }
     params
-}
-
-/// `#[complete(values = [...])]` or `#[complete(with = path)]`: exactly one of the two.
-fn complete(attrs: &ParamAttrs, diag: &mut Diagnostics) -> Option<(Complete, Span)> {
-    let (attr, span) = attrs.complete.as_ref()?;
-    match (&attr.values, &attr.with) {
-        (Some(values), None) => {
-            if values.value.0.is_empty() {
-                diag.error(
-                    values.span,
-                    "`values` is empty: list the values to offer, e.g. `#[complete(values = [\"rust\", \"python\"])]`",
-                );
-            }
-            Some((Complete::Values(values.value.0.clone()), *span))
-        }
-        (None, Some(with)) => Some((Complete::With(with.value.0.clone()), *span)),
-        (Some(_), Some(with)) => {
-            diag.error(
-                with.key.span(),
-                "`#[complete]` takes either `values = [...]` (a fixed list) or `with = function` \
-                 (computed), not both: remove one",
-            );
-            None
-        }
-        (None, None) => {
-            diag.error(
-                *span,
-                "`#[complete]` needs what to offer: write `#[complete(values = [\"a\", \"b\"])]` \
-                 or `#[complete(with = my_completion_fn)]`",
-            );
-            None
-        }
-    }
 }

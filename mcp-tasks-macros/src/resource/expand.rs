@@ -3,6 +3,7 @@
 //! `const` spanned at the user's type.
 
 use super::model::{Param, ResourceSpec};
+use crate::complete::Completer;
 use crate::model::Fallback;
 use crate::paths::{Rt, generated};
 use proc_macro2::{Span, TokenStream};
@@ -197,10 +198,25 @@ impl ToTokens for ImplResource<'_> {
                 }
             }
         });
+        let completers: Vec<_> = spec
+            .params
+            .iter()
+            .filter_map(|p| {
+                let (complete, _) = p.complete.as_ref()?;
+                let (name, completer) = (&p.name, Completer(complete));
+                Some(quote!((#name, #completer)))
+            })
+            .collect();
+        let completers = (!completers.is_empty()).then(|| {
+            quote! {
+                const COMPLETERS: &'static [(&'static str, #Rt::Completer)] = &[#(#completers),*];
+            }
+        });
         tokens.extend(quote! {
             #[automatically_derived]
             impl #Rt::Resource for #ident {
                 const INFO: #Rt::ResourceInfo = #info;
+                #completers
                 fn describe(#params: &mut #Rt::ParamsBuilder) {
                     #(#describes)*
                 }

@@ -32,11 +32,13 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
             return out;
         }
     };
-    let f = ToolFn::new(item_fn);
+    let mut item_fn = item_fn;
     let mut diag = Diagnostics::default();
+    let completes = crate::complete::take(&mut item_fn, &mut diag);
+    let f = ToolFn::new(item_fn);
     let runtime_hint = crate::parse::attr::runtime_hint(&args);
     let attr = attr::parse(args, &mut diag);
-    let spec = validate::validate(attr, &f, &mut diag);
+    let spec = validate::validate(attr, &f, &completes, &mut diag);
     match (diag.finish(), spec) {
         (Ok(()), Some(spec)) => expand::emit(&spec),
         (result, _) => {

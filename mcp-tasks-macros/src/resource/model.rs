@@ -1,5 +1,8 @@
 //! The validated resource: defaults filled in, every value checked.
 
+use crate::complete::Complete;
+use proc_macro2::Span;
+
 /// One parameter: a template variable, or injected by the server.
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -9,6 +12,8 @@ pub struct Param {
     pub ty: syn::Type,
     /// Whether the URI template has a variable of this name.
     pub var: bool,
+    /// `#[complete(...)]` (template variables only), with the attribute's span.
+    pub complete: Option<(Complete, Span)>,
 }
 
 /// A `#[resource]` function, ready to expand.

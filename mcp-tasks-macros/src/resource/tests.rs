@@ -9,10 +9,12 @@ fn spec(
     args: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> Result<super::model::ResourceSpec, String> {
-    let f = ToolFn::new(syn::parse2(item).expect("a fn"));
+    let mut item = syn::parse2(item).expect("a fn");
     let mut diag = Diagnostics::default();
+    let completes = crate::complete::take(&mut item, &mut diag);
+    let f = ToolFn::new(item);
     let attr = attr::parse(args, &mut diag);
-    let spec = validate::validate(attr, &f, &mut diag);
+    let spec = validate::validate(attr, &f, &completes, &mut diag);
     match diag.finish() {
         Ok(()) => Ok(spec.expect("a spec when no errors")),
         Err(e) => Err(e.to_compile_error().to_string()),
@@ -89,7 +91,7 @@ fn template_syntax() {
     assert!(!template::has_scheme("/etc/hosts"));
 }
 
-/// The expansion of a template resource with a `list` function, pretty-printed and checked
+/// The expansion of a template resource with a `list` function and completed variables, pretty-printed and checked
 /// against `tests/snapshots/note.expanded.rs` (refresh with `UPDATE_EXPECT=1`).
 #[test]
 fn note_expansion_snapshot() {
@@ -101,7 +103,11 @@ fn note_expansion_snapshot() {
         ),
         quote! {
             /// One note, by title.
-            pub async fn note(notes: State<Notes>, title: String, rev: Option<u32>) -> Result<String, ToolError> {
+            pub async fn note(
+                notes: State<Notes>,
+                #[complete(with = complete_title)] title: String,
+                #[complete(values = ["1", "2"])] rev: Option<u32>,
+            ) -> Result<String, ToolError> {
                 notes.get(&title, rev)
             }
         },
@@ -109,4 +115,68 @@ fn note_expansion_snapshot() {
     let file: syn::File = syn::parse2(out).expect("the expansion parses as a file");
     expect_test::expect_file!["../../tests/snapshots/note.expanded.rs"]
         .assert_eq(&prettyplease::unparse(&file));
+}
+
+#[test]
+fn a_template_variable_completes_and_nothing_else_does() {
+    let completed = spec(
+        quote!(uri = "notes://{folder}/{title}"),
+        quote! {
+            async fn note(
+                notes: State<Notes>,
+                #[complete(values = ["inbox", "archive"])] folder: String,
+                #[complete(with = complete_title)] title: String,
+            ) -> String { title }
+        },
+    )
+    .expect("valid");
+    let completes: Vec<_> = completed
+        .params
+        .iter()
+        .map(|p| match &p.complete {
+            None => "none",
+            Some((crate::complete::Complete::Values(_), _)) => "values",
+            Some((crate::complete::Complete::With(_), _)) => "with",
+        })
+        .collect();
+    assert_eq!(completes, ["none", "values", "with"]);
+
+    let err = spec(
+        quote!(uri = "config://app"),
+        quote!(
+            async fn config(#[complete(values = ["a"])] ctx: ToolContext) -> String {
+                String::new()
+            }
+        ),
+    )
+    .expect_err("a fixed resource has no variables");
+    assert!(err.contains("this `uri` has no variables"), "{err}");
+
+    let err = spec(
+        quote!(uri = "notes://{title}"),
+        quote!(
+            async fn note(
+                #[complete(values = ["a"])] notes: State<Notes>,
+                title: String,
+            ) -> String {
+                title
+            }
+        ),
+    )
+    .expect_err("an injected parameter does not complete");
+    assert!(
+        err.contains("`notes` is not a variable of `notes://{title}`"),
+        "{err}"
+    );
+
+    let err = spec(
+        quote!(uri = "notes://{title}"),
+        quote!(
+            async fn note(#[complete(values = ["a"], with = f)] title: String) -> String {
+                title
+            }
+        ),
+    )
+    .expect_err("values and with");
+    assert!(err.contains("not both"), "{err}");
 }

@@ -4,6 +4,7 @@
 use super::attr::ResourceAttr;
 use super::model::{Param, ResourceSpec};
 use super::template;
+use crate::complete::{self, CompleteAttr};
 use crate::diag::Diagnostics;
 use crate::parse::ToolFn;
 use crate::paths;
@@ -17,6 +18,7 @@ use syn::{FnArg, Pat, ReturnType, Safety, Signature};
 pub fn validate(
     attr: Option<ResourceAttr>,
     f: &ToolFn,
+    completes: &[Option<(CompleteAttr, Span)>],
     diag: &mut Diagnostics,
 ) -> Option<ResourceSpec> {
     let errors_before = diag.len();
@@ -56,7 +58,7 @@ pub fn validate(
         }
     };
     let template = !vars.is_empty();
-    let params = params(f, &vars);
+    let params = params(f, &vars, completes, attr.uri.as_ref(), diag);
     if let Some(lit) = &attr.uri {
         for var in &vars {
             if !params.iter().any(|p| &p.name == var) {
@@ -186,10 +188,17 @@ fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
     }
 }
 
-/// Each parameter, and whether it is a template variable.
-fn params(f: &ToolFn, vars: &[String]) -> Vec<Param> {
+/// Each parameter, whether it is a template variable, and how it completes: `#[complete]` goes
+/// on a template variable only (an error on the attribute otherwise).
+fn params(
+    f: &ToolFn,
+    vars: &[String],
+    completes: &[Option<(CompleteAttr, Span)>],
+    uri: Option<&syn::LitStr>,
+    diag: &mut Diagnostics,
+) -> Vec<Param> {
     let mut params = Vec::new();
-    for (index, arg) in f.item.sig.inputs.iter().enumerate() {
+    for (index, (arg, attr)) in f.item.sig.inputs.iter().zip(completes).enumerate() {
         let FnArg::Typed(typed) = arg else { continue };
         // A pattern (`_`, `State(x)`) names no variable: the parameter must be injected.
         let name = match &*typed.pat {
@@ -197,10 +206,36 @@ fn params(f: &ToolFn, vars: &[String]) -> Vec<Param> {
             _ => format!("arg{index}"),
         };
         let var = matches!(&*typed.pat, Pat::Ident(_)) && vars.contains(&name);
+        let complete = attr.as_ref().and_then(|attr| {
+            let span = attr.1;
+            if uri.is_some() && vars.is_empty() {
+                diag.error(
+                    span,
+                    "`#[complete]` completes a resource template's variable, and this `uri` has \
+                     no variables: remove `#[complete(...)]`, or make the `uri` a template \
+                     (`notes://{title}`)",
+                );
+                return None;
+            }
+            if !var && uri.is_some() {
+                diag.error(
+                    span,
+                    format!(
+                        "`#[complete]` goes on a template variable, and `{name}` is not a variable \
+                         of `{}` (it is injected by the server): move `#[complete(...)]` to a \
+                         variable's parameter",
+                        uri.map(syn::LitStr::value).unwrap_or_default()
+                    ),
+                );
+                return None;
+            }
+            complete::validate(attr, diag)
+        });
         params.push(Param {
             var,
             name,
             ty: (*typed.ty).clone(),
+            complete,
         });
     }
     params

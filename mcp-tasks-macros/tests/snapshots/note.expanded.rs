@@ -37,6 +37,15 @@ const _: () = {
             mime_type: __mcp_tasks::Some("text/markdown"),
             size: __mcp_tasks::None,
         };
+        const COMPLETERS: &'static [(&'static str, __mcp_tasks::Completer)] = &[
+            (
+                "title",
+                __mcp_tasks::Completer::With(|value, context| __mcp_tasks::complete_with(
+                    complete_title(value, context),
+                )),
+            ),
+            ("rev", __mcp_tasks::Completer::Values(&["1", "2"])),
+        ];
         fn describe(params: &mut __mcp_tasks::ParamsBuilder) {
             (__mcp_tasks_arg0.describe)(params);
             (__mcp_tasks_arg1.describe)(params);

@@ -1,12 +1,13 @@
 //! Argument completion (`completion/complete`): the candidates a client offers while the user
-//! types a prompt argument (or, later, a resource-template variable).
+//! types a prompt argument or a resource-template variable.
 //!
 //! The registry (`CompletionRegistry`, crate-internal) is keyed by the *reference* a request
 //! names (`CompletionRef`: `ref/prompt` with a prompt's name, `ref/resource` with a URI
 //! template), then by argument. Anything that has named arguments registers them there with
 //! `declare` and adds a [`Completer`] per completed argument with `insert`; prompts do so from
-//! their `#[complete(...)]` parameters at `ServerBuilder::build`, and resource templates can do
-//! the same with their variables, without going through prompts.
+//! their `#[complete(...)]` parameters at `ServerBuilder::build`, and resource templates do the
+//! same with their variables (`#[complete(...)]` on a variable's parameter, kept in
+//! [`Resource::COMPLETERS`](crate::Resource::COMPLETERS)).
 //!
 //! A completer is a fixed list ([`Completer::Values`], `#[complete(values = [...])]`: the values
 //! that start with what was typed, ignoring case) or an `async fn` ([`Completer::With`],
@@ -224,7 +225,7 @@ pub(crate) struct CompletionRegistry {
 #[derive(Debug, Clone, Default)]
 struct Entry {
     /// Every argument the reference has (completed or not).
-    arguments: Vec<&'static str>,
+    arguments: Vec<String>,
     completers: HashMap<&'static str, Completer>,
 }
 
@@ -234,10 +235,11 @@ impl CompletionRegistry {
     pub(crate) fn declare(
         &mut self,
         reference: CompletionRef,
-        arguments: impl IntoIterator<Item = &'static str>,
+        arguments: impl IntoIterator<Item = impl Into<String>>,
     ) {
         let entry = self.refs.entry(reference).or_default();
         for argument in arguments {
+            let argument = argument.into();
             if !entry.arguments.contains(&argument) {
                 entry.arguments.push(argument);
             }
@@ -287,7 +289,7 @@ impl CompletionRegistry {
             };
             return Err(RpcError::invalid_params(message).with_data(data));
         };
-        if !entry.arguments.contains(&argument.as_str()) {
+        if !entry.arguments.contains(&argument) {
             let known = entry
                 .arguments
                 .iter()

@@ -22,6 +22,7 @@ pub use registry::RegisteredResource;
 pub(crate) use registry::ResourceRegistry;
 pub use template::{TemplateError, UriTemplate};
 
+use crate::completion::Completer;
 use crate::protocol::{ResourceContents, RpcError};
 use crate::tool::{ParamsBuilder, ToolContext};
 use serde::Serialize;
@@ -59,6 +60,11 @@ pub type ListFuture = Pin<Box<dyn Future<Output = Vec<ListedResource>> + Send>>;
 pub trait Resource: Send + Sync + 'static {
     /// The compile-time description of the resource.
     const INFO: ResourceInfo;
+
+    /// For a template: how its variables complete in `completion/complete` (`ref/resource`
+    /// with the URI template), by variable name; `#[complete(...)]` on a variable's parameter
+    /// adds one. Registered by [`ServerBuilder::build`](crate::ServerBuilder::build).
+    const COMPLETERS: &'static [(&'static str, Completer)] = &[];
 
     /// Records what the function takes from the server (its [`State<T>`](crate::State)
     /// parameters), checked when the server is built.

@@ -1,6 +1,7 @@
 //! The resources of a server: fixed URIs by exact match, then templates in registration order.
 
 use super::{ListFuture, Resource, ResourceFuture, ResourceInfo, ResourceRequest, UriTemplate};
+use crate::completion::Completer;
 use crate::protocol::RpcError;
 use crate::tool::{ParamsBuilder, StateNeed, ToolContext};
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ pub struct RegisteredResource {
     state_needs: Arc<[StateNeed]>,
     read: ReadFn,
     list: ListFn,
+    completers: &'static [(&'static str, Completer)],
 }
 
 impl fmt::Debug for RegisteredResource {
@@ -58,12 +60,18 @@ impl RegisteredResource {
             state_needs: params.state_needs().into(),
             read: R::read,
             list: R::list,
+            completers: R::COMPLETERS,
         })
     }
 
     /// The parsed template (`None` for a fixed resource).
     pub fn template(&self) -> Option<&UriTemplate> {
         self.template.as_ref()
+    }
+
+    /// How the template's variables complete ([`Resource::COMPLETERS`]).
+    pub fn completers(&self) -> &'static [(&'static str, Completer)] {
+        self.completers
     }
 
     /// The application state types the function takes.

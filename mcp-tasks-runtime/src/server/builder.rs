@@ -326,7 +326,19 @@ impl ServerBuilder {
                 });
             }
         }
-        let (prompts, completions) = self.prompts(&mut problems);
+        let (prompts, mut completions) = self.prompts(&mut problems);
+        // A template's variables complete under `ref/resource` with its URI template.
+        for resource in resources.templates() {
+            let Some(template) = resource.template() else {
+                continue;
+            };
+            let reference = CompletionRef::Resource(resource.info.uri.to_owned());
+            let variables: Vec<String> = template.variables().map(str::to_owned).collect();
+            completions.declare(reference.clone(), variables);
+            for &(variable, completer) in resource.completers() {
+                completions.insert(reference.clone(), variable, completer);
+            }
+        }
         let mut promoted: Vec<&'static str> = self.promote_after.keys().copied().collect();
         promoted.sort_unstable();
         for name in promoted {

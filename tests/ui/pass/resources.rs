@@ -1,9 +1,10 @@
 //! Every form a resource takes: fixed and template, injected context and state, typed and
-//! optional variables, every return type, a `list` function; with user types that shadow the
+//! optional variables (completed with a fixed list and with a function), every return type, a
+//! `list` function; with user types that shadow the
 //! prelude's names, which the expansion must not use.
 
 use mcp_tasks_runtime::resource::{Blob, ListedResource, Resource};
-use mcp_tasks_runtime::{Json, ResourceContents, Server, State, ToolContext, ToolError, resource};
+use mcp_tasks_runtime::{CompletionContext, Json, ResourceContents, Server, State, ToolContext, ToolError, resource};
 
 #[allow(dead_code)]
 struct Box;
@@ -34,8 +35,20 @@ async fn state(_ctx: ToolContext, greeting: State<Greeting>) -> Blob {
 
 /// Typed and optional variables, several operators.
 #[resource(uri = "items://{id}{?lang}", list = "all_items")]
-async fn item(id: u32, lang: std::option::Option<String>) -> Json<(u32, String)> {
+async fn item(
+    #[complete(values = ["1", "2"])] id: u32,
+    #[complete(with = complete_lang)] lang: std::option::Option<String>,
+) -> Json<(u32, String)> {
     Json((id, lang.unwrap_or_default()))
+}
+
+/// A completion function may fail; it is told the variables already chosen.
+async fn complete_lang(
+    typed: String,
+    context: CompletionContext,
+) -> std::result::Result<Vec<&'static str>, ToolError> {
+    let _ = context.get("id");
+    Ok(["en", "fr"].into_iter().filter(|l| l.starts_with(&typed)).collect())
 }
 
 async fn all_items(_: ToolContext) -> Vec<ListedResource> {
@@ -56,6 +69,9 @@ fn main() {
     assert_eq!(readme::INFO.title, Some("Read me"));
     assert!(!logo::INFO.template);
     assert!(item::INFO.template);
+    assert_eq!(item::COMPLETERS.len(), 2);
+    assert_eq!(item::COMPLETERS[0].0, "id");
+    assert!(readme::COMPLETERS.is_empty());
     assert_eq!(dir::INFO.name, "directory");
     let server = Server::builder("s", "1")
         .state(Greeting("hi"))
