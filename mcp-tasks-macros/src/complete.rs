@@ -3,8 +3,8 @@
 //! the key), checked (exactly one of the two), and expanded to a `Completer`.
 
 use crate::diag::Diagnostics;
+use crate::key::{FnPath, Key, Values};
 use crate::paths::Rt;
-use crate::prompt::parse::{FnPath, Key, Values};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};

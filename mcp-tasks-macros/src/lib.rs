@@ -10,6 +10,7 @@ mod complete;
 mod diag;
 mod duration;
 mod expand;
+mod key;
 mod model;
 mod parse;
 mod paths;

@@ -5,12 +5,13 @@
 
 use crate::complete::{self, CompleteAttr};
 use crate::diag::Diagnostics;
+use crate::key::Key;
 use crate::parse::ToolFn;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, FnArg, Lit, Meta};
+use syn::{FnArg, Meta};
 
 /// Everything `#[prompt(...)]` accepts. Field names are the attribute keys.
 #[derive(Debug, Default, FromMeta)]
@@ -103,113 +104,5 @@ fn helper_attr(attr: &syn::Attribute, found: &mut ParamAttrs, diag: &mut Diagnos
     };
     if let Some(arg) = diag.handle(ArgAttr::from_list(&items)) {
         found.arg = arg;
-    }
-}
-
-/// One `key = value`, keeping the key and the value's span.
-#[derive(Debug, Clone)]
-pub struct Key<T> {
-    /// The key as written.
-    pub key: syn::Path,
-    /// The parsed value.
-    pub value: T,
-    /// The value's span.
-    pub span: Span,
-}
-
-impl<T: PromptValue> FromMeta for Key<T> {
-    fn from_meta(meta: &Meta) -> darling::Result<Self> {
-        let key = meta.path().clone();
-        let span = match meta {
-            Meta::NameValue(nv) => nv.value.span(),
-            _ => meta.span(),
-        };
-        let name = key
-            .get_ident()
-            .map_or_else(|| "key".to_owned(), ToString::to_string);
-        match T::from_meta(meta) {
-            Ok(value) => Ok(Key { key, value, span }),
-            Err(_) => Err(darling::Error::custom(format!(
-                "`{name}` expects {}: write `{}`",
-                T::EXPECTED,
-                example(&name)
-            ))
-            .with_span(&span)),
-        }
-    }
-}
-
-/// A value type of `#[prompt]` and its helper attributes, with what an error says it expects.
-pub trait PromptValue: FromMeta {
-    /// "a string literal", ...
-    const EXPECTED: &'static str;
-}
-
-impl PromptValue for syn::LitStr {
-    const EXPECTED: &'static str = "a string literal";
-}
-
-impl PromptValue for syn::Path {
-    const EXPECTED: &'static str = "a path in a string literal";
-}
-
-/// `["a", "b"]`.
-#[derive(Debug, Clone)]
-pub struct Values(pub Vec<syn::LitStr>);
-
-impl FromMeta for Values {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        let Expr::Array(array) = expr else {
-            return Err(darling::Error::unexpected_expr_type(expr));
-        };
-        array
-            .elems
-            .iter()
-            .map(|e| match e {
-                Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) => Ok(s.clone()),
-                other => Err(darling::Error::unexpected_expr_type(other)),
-            })
-            .collect::<darling::Result<_>>()
-            .map(Values)
-    }
-}
-
-impl PromptValue for Values {
-    const EXPECTED: &'static str = "a list of string literals";
-}
-
-/// `path::to::function` (bare, or in a string literal).
-#[derive(Debug, Clone)]
-pub struct FnPath(pub syn::Path);
-
-impl FromMeta for FnPath {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        match expr {
-            Expr::Path(p) if p.qself.is_none() => Ok(FnPath(p.path.clone())),
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) => s.parse().map(FnPath).map_err(Into::into),
-            other => Err(darling::Error::unexpected_expr_type(other)),
-        }
-    }
-}
-
-impl PromptValue for FnPath {
-    const EXPECTED: &'static str = "the path of an `async fn`";
-}
-
-/// A correct use of each key, for error messages.
-pub fn example(key: &str) -> &'static str {
-    match key {
-        "name" => "#[prompt(name = \"code_review\")]",
-        "title" => "#[prompt(title = \"Review code\")]",
-        "description" => "#[prompt(description = \"Reviews code.\")]",
-        "crate" => "#[prompt(crate = \"::mcp_tasks_runtime\")]",
-        "values" => "#[complete(values = [\"rust\", \"python\"])]",
-        "with" => "#[complete(with = complete_language)]",
-        "rename" => "#[arg(rename = \"resourceUri\")]",
-        _ => "#[prompt(...)]",
     }
 }
