@@ -466,12 +466,9 @@ fn tasks_caps() -> Value {
     json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } })
 }
 
-/// `tasks/update` with answers that cannot be what was asked: `-32602` naming the key, nothing
-/// used up; the right answer afterwards completes the task.
-#[tokio::test]
-async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
-    let caps = tasks_caps();
-    let mut c = StdioClient::conformance();
+/// Starts the fixture's `confirm_delete` as a modern task and waits until it asks: its id, and the
+/// key of its question.
+async fn confirm_delete_asking(c: &mut StdioClient, caps: &Value) -> (String, String) {
     let created = c
         .result(
             "tools/call",
@@ -482,7 +479,7 @@ async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
         )
         .await;
     let id = created["taskId"].as_str().unwrap().to_owned();
-    let waiting = poll_modern(&mut c, &id, &caps, |t| t["status"] == "input_required").await;
+    let waiting = poll_modern(c, &id, caps, |t| t["status"] == "input_required").await;
     let key = waiting["inputRequests"]
         .as_object()
         .unwrap()
@@ -490,6 +487,16 @@ async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
         .next()
         .unwrap()
         .clone();
+    (id, key)
+}
+
+/// `tasks/update` with answers that cannot be what was asked: `-32602` naming the key, nothing
+/// used up; the right answer afterwards completes the task.
+#[tokio::test]
+async fn a_wrong_answer_in_tasks_update_is_32602_and_the_question_stays_open() {
+    let caps = tasks_caps();
+    let mut c = StdioClient::conformance();
+    let (id, key) = confirm_delete_asking(&mut c, &caps).await;
     for wrong in [
         json!("yes"),
         json!({ "confirm": true }),
@@ -551,24 +558,7 @@ fn peak_rss(pid: u32) -> u64 {
 async fn a_tasks_update_with_60000_unknown_keys_costs_about_its_own_size() {
     let caps = tasks_caps();
     let mut c = StdioClient::conformance();
-    let created = c
-        .result(
-            "tools/call",
-            modern(
-                json!({ "name": "confirm_delete", "arguments": { "filename": "a.txt" } }),
-                caps.clone(),
-            ),
-        )
-        .await;
-    let id = created["taskId"].as_str().unwrap().to_owned();
-    let waiting = poll_modern(&mut c, &id, &caps, |t| t["status"] == "input_required").await;
-    let key = waiting["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let (id, key) = confirm_delete_asking(&mut c, &caps).await;
     let mut responses = serde_json::Map::new();
     for i in 0..60_000 {
         responses.insert(
