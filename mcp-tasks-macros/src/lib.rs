@@ -16,6 +16,7 @@ mod parse;
 mod paths;
 mod prompt;
 mod resource;
+mod signature;
 mod validate;
 
 use proc_macro::TokenStream;

@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, Pat, ReturnType, Safety, Signature};
+use syn::{FnArg, Pat, ReturnType};
 
 /// Checks everything; `None` when anything was wrong (the errors are in `diag`).
 pub fn validate(
@@ -21,7 +21,7 @@ pub fn validate(
     let errors_before = diag.len();
     let attr = attr.unwrap_or_default();
     let item = &p.f.item;
-    check_signature(&item.sig, diag);
+    crate::signature::check(&item.sig, "prompt", "prompt", diag);
     let name = match &attr.name {
         Some(kv) => {
             let name = kv.value.value();
@@ -64,56 +64,6 @@ pub fn validate(
         params,
         output,
     })
-}
-
-/// The shape of the function: an `async fn`, free, concrete, safe, Rust ABI.
-fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
-    let name = sig.ident.unraw();
-    if sig.asyncness.is_none() {
-        diag.error(
-            sig.fn_token.span,
-            format!("`#[prompt]` needs an `async fn`: write `async fn {name}(...)`"),
-        );
-    }
-    if let Some(token) = &sig.constness {
-        diag.error(
-            token.span,
-            "a prompt cannot be a `const fn`: remove `const`",
-        );
-    }
-    if let Safety::Unsafe(token) = &sig.safety {
-        diag.error(
-            token.span,
-            "a prompt cannot be an `unsafe fn`: remove `unsafe` and use an `unsafe` block inside",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        diag.error(
-            abi.span(),
-            "a prompt cannot have an `extern` ABI: remove it",
-        );
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        diag.error(
-            sig.generics.span(),
-            "a prompt cannot be generic: remove the generic parameters and name concrete types",
-        );
-    }
-    if let Some(receiver) = sig.receiver() {
-        diag.error(
-            receiver.self_token.span,
-            format!(
-                "a prompt is a free function, not a method: remove `self` and declare `{name}` \
-                 outside the `impl` block; take shared state as a `State<T>` parameter"
-            ),
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        diag.error(
-            variadic.dots.span(),
-            "a prompt cannot be variadic: remove `...`",
-        );
-    }
 }
 
 /// Each parameter's name, doc, type and completion; duplicate names are errors on the second.

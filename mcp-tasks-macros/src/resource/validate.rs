@@ -11,8 +11,7 @@ use crate::paths;
 use crate::validate::join_docs;
 use proc_macro2::Span;
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
-use syn::{FnArg, Pat, ReturnType, Safety, Signature};
+use syn::{FnArg, Pat, ReturnType};
 
 /// Checks everything; `None` when anything was wrong (the errors are in `diag`).
 pub fn validate(
@@ -25,7 +24,7 @@ pub fn validate(
     // When the attribute did not parse, its error is reported; a missing `uri` would only echo it.
     let parsed = attr.is_some();
     let attr = attr.unwrap_or_default();
-    check_signature(&f.item.sig, diag);
+    crate::signature::check(&f.item.sig, "resource", "resource", diag);
     let (uri, vars) = match &attr.uri {
         None if !parsed => (String::new(), Vec::new()),
         None => {
@@ -136,56 +135,6 @@ pub fn validate(
         params,
         output,
     })
-}
-
-/// An `async fn`, free, concrete, safe, Rust ABI.
-fn check_signature(sig: &Signature, diag: &mut Diagnostics) {
-    let name = sig.ident.unraw();
-    if sig.asyncness.is_none() {
-        diag.error(
-            sig.fn_token.span,
-            format!("`#[resource]` needs an `async fn`: write `async fn {name}(...)`"),
-        );
-    }
-    if let Some(token) = &sig.constness {
-        diag.error(
-            token.span,
-            "a resource cannot be a `const fn`: remove `const`",
-        );
-    }
-    if let Safety::Unsafe(token) = &sig.safety {
-        diag.error(
-            token.span,
-            "a resource cannot be an `unsafe fn`: remove `unsafe` and use an `unsafe` block inside",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        diag.error(
-            abi.span(),
-            "a resource cannot have an `extern` ABI: remove it",
-        );
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        diag.error(
-            sig.generics.span(),
-            "a resource cannot be generic: remove the generic parameters and name concrete types",
-        );
-    }
-    if let Some(receiver) = sig.receiver() {
-        diag.error(
-            receiver.self_token.span,
-            format!(
-                "a resource is a free function, not a method: remove `self` and declare `{name}` \
-                 outside the `impl` block; take shared state as a `State<T>` parameter"
-            ),
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        diag.error(
-            variadic.dots.span(),
-            "a resource cannot be variadic: remove `...`",
-        );
-    }
 }
 
 /// Each parameter, whether it is a template variable, and how it completes: `#[complete]` goes
