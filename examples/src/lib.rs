@@ -180,7 +180,7 @@ pub async fn review_focus(value: String, context: CompletionContext) -> Vec<&'st
 /// settings).
 pub fn example_server() -> ServerBuilder {
     Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}, whose title completes), changed with write_note and revise_note (a task); the prompt review_code; and an MCP App, show_forecast (its view is ui://forecast/view.html).")
+        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}, whose title completes), changed with write_note and revise_note (a task), exported by export_notes (a task whose outputs are resources); the prompt review_code; and an MCP App, show_forecast (its view is ui://forecast/view.html).")
         .tool::<greet>()
         .tool::<add>()
         .tool::<always_fails>()
@@ -191,6 +191,7 @@ pub fn example_server() -> ServerBuilder {
         .state(resources::Notes::seeded())
         .tool::<resources::write_note>()
         .tool::<resources::revise_note>()
+        .tool::<resources::export_notes>()
         .resource::<resources::note_index>()
         .resource::<resources::note>()
         .prompt::<review_code>()

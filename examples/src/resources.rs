@@ -150,3 +150,33 @@ pub async fn revise_note(
     notifier.updated(format!("notes://{title}"));
     format!("revised notes://{title}")
 }
+
+/// Exports every note as one Markdown document (and their titles as JSON), published as the
+/// task's outputs: the result links to them, and the client reads them with `resources/read`
+/// (`task://{taskId}/notes.md`, `task://{taskId}/titles.json`). Inline, the documents are
+/// embedded in the result instead.
+#[tool(task_support = "optional", poll_interval = "100ms")]
+pub async fn export_notes(
+    ctx: ToolContext,
+    notes: State<Notes>,
+) -> Result<mcp_tasks_runtime::CallToolResult, ToolError> {
+    ctx.status("exporting");
+    let titles = notes.titles();
+    let mut document = String::from("# Notes\n");
+    for title in &titles {
+        let text = notes.get(title).unwrap_or_default();
+        document.push_str(&format!("\n## {title}\n\n{text}\n"));
+    }
+    let markdown = ctx
+        .publish_text("notes.md", "text/markdown", document)
+        .await?;
+    let json = serde_json::to_vec(&titles).map_err(|e| ToolError::internal(e.to_string()))?;
+    let listing = ctx
+        .publish_blob("titles.json", "application/json", json)
+        .await?;
+    Ok(mcp_tasks_runtime::CallToolResult::from_content(vec![
+        mcp_tasks_runtime::Content::text(format!("Exported {} notes.", titles.len())),
+        markdown,
+        listing,
+    ]))
+}

@@ -4,9 +4,7 @@
 //! where a tree would round it or refuse it. Key order is not compared: each writer puts keys in
 //! whatever order it writes them quickest.
 
-use serde::de::{
-    Deserialize, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;

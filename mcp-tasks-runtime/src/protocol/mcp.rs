@@ -40,12 +40,19 @@ pub enum Content {
         #[serde(rename = "mimeType")]
         mime_type: String,
     },
-    /// A link to a resource.
+    /// A link to a resource, which the client reads with `resources/read` (a task's outputs:
+    /// [`ToolContext::publish_text`](crate::ToolContext::publish_text)).
     ResourceLink {
         /// URI.
         uri: String,
         /// Name.
         name: String,
+        /// MIME type, if known.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Size in bytes (before any base64 encoding), if known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
     },
     /// A resource's contents, embedded in the result.
     Resource {

@@ -361,6 +361,9 @@ impl ServerBuilder {
             problems.push(SetupProblem::BadConfig { setting, why });
         }
         SetupError::check(problems)?;
+        let task_outputs = tools
+            .iter()
+            .any(|tool| tool.info.task_support != TaskSupport::Forbidden);
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info.clone(),
@@ -381,6 +384,7 @@ impl ServerBuilder {
                 resources,
                 resource_notifier: self.resource_notifier.clone(),
                 resource_sessions: Default::default(),
+                task_outputs,
                 engine: OnceLock::new(),
                 info_json: OnceLock::new(),
             }),

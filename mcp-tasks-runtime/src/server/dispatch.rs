@@ -95,7 +95,7 @@ async fn route(
         }
         ("resources/list" | "resources/templates/list" | "resources/read", _)
         | ("resources/subscribe" | "resources/unsubscribe", false)
-            if !server.resources.is_empty() =>
+            if server.serves_resources() =>
         {
             tree(Box::pin(resources::method(server, peer, &req, cancel)).await)
         }

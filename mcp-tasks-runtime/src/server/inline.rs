@@ -4,8 +4,8 @@
 //! interface only.
 
 use super::peer::Peer;
-use crate::protocol::InputRequest;
-use crate::tool::{ContextBackend, InputError, InputFuture};
+use crate::protocol::{InputRequest, ResourceContents};
+use crate::tool::{ContextBackend, InputError, InputFuture, PublishFuture};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
@@ -194,6 +194,10 @@ impl ContextBackend for StatusOnLine {
 
     fn task_id(&self) -> Option<&str> {
         self.inner.task_id()
+    }
+
+    fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
+        self.inner.publish(name, contents)
     }
 
     fn start_task(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send>>> {

@@ -121,20 +121,30 @@ pub(crate) struct ServerInner {
     pub(crate) resource_notifier: crate::resource::ResourceNotifier,
     /// What each legacy session subscribed to (`resources.rs`).
     pub(crate) resource_sessions: resources::Sessions,
+    /// Whether a tool may run as a task (its `task_support` is not `forbidden`), and so publish
+    /// outputs that `resources/read` serves (`ToolContext::publish_text`).
+    pub(crate) task_outputs: bool,
     engine: OnceLock<Arc<TaskEngine>>,
     /// `info` as JSON, made once for the `serverInfo` of every modern result.
     info_json: OnceLock<Arc<serde_json::Value>>,
 }
 
 impl ServerInner {
-    /// The capabilities this server declares beside tools: `resources` and `prompts` when it has
-    /// any, `completions` when any argument completes.
+    /// The capabilities this server declares beside tools: `resources` when it serves them
+    /// ([`serves_resources`](Self::serves_resources)), `prompts` when it has any, `completions`
+    /// when any argument completes.
     pub(crate) fn capabilities(
         &self,
         base: crate::protocol::ServerCapabilities,
     ) -> crate::protocol::ServerCapabilities {
         base.with_prompts(!self.prompts.is_empty(), self.completions.has_completers())
-            .with_resources(!self.resources.is_empty())
+            .with_resources(self.serves_resources())
+    }
+
+    /// Whether the resource methods are served: the server has resources, or tasks whose
+    /// outputs are read as resources.
+    pub(crate) fn serves_resources(&self) -> bool {
+        !self.resources.is_empty() || self.task_outputs
     }
 
     /// `info` as JSON (made on first use, once the server is set up).

@@ -15,6 +15,7 @@ use super::inline;
 use super::page;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{RpcError, notification_message};
+use crate::protocol::task::parse_output_uri;
 use crate::protocol::{Cacheable, InputRequest, ResourceContents};
 use crate::resource::{ListedResource, ResourceEvent, resource_not_found};
 use crate::tool::{ContextBackend, InputError, InputFuture, ToolContext};
@@ -245,6 +246,18 @@ async fn read(
     cancel: CancellationToken,
 ) -> Result<Value, RpcError> {
     let uri = uri_param(req)?;
+    if let Some((task, name)) = parse_output_uri(&uri) {
+        // A task's output, for the task's owner only: anyone else's read is an unknown URI's.
+        let owner = peer.owner(&req.era);
+        let store = server.engine().store();
+        let contents = store.read_output(&task, &owner, name).await?;
+        let contents = contents.ok_or_else(|| not_found(req, &uri))?;
+        return Ok(serde_json::to_value(ReadResult {
+            contents: vec![contents],
+            cache,
+        })
+        .unwrap_or_default());
+    }
     let Some(found) = server.resources.find(&uri) else {
         return Err(not_found(req, &uri));
     };

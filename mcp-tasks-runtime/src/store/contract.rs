@@ -28,7 +28,7 @@ use super::{
 };
 use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
-use crate::protocol::{InputRequest, RpcError};
+use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
 /// How long a check waits for something that must happen (a wake-up, an event).
 pub const PATIENCE: Duration = Duration::from_secs(5);
@@ -80,6 +80,7 @@ macro_rules! __task_store_contract_checks {
             input_request_lifecycle,
             input_keys_are_never_reused,
             take_response_consumes_once,
+            outputs_are_kept_for_the_owner_only,
             finish_is_final_and_idempotent,
             failure_outcomes_by_era,
             cancelled_stays_cancelled,
@@ -551,6 +552,68 @@ async fn take_response_consumes_once(make: Factory<'_>) {
             .await,
         "take_response on an unknown task",
     );
+}
+
+/// A task's outputs: kept by name (a second one of a name replaces the first), read by the
+/// task's owner only, not a change clients see in the task, and final once the task has ended.
+async fn outputs_are_kept_for_the_owner_only(make: Factory<'_>) {
+    let env = env(make);
+    let task = env.create(alice()).await;
+    let report = ResourceContents::text("task://t/report.md", "text/markdown", "# Report");
+    env.clock.advance(Duration::from_secs(1));
+    env.store
+        .add_output(&task.id, "report.md".into(), report.clone())
+        .await
+        .expect("add_output");
+    let after = env.read(&task.id).await;
+    assert_eq!(after.version, task.version + 1);
+    assert_eq!(after.last_updated_at, task.last_updated_at);
+    let read = |owner: Owner, name: &'static str| {
+        let (store, id) = (env.store.clone(), task.id.clone());
+        async move { store.read_output(&id, &owner, name).await.unwrap() }
+    };
+    assert_eq!(read(alice(), "report.md").await, Some(report.clone()));
+    assert_eq!(
+        read(bob(), "report.md").await,
+        None,
+        "another owner's output"
+    );
+    assert_eq!(read(alice(), "other").await, None);
+    // The same contents again change nothing; new contents replace the old.
+    env.store
+        .add_output(&task.id, "report.md".into(), report.clone())
+        .await
+        .unwrap();
+    assert_eq!(env.read(&task.id).await.version, after.version);
+    let data = ResourceContents::blob("task://t/data.bin", "application/octet-stream", [0u8, 255]);
+    env.store
+        .add_output(&task.id, "report.md".into(), data.clone())
+        .await
+        .unwrap();
+    assert_eq!(read(alice(), "report.md").await, Some(data.clone()));
+    // Ended: still readable, and nothing more is kept.
+    env.store.finish(&task.id, done("ok")).await.unwrap();
+    let refused = env
+        .store
+        .add_output(&task.id, "late".into(), report.clone())
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::Terminal(TaskStatus::Completed))),
+        "add_output on an ended task: {refused:?}"
+    );
+    assert_eq!(read(alice(), "report.md").await, Some(data));
+    assert_eq!(read(alice(), "late").await, None);
+    assert_not_found(
+        env.store
+            .add_output(&TaskId::new("no-such-task"), "a".into(), report)
+            .await,
+        "add_output on an unknown task",
+    );
+    let unknown = env
+        .store
+        .read_output(&TaskId::new("no-such-task"), &alice(), "a")
+        .await;
+    assert_eq!(unknown.unwrap(), None);
 }
 
 /// `finish` ends a task once; afterwards the task never changes: a second `finish`, a status

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{NewTask, StoreError};
 use crate::protocol::task::{TaskOutcome, TaskStatus};
-use crate::protocol::{InputRequest, RpcError};
+use crate::protocol::{InputRequest, ResourceContents, RpcError};
 use crate::store::TaskRecord;
 
 /// # The state machine
@@ -50,6 +50,7 @@ impl TaskRecord {
             input_responses: Default::default(),
             retired_keys: Default::default(),
             outcome: None,
+            outputs: Default::default(),
             version: 1,
             terminal_at: None,
         }
@@ -133,6 +134,27 @@ impl TaskRecord {
         let response = self.input_responses.remove(key)?;
         self.version += 1;
         Some(response)
+    }
+
+    /// Keeps `contents` as the task's output `name`, replacing an output of that name. Outputs
+    /// are not visible in the task itself (they are read as resources), so this bumps `version`
+    /// but not `last_updated_at`.
+    ///
+    /// Errors: [`StoreError::Terminal`] once the task has ended: what a task publishes is
+    /// complete when its outcome is.
+    pub fn add_output(
+        &mut self,
+        name: String,
+        contents: ResourceContents,
+    ) -> Result<(), StoreError> {
+        if self.status.is_terminal() {
+            return Err(StoreError::Terminal(self.status));
+        }
+        if self.outputs.get(&name) != Some(&contents) {
+            self.outputs.insert(name, contents);
+            self.version += 1;
+        }
+        Ok(())
     }
 
     /// Ends the task with the outcome of its request: `completed` or `failed` as

@@ -20,10 +20,10 @@ use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::InputRequest;
 use crate::protocol::task::{
     AsTaskView, OutcomeView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView,
 };
+use crate::protocol::{InputRequest, ResourceContents};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
@@ -567,6 +567,31 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
             self.update_only(id, None, false, change)
+        })
+    }
+
+    fn add_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        name: String,
+        contents: ResourceContents,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let change = |record: &mut TaskRecord, _| record.add_output(name, contents);
+            self.update_only(id, None, false, change)
+        })
+    }
+
+    fn read_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        name: &'a str,
+    ) -> StoreFuture<'a, Option<ResourceContents>> {
+        Box::pin(async move {
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.and_then(|entry| entry.record.outputs.get(name).cloned()))
         })
     }
 

@@ -56,7 +56,7 @@ use tokio::sync::broadcast;
 
 use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
-use crate::protocol::{InputRequest, RpcError};
+use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
 mod clock;
 #[cfg(any(test, feature = "contract"))]
@@ -150,6 +150,30 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
 
     /// Takes the delivered answer for `key`, once ([`TaskRecord::take_response`]).
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>>;
+
+    /// Keeps `contents` as output `name` of a running task ([`TaskRecord::add_output`]);
+    /// [`StoreError::Terminal`] once it has ended. Not a change clients see in the task.
+    fn add_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        name: String,
+        contents: ResourceContents,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Output `name` of the task, if the task exists, belongs to `owner` and has that output.
+    /// The default reads the whole record with [`get`](Self::get); a store that keeps outputs
+    /// apart from the record can read just the one.
+    fn read_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        name: &'a str,
+    ) -> StoreFuture<'a, Option<ResourceContents>> {
+        Box::pin(async move {
+            let record = self.get(id, owner).await?;
+            Ok(record.and_then(|mut record| record.outputs.remove(name)))
+        })
+    }
 
     /// Ends the task with this outcome; a no-op, returning the record as it is, if the task has
     /// already ended ([`TaskRecord::finish`]).

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::Era;
-use crate::protocol::InputRequest;
 use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::{InputRequest, ResourceContents};
 
 /// Everything stored about one task: plain data, read and written only through a task store
 /// ([`crate::store`]); the runtime renders it to the wire.
@@ -55,6 +55,11 @@ pub struct TaskRecord {
     pub retired_keys: BTreeSet<String>,
     /// How it ended; set when the task turned `completed` or `failed` (never for `cancelled`).
     pub outcome: Option<TaskOutcome>,
+    /// What the tool published as the task's outputs, by name: resources the task's owner reads
+    /// with `resources/read` at `task://{id}/{name}`
+    /// ([`ToolContext::publish`](crate::ToolContext::publish)). Never shown by `tasks/get`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outputs: BTreeMap<String, ResourceContents>,
     /// Bumped by every change; starts at 1. Waiters and optimistic writers compare it.
     pub version: u64,
     /// When it turned terminal.
@@ -144,6 +149,7 @@ mod tests {
             input_responses: BTreeMap::new(),
             retired_keys: BTreeSet::new(),
             outcome: None,
+            outputs: Default::default(),
             version: 1,
             terminal_at: None,
         }

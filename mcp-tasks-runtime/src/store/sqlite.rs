@@ -17,8 +17,8 @@ use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::InputRequest;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
+use crate::protocol::{InputRequest, ResourceContents};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -571,6 +571,18 @@ impl TaskStore for SqliteTaskStore {
         Box::pin(async move {
             let key = key.to_owned();
             let change = move |record: &mut TaskRecord, _| Ok(record.take_response(&key));
+            Ok(self.update(id, None, false, change).await?.0)
+        })
+    }
+
+    fn add_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        name: String,
+        contents: ResourceContents,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let change = move |record: &mut TaskRecord, _| record.add_output(name, contents);
             Ok(self.update(id, None, false, change).await?.0)
         })
     }

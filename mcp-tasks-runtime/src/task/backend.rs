@@ -13,9 +13,9 @@ use serde_json::{Map, Value, json};
 use crate::protocol::Era;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId};
-use crate::protocol::{InputRequest, meta};
+use crate::protocol::{InputRequest, ResourceContents, meta};
 use crate::store::{StoreError, TaskStore};
-use crate::tool::{ContextBackend, InputError, InputFuture};
+use crate::tool::{ContextBackend, InputError, InputFuture, PublishFuture, ToolError};
 
 /// The way back to a legacy client: server-to-client requests and notifications on its session.
 /// Implemented by the server's connections; the engine knows only this trait.
@@ -297,6 +297,18 @@ impl ContextBackend for TaskBackend {
 
     fn task_id(&self) -> Option<&str> {
         Some(self.id.as_str())
+    }
+
+    fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
+        let (store, id) = (self.store.clone(), self.id.clone());
+        Box::pin(async move {
+            store
+                .add_output(&id, name.clone(), contents)
+                .await
+                .map_err(|e| {
+                    ToolError::internal(format!("the task's output `{name}` was not kept: {e}"))
+                })
+        })
     }
 }
 

@@ -2,8 +2,8 @@
 //! `ctx.start_task()`): the backend routes input through MRTR until the switch, and through the
 //! task's stored input requests after it.
 
-use crate::protocol::InputRequest;
-use crate::tool::{ContextBackend, InputFuture};
+use crate::protocol::{InputRequest, ResourceContents};
+use crate::tool::{ContextBackend, InputFuture, PublishFuture};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -70,6 +70,10 @@ impl ContextBackend for Deferred {
 
     fn task_id(&self) -> Option<&str> {
         self.task_id.get().map(String::as_str)
+    }
+
+    fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
+        self.current().publish(name, contents)
     }
 
     fn is_replay(&self) -> bool {

@@ -1,6 +1,9 @@
-use super::{Principal, RequestInfo, State, StateMap};
-use crate::protocol::Era;
-use crate::protocol::{ClientCapabilities, Implementation, InputRequest, LogLevel, RpcError};
+use super::{Principal, RequestInfo, State, StateMap, ToolError};
+use crate::protocol::task::{TaskId, check_output_name, output_uri};
+use crate::protocol::{
+    ClientCapabilities, Content, Era, Implementation, InputRequest, LogLevel, ResourceContents,
+    RpcError,
+};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -14,6 +17,9 @@ pub use elicit::{Elicit, ElicitOutcome};
 /// The future of one input request: the client's bare result object (`ElicitResult`,
 /// `CreateMessageResult`, `ListRootsResult`), or why there is none.
 pub type InputFuture = Pin<Box<dyn Future<Output = Result<Value, InputError>> + Send>>;
+
+/// The future of [`ContextBackend::publish`].
+pub type PublishFuture = Pin<Box<dyn Future<Output = Result<(), ToolError>> + Send>>;
 
 /// Where a [`ToolContext`] sends what the tool asks of the client. The runtime picks the backend by
 /// where the call runs (a modern task, a legacy task, inline in either era); tools never see it.
@@ -34,6 +40,12 @@ pub trait ContextBackend: Send + Sync + 'static {
     /// The id of the task this call runs as, if it is one.
     fn task_id(&self) -> Option<&str> {
         None
+    }
+
+    /// Keeps `contents` as output `name` of the task this call runs as (see
+    /// [`ToolContext::publish_text`]). Called only where [`task_id`](Self::task_id) names one.
+    fn publish(&self, _name: String, _contents: ResourceContents) -> PublishFuture {
+        Box::pin(async { Err(ToolError::internal("this call runs as no task")) })
     }
 
     /// Turns a call that started inline into a task (see [`ToolContext::start_task`]). `None`
@@ -292,6 +304,86 @@ impl ToolContext {
     /// The task id, when this call runs as a task.
     pub fn task_id(&self) -> Option<&str> {
         self.inner.backend.task_id()
+    }
+
+    /// Publishes `text` as the output `name` of this call, and returns the content that points
+    /// to it, to put in the tool's result.
+    ///
+    /// In a task, the text is kept with the task as a resource at `task://{taskId}/{name}` and
+    /// the answer is a `resource_link` to it: a client reads it with `resources/read`, as long as
+    /// the task is kept (its `ttl`), and only the principal or session that owns the task can
+    /// (anyone else gets "resource not found", as for an unknown URI). A task's result stays
+    /// small however large its outputs are; `tasks/get` never carries them. Publishing a name
+    /// again replaces that output; once the task has ended, nothing more is kept.
+    ///
+    /// Inline there is nothing to keep it with: the answer embeds the text itself (a `resource`
+    /// content with the URI `task:///{name}`, which no read finds), so the same tool works
+    /// either way.
+    ///
+    /// `name` is 1 to 128 of `A-Z a-z 0-9 - . _ ~`; another name, or a store that fails to keep
+    /// the output, is an error (`-32603`).
+    ///
+    /// ```
+    /// use mcp_tasks_runtime::{CallToolResult, Content, ToolContext, ToolError, tool};
+    ///
+    /// /// Writes a long report.
+    /// #[tool(task_support = "optional")]
+    /// async fn report(ctx: ToolContext, topic: String) -> Result<CallToolResult, ToolError> {
+    ///     let text = format!("# {topic}\n\n(a long report)");
+    ///     let link = ctx.publish_text("report.md", "text/markdown", text).await?;
+    ///     Ok(CallToolResult::from_content(vec![Content::text("The report is ready."), link]))
+    /// }
+    /// ```
+    pub async fn publish_text(
+        &self,
+        name: &str,
+        mime_type: &str,
+        text: impl Into<String>,
+    ) -> Result<Content, ToolError> {
+        let text = text.into();
+        let size = text.len() as u64;
+        self.publish(name, mime_type, size, |uri| {
+            ResourceContents::text(uri, mime_type, text)
+        })
+        .await
+    }
+
+    /// [`publish_text`](Self::publish_text) for bytes (sent base64-encoded).
+    pub async fn publish_blob(
+        &self,
+        name: &str,
+        mime_type: &str,
+        bytes: impl AsRef<[u8]>,
+    ) -> Result<Content, ToolError> {
+        let bytes = bytes.as_ref();
+        self.publish(name, mime_type, bytes.len() as u64, |uri| {
+            ResourceContents::blob(uri, mime_type, bytes)
+        })
+        .await
+    }
+
+    async fn publish(
+        &self,
+        name: &str,
+        mime_type: &str,
+        size: u64,
+        contents: impl FnOnce(String) -> ResourceContents,
+    ) -> Result<Content, ToolError> {
+        check_output_name(name).map_err(ToolError::internal)?;
+        let backend = &self.inner.backend;
+        let Some(id) = backend.task_id() else {
+            return Ok(Content::resource(contents(format!("task:///{name}"))));
+        };
+        let uri = output_uri(&TaskId::new(id), name);
+        backend
+            .publish(name.to_owned(), contents(uri.clone()))
+            .await?;
+        Ok(Content::ResourceLink {
+            uri,
+            name: name.to_owned(),
+            mime_type: Some(mime_type.to_owned()),
+            size: Some(size),
+        })
     }
 
     /// Sets the human-readable status (a task's `statusMessage`). In a task, the message shows

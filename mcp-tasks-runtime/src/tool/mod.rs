@@ -15,7 +15,7 @@ pub(crate) mod schema;
 mod state;
 
 pub use caller::{Principal, RequestInfo};
-pub(crate) use context::{ContextBackend, InputFuture};
+pub(crate) use context::{ContextBackend, InputFuture, PublishFuture};
 pub use context::{Elicit, ElicitOutcome, InputError, ToolContext};
 pub use error::{ArgumentError, ToolError};
 pub(crate) use headers::HeaderParam;

@@ -327,6 +327,14 @@ mod tests {
             Content::ResourceLink {
                 uri: "file:///x".into(),
                 name: "x".into(),
+                mime_type: None,
+                size: None,
+            },
+            Content::ResourceLink {
+                uri: "task://t/x".into(),
+                name: "x".into(),
+                mime_type: Some("text/plain".into()),
+                size: Some(3),
             },
             Content::resource(ResourceContents::text("file:///t", "text/plain", "t")),
             Content::resource(ResourceContents::blob("file:///b", "app/x", b"b")),

@@ -1,5 +1,6 @@
 //! Tasks on the wire, for both eras: ids ([`TaskId`]), status ([`TaskStatus`]), the owner a task
-//! is bound to ([`Owner`]) and how it ended ([`TaskOutcome`]). The stored record itself is
+//! is bound to ([`Owner`]), how it ended ([`TaskOutcome`]) and the URIs of its outputs
+//! (`task://{taskId}/{name}`, `output.rs`). The stored record itself is
 //! [`crate::store::TaskRecord`].
 
 // Inside the crate: pure renderers that turn a [`TaskView`] (the fields a client may see, borrowed
@@ -27,11 +28,13 @@
 // The types are in `types.rs`, the renderers in `view.rs` (a stored result merged into them in
 // `result.rs`), the timestamp format in `time.rs`.
 
+mod output;
 mod result;
 mod time;
 mod types;
 mod view;
 
+pub(crate) use output::{check_name as check_output_name, output_uri, parse_output_uri};
 pub(crate) use result::RelatedResult;
 pub(crate) use types::OutcomeView;
 pub use types::{Owner, TaskId, TaskOutcome, TaskStatus};

@@ -413,6 +413,7 @@ mod tests {
             input_responses: BTreeMap::new(),
             retired_keys: BTreeSet::new(),
             outcome: None,
+            outputs: Default::default(),
             version: 1,
             terminal_at: None,
         }

@@ -20,8 +20,8 @@ use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::InputRequest;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
+use crate::protocol::{InputRequest, ResourceContents};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -662,6 +662,19 @@ impl TaskStore for RedisTaskStore {
     fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
+            Ok(self.shared.update(id, None, false, change).await?.0)
+        })
+    }
+
+    fn add_output<'a>(
+        &'a self,
+        id: &'a TaskId,
+        name: String,
+        contents: ResourceContents,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let change =
+                |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
             Ok(self.shared.update(id, None, false, change).await?.0)
         })
     }
