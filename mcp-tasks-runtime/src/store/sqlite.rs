@@ -583,7 +583,8 @@ impl TaskStore for SqliteTaskStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let change = move |record: &mut TaskRecord, _| record.add_output(name, contents);
-            Ok(self.update(id, None, false, change).await?.0)
+            self.update(id, None, false, change).await?;
+            Ok(())
         })
     }
 

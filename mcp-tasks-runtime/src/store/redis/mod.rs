@@ -675,7 +675,8 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let change =
                 |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
-            Ok(self.shared.update(id, None, false, change).await?.0)
+            self.shared.update(id, None, false, change).await?;
+            Ok(())
         })
     }
 
