@@ -57,7 +57,8 @@ pub struct TaskRecord {
     pub outcome: Option<TaskOutcome>,
     /// What the tool published as the task's outputs, by name: resources the task's owner reads
     /// with `resources/read` at `task://{id}/{name}`
-    /// ([`ToolContext::publish`](crate::ToolContext::publish)). Never shown by `tasks/get`.
+    /// ([`ToolContext::publish_text`](crate::ToolContext::publish_text)). Never shown by
+    /// `tasks/get`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub outputs: BTreeMap<String, ResourceContents>,
     /// Bumped by every change; starts at 1. Waiters and optimistic writers compare it.
