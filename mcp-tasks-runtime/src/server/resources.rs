@@ -237,7 +237,7 @@ fn not_found(req: &Incoming, uri: &str) -> RpcError {
 /// "Resource not found" in 2025-11-25 (`server/resources`, Error Handling); retired by SEP-2164.
 const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// `resources/read`.
+/// `resources/read`: a task's output, or one of the server's resources.
 async fn read(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
@@ -246,27 +246,36 @@ async fn read(
     cancel: CancellationToken,
 ) -> Result<Value, RpcError> {
     let uri = uri_param(req)?;
-    if let Some((task, name)) = parse_output_uri(&uri) {
-        // A task's output, for the task's owner only: anyone else's read is an unknown URI's.
-        let owner = peer.owner(&req.era);
-        let store = server.engine().store();
-        let contents = store.read_output(&task, &owner, name).await?;
-        let contents = contents.ok_or_else(|| not_found(req, &uri))?;
-        return Ok(serde_json::to_value(ReadResult {
-            contents: vec![contents],
-            cache,
-        })
-        .unwrap_or_default());
-    }
-    let Some(found) = server.resources.find(&uri) else {
-        return Err(not_found(req, &uri));
+    let contents = match parse_output_uri(&uri) {
+        Some((task, name)) => {
+            // For the task's owner only: anyone else's read is an unknown URI's.
+            let owner = peer.owner(&req.era);
+            let store = server.engine().store();
+            let output = store.read_output(&task, &owner, name).await?;
+            vec![output.ok_or_else(|| not_found(req, &uri))?]
+        }
+        None => read_resource(server, peer, req, &uri, cancel).await?,
+    };
+    Ok(serde_json::to_value(ReadResult { contents, cache }).unwrap_or_default())
+}
+
+/// What the server's resource at `uri` holds, read by its function.
+async fn read_resource(
+    server: &ServerInner,
+    peer: &Arc<dyn Peer>,
+    req: &Incoming,
+    uri: &str,
+    cancel: CancellationToken,
+) -> Result<Vec<ResourceContents>, RpcError> {
+    let Some(found) = server.resources.find(uri) else {
+        return Err(not_found(req, uri));
     };
     let resource = found.resource.clone();
     let ctx = context(server, peer, req, cancel);
     // The function's own "not found" (`resource_not_found`) speaks the era's code too.
     let era_code = |err: RpcError| {
         if err.code == RpcError::INVALID_PARAMS && err.data == Some(json!({ "uri": uri })) {
-            not_found(req, &uri)
+            not_found(req, uri)
         } else {
             err
         }
@@ -284,7 +293,7 @@ async fn read(
             resource.info.name
         )));
     }
-    Ok(serde_json::to_value(ReadResult { contents, cache }).unwrap_or_default())
+    Ok(contents)
 }
 
 /// `resources/subscribe` / `resources/unsubscribe` (2025-11-25): the URI must name a resource.
