@@ -4,7 +4,7 @@
 //! error while the server keeps serving.
 
 use mcp_tasks_tests::http::HttpServer;
-use mcp_tasks_tests::{StdioClient, modern, modern_meta};
+use mcp_tasks_tests::{StdioClient, modern};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -454,21 +454,9 @@ fn modern_post(
     c: &reqwest::Client,
     url: &str,
     method: &str,
-    name: Option<&str>,
-    mut params: Value,
+    params: Value,
 ) -> reqwest::RequestBuilder {
-    params["_meta"] = modern_meta(json!({ "elicitation": {} }));
-    let mut b = c
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .body(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string());
-    if let Some(name) = name {
-        b = b.header("mcp-name", name);
-    }
-    b
+    mcp_tasks_tests::http::modern_post(c, url, method, params, json!({ "elicitation": {} }))
 }
 
 #[tokio::test]
@@ -480,7 +468,6 @@ async fn over_http_both_eras_get_and_complete_prompts_and_bad_input_is_32602() {
         &c,
         &s.url,
         "prompts/get",
-        Some("test_prompt_with_arguments"),
         json!({ "name": "test_prompt_with_arguments", "arguments": { "arg1": "a", "arg2": "b" } }),
     ))
     .await;
@@ -493,7 +480,6 @@ async fn over_http_both_eras_get_and_complete_prompts_and_bad_input_is_32602() {
         &c,
         &s.url,
         "prompts/get",
-        Some("test_input_required_result_prompt"),
         json!({ "name": "test_input_required_result_prompt" }),
     ))
     .await;
@@ -502,7 +488,6 @@ async fn over_http_both_eras_get_and_complete_prompts_and_bad_input_is_32602() {
         &c,
         &s.url,
         "prompts/get",
-        Some("missing"),
         json!({ "name": "missing" }),
     ))
     .await;
@@ -511,7 +496,6 @@ async fn over_http_both_eras_get_and_complete_prompts_and_bad_input_is_32602() {
         &c,
         &s.url,
         "completion/complete",
-        None,
         json!({ "ref": { "type": "ref/prompt", "name": "test_prompt_with_arguments" },
                 "argument": { "name": "arg1", "value": "te" } }),
     ))

@@ -306,33 +306,14 @@ async fn a_modern_task_that_changes_a_note_reaches_the_listening_client() {
 mod http {
     use super::tasks_caps;
     use mcp_tasks_tests::http::{HttpServer, SseEvents as Events};
-    use mcp_tasks_tests::modern_meta;
     use serde_json::{Value, json};
     use std::time::Duration;
 
     const WAIT: Duration = Duration::from_secs(10);
 
-    fn modern_post(
-        url: &str,
-        method: &str,
-        name: Option<&str>,
-        mut params: Value,
-    ) -> reqwest::RequestBuilder {
-        params["_meta"] = modern_meta(tasks_caps());
-        let mut b = reqwest::Client::new()
-            .post(url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method)
-            .body(
-                json!({ "jsonrpc": "2.0", "id": "r-1", "method": method, "params": params })
-                    .to_string(),
-            );
-        if let Some(name) = name {
-            b = b.header("mcp-name", name);
-        }
-        b
+    fn modern_post(url: &str, method: &str, params: Value) -> reqwest::RequestBuilder {
+        let client = reqwest::Client::new();
+        mcp_tasks_tests::http::modern_post(&client, url, method, params, tasks_caps())
     }
 
     fn legacy(url: &str, session: &str, body: Value) -> reqwest::RequestBuilder {
@@ -360,7 +341,6 @@ mod http {
         let read = body(modern_post(
             &s.url,
             "resources/read",
-            Some("notes://welcome"),
             json!({ "uri": "notes://welcome" }),
         ))
         .await;
@@ -371,7 +351,6 @@ mod http {
         let missing = body(modern_post(
             &s.url,
             "resources/read",
-            Some("other://x"),
             json!({ "uri": "other://x" }),
         ))
         .await;
@@ -381,7 +360,6 @@ mod http {
         let mut stream = Events::open(modern_post(
             &s.url,
             "subscriptions/listen",
-            None,
             json!({ "notifications": { "resourceSubscriptions": ["notes://welcome"] } }),
         ))
         .await;
@@ -394,7 +372,6 @@ mod http {
         let created = body(modern_post(
             &s.url,
             "tools/call",
-            Some("revise_note"),
             json!({ "name": "revise_note", "arguments": { "title": "welcome", "text": "http" } }),
         ))
         .await;

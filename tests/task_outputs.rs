@@ -186,25 +186,14 @@ async fn inline_the_outputs_are_embedded_in_the_result() {
 
 mod http {
     use super::{links, seeded_document, tasks_caps};
-    use mcp_tasks_tests::http::HttpServer;
-    use mcp_tasks_tests::modern_meta;
+    use mcp_tasks_tests::http::{HttpServer, modern_post};
     use serde_json::{Value, json};
     use std::time::Duration;
 
-    async fn post(url: &str, token: &str, method: &str, mut params: Value) -> Value {
-        params["_meta"] = modern_meta(tasks_caps());
-        let mut b = reqwest::Client::new()
-            .post(url)
+    async fn post(url: &str, token: &str, method: &str, params: Value) -> Value {
+        let client = reqwest::Client::new();
+        modern_post(&client, url, method, params, tasks_caps())
             .bearer_auth(token)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", method);
-        // `Mcp-Name`: the tool's name, or the URI read.
-        if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
-            b = b.header("mcp-name", name);
-        }
-        b.body(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string())
             .send()
             .await
             .expect("answered")

@@ -1,6 +1,7 @@
 //! A fixture server over Streamable HTTP, as a child process: `conformance_server --http`.
 
-use crate::example_bin;
+use crate::{example_bin, modern_meta};
+use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -104,7 +105,7 @@ impl Drop for HttpServer {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SsePart {
     /// An event's `data`, as JSON.
-    Message(serde_json::Value),
+    Message(Value),
     /// An event without data: its comment text, trimmed.
     Comment(String),
 }
@@ -135,7 +136,7 @@ impl SseEvents {
 
     /// The next message's JSON (comments skipped), or `None` if none comes within `wait` or the
     /// stream ends.
-    pub async fn next(&mut self, wait: Duration) -> Option<serde_json::Value> {
+    pub async fn next(&mut self, wait: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -172,4 +173,27 @@ impl SseEvents {
                 .push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
         }
     }
+}
+
+/// A 2026-07-28 request (`id` 1) POSTed to `url`: `params` with a `_meta` declaring
+/// `capabilities`, and the headers the transport requires (`Mcp-Method`, and `Mcp-Name` from the
+/// params' `name` or `uri` where they have one). Add `.bearer_auth(..)` for a server with tokens.
+pub fn modern_post(
+    client: &reqwest::Client,
+    url: &str,
+    method: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> reqwest::RequestBuilder {
+    params["_meta"] = modern_meta(capabilities);
+    let mut b = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
+        b = b.header("mcp-name", name);
+    }
+    b.body(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string())
 }
