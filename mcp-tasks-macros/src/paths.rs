@@ -37,3 +37,22 @@ impl ToTokens for Rt {
 pub fn generated(what: &str) -> syn::Ident {
     syn::Ident::new(&format!("__mcp_tasks_{what}"), Span::mixed_site())
 }
+
+/// The generated constant that checks a function's parameter `index` (`__mcp_tasks_argN`).
+pub fn param_const(index: usize) -> syn::Ident {
+    generated(&format!("arg{index}"))
+}
+
+/// The generated constant that checks a function's output type (`__mcp_tasks_output`).
+pub fn output_const() -> syn::Ident {
+    generated("output")
+}
+
+/// A generated local (mixed-site), or `_` when it goes unused.
+pub fn local(name: &str, used: bool) -> TokenStream {
+    if used {
+        syn::Ident::new(name, Span::mixed_site()).into_token_stream()
+    } else {
+        quote!(_)
+    }
+}

@@ -4,8 +4,8 @@
 
 use super::info::Info;
 use crate::model::{Param, ToolSpec};
-use crate::paths::{Rt, generated};
-use proc_macro2::{Span, TokenStream};
+use crate::paths::{Rt, generated, local, output_const, param_const};
+use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -63,14 +63,6 @@ impl ToTokens for Struct<'_> {
 
 /// `const __mcp_tasks_argN: Param<T> = param::<T, _>();` at the type's span.
 struct ParamCheck<'a>(usize, &'a Param);
-
-fn param_const(index: usize) -> syn::Ident {
-    generated(&format!("arg{index}"))
-}
-
-fn output_const() -> syn::Ident {
-    generated("output")
-}
 
 impl ToTokens for ParamCheck<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
@@ -186,14 +178,5 @@ impl ToTokens for Call<'_> {
                 #Rt::Ok(#run)
             }
         });
-    }
-}
-
-/// A generated local (mixed-site), or `_` when it goes unused.
-fn local(name: &str, used: bool) -> TokenStream {
-    if used {
-        syn::Ident::new(name, Span::mixed_site()).into_token_stream()
-    } else {
-        quote!(_)
     }
 }

@@ -4,8 +4,8 @@
 
 use super::model::{Param, PromptSpec};
 use crate::complete::Completer;
-use crate::paths::{Rt, generated};
-use proc_macro2::{Span, TokenStream};
+use crate::paths::{Rt, generated, local, output_const, param_const};
+use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -99,14 +99,6 @@ impl ToTokens for Descriptor<'_> {
             };
         });
     }
-}
-
-fn param_const(index: usize) -> syn::Ident {
-    generated(&format!("arg{index}"))
-}
-
-fn output_const() -> syn::Ident {
-    generated("output")
 }
 
 /// `const __mcp_tasks_argN: PromptArg<T> = prompt_arg::<T, _>();` at the type's span, and for a
@@ -241,14 +233,5 @@ impl ToTokens for Get<'_> {
                 #Rt::Ok(#run)
             }
         });
-    }
-}
-
-/// A generated local (mixed-site), or `_` when it goes unused.
-fn local(name: &str, used: bool) -> TokenStream {
-    if used {
-        syn::Ident::new(name, Span::mixed_site()).into_token_stream()
-    } else {
-        quote!(_)
     }
 }

@@ -5,7 +5,7 @@
 use super::model::{Param, ResourceSpec};
 use crate::complete::Completer;
 use crate::model::Fallback;
-use crate::paths::{Rt, generated};
+use crate::paths::{Rt, generated, local, output_const, param_const};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -72,14 +72,6 @@ impl ToTokens for Descriptor<'_> {
             };
         });
     }
-}
-
-fn param_const(index: usize) -> syn::Ident {
-    generated(&format!("arg{index}"))
-}
-
-fn output_const() -> syn::Ident {
-    generated("output")
 }
 
 /// `const __mcp_tasks_argN: ResourceParam<T> = resource_var::<T>();` (or `resource_injected`)
@@ -230,15 +222,6 @@ impl ToTokens for ImplResource<'_> {
                 #list
             }
         });
-    }
-}
-
-/// A generated local (mixed-site), or `_` when it goes unused.
-fn local(name: &str, used: bool) -> TokenStream {
-    if used {
-        syn::Ident::new(name, Span::mixed_site()).into_token_stream()
-    } else {
-        quote!(_)
     }
 }
 
