@@ -244,7 +244,8 @@ async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// ([`ServerConfig::keepalive_interval`]). With HTTP, `--token TOKEN=PRINCIPAL`
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
-/// request body. The HTTP
+/// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
+/// to send a request's headers and body, `--max-connections N` how many may be open at once. The HTTP
 /// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
 /// connections.
 pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
@@ -252,8 +253,7 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let mut http = None;
     let mut tokens = Vec::new();
-    let mut session_idle = None;
-    let mut max_body = None;
+    let mut http_config = HttpConfig::default();
     let mut store = None;
     let mut config = ServerConfig::default();
     let mut server = server;
@@ -314,19 +314,18 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
             }
-            "--max-body" => {
-                let bytes = args
-                    .next()
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .ok_or_else(|| usage("--max-body needs a number of bytes"))?;
-                max_body = Some(bytes);
-            }
+            "--max-body" => http_config = http_config.max_body(number(&mut args, &arg)?),
             "--session-idle-ms" => {
-                let ms = args
-                    .next()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| usage("--session-idle-ms needs a number of milliseconds"))?;
-                session_idle = Some(Duration::from_millis(ms));
+                http_config = http_config.session_idle(millis(&mut args, &arg)?);
+            }
+            "--header-timeout-ms" => {
+                http_config = http_config.header_timeout(millis(&mut args, &arg)?);
+            }
+            "--body-timeout-ms" => {
+                http_config = http_config.body_timeout(millis(&mut args, &arg)?);
+            }
+            "--max-connections" => {
+                http_config = http_config.max_connections(number(&mut args, &arg)?);
             }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
@@ -342,13 +341,7 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
         return server.serve_stdio().await;
     };
     let listener = tokio::net::TcpListener::bind(&addr).await?;
-    let mut config = HttpConfig::default();
-    if let Some(bytes) = max_body {
-        config = config.max_body(bytes);
-    }
-    if let Some(idle) = session_idle {
-        config = config.session_idle(idle);
-    }
+    let mut config = http_config;
     if !tokens.is_empty() {
         let auth = tokens
             .into_iter()
@@ -359,11 +352,26 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
     server.serve_http(listener).config(config).await
 }
 
+/// The number after `flag`.
+fn number<T: std::str::FromStr>(
+    args: &mut impl Iterator<Item = String>,
+    flag: &str,
+) -> std::io::Result<T> {
+    args.next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| usage(&format!("{flag} needs a number")))
+}
+
+/// The number of milliseconds after `flag`.
+fn millis(args: &mut impl Iterator<Item = String>, flag: &str) -> std::io::Result<Duration> {
+    number(args, flag).map(Duration::from_millis)
+}
+
 fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N]]"
         ),
     )
 }

@@ -16,6 +16,9 @@ pub(super) enum HostPolicy {
 pub struct HttpConfig {
     pub(super) path: String,
     pub(super) max_body: usize,
+    pub(super) header_timeout: Duration,
+    pub(super) body_timeout: Duration,
+    pub(super) max_connections: usize,
     pub(super) session_idle: Duration,
     pub(super) max_sessions: usize,
     pub(super) session_backlog: usize,
@@ -29,6 +32,9 @@ impl fmt::Debug for HttpConfig {
         f.debug_struct("HttpConfig")
             .field("path", &self.path)
             .field("max_body", &self.max_body)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections", &self.max_connections)
             .field("session_idle", &self.session_idle)
             .field("max_sessions", &self.max_sessions)
             .field("session_backlog", &self.session_backlog)
@@ -39,11 +45,17 @@ impl fmt::Debug for HttpConfig {
     }
 }
 
+/// The shortest connection deadline: below it a client on a slow link could not send anything.
+const MIN_TIMEOUT: Duration = Duration::from_millis(100);
+
 impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             path: "/mcp".into(),
             max_body: 4 * 1024 * 1024,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 10_000,
             session_idle: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             session_backlog: 256,
@@ -64,6 +76,37 @@ impl HttpConfig {
     /// The largest request body accepted (default 4 MiB); larger ones get HTTP 413.
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+
+    /// How long a connection may take to send a request's headers, counted from when it opened
+    /// or from the end of the response to its last request (default 10 s). A connection that
+    /// has not sent them by then is closed: it bounds both a client that stalls half-way
+    /// through its headers and an idle keep-alive connection. A connection busy with a response
+    /// (an SSE stream, however long) is never idle. At least 100 ms.
+    ///
+    /// Applies to [`Server::serve_http`](crate::Server::serve_http); a router you serve yourself
+    /// ([`Server::http_router`](crate::Server::http_router)) has your server's connection rules.
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout.max(MIN_TIMEOUT);
+        self
+    }
+
+    /// How long a request's body may take to arrive once its headers have (default 30 s). A
+    /// body not complete by then is answered HTTP 408 and the connection closed. At least
+    /// 100 ms.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout.max(MIN_TIMEOUT);
+        self
+    }
+
+    /// How many connections [`Server::serve_http`](crate::Server::serve_http) keeps open at
+    /// once (default 10,000, at least 1). A connection beyond it is answered HTTP 503 at once
+    /// and closed, so the server never stops accepting and the connections it has go on. Keep
+    /// it below the process's open-file limit (`ulimit -n`), which also counts the store's files
+    /// and sockets.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
         self
     }
 

@@ -21,6 +21,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -187,7 +188,8 @@ async fn read_message(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Message, Response> {
-    let bytes = read_body(body, state.config.max_body, headers).await?;
+    let limits = (state.config.max_body, state.config.body_timeout);
+    let bytes = read_body(body, limits, headers).await?;
     let message = match std::str::from_utf8(&bytes) {
         Ok(text) => Message::parse(text),
         Err(_) => Err(jsonrpc::Rejected {
@@ -321,7 +323,7 @@ async fn post_request(
 #[allow(clippy::result_large_err)] // as in check_host
 pub(super) async fn read_body(
     body: Body,
-    max: usize,
+    (max, deadline): (usize, Duration),
     headers: &HeaderMap,
 ) -> Result<Bytes, Response> {
     let too_large = || {
@@ -341,7 +343,23 @@ pub(super) async fn read_body(
         return Err(too_large());
     }
     use http_body_util::BodyExt;
-    match http_body_util::Limited::new(body, max).collect().await {
+    let reading = http_body_util::Limited::new(body, max).collect();
+    let Ok(read) = tokio::time::timeout(deadline, reading).await else {
+        // The client is too slow with its body: say so, and free the connection.
+        let mut response = rpc_error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            &RpcError::invalid_request(format!(
+                "Request Timeout: the body did not arrive within {} ms",
+                deadline.as_millis()
+            )),
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return Err(response);
+    };
+    match read {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Err(e) => Err(bad_request(format!(

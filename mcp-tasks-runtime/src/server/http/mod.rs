@@ -14,12 +14,14 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | the shared endpoint state, the router, serving and graceful shutdown, the first step of every request (host check, authentication, method) |
+//! | `accept.rs` | the connections: the accept loop, the header deadline, the connection cap |
 //! | `config.rs` | [`HttpConfig`] and the host policy |
 //! | `guards.rs` | the checks a request passes first: `Host`/`Origin`, routing headers against the body, `Accept` |
 //! | `handlers.rs` | POST / GET / DELETE, and JSON-RPC replies as HTTP responses (statuses) |
 //! | `sse.rs` | SSE framing (axum's `Sse`): a POST's stream, a session's GET stream |
 //! | `session.rs` | legacy sessions and where their server-to-client messages go |
 
+mod accept;
 mod config;
 mod guards;
 mod handlers;
@@ -160,17 +162,16 @@ pub(crate) async fn serve(
     let app = router_for(state.clone());
     tracing::info!(address = %local, path = %state.config.path, "serving MCP over Streamable HTTP");
     let draining = state.clone();
-    let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let serving = accept::serve(listener, app, &state.config, async move {
         shutdown.await;
         tracing::info!("shutdown signal; finishing in-flight requests");
         draining.drain(grace);
     });
-    // The server's own graceful shutdown waits for open responses; `closing` ends them after the
-    // grace, so this bound is only a guard against a stuck connection.
-    let serving = serving.into_future();
+    // The graceful shutdown waits for open responses; `closing` ends them after the grace, so
+    // this bound is only a guard against a stuck connection.
     tokio::pin!(serving);
     tokio::select! {
-        r = &mut serving => r?,
+        () = &mut serving => {}
         _ = async {
             state.closing.cancelled().await;
             tokio::time::sleep(Duration::from_secs(2)).await;
