@@ -148,19 +148,16 @@ impl Shared {
     /// happened, so a state is dropped when the task's own `lastUpdatedAt` says it is older than
     /// the latest; and a pushed one with the same time as an answered one but another status or
     /// message (two changes within one clock tick, the push possibly from before the answer) is
-    /// left to the next poll. So the history and the updates never go backwards; nothing follows
-    /// a terminal state.
+    /// left to the next poll, unless it is terminal ([`TaskSnapshot::is_stale_after`]). So the
+    /// history and the updates never go backwards; nothing follows a terminal state.
     fn apply(&self, mut snap: TaskSnapshot, origin: Origin) {
         let mut state = lock(&self.state);
         if state.finished || state.latest.status.is_terminal() && !snap.status.is_terminal() {
             return;
         }
-        let same_tick_as_an_answer = origin == Origin::Pushed
-            && state.latest_origin == Origin::Answered
-            && snap.same_time(&state.latest)
-            && (snap.status != state.latest.status
-                || snap.status_message != state.latest.status_message);
-        if snap.is_older_than(&state.latest) || same_tick_as_an_answer {
+        let pushed_after_answer =
+            origin == Origin::Pushed && state.latest_origin == Origin::Answered;
+        if snap.is_stale_after(&state.latest, pushed_after_answer) {
             tracing::debug!(
                 task = %self.id,
                 status = %snap.status,

@@ -84,9 +84,22 @@ impl TaskSnapshot {
     }
 
     /// Whether both states carry the same readable `lastUpdatedAt`.
-    pub(super) fn same_time(&self, other: &TaskSnapshot) -> bool {
+    fn same_time(&self, other: &TaskSnapshot) -> bool {
         let time = |s: &TaskSnapshot| s.last_updated_at.as_deref().and_then(rfc3339_nanos);
         matches!((time(self), time(other)), (Some(a), Some(b)) if a == b)
+    }
+
+    /// Whether this state, arriving after `latest`, is older news than it: earlier by the task's
+    /// clock; or, when this one was pushed and `latest` was an answer, of the same clock tick
+    /// but with another status or message (two changes within one tick, the push possibly
+    /// queued from before the answer). A terminal state is never such a push: no state of a
+    /// task comes after it.
+    pub(super) fn is_stale_after(&self, latest: &TaskSnapshot, pushed_after_answer: bool) -> bool {
+        self.is_older_than(latest)
+            || pushed_after_answer
+                && !self.status.is_terminal()
+                && self.same_time(latest)
+                && (self.status != latest.status || self.status_message != latest.status_message)
     }
 
     pub(super) fn same_state(&self, other: &TaskSnapshot) -> bool {
@@ -184,7 +197,32 @@ pub(super) fn parse_rpc_error(task: &Value, fallback: Option<String>) -> RpcErro
 
 #[cfg(test)]
 mod tests {
-    use super::rfc3339_nanos;
+    use super::{TaskSnapshot, rfc3339_nanos};
+    use serde_json::json;
+
+    fn state(status: &str, message: &str, at: &str) -> TaskSnapshot {
+        TaskSnapshot::parse(&json!({
+            "taskId": "t", "status": status, "statusMessage": message,
+            "createdAt": "2025-11-25T10:40:00Z", "lastUpdatedAt": at,
+        }))
+        .unwrap()
+    }
+
+    /// Over HTTP a task created and cancelled within one millisecond had its pushed `cancelled`
+    /// dropped as "same tick as an answer", and the handle kept saying `working`.
+    #[test]
+    fn a_pushed_terminal_state_is_taken_even_within_the_answers_tick() {
+        let tick = "2025-11-25T10:40:00.250Z";
+        let answered = state("working", "30s left", tick);
+        assert!(!state("cancelled", "cancelled by request", tick).is_stale_after(&answered, true));
+        assert!(!state("completed", "", tick).is_stale_after(&answered, true));
+        // A non-terminal push of that tick is still left to the next poll; an answer is taken.
+        assert!(state("input_required", "asking", tick).is_stale_after(&answered, true));
+        assert!(!state("input_required", "asking", tick).is_stale_after(&answered, false));
+        // Anything older by the task's clock is dropped, pushed or answered.
+        let earlier = "2025-11-25T10:40:00.249Z";
+        assert!(state("cancelled", "", earlier).is_stale_after(&answered, false));
+    }
 
     #[test]
     fn rfc3339_times_order_as_the_instants_they_name() {
