@@ -19,6 +19,9 @@ use super::{
 };
 use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::protocol::{InputRequest, ResourceContents};
+use batch::{Announcements, Writes};
+
+mod batch;
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -82,6 +85,7 @@ const CANDIDATES: &str = "SELECT record FROM tasks WHERE due <= ?1
 pub struct SqliteTaskStore {
     db: Arc<Mutex<Connection>>,
     shared: Arc<Shared>,
+    writes: Arc<Writes>,
 }
 
 struct Shared {
@@ -90,7 +94,15 @@ struct Shared {
     /// Task → the version of its latest change, for `changed` waiters; only while someone waits.
     waiters: Mutex<HashMap<TaskId, watch::Sender<u64>>>,
     events: broadcast::Sender<TaskEvent>,
+    /// The latest record written of each running task (at most [`RUNNING_KEPT`]), as the
+    /// connection has it, the open transaction's changes included: a change to a running task
+    /// starts from here instead of reading and decoding the stored record. Only used with the
+    /// connection locked; emptied when a transaction fails.
+    running: Mutex<HashMap<TaskId, TaskRecord>>,
 }
+
+/// How many running tasks' records [`Shared::running`] keeps.
+const RUNNING_KEPT: usize = 8192;
 
 impl SqliteTaskStore {
     /// Opens (or creates) the store in the file at `path`, on the system clock. Tasks that a
@@ -141,11 +153,14 @@ impl SqliteTaskStore {
         conn.pragma_update(None, "cache_size", -16_384)
             .map_err(in_use)?;
         conn.execute_batch(SCHEMA).map_err(in_use)?;
+        // Every statement the store runs stays parsed (rusqlite keeps 16 by default).
+        conn.set_prepared_statement_cache_capacity(64);
         let shared = Arc::new(Shared {
             path,
             clock,
             waiters: Mutex::default(),
             events: broadcast::channel(EVENT_CAPACITY).0,
+            running: Mutex::default(),
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -162,6 +177,7 @@ impl SqliteTaskStore {
         Ok(SqliteTaskStore {
             db: Arc::new(Mutex::new(conn)),
             shared,
+            writes: Arc::default(),
         })
     }
 
@@ -182,9 +198,21 @@ impl SqliteTaskStore {
             .map_err(StoreError::backend)?
     }
 
+    /// Applies `op` in the next transaction with the writes queued beside it (group commit,
+    /// see `batch.rs`), and resolves once that transaction has committed. `op` writes with at
+    /// most one statement, as its last fallible step, so that a failed `op` has changed nothing.
+    async fn write<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection, &Shared, &mut Announcements) -> Result<T, StoreError>
+        + Send
+        + 'static,
+    ) -> Result<T, StoreError> {
+        self.writes.write(&self.db, &self.shared, op).await
+    }
+
     /// Loads the task, applies `change`, writes it back if its version moved, and tells waiters
-    /// and subscribers. `owner: None` is the engine acting; `visible: false` marks a change
-    /// clients cannot see (no event).
+    /// and subscribers once committed. `owner: None` is the engine acting; `visible: false`
+    /// marks a change clients cannot see (no event).
     async fn update<T: Send + 'static>(
         &self,
         id: &TaskId,
@@ -194,27 +222,35 @@ impl SqliteTaskStore {
     ) -> Result<(T, TaskRecord), StoreError> {
         let id = id.clone();
         let owner = owner.cloned();
-        self.with_db(move |conn, shared| {
+        self.write(move |conn, shared, announce| {
             let now = shared.clock.now();
-            let row: Option<(String, String)> = conn
-                .prepare_cached("SELECT owner, record FROM tasks WHERE id = ?1")
-                .map_err(backend)?
-                .query_row([id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
-                .optional()
-                .map_err(backend)?;
-            let record = match row {
-                Some((stored, record)) if owner.as_ref().is_none_or(|o| o.as_str() == stored) => {
-                    record
-                }
-                _ => return Err(StoreError::NotFound),
+            let mut record = match shared.take_running(&id) {
+                Some(record) => record,
+                None => match fetch(conn, &id, None)? {
+                    Some(text) => decode(&text)?,
+                    None => return Err(StoreError::NotFound),
+                },
             };
-            let mut record = decode(&record)?;
+            if owner.as_ref().is_some_and(|owner| *owner != record.owner) {
+                shared.keep_running(&record);
+                return Err(StoreError::NotFound);
+            }
             let before = record.version;
-            let out = change(&mut record, now)?;
+            let out = match change(&mut record, now) {
+                Ok(out) => out,
+                Err(refused) => {
+                    // Refused changes leave the record as it was (the version tells).
+                    if record.version == before {
+                        shared.keep_running(&record);
+                    }
+                    return Err(refused);
+                }
+            };
             if record.version != before {
                 write(conn, &record)?;
-                shared.announce(&record, visible);
+                announce.push((record.clone(), visible));
             }
+            shared.keep_running(&record);
             Ok((out, record))
         })
         .await
@@ -268,6 +304,30 @@ fn fetch(
 }
 
 impl Shared {
+    /// Takes the latest record of a running task, if kept (see [`Shared::running`]).
+    fn take_running(&self, id: &TaskId) -> Option<TaskRecord> {
+        lock(&self.running).remove(id)
+    }
+
+    /// Keeps the latest record of a task while it runs (see [`Shared::running`]).
+    fn keep_running(&self, record: &TaskRecord) {
+        let mut running = lock(&self.running);
+        if record.status.is_terminal() {
+            running.remove(&record.id);
+            return;
+        }
+        if running.len() >= RUNNING_KEPT && !running.contains_key(&record.id) {
+            // Full: start again (the records are only a shortcut).
+            running.clear();
+        }
+        running.insert(record.id.clone(), record.clone());
+    }
+
+    /// Forgets every kept record: a transaction failed, so what they say may not be stored.
+    pub(super) fn forget_running(&self) {
+        lock(&self.running).clear();
+    }
+
     /// Tells waiters and subscribers about a change; called with the connection locked, so they
     /// learn of a task's versions in order.
     fn announce(&self, record: &TaskRecord, visible: bool) {
@@ -290,6 +350,7 @@ impl Shared {
 
     /// Wakes the waiters of a deleted task (their channel closes) and reports the deletion.
     fn announce_removed(&self, id: TaskId, owner: Owner) {
+        lock(&self.running).remove(&id);
         lock(&self.waiters).remove(&id);
         if self.events.receiver_count() > 0 {
             let _ = self.events.send(TaskEvent::Removed { id, owner });
@@ -347,6 +408,7 @@ fn sweep(
     }
     tx.commit().map_err(backend)?;
     for record in &failed {
+        shared.keep_running(record);
         shared.announce(record, true);
     }
     let mut report = ExpiryReport {
@@ -427,8 +489,10 @@ impl fmt::Debug for SqliteTaskStore {
 impl TaskStore for SqliteTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
-            self.with_db(move |conn, shared| {
-                let record = TaskRecord::new(task, shared.clock.now());
+            // Encoded here, beside the caller, not in the one thread that applies every write.
+            let record = TaskRecord::new(task, self.shared.clock.now());
+            let text = encode(&record)?;
+            self.write(move |conn, shared, announce| {
                 let inserted = conn
                     .prepare_cached(
                         "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -440,13 +504,14 @@ impl TaskStore for SqliteTaskStore {
                         record.owner.as_str(),
                         runner_column(&record),
                         due_column(&record),
-                        encode(&record)?
+                        text
                     ])
                     .map_err(backend)?;
                 if inserted == 0 {
                     return Err(StoreError::DuplicateId(record.id));
                 }
-                shared.announce(&record, true);
+                shared.keep_running(&record);
+                announce.push((record.clone(), true));
                 Ok(record)
             })
             .await
@@ -620,7 +685,7 @@ impl TaskStore for SqliteTaskStore {
 
     fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
         let instance = instance.to_owned();
-        Box::pin(self.with_db(move |conn, shared| {
+        Box::pin(self.write(move |conn, shared, _| {
             let until = micros(shared.clock.now() + duration);
             conn.prepare_cached(
                 "INSERT INTO leases (instance, until) VALUES (?1, ?2)
@@ -635,7 +700,7 @@ impl TaskStore for SqliteTaskStore {
 
     fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
         let instance = instance.to_owned();
-        Box::pin(self.with_db(move |conn, _| {
+        Box::pin(self.write(move |conn, _, _| {
             conn.prepare_cached("DELETE FROM leases WHERE instance = ?1")
                 .map_err(backend)?
                 .execute([instance])
@@ -837,6 +902,93 @@ mod tests {
                 "{query}\nuses no index: {plan:?}"
             );
         }
+    }
+
+    /// Writes that arrive while the connection is busy share one transaction, and each gets its
+    /// own answer: a duplicate id, an unknown task and someone else's task fail alone, the
+    /// others are kept; waiters hear of the changes, and a change to a running task made in
+    /// the same transaction as its creation starts from it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_queued_together_share_a_transaction_and_fail_alone() {
+        use std::sync::atomic::Ordering;
+        let path = scratch_path();
+        let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
+        let alice = Owner::new("alice");
+        let taken = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        let commits = store.writes.commits.load(Ordering::Relaxed);
+        // Hold the connection: every write below queues behind it.
+        let held = lock(&store.db);
+        let mut writes = tokio::task::JoinSet::new();
+        for i in 0..100 {
+            let (store, alice) = (store.clone(), alice.clone());
+            let id = TaskId::new(format!("batched-{i}"));
+            writes.spawn(async move {
+                let created = store.create(NewTask::new(alice, Era::Modern).id(id)).await;
+                (i, created.map(|record| record.id))
+            });
+        }
+        let duplicate = {
+            let store = store.clone();
+            let new = NewTask::new(alice.clone(), Era::Modern).id(taken.id.clone());
+            tokio::spawn(async move { store.create(new).await })
+        };
+        let unknown = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .set_status_message(&TaskId::new("never-created"), Some("x".into()))
+                    .await
+            })
+        };
+        let foreign = {
+            let store = store.clone();
+            let id = taken.id.clone();
+            tokio::spawn(async move { store.cancel(&id, &Owner::new("mallory")).await })
+        };
+        // Everything is queued (or about to be) while the flusher waits for the connection.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        drop(held);
+        let mut ids = Vec::new();
+        while let Some(joined) = writes.join_next().await {
+            let (i, created) = joined.unwrap();
+            let id = created.unwrap_or_else(|e| panic!("create {i}: {e}"));
+            ids.push(id);
+        }
+        assert!(matches!(
+            duplicate.await.unwrap(),
+            Err(StoreError::DuplicateId(_))
+        ));
+        assert!(matches!(unknown.await.unwrap(), Err(StoreError::NotFound)));
+        assert!(matches!(foreign.await.unwrap(), Err(StoreError::NotFound)));
+        let commits = store.writes.commits.load(Ordering::Relaxed) - commits;
+        assert!(
+            commits <= 2,
+            "103 writes queued together took {commits} transactions"
+        );
+        for id in &ids {
+            let record = store.get(id, &alice).await.unwrap().expect("kept");
+            assert_eq!(record.status, TaskStatus::Working);
+        }
+        // A change that starts from the kept record, then the file read afresh: what was
+        // answered is what is stored.
+        let changed = store
+            .set_status_message(&ids[0], Some("after".into()))
+            .await
+            .unwrap();
+        assert_eq!(changed.version, 2);
+        drop(store);
+        let store = SqliteTaskStore::open(&path).unwrap();
+        for id in &ids {
+            store.get(id, &alice).await.unwrap().expect("kept");
+        }
+        let reread = store.get(&ids[0], &alice).await.unwrap().unwrap();
+        assert_eq!(reread.status_message.as_deref(), Some("after"));
+        assert_eq!(reread.version, 2);
+        drop(store);
+        remove(&path);
     }
 
     /// A second store on a file another one holds is refused, with an error that says why.
