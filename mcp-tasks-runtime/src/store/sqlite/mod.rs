@@ -909,6 +909,10 @@ mod tests {
     /// others are kept; waiters hear of the changes, and a change to a running task made in
     /// the same transaction as its creation starts from it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
     async fn writes_queued_together_share_a_transaction_and_fail_alone() {
         use std::sync::atomic::Ordering;
         let path = scratch_path();
