@@ -15,25 +15,47 @@
 //! that makes SQLite roll back the whole transaction (a full disk), or a failed commit, answers
 //! every write of the transaction with that failure (none of them is kept).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::{Shared, backend, lock};
+use crate::protocol::task::TaskId;
 use crate::store::{StoreError, TaskRecord};
 
 /// The most writes one transaction takes: bounds how long a write waits behind the others.
 const MAX_BATCH: usize = 256;
 
-/// Changes to announce once the transaction that made them has committed: the record, and
-/// whether clients can see the change (an event) or only waiters care.
-pub(super) type Announcements = Vec<(TaskRecord, bool)>;
+/// The records one transaction has written, in order, each with whether clients can see the
+/// change (an event) or only waiters care: what the writes after them in the same transaction
+/// start from, and what waiters, subscribers and the store's recent records learn of once it has
+/// committed (and never if it does not).
+#[derive(Default)]
+pub(super) struct Changes {
+    written: Vec<(Arc<TaskRecord>, bool)>,
+    /// Task → its latest record in `written`.
+    latest: HashMap<TaskId, usize>,
+}
+
+impl Changes {
+    /// The task as this transaction last wrote it.
+    pub(super) fn latest(&self, id: &TaskId) -> Option<&Arc<TaskRecord>> {
+        self.latest.get(id).map(|&at| &self.written[at].0)
+    }
+
+    /// Records that the transaction wrote `record`. Call it after the write succeeded.
+    pub(super) fn wrote(&mut self, record: Arc<TaskRecord>, visible: bool) {
+        self.latest.insert(record.id.clone(), self.written.len());
+        self.written.push((record, visible));
+    }
+}
 
 /// A queued write, its answer's type erased.
 trait Job: Send {
     /// Applies the write in the open transaction; `Ok` if it is to be kept.
-    fn apply(&mut self, conn: &Connection, shared: &Shared, announce: &mut Announcements) -> bool;
+    fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool;
 
     /// Answers the writer: its own outcome once committed, else the commit's failure.
     fn answer(self: Box<Self>, commit: Result<(), &str>);
@@ -48,11 +70,11 @@ struct Write<T, F> {
 impl<T, F> Job for Write<T, F>
 where
     T: Send,
-    F: FnOnce(&Connection, &Shared, &mut Announcements) -> Result<T, StoreError> + Send,
+    F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send,
 {
-    fn apply(&mut self, conn: &Connection, shared: &Shared, announce: &mut Announcements) -> bool {
+    fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool {
         let op = self.op.take().expect("a write is applied once");
-        let outcome = op(conn, shared, announce);
+        let outcome = op(conn, shared, changes);
         let kept = outcome.is_ok();
         self.outcome = Some(outcome);
         kept
@@ -86,8 +108,8 @@ struct Queue {
 
 impl Writes {
     /// Queues `op` for the next transaction and waits until that transaction has committed.
-    /// `op` may push the records it changed to `announce`: waiters and subscribers hear of them
-    /// after the commit, in order.
+    /// `op` tells `changes` of the records it wrote: the writes after it start from them, and
+    /// waiters and subscribers hear of them after the commit, in order.
     pub(super) async fn write<T, F>(
         self: &Arc<Self>,
         db: &Arc<Mutex<Connection>>,
@@ -96,9 +118,7 @@ impl Writes {
     ) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Shared, &mut Announcements) -> Result<T, StoreError>
-            + Send
-            + 'static,
+        F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let start = {
@@ -158,8 +178,8 @@ impl Writes {
                 continue;
             };
             let conn = lock(&db);
-            let mut announce = Announcements::new();
-            let committed = commit(&conn, shared, &mut jobs, &mut announce);
+            let mut changes = Changes::default();
+            let committed = commit(&conn, shared, &mut jobs, &mut changes);
             #[cfg(test)]
             if committed.is_ok() {
                 self.commits
@@ -168,8 +188,8 @@ impl Writes {
             if committed.is_ok() {
                 // Announced with the connection held, so that waiters learn of a task's
                 // versions in order.
-                for (record, visible) in &announce {
-                    shared.announce(record, *visible);
+                for (record, visible) in changes.written {
+                    shared.committed(record, visible);
                 }
             }
             drop(conn);
@@ -187,20 +207,18 @@ fn commit(
     conn: &Connection,
     shared: &Shared,
     jobs: &mut [Box<dyn Job>],
-    announce: &mut Announcements,
+    changes: &mut Changes,
 ) -> Result<(), StoreError> {
     if !conn.is_autocommit() {
         // A transaction left open by a write that panicked.
         run(conn, "ROLLBACK")?;
     }
     run(conn, "BEGIN IMMEDIATE")?;
-    let applied = apply_all(conn, shared, jobs, announce);
+    let applied = apply_all(conn, shared, jobs, changes);
     match applied.and_then(|()| run(conn, "COMMIT")) {
         Ok(()) => Ok(()),
         Err(why) => {
             let _ = run(conn, "ROLLBACK");
-            announce.clear();
-            shared.forget_running();
             Err(why)
         }
     }
@@ -210,19 +228,15 @@ fn apply_all(
     conn: &Connection,
     shared: &Shared,
     jobs: &mut [Box<dyn Job>],
-    announce: &mut Announcements,
+    changes: &mut Changes,
 ) -> Result<(), StoreError> {
     for job in jobs {
-        let before = announce.len();
-        if !job.apply(conn, shared, announce) {
-            announce.truncate(before);
-            if conn.is_autocommit() {
-                // An error SQLite answers by rolling back the whole transaction (a full disk,
-                // an I/O error): the writes before this one are gone too.
-                return Err(StoreError::backend(
-                    "the SQLite task store's transaction was rolled back",
-                ));
-            }
+        if !job.apply(conn, shared, changes) && conn.is_autocommit() {
+            // An error SQLite answers by rolling back the whole transaction (a full disk, an
+            // I/O error): the writes before this one are gone too.
+            return Err(StoreError::backend(
+                "the SQLite task store's transaction was rolled back",
+            ));
         }
     }
     Ok(())
