@@ -1229,3 +1229,70 @@ async fn two_stdio_servers_on_one_redis_serve_each_others_tasks() {
     let seen = poll_modern(&mut a, &counting, &caps, |t| t["status"] == "cancelled").await;
     assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
 }
+
+/// Issue 29's outage longer than the lease, with every instance alive: two example servers with
+/// a 1 s lease on one Redis, each running tasks; Redis is down for 3 s (data kept), so every
+/// lease lapses while nobody can renew. When Redis is back, each sweeper first gives every lease
+/// a full period (renewing its own), so no live instance's task is failed as stopped; an
+/// instance that then dies (SIGKILL) has its tasks failed within two lease periods, and the
+/// survivor's go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_longer_than_the_lease_fails_no_live_instances_tasks() {
+    use instances::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let mut redis = RedisServer::start();
+    let lease = ["--lease-ms", "1000"];
+    let a = Instance::start_with("A", &redis.url, &lease);
+    let mut b = Instance::start_with("B", &redis.url, &lease);
+    let c = client();
+    let countdown = json!({ "name": "countdown", "arguments": { "seconds": 600 } });
+    let mut tasks = Vec::new();
+    for (name, url) in [("A", &a.url), ("B", &b.url), ("A", &a.url), ("B", &b.url)] {
+        let created = result(&c, url, "tools/call", countdown.clone()).await;
+        let id = created["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a task: {created}"))
+            .to_owned();
+        tasks.push((name, id));
+    }
+
+    redis.restart_keeping_data(|| std::thread::sleep(Duration::from_secs(3)));
+    a.wait_for_log(&["the task store answers again"]).await;
+    b.wait_for_log(&["the task store answers again"]).await;
+    // Well past the lease, and past a sweep, after the return.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    for (name, id) in &tasks {
+        let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+        assert_eq!(
+            task["status"], "working",
+            "{name}'s task after the outage: {task}"
+        );
+    }
+
+    b.kill();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for (name, id) in &tasks {
+        if *name != "B" {
+            continue;
+        }
+        loop {
+            let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+            if task["status"] == "failed" {
+                assert_eq!(
+                    task["statusMessage"],
+                    "the server running this task stopped before the task finished"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "B's task never failed: {task}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    for (name, id) in &tasks {
+        if *name == "A" {
+            let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+            assert_eq!(task["status"], "working", "A's task: {task}");
+        }
+    }
+}
