@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::backend::{StatusSlot, TaskBackend};
+use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;
 use super::run::Run;
 
@@ -64,6 +64,8 @@ pub struct EngineConfig {
     pub max_tasks_per_owner: usize,
     /// How many input requests one task may have outstanding at once.
     pub max_inputs_per_task: usize,
+    /// How long a tool's store calls are tried again while the store cannot be reached.
+    pub store_patience: Duration,
 }
 
 /// Everything needed to start one task.
@@ -339,7 +341,10 @@ impl TaskEngine {
             launch.origin,
             launch.channel.clone(),
             launch.progress_token.clone(),
-            self.config.max_inputs_per_task,
+            ToolBounds {
+                max_outstanding: self.config.max_inputs_per_task,
+                store_patience: self.config.store_patience,
+            },
         ));
         let status = backend.status_slot();
         Prepared {
@@ -519,6 +524,7 @@ mod tests {
             max_tasks: 10,
             max_tasks_per_owner: 10,
             max_inputs_per_task: 8,
+            store_patience: Duration::from_secs(1),
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");
