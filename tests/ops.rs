@@ -109,3 +109,182 @@ fn ops_address_serves_them_apart() {
     assert_eq!(get(&at, "/healthz").0, 404);
     assert_eq!(get(&at, "/readyz").0, 404);
 }
+
+/// A modern request's reply (JSON or one SSE event).
+async fn call(c: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
+    let caps = serde_json::json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let text = mcp_tasks_tests::http::modern_post(c, url, method, params, caps)
+        .send()
+        .await
+        .expect("the server answers")
+        .text()
+        .await
+        .expect("a body");
+    let json = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(&text);
+    serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The value of the sample of `name` whose labels include every one of `labels`.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        if !(rest.starts_with('{') || rest.starts_with(' ')) {
+            return None;
+        }
+        let all = labels
+            .iter()
+            .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
+        all.then(|| rest.rsplit(' ').next()?.parse().ok()).flatten()
+    })
+}
+
+/// `GET /metrics` on the example server counts what happened: requests by method and outcome
+/// (a method MCP does not define counts as `other`), an inline tool's duration, tasks created,
+/// completed and cancelled by tool, store operations, open connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_requests_tools_tasks_and_the_store() {
+    use serde_json::json;
+    let server = HttpServer::start_bin("example_server", &[]);
+    let c = reqwest::Client::new();
+    let greeted = call(
+        &c,
+        &server.url,
+        "tools/call",
+        json!({ "name": "greet", "arguments": { "name": "Ada" } }),
+    )
+    .await;
+    assert!(greeted.get("result").is_some(), "{greeted}");
+    let quick = call(
+        &c,
+        &server.url,
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "seconds": 0 } }),
+    )
+    .await;
+    let quick = quick["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{quick}"))
+        .to_owned();
+    let slow = call(
+        &c,
+        &server.url,
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "seconds": 600 } }),
+    )
+    .await;
+    let slow = slow["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{slow}"))
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while call(&c, &server.url, "tasks/get", json!({ "taskId": quick })).await["result"]["status"]
+        != "completed"
+    {
+        assert!(Instant::now() < deadline, "never completed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cancelled = call(&c, &server.url, "tasks/cancel", json!({ "taskId": slow })).await;
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    let unknown = call(&c, &server.url, "made/up", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+
+    let at = address(&server.url);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = raw_get(&at, "/metrics");
+        // The cancelled tool's run is counted once its driver has seen the cancellation.
+        if sample(
+            &text,
+            "mcp_tasks_total",
+            &[("tool", "countdown"), ("event", "cancelled")],
+        ) == Some(1.0)
+        {
+            break text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no cancelled task counted:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let expect = |name: &str, labels: &[(&str, &str)], at_least: f64| {
+        let value =
+            sample(&text, name, labels).unwrap_or_else(|| panic!("no {name} {labels:?}:\n{text}"));
+        assert!(
+            value >= at_least,
+            "{name} {labels:?} = {value}, want at least {at_least}"
+        );
+    };
+    expect(
+        "mcp_requests_total",
+        &[("method", "tools/call"), ("outcome", "ok")],
+        3.0,
+    );
+    expect(
+        "mcp_requests_total",
+        &[("method", "tasks/get"), ("outcome", "ok")],
+        1.0,
+    );
+    expect(
+        "mcp_requests_total",
+        &[("method", "other"), ("outcome", "error")],
+        1.0,
+    );
+    assert!(!text.contains("made/up"), "a client cannot make labels up");
+    expect(
+        "mcp_tool_call_duration_seconds_count",
+        &[("tool", "greet"), ("mode", "inline")],
+        1.0,
+    );
+    expect(
+        "mcp_tool_call_duration_seconds_count",
+        &[("tool", "countdown"), ("mode", "task")],
+        1.0,
+    );
+    expect(
+        "mcp_tasks_total",
+        &[("tool", "countdown"), ("event", "created")],
+        2.0,
+    );
+    expect(
+        "mcp_tasks_total",
+        &[("tool", "countdown"), ("event", "completed")],
+        1.0,
+    );
+    expect(
+        "mcp_store_operation_duration_seconds_count",
+        &[("operation", "create")],
+        2.0,
+    );
+    expect(
+        "mcp_store_operation_duration_seconds_count",
+        &[("operation", "cancel")],
+        1.0,
+    );
+    expect("mcp_http_connections", &[], 0.0);
+    expect("mcp_tasks", &[("state", "running")], 0.0);
+}
+
+/// `GET path` as text.
+fn raw_get(address: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -246,8 +246,8 @@ async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
 /// to send a request's headers and body, `--max-connections N` how many may be open at once, and
-/// `--ops-address HOST:PORT` moves `/healthz` and `/readyz` off the MCP address to a listener of
-/// their own. The HTTP endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp`
+/// `--ops-address HOST:PORT` moves `/healthz`, `/readyz` and `/metrics` (Prometheus) off the MCP
+/// address to a listener of their own. The HTTP endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp`
 /// once it accepts connections.
 pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
     use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
@@ -358,6 +358,9 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
             .fold(BearerTokens::new(), |auth, (t, p)| auth.token(t, p));
         config = config.authenticator(auth);
     }
+    // `/metrics` beside `/healthz` and `/readyz`, from this process's Prometheus recorder.
+    let metrics = mcp_tasks_runtime::server::Metrics::install().map_err(std::io::Error::other)?;
+    config = config.metrics(metrics);
     println!("listening on http://{}/mcp", listener.local_addr()?);
     server.serve_http(listener).config(config).await
 }

@@ -133,6 +133,7 @@ pub use ::serde;
 pub use ::serde_json;
 pub mod server;
 mod task;
+mod telemetry;
 mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};

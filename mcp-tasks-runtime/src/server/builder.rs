@@ -373,10 +373,11 @@ impl ServerBuilder {
                 completions,
                 config: self.config.clone(),
                 state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
-                store: self
-                    .store
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                store: metered(
+                    self.store
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                ),
                 state: Arc::new(state),
                 limits: self.limits.clone(),
                 promote_after: self.promote_after.clone(),
@@ -422,6 +423,13 @@ impl ServerBuilder {
         }
         (prompts, completions)
     }
+}
+
+/// The store, timed for the metrics when the feature `metrics` is on.
+fn metered(store: Arc<dyn TaskStore>) -> Arc<dyn TaskStore> {
+    #[cfg(feature = "metrics")]
+    let store: Arc<dyn TaskStore> = Arc::new(crate::store::metered::Metered::new(store));
+    store
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ pub(crate) struct Requestor {
 impl Requestor {
     /// An HTTP request: the authenticated principal, or an anonymous caller (who owns nothing a
     /// session does not).
+    #[cfg(feature = "http")]
     pub(crate) fn http(principal: Option<Principal>) -> Self {
         Requestor {
             owner: owner_of(principal.as_ref()),

@@ -49,7 +49,9 @@ pub(crate) async fn request(
     let span = tracing::Span::current();
     span.record("era", if modern { "modern" } else { "legacy" });
     span.record("owner", peer.owner(&incoming.era).as_str());
+    let timer = crate::telemetry::RequestTimer::start(&incoming.method);
     let outcome = route(server, peer, incoming, cancel).await?;
+    timer.done(outcome.is_ok());
     // What every modern result carries (`resultType`, `serverInfo`) is added as it is written.
     Some(Reply {
         id,

@@ -46,6 +46,10 @@ pub use limits::Limits;
 pub use memory::{InMemoryConnection, InMemoryReceiver, InMemorySender};
 #[cfg(feature = "http")]
 pub use serve::{IntoListener, ListenerFuture, ServeHttp};
+#[cfg(feature = "prometheus")]
+mod metrics;
+#[cfg(feature = "prometheus")]
+pub use metrics::{Metrics, MetricsError};
 pub use serve::{ServeIo, ServeStdio};
 pub use setup::{SetupError, SetupProblem};
 pub use stdio::shutdown_signal;

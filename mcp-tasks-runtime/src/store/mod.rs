@@ -65,6 +65,8 @@ mod cursor;
 mod fast;
 mod machine;
 mod memory;
+#[cfg(feature = "metrics")]
+pub(crate) mod metered;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;

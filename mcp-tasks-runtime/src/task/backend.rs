@@ -287,6 +287,8 @@ impl ContextBackend for TaskBackend {
             // Only the 2025-11-25 path sends the request itself.
             let sent =
                 matches!((origin, &channel), (Era::Legacy, Some(_))).then(|| request.clone());
+            let timer = crate::telemetry::InputTimer::start(&request.method);
+            let _waiting = crate::telemetry::Held::new(crate::telemetry::Gauge::WaitingForInput);
             let version = ask(&*store, &id, &key, request, patience)
                 .await
                 .map_err(store_err)?;
@@ -327,6 +329,7 @@ impl ContextBackend for TaskBackend {
                 _ => wait_for_answer(&*store, &id, &key, version, patience).await?,
             };
             guard.key = None;
+            timer.done();
             Ok(answer)
         })
     }

@@ -296,8 +296,9 @@ impl TaskEngine {
             .with_log_level(launch.log_level)
             .with_request(launch.request)
             .with_state(launch.state);
+        let tool_name = launch.tool.info.name;
         let fut = match launch.tool.call(ctx, launch.arguments) {
-            Ok(fut) => fut,
+            Ok(fut) => crate::telemetry::timed_tool(tool_name, true, fut),
             Err(err) => {
                 return err.into_outcome().map(|result| {
                     Launched::Refused(Refused {
@@ -387,7 +388,9 @@ impl TaskEngine {
             grace: self.config.cancel_grace,
             channel,
             _slot: slot,
+            _running: crate::telemetry::Held::new(crate::telemetry::Gauge::RunningTasks),
         };
+        crate::telemetry::task_created(tool);
         let running = self.running.clone();
         let created = (record.version, record.status);
         // The task's own span: its id, tool, era and owner (a child of the request that started it).

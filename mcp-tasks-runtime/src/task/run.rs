@@ -44,6 +44,8 @@ pub(super) struct Run {
     pub(super) channel: Option<Arc<dyn ClientChannel>>,
     /// Held while the task runs.
     pub(super) _slot: RunningSlot,
+    /// Counts the task as running while it runs.
+    pub(super) _running: crate::telemetry::Held,
 }
 
 impl Run {
@@ -92,6 +94,7 @@ impl Run {
                             None => last_status = status,
                         }
                         if status.is_terminal() {
+                            crate::telemetry::task_ended(self.tool, status);
                             // Cancelled or expired elsewhere: tell the tool, give it a moment.
                             tracing::debug!(task = %self.id, %status, "the task ended outside its tool; stopping the tool");
                             self.cancel.cancel();
@@ -130,21 +133,22 @@ impl Run {
             // Only a legacy session is told about the ended task: nobody else needs the record
             // (with its result) back.
             let finished = if self.channel.is_some() {
-                self.store
-                    .finish(&self.id, outcome())
-                    .await
-                    .map(|record| self.notify(&record, last_status))
+                self.store.finish(&self.id, outcome()).await.map(|record| {
+                    self.notify(&record, last_status);
+                    record.status
+                })
             } else {
                 self.store
                     .finish_status(&self.id, outcome())
                     .await
-                    .map(|_| ())
+                    .map(|(_, status)| status)
             };
             match finished {
-                Ok(()) => {
+                Ok(status) => {
                     if failures > 0 {
                         tracing::info!(task = %self.id, failures, "the task's outcome is recorded after the store came back");
                     }
+                    crate::telemetry::task_ended(self.tool, status);
                     return;
                 }
                 Err(StoreError::Backend(e)) if !self.cancel.is_cancelled() => {

@@ -143,8 +143,9 @@ pub(crate) async fn tools_call(
         .with_log_level(req.log_level)
         .with_request(request_info(&**peer, &req))
         .with_state(server.state.clone());
+    let name_of = call.tool.info.name;
     let fut = match call.tool.call(ctx, call.arguments) {
-        Ok(fut) => fut,
+        Ok(fut) => crate::telemetry::timed_tool(name_of, false, fut),
         // Arguments that do not fit the tool's input: an `isError` result the model can read.
         Err(err) => return Some(err.into_outcome().map(Payload::Tool)),
     };

@@ -211,6 +211,7 @@ impl Mrtr {
         .with_request(info.clone())
         .with_state(server.state.clone());
         let fut = call.tool.call(ctx, call.arguments.clone())?;
+        let fut = crate::telemetry::timed_tool(call.tool.info.name, false, fut);
         Ok(Mrtr {
             fut: Box::pin(AssertUnwindSafe(fut).catch_unwind()),
             replay,

@@ -229,7 +229,7 @@ pub(crate) async fn run_promotable(
     .with_request(call.request.clone())
     .with_state(server.state.clone());
     let fut = match tool.call(ctx, call.arguments.clone()) {
-        Ok(fut) => fut,
+        Ok(fut) => crate::telemetry::timed_tool(tool.info.name, false, fut),
         // Arguments that do not fit the tool's input: the `isError` result at once.
         Err(err) => {
             return Some(err.into_outcome().and_then(|result| {

@@ -144,7 +144,9 @@ pub(super) async fn serve(
             })
         };
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let open = crate::telemetry::Held::new(crate::telemetry::Gauge::Connections);
         tokio::spawn(async move {
+            let _open = open;
             tokio::select! {
                 done = connection => if let Err(e) = done {
                     tracing::debug!(error = %e, "connection closed with an error");

@@ -26,6 +26,8 @@ pub struct HttpConfig {
     pub(super) hosts: HostPolicy,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) ops_address: Option<std::net::SocketAddr>,
+    #[cfg(feature = "prometheus")]
+    pub(super) metrics: Option<crate::server::Metrics>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -65,6 +67,8 @@ impl Default for HttpConfig {
             hosts: HostPolicy::Auto,
             authenticator: None,
             ops_address: None,
+            #[cfg(feature = "prometheus")]
+            metrics: None,
         }
     }
 }
@@ -182,6 +186,15 @@ impl HttpConfig {
     /// address clients reach. Not authenticated, not subject to the host check.
     pub fn ops_address(mut self, address: std::net::SocketAddr) -> Self {
         self.ops_address = Some(address);
+        self
+    }
+
+    /// Serves `GET /metrics` (Prometheus's text format) beside `/healthz` and `/readyz` (on the
+    /// MCP listener, or on [`ops_address`](Self::ops_address)), from this recorder (feature
+    /// `prometheus`).
+    #[cfg(feature = "prometheus")]
+    pub fn metrics(mut self, metrics: crate::server::Metrics) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 

@@ -1,6 +1,7 @@
 //! The operations endpoints beside the MCP endpoint, for a load balancer or an orchestrator:
-//! `GET /healthz` (the process serves HTTP) and `GET /readyz` (the task store answers, and the
-//! server is not shutting down). They live on the MCP listener, or on a listener of their own
+//! `GET /healthz` (the process serves HTTP), `GET /readyz` (the task store answers, and the
+//! server is not shutting down) and, with a Prometheus recorder (feature `prometheus`),
+//! `GET /metrics`. They live on the MCP listener, or on a listener of their own
 //! ([`HttpConfig::ops_address`](super::HttpConfig::ops_address)).
 
 use std::sync::Arc;
@@ -22,14 +23,31 @@ const READY_TIMEOUT: Duration = Duration::from_secs(1);
 const PROBE: &str = "mcp-tasks:readiness-probe";
 
 /// The paths served here: beside an MCP endpoint at one of them, they are left out.
-pub(super) const PATHS: [&str; 2] = ["/healthz", "/readyz"];
+pub(super) const PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 
-/// `/healthz` and `/readyz`.
+/// `/healthz`, `/readyz`, and `/metrics` when the configuration has a recorder.
 pub(super) fn routes(state: Arc<HttpState>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", axum::routing::get(healthz))
-        .route("/readyz", axum::routing::get(readyz))
-        .with_state(state)
+        .route("/readyz", axum::routing::get(readyz));
+    #[cfg(feature = "prometheus")]
+    let routes = match state.config.metrics.clone() {
+        Some(metrics) => routes.route(
+            "/metrics",
+            axum::routing::get(move || async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        "text/plain; version=0.0.4; charset=utf-8",
+                    )],
+                    metrics.render(),
+                )
+                    .into_response()
+            }),
+        ),
+        None => routes,
+    };
+    routes.with_state(state)
 }
 
 /// Alive: the process accepts connections and answers.

@@ -241,6 +241,8 @@ pub(super) struct HttpSession {
     pub(super) conn: Arc<Connection>,
     pub(super) routes: Arc<Routes>,
     last_seen: Mutex<Instant>,
+    /// Counts the session as open while it lives.
+    _open: crate::telemetry::Held,
 }
 
 impl HttpSession {
@@ -254,6 +256,7 @@ impl HttpSession {
             conn,
             routes,
             last_seen: Mutex::new(Instant::now()),
+            _open: crate::telemetry::Held::new(crate::telemetry::Gauge::Sessions),
         }
     }
 

@@ -1,0 +1,225 @@
+//! What the server measures, through the [`metrics`](https://docs.rs/metrics) facade (feature
+//! `metrics`; feature `prometheus` adds an exporter and `/metrics`, see
+//! [`server::Metrics`](crate::server::Metrics)). Without the feature every function here is empty
+//! and compiles away. Names and labels:
+//!
+//! | metric | kind | labels |
+//! |---|---|---|
+//! | `mcp_requests_total` | counter | `method`, `outcome` (`ok`, `error`) |
+//! | `mcp_request_duration_seconds` | histogram | `method` |
+//! | `mcp_tool_call_duration_seconds` | histogram | `tool`, `mode` (`inline`, `task`) |
+//! | `mcp_tasks_total` | counter | `tool`, `event` (`created`, `completed`, `failed`, `cancelled`) |
+//! | `mcp_tasks` | gauge | `state` (`running`: in this instance; `waiting_for_input`) |
+//! | `mcp_input_wait_seconds` | histogram | `method` (`elicitation/create`, ...) |
+//! | `mcp_store_operation_duration_seconds` | histogram | `operation` |
+//! | `mcp_store_errors_total` | counter | `operation` |
+//! | `mcp_http_connections` | gauge | |
+//! | `mcp_sessions` | gauge | (legacy sessions over HTTP) |
+//!
+//! A `method` label is one of the methods MCP defines, or `other`: a client cannot make labels up.
+
+#[cfg(feature = "metrics")]
+use std::time::{Duration, Instant};
+
+use crate::protocol::task::TaskStatus;
+
+/// The methods a `method` label may name.
+#[cfg(feature = "metrics")]
+const METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/update",
+    "tasks/cancel",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "elicitation/create",
+    "sampling/createMessage",
+    "roots/list",
+];
+
+/// `method` as a label: itself if MCP defines it, else `other`.
+#[cfg(feature = "metrics")]
+fn method_label(method: &str) -> &'static str {
+    METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("other")
+}
+
+/// Measures one request, from [`start`](Self::start) to [`done`](Self::done).
+#[derive(Debug)]
+pub(crate) struct RequestTimer {
+    #[cfg(feature = "metrics")]
+    method: &'static str,
+    #[cfg(feature = "metrics")]
+    start: Instant,
+}
+
+impl RequestTimer {
+    pub(crate) fn start(method: &str) -> Self {
+        #[cfg(not(feature = "metrics"))]
+        let _ = method;
+        RequestTimer {
+            #[cfg(feature = "metrics")]
+            method: method_label(method),
+            #[cfg(feature = "metrics")]
+            start: Instant::now(),
+        }
+    }
+
+    /// The request was answered (`ok`: with a result, which may be a tool's error).
+    pub(crate) fn done(self, ok: bool) {
+        #[cfg(feature = "metrics")]
+        {
+            let outcome = if ok { "ok" } else { "error" };
+            metrics::counter!("mcp_requests_total", "method" => self.method, "outcome" => outcome)
+                .increment(1);
+            metrics::histogram!("mcp_request_duration_seconds", "method" => self.method)
+                .record(self.start.elapsed().as_secs_f64());
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = ok;
+    }
+}
+
+/// `run` (a tool's future), timed from its first poll to its end, inline or as a task.
+#[cfg(feature = "metrics")]
+pub(crate) async fn timed_tool<F: Future>(tool: &'static str, task: bool, run: F) -> F::Output {
+    let start = Instant::now();
+    let out = run.await;
+    let mode = if task { "task" } else { "inline" };
+    metrics::histogram!("mcp_tool_call_duration_seconds", "tool" => tool, "mode" => mode)
+        .record(start.elapsed().as_secs_f64());
+    out
+}
+
+/// `run` as it is: nothing is measured without the feature `metrics`.
+#[cfg(not(feature = "metrics"))]
+pub(crate) fn timed_tool<F>(_tool: &'static str, _task: bool, run: F) -> F {
+    run
+}
+
+/// Measures how long a task's tool waits for an answer.
+#[derive(Debug)]
+pub(crate) struct InputTimer {
+    #[cfg(feature = "metrics")]
+    method: &'static str,
+    #[cfg(feature = "metrics")]
+    start: Instant,
+}
+
+impl InputTimer {
+    pub(crate) fn start(method: &str) -> Self {
+        #[cfg(not(feature = "metrics"))]
+        let _ = method;
+        InputTimer {
+            #[cfg(feature = "metrics")]
+            method: method_label(method),
+            #[cfg(feature = "metrics")]
+            start: Instant::now(),
+        }
+    }
+
+    /// The answer came.
+    pub(crate) fn done(self) {
+        #[cfg(feature = "metrics")]
+        metrics::histogram!("mcp_input_wait_seconds", "method" => self.method)
+            .record(self.start.elapsed().as_secs_f64());
+    }
+}
+
+/// A task of `tool` was created.
+pub(crate) fn task_created(tool: &'static str) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => "created").increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = tool;
+}
+
+/// A task of `tool` ended with `status` (as this instance saw it).
+pub(crate) fn task_ended(tool: &'static str, status: TaskStatus) {
+    #[cfg(feature = "metrics")]
+    {
+        let event = match status {
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+            _ => return,
+        };
+        metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => event).increment(1);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (tool, status);
+}
+
+/// A store operation answered after `elapsed` (`ok`: not a backend failure).
+#[cfg(feature = "metrics")]
+pub(crate) fn store_operation(operation: &'static str, ok: bool, elapsed: Duration) {
+    metrics::histogram!("mcp_store_operation_duration_seconds", "operation" => operation)
+        .record(elapsed.as_secs_f64());
+    if !ok {
+        metrics::counter!("mcp_store_errors_total", "operation" => operation).increment(1);
+    }
+}
+
+/// What a [`Held`] gauge counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Gauge {
+    /// Tasks running in this instance.
+    RunningTasks,
+    /// Tasks whose tool waits for an answer.
+    WaitingForInput,
+    /// Open HTTP connections.
+    #[cfg(feature = "http")]
+    Connections,
+    /// Open legacy sessions over HTTP.
+    #[cfg(feature = "http")]
+    Sessions,
+}
+
+/// One unit of a gauge, for as long as it is held.
+#[derive(Debug)]
+pub(crate) struct Held(#[cfg_attr(not(feature = "metrics"), allow(dead_code))] Gauge);
+
+impl Held {
+    /// Adds one to `gauge` until dropped.
+    pub(crate) fn new(gauge: Gauge) -> Held {
+        #[cfg(feature = "metrics")]
+        gauge_handle(gauge).increment(1.0);
+        Held(gauge)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        #[cfg(feature = "metrics")]
+        gauge_handle(self.0).decrement(1.0);
+    }
+}
+
+#[cfg(feature = "metrics")]
+fn gauge_handle(gauge: Gauge) -> metrics::Gauge {
+    match gauge {
+        Gauge::RunningTasks => metrics::gauge!("mcp_tasks", "state" => "running"),
+        Gauge::WaitingForInput => metrics::gauge!("mcp_tasks", "state" => "waiting_for_input"),
+        #[cfg(feature = "http")]
+        Gauge::Connections => metrics::gauge!("mcp_http_connections"),
+        #[cfg(feature = "http")]
+        Gauge::Sessions => metrics::gauge!("mcp_sessions"),
+    }
+}
