@@ -111,6 +111,8 @@ async function confirmDelete(session, filename) {
     const answer = trace.exchanges.find((e) => e.method === 'POST' && e.body?.id === inbound.message.id && 'result' in (e.body ?? {}));
     assert(answer, `the client never POSTed its answer to elicitation/create ${show(inbound.message.id)}`);
     assertEq(answer.body.result, { action: 'accept', content: { confirm: true } }, 'the answer the client POSTed');
+    // The task may end, and the stream with it, before the answer POST's own reply is read.
+    await until(() => answer.status !== undefined, 'the reply to the answer POST');
     assertEq([answer.status, answer.headers['mcp-session-id']], [202, sessionId], 'the answer POST [status, Mcp-Session-Id]');
     return { taskId, events, inbound, result };
 }
