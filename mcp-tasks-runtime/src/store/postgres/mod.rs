@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -141,6 +141,9 @@ struct Shared {
     /// Set once the listener has listened for the first time.
     listening: watch::Sender<bool>,
     online: AtomicBool,
+    /// Group commits that committed, and the changes they carried (for tests).
+    transactions: AtomicU64,
+    changes: AtomicU64,
 }
 
 /// The store's statements, for its schema.
@@ -302,6 +305,8 @@ impl PostgresTaskStoreBuilder {
             events: broadcast::channel(EVENT_CAPACITY).0,
             listening: watch::channel(false).0,
             online: AtomicBool::new(false),
+            transactions: AtomicU64::new(0),
+            changes: AtomicU64::new(0),
         });
         let receiver: Queue = Arc::new(tokio::sync::Mutex::new(receiver));
         let mut tasks = vec![tokio::spawn(listen(Arc::downgrade(&shared)))];
@@ -401,7 +406,7 @@ impl Shared {
             client
                 .prepare_cached(sql)
                 .await
-                .map_err(|e| pg("preparing a statement", e))
+                .map_err(|e| pg("preparing a statement", &e))
         };
         let prepare_owned = |sql: &str| {
             let sql = sql.to_owned();
@@ -409,7 +414,7 @@ impl Shared {
                 client
                     .prepare_cached(&sql)
                     .await
-                    .map_err(|e| pg("preparing a statement", e))
+                    .map_err(|e| pg("preparing a statement", &e))
             }
         };
         Ok(Statements {
@@ -437,7 +442,7 @@ impl Shared {
                         let statement = client
                             .prepare_cached(&self.sql.get_owned)
                             .await
-                            .map_err(|e| pg("reading a task", e))?;
+                            .map_err(|e| pg("reading a task", &e))?;
                         client
                             .query_opt(&statement, &[&id.as_str(), &owner.as_str()])
                             .await
@@ -446,11 +451,11 @@ impl Shared {
                         let statement = client
                             .prepare_cached(&self.sql.get)
                             .await
-                            .map_err(|e| pg("reading a task", e))?;
+                            .map_err(|e| pg("reading a task", &e))?;
                         client.query_opt(&statement, &[&id.as_str()]).await
                     }
                 }
-                .map_err(|e| pg("reading a task", e))?;
+                .map_err(|e| pg("reading a task", &e))?;
                 Ok(row.map(|row| row.get(0)))
             })
             .await?;
@@ -553,11 +558,11 @@ impl Shared {
                 let statement = client
                     .prepare_cached(&self.sql.list)
                     .await
-                    .map_err(|e| pg("listing tasks", e))?;
+                    .map_err(|e| pg("listing tasks", &e))?;
                 client
                     .query(&statement, &[&owner.as_str(), &after, &fetch])
                     .await
-                    .map_err(|e| pg("listing tasks", e))
+                    .map_err(|e| pg("listing tasks", &e))
             })
             .await?;
         let more = rows.len() > limit;
@@ -581,7 +586,7 @@ impl Shared {
         let (failed, removed) = self
             .bounded("expiring tasks", async {
                 let mut client = self.connection().await?;
-                let fail = |e| pg("expiring tasks", e);
+                let fail = |e| pg("expiring tasks", &e);
                 client
                     .execute(&self.sql.drop_lapsed, &[&now_us])
                     .await
@@ -691,12 +696,12 @@ impl Shared {
             let statement = client
                 .prepare_cached(sql)
                 .await
-                .map_err(|e| pg("writing a lease", e))?;
+                .map_err(|e| pg("writing a lease", &e))?;
             match until {
                 Some(until) => client.execute(&statement, &[&instance, &until]).await,
                 None => client.execute(&statement, &[&instance]).await,
             }
-            .map_err(|e| pg("writing a lease", e))?;
+            .map_err(|e| pg("writing a lease", &e))?;
             Ok(())
         })
         .await
@@ -903,12 +908,24 @@ fn decode(text: &str) -> Result<TaskRecord, StoreError> {
 }
 
 /// A Postgres failure while doing `what`.
-fn pg(what: &str, error: impl fmt::Display) -> StoreError {
-    StoreError::backend(format!("Postgres: {what}: {error}"))
+fn pg(what: &str, error: &tokio_postgres::Error) -> StoreError {
+    StoreError::backend(format!("Postgres: {what}: {}", explain(error)))
+}
+
+/// An error with its causes (tokio-postgres shows only its kind, "db error", by itself).
+fn explain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
-    StoreError::backend(format!("Postgres: getting a connection: {error}"))
+    StoreError::backend(format!("Postgres: getting a connection: {}", explain(&error)))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -50,13 +50,13 @@ pub(super) async fn migrate(client: &mut Client, schema: &str) -> Result<i32, St
     let tx = client
         .transaction()
         .await
-        .map_err(|e| pg("starting the schema migration", e))?;
+        .map_err(|e| pg("starting the schema migration", &e))?;
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
         &[&format!("mcp-tasks schema {schema}")],
     )
     .await
-    .map_err(|e| pg("locking the schema for migration", e))?;
+    .map_err(|e| pg("locking the schema for migration", &e))?;
     tx.batch_execute(&format!(
         "CREATE SCHEMA IF NOT EXISTS {s};
          CREATE TABLE IF NOT EXISTS {s}.schema_version (
@@ -65,14 +65,14 @@ pub(super) async fn migrate(client: &mut Client, schema: &str) -> Result<i32, St
          );"
     ))
     .await
-    .map_err(|e| pg(&format!("creating the schema {s}"), e))?;
+    .map_err(|e| pg(&format!("creating the schema {s}"), &e))?;
     let found: i32 = tx
         .query_one(
             &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_version"),
             &[],
         )
         .await
-        .map_err(|e| pg("reading the schema version", e))?
+        .map_err(|e| pg("reading the schema version", &e))?
         .get(0);
     if found > LATEST {
         return Err(StoreError::backend(format!(
@@ -84,17 +84,17 @@ pub(super) async fn migrate(client: &mut Client, schema: &str) -> Result<i32, St
         let version = index as i32 + 1;
         tx.batch_execute(&migration.replace("{s}", &s))
             .await
-            .map_err(|e| pg(&format!("migrating {s} to version {version}"), e))?;
+            .map_err(|e| pg(&format!("migrating {s} to version {version}"), &e))?;
         tx.execute(
             &format!("INSERT INTO {s}.schema_version (version) VALUES ($1)"),
             &[&version],
         )
         .await
-        .map_err(|e| pg("recording the schema version", e))?;
+        .map_err(|e| pg("recording the schema version", &e))?;
     }
     tx.commit()
         .await
-        .map_err(|e| pg("committing the schema migration", e))?;
+        .map_err(|e| pg("committing the schema migration", &e))?;
     if found < LATEST {
         tracing::info!(schema, from = found, to = LATEST, "migrated the Postgres task store");
     }

@@ -4,6 +4,7 @@
 //! only once that transaction has committed.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 
@@ -126,9 +127,18 @@ pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
 /// What happened to a batch's transaction.
 enum Failure {
     /// It was rolled back (or never began): nothing was written, the jobs may run again.
-    RolledBack(StoreError),
+    RolledBack(String),
     /// The connection was lost around the commit: it may or may not have committed.
-    Unknown(StoreError),
+    Unknown(String),
+}
+
+impl Failure {
+    fn rolled_back(error: StoreError) -> Self {
+        Failure::RolledBack(match error {
+            StoreError::Backend(inner) => inner.to_string(),
+            other => other.to_string(),
+        })
+    }
 }
 
 /// How each job of a committed batch is answered, and what to announce.
@@ -142,7 +152,11 @@ impl Shared {
     /// Runs a batch in one transaction; if that fails before the commit, runs each job alone.
     async fn run_batch(&self, mut batch: Vec<Job>) {
         match self.transact(&mut batch).await {
-            Ok(settled) => self.settle(batch, settled),
+            Ok(settled) => {
+                self.transactions.fetch_add(1, Ordering::Relaxed);
+                self.changes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                self.settle(batch, settled)
+            }
             Err(Failure::Unknown(error)) => {
                 let message = format!(
                     "{error} (the connection was lost while committing: the change may or may not have been saved)"
@@ -153,7 +167,7 @@ impl Shared {
             }
             Err(Failure::RolledBack(error)) if batch.len() == 1 => {
                 for job in batch {
-                    job.fail(StoreError::backend(error.to_string()));
+                    job.fail(StoreError::backend(error.clone()));
                 }
             }
             Err(Failure::RolledBack(error)) => {
@@ -189,16 +203,15 @@ impl Shared {
     /// ones (in id order, so two batches never deadlock), apply every change in Rust, write the
     /// changed rows back, notify, commit. Two pipelined round trips.
     async fn transact(&self, batch: &mut [Job]) -> Result<Vec<Settled>, Failure> {
-        let rolled_back = |what: &str, e: String| Failure::RolledBack(pg(what, e));
         let object = self
             .pool
             .get()
             .await
-            .map_err(|e| Failure::RolledBack(super::pool_error(e)))?;
+            .map_err(|e| Failure::rolled_back(super::pool_error(e)))?;
         let statements = self
             .statements(&object)
             .await
-            .map_err(Failure::RolledBack)?;
+            .map_err(Failure::rolled_back)?;
         let client: &Client = &object;
         let now = self.clock.now();
 
@@ -218,10 +231,10 @@ impl Shared {
                         ))));
                         continue;
                     }
-                    let json = encode(record).map_err(Failure::RolledBack)?;
+                    let json = encode(record).map_err(Failure::rolled_back)?;
                     notes.push(
                         payload("u", record.version, &record.id, &self.origin, &json)
-                            .map_err(Failure::RolledBack)?,
+                            .map_err(Failure::rolled_back)?,
                     );
                     ids.push(record.id.as_str().to_owned());
                     owners.push(record.owner.as_str().to_owned());
@@ -265,12 +278,10 @@ impl Shared {
             .err()
             .or(inserted.as_ref().err())
             .or(locked.as_ref().err())
-            .map(|e| e.to_string());
+            .map(|e| pg("a group commit failed", e));
         if let Some(error) = failed_early {
             self.rollback(object).await;
-            return Err(Failure::RolledBack(StoreError::backend(format!(
-                "Postgres: a group commit failed: {error}"
-            ))));
+            return Err(Failure::rolled_back(error));
         }
         let inserted: HashSet<String> = inserted
             .unwrap_or_default()
@@ -281,7 +292,7 @@ impl Shared {
         for row in locked.unwrap_or_default() {
             let id: String = row.get(0);
             let owner: String = row.get(1);
-            let record = decode(row.get(2)).map_err(Failure::RolledBack)?;
+            let record = decode(row.get(2)).map_err(Failure::rolled_back)?;
             current.insert(id, (owner, record));
         }
 
@@ -318,14 +329,14 @@ impl Shared {
                         Ok(()) => {
                             let visible = change.visible();
                             let body = if visible {
-                                encode(&next).map_err(Failure::RolledBack)?
+                                encode(&next).map_err(Failure::rolled_back)?
                             } else {
                                 String::new()
                             };
                             let kind = if visible { "u" } else { "i" };
                             notes.push(
                                 payload(kind, next.version, &next.id, &self.origin, &body)
-                                    .map_err(Failure::RolledBack)?,
+                                    .map_err(Failure::rolled_back)?,
                             );
                             if !dirty.iter().any(|d| d == next.id.as_str()) {
                                 dirty.push(next.id.as_str().to_owned());
@@ -347,7 +358,7 @@ impl Shared {
             runners.push(runner_column(record).map(str::to_owned));
             dues.push(due_column(record));
             versions.push(record.version as i64);
-            records.push(encode(record).map_err(Failure::RolledBack)?);
+            records.push(encode(record).map_err(Failure::rolled_back)?);
         }
         let update = async {
             if ids.is_empty() {
@@ -375,7 +386,7 @@ impl Shared {
             if let Err(e) = result
                 && e.as_db_error().is_some()
             {
-                let error = rolled_back("a group commit failed", e.to_string());
+                let error = Failure::rolled_back(pg("a group commit failed", e));
                 self.rollback(object).await;
                 return Err(error);
             }
@@ -384,11 +395,14 @@ impl Shared {
             (Ok(_), Ok(_), Ok(_)) => {}
             (_, _, Err(e)) if e.as_db_error().is_some() => {
                 self.rollback(object).await;
-                return Err(rolled_back("committing a group commit", e.to_string()));
+                return Err(Failure::rolled_back(pg("committing a group commit", &e)));
             }
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
                 drop(deadpool_postgres::Object::take(object));
-                return Err(Failure::Unknown(pg("committing a group commit", e.to_string())));
+                return Err(Failure::Unknown(format!(
+                    "Postgres: committing a group commit: {}",
+                    super::explain(&e)
+                )));
             }
         }
         Ok(settled
