@@ -384,3 +384,61 @@ async fn every_query_uses_an_index() {
         assert!(plan.contains("Index"), "{query}\nuses no index:\n{plan}");
     }
 }
+
+/// Postgres stops (`-m immediate`) and starts again under two stores. While it is down,
+/// operations fail with a backend error that names Postgres, in bounded time. Right after it is
+/// back, B delivers an answer before A's listener has reconnected (its notification is lost to
+/// A): A's waiter is still woken, because a reconnected listener wakes every waiter to re-read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_by_a_change_made_while_its_listener_was_away() {
+    let mut server = PostgresServer::start();
+    let url = server.create_database();
+    let schema = fresh_schema();
+    let (a, b) = (instance(&url, &schema), instance(&url, &schema));
+    a.shared.listening().await.unwrap();
+    let alice = Owner::new("alice");
+    let task = a
+        .create(NewTask::new(alice.clone(), Era::Modern))
+        .await
+        .unwrap();
+    let asked = a
+        .add_input_request(&task.id, "k".into(), question(0))
+        .await
+        .unwrap();
+    let waiter = {
+        let (a, id) = (a.clone(), task.id.clone());
+        tokio::spawn(async move { a.changed(&id, asked).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    tokio::task::block_in_place(|| server.stop_immediate());
+    let started = std::time::Instant::now();
+    let error = b.get(&task.id, &alice).await.unwrap_err();
+    assert!(matches!(error, StoreError::Backend(_)), "{error}");
+    assert!(error.to_string().contains("Postgres"), "{error}");
+    let error = b.cancel(&task.id, &alice).await.unwrap_err();
+    assert!(error.to_string().contains("Postgres"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // Long enough for A's listener to back off to its longest pause (1 s).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!waiter.is_finished());
+
+    tokio::task::block_in_place(|| server.restart());
+    let mut answers = Map::new();
+    answers.insert("k".into(), json!({ "action": "accept" }));
+    let report = b
+        .deliver_responses(&task.id, &alice, answers)
+        .await
+        .expect("B works again once Postgres is back");
+    assert!(
+        !a.shared.online.load(Ordering::Relaxed),
+        "A's listener must still be away for this test to mean anything"
+    );
+    let woken = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("A's waiter is woken once its listener is back")
+        .unwrap()
+        .unwrap();
+    assert_eq!(woken.version, report.version);
+    assert_eq!(woken.status, TaskStatus::Working);
+}
