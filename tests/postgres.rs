@@ -159,7 +159,13 @@ async fn a_killed_server_and_a_crashed_postgres_lose_nothing_acknowledged() {
     tokio::time::sleep(LEASE / 2).await;
     let c_instance = Instance::start_with("C", &db, &lease);
     let summary = json!({ "role": "assistant", "model": "m", "content": { "type": "text", "text": "Moons orbit." } });
-    result(&c, &c_instance.url, "tasks/update", json!({ "taskId": on_b, "inputResponses": { &sampling_key: summary } })).await;
+    result(
+        &c,
+        &c_instance.url,
+        "tasks/update",
+        json!({ "taskId": on_b, "inputResponses": { &sampling_key: summary } }),
+    )
+    .await;
     let done = poll(&c, &c_instance.url, &on_b, |t| t["status"] == "completed").await;
     let text = done["result"].to_string();
     assert!(text.contains("Moons orbit."), "{done}");

@@ -71,12 +71,24 @@ impl PostgresServer {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("sock")).expect("a temporary directory for Postgres");
         if is_root() {
-            run(Command::new("chown").arg("-R").arg("postgres:postgres").arg(&dir));
+            run(Command::new("chown")
+                .arg("-R")
+                .arg("postgres:postgres")
+                .arg(&dir));
         }
         run(as_postgres(&bin.join("initdb"))
             .arg("-D")
             .arg(dir.join("data"))
-            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "-N"]));
+            .args([
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "-N",
+            ]));
         for _ in 0..5 {
             let mut server = PostgresServer {
                 child: None,
@@ -167,7 +179,11 @@ impl PostgresServer {
             .args(["-m", "immediate", "-w", "-t", "30"])
             .output()
             .expect("pg_ctl runs");
-        assert!(output.status.success(), "pg_ctl stop: {}", describe(&output));
+        assert!(
+            output.status.success(),
+            "pg_ctl stop: {}",
+            describe(&output)
+        );
         self.retire_watchdog();
         self.wait_until_down();
     }
@@ -222,7 +238,14 @@ impl PostgresServer {
             .arg(format!("unix_socket_directories={}", sock.display()))
             .args(["-c", "fsync=on", "-c", "synchronous_commit=on"])
             .args(["-c", "max_connections=400", "-c", "shared_buffers=128MB"])
-            .args(["-c", "log_min_messages=warning", "-c", "logging_collector=off"])
+            .args([
+                "-c",
+                "log_min_messages=warning",
+                "-c",
+                "logging_collector=off",
+            ])
+            // Statement counts for the benchmark (`pg_stat_statements`, shipped with Postgres).
+            .args(["-c", "shared_preload_libraries=pg_stat_statements"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -230,8 +253,14 @@ impl PostgresServer {
             .unwrap_or_else(|e| panic!("cannot start postgres: {e}"));
         let port = self.port;
         for stream in [
-            child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-            child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
         ]
         .into_iter()
         .flatten()

@@ -270,8 +270,7 @@ impl Session {
 
     pub async fn request(&mut self, c: &reqwest::Client, method: &str, params: Value) -> Value {
         self.next += 1;
-        let body =
-            json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params });
+        let body = json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params });
         message(&self.send(c, body).await)
     }
 

@@ -4,10 +4,10 @@ pub mod cli;
 pub mod http;
 pub mod instances;
 pub mod peers;
-/// The pinned `redis-server` (it lives in `mcp-tasks-testkit`, which the benchmark uses too).
-pub use mcp_tasks_testkit::redis;
 /// PostgreSQL 15 (in `mcp-tasks-testkit` too).
 pub use mcp_tasks_testkit::postgres;
+/// The pinned `redis-server` (it lives in `mcp-tasks-testkit`, which the benchmark uses too).
+pub use mcp_tasks_testkit::redis;
 
 /// Every Rust block of the README, compiled (and run unless marked `no_run`) as a doc test.
 #[cfg(doctest)]

@@ -1,5 +1,5 @@
-//! Wake-ups and events (see [`PostgresTaskStore`](super::PostgresTaskStore), "Wake-ups"):
-//! changes this store commits are announced to its own waiters and subscribers directly
+//! Wake-ups and events (see [`PostgresTaskStore`](super::PostgresTaskStore), "Wake-ups and
+//! events"): changes this store commits are announced to its own waiters and subscribers directly
 //! ([`Shared::announce`]); changes other instances commit arrive as notifications on the change
 //! channel, which one dedicated connection listens to ([`listen`]).
 
@@ -18,6 +18,10 @@ use crate::store::{StoreError, TaskEvent, TaskRecord};
 /// The largest notification payload Postgres takes is 8000 bytes; a record that fits (with the
 /// header) travels along, a larger one is read back by the instances that need it.
 const PAYLOAD_LIMIT: usize = 7900;
+
+/// How often a waiter re-reads its task when nothing woke it: the bound on a wake-up lost with
+/// an instance that died between committing a change and notifying it.
+const RESYNC_EVERY: Duration = Duration::from_secs(5);
 
 /// What a local waiter learns.
 #[derive(Debug, Clone)]
@@ -120,7 +124,9 @@ pub(super) async fn listen(shared: Weak<Shared>) {
                 }
                 tracing::warn!("the Postgres change listener was disconnected; reconnecting");
             }
-            Ok(Err(error)) => tracing::debug!(%error, "the Postgres change listener cannot connect"),
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "the Postgres change listener cannot connect")
+            }
             Err(_) => tracing::debug!("the Postgres change listener timed out connecting"),
         }
         tokio::time::sleep(delay).await;
@@ -212,7 +218,10 @@ impl Shared {
                     let _ = self.events.send(TaskEvent::Removed { id, owner });
                 }
             }
-            _ => tracing::warn!(kind, "ignoring an unknown notification on the Postgres change channel"),
+            _ => tracing::warn!(
+                kind,
+                "ignoring an unknown notification on the Postgres change channel"
+            ),
         }
     }
 
@@ -230,10 +239,13 @@ impl Shared {
             }
             let note = {
                 let receiver = notes.receiver();
-                if receiver.changed().await.is_err() {
-                    return Err(StoreError::NotFound);
+                match tokio::time::timeout(RESYNC_EVERY, receiver.changed()).await {
+                    Ok(Ok(())) => receiver.borrow_and_update().clone(),
+                    Ok(Err(_)) => return Err(StoreError::NotFound),
+                    // A notification can be lost (an instance that died between its commit and
+                    // its notification): re-read now and then.
+                    Err(_) => Note::Resync,
                 }
-                receiver.borrow_and_update().clone()
             };
             record = match note {
                 Note::Quiet => continue,

@@ -57,10 +57,12 @@ const SWEEP_BATCH: i64 = 1000;
 ///   none is lost. The owner check is part of the same locked read. A read sees every change
 ///   acknowledged before it started.
 /// - **Group commit.** Changes arriving together share a transaction: every change goes on one
-///   queue, and each of a few writers (default 4, [`writers`](PostgresTaskStoreBuilder::writers))
-///   takes all that has gathered (up to 128) into one transaction on one pooled connection:
+///   queue, and each of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers))
+///   takes all that has gathered (up to 128, [`batch_size`](PostgresTaskStoreBuilder::batch_size))
+///   into one transaction on one pooled connection:
 ///   insert the new tasks and lock the changed ones in one pipelined round trip, apply the
-///   changes, write, notify and commit in another. One change's own error (unknown task, task
+///   changes, write and commit in another, then answer every change and notify the other
+///   instances. One change's own error (unknown task, task
 ///   ended, key reused) fails that change only; an error of the database rolls the batch back and
 ///   its changes run again one by one, so one bad change cannot fail its neighbours. If the
 ///   connection is lost while committing, the changes of that batch fail with an error that says
@@ -68,15 +70,24 @@ const SWEEP_BATCH: i64 = 1000;
 ///
 /// # Wake-ups and events
 ///
-/// Each committed change is also a notification (`pg_notify`, sent in the same transaction, so
-/// it is delivered only on commit) on the channel `SCHEMA.changes`: kind, version, task id, the
-/// store that made it, and the record when it fits in Postgres' 8000-byte payload. Every store
-/// keeps one dedicated connection that `LISTEN`s there: a `tasks/update` or `tasks/cancel`
-/// received by instance B wakes [`TaskStore::changed`] on instance A, and reaches A's
-/// [`TaskStore::subscribe`] feed. A store tells its own waiters and subscribers directly, right
-/// after its commit. When the listening connection is lost it reconnects by itself and then wakes
-/// every local waiter to re-read its task, so no change made during the gap is missed by a
-/// waiter (subscribers, which are best effort, may miss events of the gap).
+/// Each committed change is also a notification (`pg_notify`) on the channel `SCHEMA.changes`:
+/// kind, version, task id, the store that made it, and the record when it fits in Postgres'
+/// 8000-byte payload. Every store keeps one dedicated connection that `LISTEN`s there: a
+/// `tasks/update` or `tasks/cancel` received by instance B wakes [`TaskStore::changed`] on
+/// instance A, and reaches A's [`TaskStore::subscribe`] feed. A store tells its own waiters and
+/// subscribers directly, right after its commit.
+///
+/// The notifications of a batch are sent right after its commit, on the same connection, not
+/// inside the transaction: Postgres serialises every transaction that notifies, in the whole
+/// database, from its commit until the write-ahead log is flushed, which would allow one commit at
+/// a time (a few milliseconds each on a disk that really syncs) and cap every instance together at
+/// a few hundred transactions a second. Sent after the commit, a notification is still never
+/// delivered for a change that did not commit; the price is that an instance that dies between its
+/// commit and its notification leaves other instances' waiters unwoken, so every waiter also
+/// re-reads its task every 5 s when nothing woke it. When the listening connection is lost it
+/// reconnects by itself and then wakes every local waiter to re-read its task, so no change made
+/// during the gap is missed by a waiter (subscribers, which are best effort, may miss events of
+/// the gap).
 ///
 /// # Deadlines, leases and TTL
 ///
@@ -120,6 +131,7 @@ pub struct PostgresTaskStoreBuilder {
     timeout: Duration,
     pool_size: usize,
     writers: usize,
+    batch: usize,
 }
 
 struct Shared {
@@ -134,6 +146,8 @@ struct Shared {
     clock: Arc<dyn Clock>,
     timeout: Duration,
     queue: mpsc::UnboundedSender<Job>,
+    /// The most changes one group commit carries.
+    batch: usize,
     migrated: OnceCell<()>,
     /// Local waiters of [`TaskStore::changed`], by task.
     waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
@@ -246,9 +260,18 @@ impl PostgresTaskStoreBuilder {
         self
     }
 
-    /// How many group-commit transactions may run at once (default 4, at least 1).
+    /// How many group-commit transactions may run at once (default 2, at least 1): one commits
+    /// while the next gathers and writes. More writers make smaller batches and more commits; on
+    /// the benchmark one or two do best.
     pub fn writers(mut self, writers: usize) -> Self {
         self.writers = writers;
+        self
+    }
+
+    /// The most changes one transaction carries (default 128; 1 turns group commit off: one
+    /// transaction per change).
+    pub fn batch_size(mut self, changes: usize) -> Self {
+        self.batch = changes;
         self
     }
 
@@ -300,6 +323,7 @@ impl PostgresTaskStoreBuilder {
             clock: self.clock,
             timeout: self.timeout,
             queue,
+            batch: self.batch.max(1),
             migrated: OnceCell::new(),
             waiters: Mutex::default(),
             events: broadcast::channel(EVENT_CAPACITY).0,
@@ -341,7 +365,8 @@ impl PostgresTaskStore {
             clock: Arc::new(SystemClock),
             timeout: Duration::from_secs(5),
             pool_size: 16,
-            writers: 4,
+            writers: 2,
+            batch: writer::MAX_BATCH,
         }
     }
 
@@ -651,8 +676,7 @@ impl Shared {
                         failed.iter().map(|(r, _)| runner_column(r)).collect();
                     let dues: Vec<Option<i64>> =
                         failed.iter().map(|(r, _)| due_column(r)).collect();
-                    let versions: Vec<i64> =
-                        failed.iter().map(|(r, _)| r.version as i64).collect();
+                    let versions: Vec<i64> = failed.iter().map(|(r, _)| r.version as i64).collect();
                     let records: Vec<&str> = failed.iter().map(|(_, j)| j.as_str()).collect();
                     tx.execute(
                         &self.sql.update,
@@ -808,9 +832,8 @@ impl TaskStore for PostgresTaskStore {
         contents: ResourceContents,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let change = move |record: &mut TaskRecord, _| {
-                record.add_output(name.clone(), contents.clone())
-            };
+            let change =
+                move |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
             self.shared.update(id, None, false, change).await?;
             Ok(())
         })
@@ -902,9 +925,8 @@ fn encode(record: &TaskRecord) -> Result<String, StoreError> {
 }
 
 fn decode(text: &str) -> Result<TaskRecord, StoreError> {
-    serde_json::from_str(text).map_err(|e| {
-        StoreError::backend(format!("a task record in Postgres cannot be read: {e}"))
-    })
+    serde_json::from_str(text)
+        .map_err(|e| StoreError::backend(format!("a task record in Postgres cannot be read: {e}")))
 }
 
 /// A Postgres failure while doing `what`.
@@ -925,7 +947,10 @@ fn explain(error: &dyn std::error::Error) -> String {
 }
 
 fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
-    StoreError::backend(format!("Postgres: getting a connection: {}", explain(&error)))
+    StoreError::backend(format!(
+        "Postgres: getting a connection: {}",
+        explain(&error)
+    ))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

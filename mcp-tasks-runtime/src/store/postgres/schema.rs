@@ -96,7 +96,12 @@ pub(super) async fn migrate(client: &mut Client, schema: &str) -> Result<i32, St
         .await
         .map_err(|e| pg("committing the schema migration", &e))?;
     if found < LATEST {
-        tracing::info!(schema, from = found, to = LATEST, "migrated the Postgres task store");
+        tracing::info!(
+            schema,
+            from = found,
+            to = LATEST,
+            "migrated the Postgres task store"
+        );
     }
     Ok(found)
 }

@@ -109,7 +109,10 @@ async fn a_schema_newer_than_the_code_is_refused() {
     // And a store opened lazily fails its operations the same way.
     let lazy = instance(database(), &schema);
     let error = lazy.get_unchecked(&TaskId::new("x")).await.unwrap_err();
-    assert!(error.to_string().contains("newer than this build"), "{error}");
+    assert!(
+        error.to_string().contains("newer than this build"),
+        "{error}"
+    );
 }
 
 /// Bad settings are errors, not panics.
@@ -168,7 +171,10 @@ async fn a_change_through_one_instance_wakes_a_waiter_and_reaches_subscribers_on
         .expect("A's waiter is woken by B's answer")
         .unwrap()
         .unwrap();
-    assert_eq!((woken.version, woken.status), (report.version, report.status));
+    assert_eq!(
+        (woken.version, woken.status),
+        (report.version, report.status)
+    );
     assert_eq!(
         a.take_response(&task.id, "k").await.unwrap(),
         Some(json!({ "action": "accept" }))
@@ -270,7 +276,10 @@ async fn a_change_that_fails_its_rules_does_not_fail_its_batch() {
                     .add_input_request(&id, format!("u{i}"), question(i))
                     .await
                     .map(|_| ()),
-                _ => store.cancel(&TaskId::new(format!("nope{i}")), &alice).await.map(|_| ()),
+                _ => store
+                    .cancel(&TaskId::new(format!("nope{i}")), &alice)
+                    .await
+                    .map(|_| ()),
             }
         }
     });
@@ -380,7 +389,10 @@ async fn every_query_uses_an_index() {
             db,
             &format!("PREPARE q AS {query}; EXPLAIN EXECUTE q{args}; DEALLOCATE q;"),
         );
-        assert!(!plan.contains("Seq Scan on tasks"), "{query}\nreads the whole table:\n{plan}");
+        assert!(
+            !plan.contains("Seq Scan on tasks"),
+            "{query}\nreads the whole table:\n{plan}"
+        );
         assert!(plan.contains("Index"), "{query}\nuses no index:\n{plan}");
     }
 }
@@ -418,7 +430,11 @@ async fn a_waiter_is_woken_by_a_change_made_while_its_listener_was_away() {
     assert!(error.to_string().contains("Postgres"), "{error}");
     let error = b.cancel(&task.id, &alice).await.unwrap_err();
     assert!(error.to_string().contains("Postgres"), "{error}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     // Long enough for A's listener to back off to its longest pause (1 s).
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(!waiter.is_finished());

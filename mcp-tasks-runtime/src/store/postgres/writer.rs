@@ -1,6 +1,6 @@
 //! Group commit (see [`PostgresTaskStore`](super::PostgresTaskStore), "Group commit"): every
 //! change is a [`Job`] on one queue; each writer takes what has gathered there (up to
-//! [`MAX_BATCH`]), applies it in one transaction on one pooled connection and answers each job
+//! [`MAX_BATCH`] by default), applies it in one transaction on one pooled connection and answers each job
 //! only once that transaction has committed.
 
 use std::collections::{HashMap, HashSet};
@@ -16,7 +16,7 @@ use super::{Shared, decode, due_column, encode, pg, runner_column};
 use crate::protocol::task::{Owner, TaskId};
 use crate::store::{StoreError, TaskRecord};
 
-/// The most jobs one transaction carries.
+/// The most jobs one transaction carries, by default.
 pub(super) const MAX_BATCH: usize = 128;
 
 /// One change waiting for a writer.
@@ -107,7 +107,8 @@ pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
                 Some(job) => batch.push(job),
                 None => return,
             }
-            while batch.len() < MAX_BATCH {
+            let most = shared.upgrade().map_or(1, |shared| shared.batch);
+            while batch.len() < most {
                 match receiver.try_recv() {
                     Ok(job) => batch.push(job),
                     Err(_) => break,
@@ -141,6 +142,15 @@ impl Failure {
     }
 }
 
+/// A committed batch: how to answer its jobs, and what to tell the other instances on the
+/// connection that committed it.
+struct Committed {
+    settled: Vec<Settled>,
+    notes: Vec<String>,
+    object: deadpool_postgres::Object,
+    notify: tokio_postgres::Statement,
+}
+
 /// How each job of a committed batch is answered, and what to announce.
 enum Settled {
     Created(Arc<TaskRecord>),
@@ -152,10 +162,12 @@ impl Shared {
     /// Runs a batch in one transaction; if that fails before the commit, runs each job alone.
     async fn run_batch(&self, mut batch: Vec<Job>) {
         match self.transact(&mut batch).await {
-            Ok(settled) => {
+            Ok(mut committed) => {
                 self.transactions.fetch_add(1, Ordering::Relaxed);
-                self.changes.fetch_add(batch.len() as u64, Ordering::Relaxed);
-                self.settle(batch, settled)
+                self.changes
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                self.settle(batch, std::mem::take(&mut committed.settled));
+                self.notify(committed).await;
             }
             Err(Failure::Unknown(error)) => {
                 let message = format!(
@@ -201,8 +213,8 @@ impl Shared {
 
     /// One transaction for the whole batch: insert the new tasks, lock and read the changed
     /// ones (in id order, so two batches never deadlock), apply every change in Rust, write the
-    /// changed rows back, notify, commit. Two pipelined round trips.
-    async fn transact(&self, batch: &mut [Job]) -> Result<Vec<Settled>, Failure> {
+    /// changed rows back, commit. Two pipelined round trips.
+    async fn transact(&self, batch: &mut [Job]) -> Result<Committed, Failure> {
         let object = self
             .pool
             .get()
@@ -349,7 +361,7 @@ impl Shared {
             }
         }
 
-        // Round trip 2: UPDATE, NOTIFY, COMMIT.
+        // Round trip 2: UPDATE, COMMIT.
         let (mut ids, mut runners, mut dues, mut versions, mut records) =
             (vec![], vec![], vec![], vec![], vec![]);
         for id in &dirty {
@@ -371,33 +383,23 @@ impl Shared {
                 )
                 .await
         };
-        let notify = async {
-            if notes.is_empty() {
-                return Ok(0);
-            }
-            client
-                .execute(&statements.notify, &[&self.channel, &notes])
-                .await
-        };
         let commit = client.execute(&statements.commit, &[]);
-        let (updated, notified, committed) = tokio::join!(update, notify, commit);
+        let (updated, committed) = tokio::join!(update, commit);
         // A statement Postgres refused aborted the transaction: the COMMIT behind it rolled back.
-        for result in [&updated, &notified] {
-            if let Err(e) = result
-                && e.as_db_error().is_some()
-            {
-                let error = Failure::rolled_back(pg("a group commit failed", e));
-                self.rollback(object).await;
-                return Err(error);
-            }
+        if let Err(e) = &updated
+            && e.as_db_error().is_some()
+        {
+            let error = Failure::rolled_back(pg("a group commit failed", e));
+            self.rollback(object).await;
+            return Err(error);
         }
-        match (updated, notified, committed) {
-            (Ok(_), Ok(_), Ok(_)) => {}
-            (_, _, Err(e)) if e.as_db_error().is_some() => {
+        match (updated, committed) {
+            (Ok(_), Ok(_)) => {}
+            (_, Err(e)) if e.as_db_error().is_some() => {
                 self.rollback(object).await;
                 return Err(Failure::rolled_back(pg("committing a group commit", &e)));
             }
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+            (Err(e), _) | (_, Err(e)) => {
                 drop(deadpool_postgres::Object::take(object));
                 return Err(Failure::Unknown(format!(
                     "Postgres: committing a group commit: {}",
@@ -405,10 +407,38 @@ impl Shared {
                 )));
             }
         }
-        Ok(settled
+        let settled = settled
             .into_iter()
-            .map(|s| s.unwrap_or_else(|| Settled::Failed(StoreError::backend("a change was not applied"))))
-            .collect())
+            .map(|s| {
+                s.unwrap_or_else(|| {
+                    Settled::Failed(StoreError::backend("a change was not applied"))
+                })
+            })
+            .collect();
+        Ok(Committed {
+            settled,
+            notes,
+            object,
+            notify: statements.notify,
+        })
+    }
+
+    /// Tells the other instances about a committed batch: one `pg_notify` per change, after the
+    /// commit (see [`PostgresTaskStore`](super::PostgresTaskStore), "Wake-ups and events").
+    async fn notify(&self, committed: Committed) {
+        if committed.notes.is_empty() {
+            return;
+        }
+        let sent = committed
+            .object
+            .execute(&committed.notify, &[&self.channel, &committed.notes])
+            .await;
+        if let Err(error) = sent {
+            tracing::warn!(
+                error = %super::explain(&error),
+                "notifying other instances of committed changes failed; their waiters re-read within the resync period"
+            );
+        }
     }
 
     /// Ends a failed transaction; a connection that cannot is not given back to the pool.
@@ -418,4 +448,3 @@ impl Shared {
         }
     }
 }
-
