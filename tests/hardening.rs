@@ -2,7 +2,9 @@
 //! the embedding API that stops a server from its host program. In-process servers run over an
 //! in-memory pipe ([`Pipe`]); the HTTP ones are the conformance fixture binary.
 
-use mcp_tasks_runtime::{ElicitOutcome, Server, ServerBuilder, ToolContext, ToolError, tool};
+use mcp_tasks_runtime::{
+    ElicitOutcome, Principal, Server, ServerBuilder, ToolContext, ToolError, tool,
+};
 use mcp_tasks_tests::http::HttpServer;
 use mcp_tasks_tests::{StdioClient, modern, poll_modern};
 use reqwest::StatusCode;
@@ -23,12 +25,20 @@ struct Pipe {
 
 impl Pipe {
     fn start(server: Server) -> Pipe {
+        Pipe::start_as(server, None)
+    }
+
+    /// A client that the server runs as `principal` (`None`: anonymous).
+    fn start_as(server: Server, principal: Option<&str>) -> Pipe {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (r, w) = tokio::io::split(theirs);
         let (stop, stopped) = oneshot::channel::<()>();
+        let mut serve = server.serve_io(r, w);
+        if let Some(principal) = principal {
+            serve = serve.principal(Principal::new(principal));
+        }
         let served = tokio::spawn(
-            server
-                .serve_io(r, w)
+            serve
                 .with_graceful_shutdown(async move {
                     let _ = stopped.await;
                 })
@@ -753,8 +763,8 @@ async fn legacy_task(p: &mut Pipe, id: u64, name: &str) -> Value {
 #[tokio::test]
 async fn tasks_per_owner_and_in_total_are_limited() {
     let server = limited(Limits::default().tasks_per_owner(2).tasks(3));
-    let mut a = Pipe::start(server.clone());
-    let mut b = Pipe::start(server);
+    let mut a = Pipe::start_as(server.clone(), Some("a"));
+    let mut b = Pipe::start_as(server, Some("b"));
     a.initialize(json!({})).await;
     b.initialize(json!({})).await;
     let first = legacy_task(&mut a, 1, "wait").await;

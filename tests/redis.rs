@@ -853,3 +853,100 @@ mod outage {
         );
     }
 }
+
+/// Over stdio the tasks belong to the server's anonymous owner, not to the process: two
+/// `example_server --store REDIS` processes over real pipes, each with its own client, share
+/// tasks. A `research` task created through A is read through B, both its questions (the
+/// elicitation, then the sampling request) are answered through B, A's tool finishes it, and B
+/// reads the result; a `countdown` task created through A is cancelled through B and A's tool
+/// stops. A legacy (2025-11-25) client on B reads the modern client's task as well: over stdio
+/// no session owns a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stdio_servers_on_one_redis_serve_each_others_tasks() {
+    use mcp_tasks_tests::{StdioClient, example_bin, modern, poll_modern};
+    use serde_json::{Value, json};
+    let redis = RedisServer::start();
+    let args = ["--store", redis.url.as_str()];
+    // A logs when its engine stops a tool (at debug).
+    let filter = "info,mcp_tasks_runtime::task=debug";
+    let mut a = StdioClient::spawn_logging(&example_bin("example_server"), &args, filter);
+    let mut b = StdioClient::spawn_logging(&example_bin("example_server"), &args, filter);
+    let caps = json!({ "elicitation": {}, "sampling": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let only_request = |task: &Value| {
+        let requests = task["inputRequests"].as_object().expect("inputRequests");
+        assert_eq!(requests.len(), 1, "{task}");
+        let (key, request) = requests.iter().next().unwrap();
+        (key.clone(), request.clone())
+    };
+
+    let created = a
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "research", "arguments": { "topic": "tides" } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let id = created["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+
+    let asked = poll_modern(&mut b, &id, &caps, |t| t["status"] == "input_required").await;
+    let (key, request) = only_request(&asked);
+    assert_eq!(request["method"], "elicitation/create", "{asked}");
+    let answer = json!({ "taskId": id, "inputResponses": { key: { "action": "accept", "content": { "sources": 3 } } } });
+    b.result("tasks/update", modern(answer, caps.clone())).await;
+
+    let sampling = poll_modern(&mut b, &id, &caps, |t| {
+        t["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+    })
+    .await;
+    assert_eq!(
+        sampling["statusMessage"], "reading 3 sources",
+        "A's tool read B's answer"
+    );
+    let (key, _) = only_request(&sampling);
+    let answer = json!({ "taskId": id, "inputResponses": { key: {
+        "role": "assistant", "model": "test", "content": { "type": "text", "text": "Tides follow the moon." } } } });
+    b.result("tasks/update", modern(answer, caps.clone())).await;
+    let done = poll_modern(&mut b, &id, &caps, |t| t["status"] == "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["summary"], "Tides follow the moon.",
+        "{done}"
+    );
+
+    // A legacy client on B reads it too: the stdio client, not a session, owns it.
+    let mut legacy = StdioClient::spawn_with(&example_bin("example_server"), &args);
+    legacy.initialize(json!({ "elicitation": {} })).await;
+    let seen = legacy.result("tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(seen["status"], "completed", "{seen}");
+
+    let counting = a
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "countdown", "arguments": { "seconds": 600 } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let counting = counting["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {counting}"))
+        .to_owned();
+    let ack = b
+        .result(
+            "tasks/cancel",
+            modern(json!({ "taskId": counting }), caps.clone()),
+        )
+        .await;
+    assert!(ack.is_object(), "{ack}");
+    let stopped = a.wait_for_log("stopping the tool").await;
+    assert!(stopped.contains(&counting), "{stopped}");
+    let seen = poll_modern(&mut a, &counting, &caps, |t| t["status"] == "cancelled").await;
+    assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
+}

@@ -82,7 +82,7 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
         .collect();
     assert_eq!(task_spans.len(), 1, "one task span closed:\n{text}");
     let span = task_spans[0];
-    for field in ["tool=\"work\"", "era=Modern", "owner=in-memory:"] {
+    for field in ["tool=\"work\"", "era=Modern", "owner=anonymous"] {
         assert!(span.contains(field), "the task span has {field}: {span}");
     }
     // What the tool logs is attributed to its task.
@@ -98,7 +98,7 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
         .iter()
         .find(|l| l.contains("request{") && l.contains("method=tools/call") && !l.contains("task{"))
         .unwrap_or_else(|| panic!("a span for the call:\n{text}"));
-    for field in ["tool=\"work\"", "era=\"modern\"", "owner=\"in-memory:"] {
+    for field in ["tool=\"work\"", "era=\"modern\"", "owner=\"anonymous\""] {
         assert!(
             call_span.contains(field),
             "the call's span has {field}: {call_span}"

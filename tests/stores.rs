@@ -341,3 +341,117 @@ async fn http_shutdown_settles_the_tasks_running_in_the_instance() {
         );
     }
 }
+
+/// `example_server --store sqlite:PATH` over real stdio pipes, as a host runs it: tasks created by
+/// a modern and a legacy client, `kill -9`, the server started again on the same file, and new
+/// clients (a host restarting its server) read every completed task with its result, in both
+/// eras, while the tasks that were running read as failed because the server stopped. Over
+/// stdio the tasks belong to the server's anonymous owner, not to the process that created them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_tasks_on_sqlite_survive_a_kill_9() {
+    use mcp_tasks_tests::{StdioClient, modern, poll_modern};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join(format!("stdio-kill9-{}.db", std::process::id()));
+    let remove = || {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
+    };
+    remove();
+    let store = format!("sqlite:{}", file.display());
+    let args = ["--store", store.as_str()];
+    let caps = caps();
+    let countdown =
+        |seconds: u32| json!({ "name": "countdown", "arguments": { "seconds": seconds } });
+
+    let mut modern_client = StdioClient::spawn_with(&example_bin("example_server"), &args);
+    let (mut quick, mut slow) = (Vec::new(), Vec::new());
+    for i in 0..10 {
+        let seconds = if i % 2 == 0 { 0 } else { 600 };
+        let created = modern_client
+            .result("tools/call", modern(countdown(seconds), caps.clone()))
+            .await;
+        let id = created["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a task: {created}"))
+            .to_owned();
+        if seconds == 0 { &mut quick } else { &mut slow }.push(id);
+    }
+    for id in &quick {
+        poll_modern(&mut modern_client, id, &caps, |t| {
+            t["status"] == "completed"
+        })
+        .await;
+    }
+    // The same server process, a 2025-11-25 session on the same pipe after the modern requests.
+    modern_client
+        .initialize(json!({ "extensions": { TASKS: {} } }))
+        .await;
+    let mut legacy_ids = Vec::new();
+    for seconds in [0, 600] {
+        let mut params = countdown(seconds);
+        params["task"] = json!({ "ttl": 600_000 });
+        let created = modern_client.result("tools/call", params).await;
+        legacy_ids.push(
+            created["task"]["taskId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a legacy task: {created}"))
+                .to_owned(),
+        );
+    }
+    mcp_tasks_tests::poll_legacy(&mut modern_client, &legacy_ids[0], |t| {
+        t["status"] == "completed"
+    })
+    .await;
+
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &modern_client.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    drop(modern_client);
+
+    let mut again = StdioClient::spawn_with(&example_bin("example_server"), &args);
+    for id in quick.iter().chain(&legacy_ids[..1]) {
+        let got = again
+            .result("tasks/get", modern(json!({ "taskId": id }), caps.clone()))
+            .await;
+        assert_eq!(got["status"], "completed", "{got}");
+        assert_eq!(got["result"]["content"][0]["text"], "liftoff", "{got}");
+    }
+    for id in slow.iter().chain(&legacy_ids[1..]) {
+        let got = again
+            .result("tasks/get", modern(json!({ "taskId": id }), caps.clone()))
+            .await;
+        assert_eq!(got["status"], "failed", "{got}");
+        assert_eq!(
+            got["statusMessage"], "the server running this task stopped before the task finished",
+            "{got}"
+        );
+    }
+    // A 2025-11-25 client of the restarted server reads them as well, and its result.
+    again.close().await;
+    let mut legacy = StdioClient::spawn_with(&example_bin("example_server"), &args);
+    legacy
+        .initialize(json!({ "extensions": { TASKS: {} } }))
+        .await;
+    let listed = legacy.result("tasks/list", json!({})).await;
+    assert_eq!(
+        listed["tasks"].as_array().map(Vec::len),
+        Some(12),
+        "{listed}"
+    );
+    let result = legacy
+        .result("tasks/result", json!({ "taskId": quick[0] }))
+        .await;
+    assert_eq!(result["content"][0]["text"], "liftoff", "{result}");
+    let unknown = legacy
+        .error(
+            "tasks/get",
+            json!({ "taskId": "0123456789abcdef0123456789abcdef" }),
+        )
+        .await;
+    assert_eq!(unknown["code"], -32602, "{unknown}");
+    drop(legacy);
+    remove();
+}

@@ -189,12 +189,17 @@ impl StdioClient {
 
     /// [`spawn`](Self::spawn) with these command-line arguments.
     pub fn spawn_with(bin: &std::path::Path, args: &[&str]) -> Self {
+        Self::spawn_logging(bin, args, "info")
+    }
+
+    /// [`spawn_with`](Self::spawn_with), logging what `filter` (a `RUST_LOG` value) lets through.
+    pub fn spawn_logging(bin: &std::path::Path, args: &[&str], filter: &str) -> Self {
         let mut child = tokio::process::Command::new(bin)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", filter)
             .kill_on_drop(true)
             .spawn()
             .expect("server binary starts");

@@ -68,14 +68,62 @@ pub(crate) struct Connection {
     next_id: AtomicU64,
     pub(crate) tracker: TaskTracker,
     pub(crate) closing: CancellationToken,
-    /// Who owns modern-era tasks created on this connection: the authenticated principal on
-    /// HTTP (or the server's anonymous principal), the connection itself on stdio.
-    owner: Owner,
-    /// The authenticated caller (HTTP with an authenticator), as tools see it.
+    /// Who sends this connection's requests, and so who owns the tasks they create.
+    requestor: Requestor,
+}
+
+/// Who sends a connection's requests: the principal tools see, the owner of the tasks the
+/// requests create, and whether the server can tell this requestor from others.
+#[derive(Debug, Clone)]
+pub(crate) struct Requestor {
     principal: Option<Principal>,
-    /// Whether the server can tell this connection's requestor from others (a principal, or a
-    /// connection that is one client): decides whether `tasks.list` is advertised.
+    owner: Owner,
+    /// A principal, or a connection that is one client: decides whether `tasks.list` is
+    /// advertised.
     identified: bool,
+    /// Whether the legacy session owns the legacy-era tasks (HTTP, where a session is what tells
+    /// anonymous clients apart), rather than `owner`.
+    session_owns_legacy_tasks: bool,
+}
+
+impl Requestor {
+    /// An HTTP request: the authenticated principal, or an anonymous caller (who owns nothing a
+    /// session does not).
+    pub(crate) fn http(principal: Option<Principal>) -> Self {
+        Requestor {
+            owner: owner_of(principal.as_ref()),
+            identified: principal.is_some(),
+            principal,
+            session_owns_legacy_tasks: true,
+        }
+    }
+
+    /// The one client of a stdio (or in-memory) connection: the principal the application
+    /// names ([`ServeIo::principal`](super::ServeIo::principal)), or anonymous.
+    /// Its tasks, of both eras, belong to that owner, not to the connection, so a restarted
+    /// server on a durable store, or another server on a shared one, serves them.
+    pub(crate) fn local(principal: Option<Principal>) -> Self {
+        Requestor {
+            owner: owner_of(principal.as_ref()),
+            identified: true,
+            principal,
+            session_owns_legacy_tasks: false,
+        }
+    }
+}
+
+/// The owner of modern-era tasks of unauthenticated callers: the same on every instance sharing a
+/// store, so a `tasks/get` that lands on another instance, or on the same server after a restart,
+/// finds the task (the task id, random and unguessable, is what protects it, as the spec requires
+/// without an authorization context).
+const ANONYMOUS_OWNER: &str = "anonymous";
+
+/// The owner of the tasks of `principal`'s requests (`None`: an anonymous caller).
+fn owner_of(principal: Option<&Principal>) -> Owner {
+    match principal {
+        Some(p) => Owner::new(format!("principal:{}", p.as_str())),
+        None => Owner::new(ANONYMOUS_OWNER),
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -83,16 +131,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Connection {
-    /// A connection whose modern-era tasks belong to `owner`. Cancelling `closing` ends every
-    /// request in flight on it (and is done by [`Connection::close`]). `identified`: the
-    /// requestor is known (authenticated, or alone on its connection).
+    /// A connection whose requests come from `requestor`. Cancelling `closing` ends every
+    /// request in flight on it (and is done by [`Connection::close`]).
     pub(crate) fn new(
         server: Arc<ServerInner>,
         sink: Arc<dyn Sink>,
-        owner: Owner,
-        principal: Option<Principal>,
+        requestor: Requestor,
         closing: CancellationToken,
-        identified: bool,
     ) -> Arc<Self> {
         Arc::new(Connection {
             server,
@@ -104,9 +149,7 @@ impl Connection {
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
             closing,
-            owner,
-            principal,
-            identified,
+            requestor,
         })
     }
 
@@ -249,17 +292,19 @@ impl Peer for Connection {
 
     fn owner(&self, era: &Era) -> Owner {
         match (era, lock(&self.session).as_ref()) {
-            (Era::Legacy, Some(session)) => Owner::new(format!("session:{}", session.id)),
-            _ => self.owner.clone(),
+            (Era::Legacy, Some(session)) if self.requestor.session_owns_legacy_tasks => {
+                Owner::new(format!("session:{}", session.id))
+            }
+            _ => self.requestor.owner.clone(),
         }
     }
 
     fn principal(&self) -> Option<Principal> {
-        self.principal.clone()
+        self.requestor.principal.clone()
     }
 
     fn identified(&self) -> bool {
-        self.identified
+        self.requestor.identified
     }
 
     fn session(&self) -> Option<LegacySession> {

@@ -3,9 +3,8 @@
 //! [`Server`](super::Server) through it) and for embedding a server in an application.
 
 use super::ServerInner;
-use super::connection::Connection;
+use super::connection::{Connection, Requestor};
 use crate::protocol::jsonrpc::Message;
-use crate::protocol::task::{Owner, TaskId};
 use crate::transport::{Outbound, Outgoing};
 use serde_json::Value;
 use std::sync::Arc;
@@ -78,18 +77,16 @@ pub(crate) fn connect(server: Arc<ServerInner>) -> InMemoryConnection {
     let (to_server, mut incoming) = mpsc::unbounded_channel::<Value>();
     let (outbound, from_server) = Outbound::channel();
     let grace = server.config.shutdown_grace;
-    let owner = Owner::new(format!("in-memory:{}", TaskId::generate().as_str()));
+    let requestor = Requestor::local(None);
     let engine = server.engine().clone();
     engine.serve_started();
     tokio::spawn(async move {
-        // Like stdio: one client, no authentication; the connection owns its modern-era tasks.
+        // Like stdio: one client, no authentication.
         let conn = Connection::new(
             server,
             Arc::new(outbound),
-            owner,
-            None,
+            requestor,
             CancellationToken::new(),
-            true,
         );
         while let Some(message) = incoming.recv().await {
             super::driver::on_message(&conn, Message::from_value(message));

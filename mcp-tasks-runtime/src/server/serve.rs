@@ -1,9 +1,11 @@
 //! The serve entry points' values: [`ServeStdio`], [`ServeIo`], [`ServeHttp`]. Each is awaited
 //! (`IntoFuture`) and takes the same modifier, [`with_graceful_shutdown`](ServeIo::with_graceful_shutdown);
-//! without it the server stops on SIGTERM / Ctrl-C ([`shutdown_signal`]).
+//! without it the server stops on SIGTERM / Ctrl-C ([`shutdown_signal`]). The two that serve one
+//! client also take [`principal`](ServeIo::principal): who that client is.
 
 use super::ServerInner;
 use super::stdio::shutdown_signal;
+use crate::tool::Principal;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ fn shutdown_or_signal(shutdown: Option<Shutdown>) -> Shutdown {
 pub struct ServeStdio {
     server: Arc<ServerInner>,
     shutdown: Option<Shutdown>,
+    principal: Option<Principal>,
 }
 
 impl ServeStdio {
@@ -31,7 +34,14 @@ impl ServeStdio {
         ServeStdio {
             server,
             shutdown: None,
+            principal: None,
         }
+    }
+
+    /// Runs the client as this principal; see [`ServeIo::principal`].
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
     }
 
     /// Stops when `shutdown` resolves (or stdin closes) instead of on SIGTERM / Ctrl-C: no
@@ -55,7 +65,7 @@ impl IntoFuture for ServeStdio {
         Box::pin(async move {
             let (reader, writer) = crate::transport::std_streams::std_streams();
             let shutdown = shutdown_or_signal(self.shutdown);
-            super::stdio::serve(self.server, reader, writer, shutdown).await
+            super::stdio::serve(self.server, self.principal, reader, writer, shutdown).await
         })
     }
 }
@@ -64,6 +74,7 @@ impl std::fmt::Debug for ServeStdio {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeStdio")
             .field("graceful_shutdown", &self.shutdown.is_some())
+            .field("principal", &self.principal)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +87,7 @@ pub struct ServeIo<R, W> {
     reader: R,
     writer: W,
     shutdown: Option<Shutdown>,
+    principal: Option<Principal>,
 }
 
 impl<R, W> ServeIo<R, W> {
@@ -85,7 +97,27 @@ impl<R, W> ServeIo<R, W> {
             reader,
             writer,
             shutdown: None,
+            principal: None,
         }
+    }
+
+    /// Runs the client as this principal: tools see it
+    /// ([`RequestInfo::principal`](crate::RequestInfo::principal)) and its tasks belong to it,
+    /// exactly as those of an HTTP request authenticated as `principal` (so the two share tasks
+    /// on a shared store).
+    ///
+    /// Without it the client is anonymous and its tasks, of both protocol eras, belong to the
+    /// server's anonymous owner, as over HTTP without an authenticator. Either way a task
+    /// belongs to an owner that outlives the connection and the process: a restarted server on
+    /// the same durable store serves the tasks it had, and servers sharing a store read each
+    /// other's tasks. On stdio this is safe because only the program that started the server
+    /// (the host, as its operating-system user) can write to its stdin, and that user can read
+    /// the store anyway; the task id, random and unguessable, still keeps each task from other
+    /// anonymous clients of a shared store. A program that serves several people over sockets
+    /// with `serve_io` names each connection's principal here.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
     }
 
     /// Stops when `shutdown` resolves (or the reader ends) instead of on SIGTERM / Ctrl-C: no
@@ -113,6 +145,7 @@ where
         let shutdown = shutdown_or_signal(self.shutdown);
         Box::pin(super::stdio::serve(
             self.server,
+            self.principal,
             self.reader,
             self.writer,
             shutdown,
@@ -124,6 +157,7 @@ impl<R, W> std::fmt::Debug for ServeIo<R, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServeIo")
             .field("graceful_shutdown", &self.shutdown.is_some())
+            .field("principal", &self.principal)
             .finish_non_exhaustive()
     }
 }

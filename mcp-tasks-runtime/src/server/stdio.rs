@@ -1,9 +1,9 @@
 //! The stdio loop: one connection over a reader and a writer, newline-delimited JSON-RPC.
 
 use super::ServerInner;
-use super::connection::Connection;
+use super::connection::{Connection, Requestor};
 use crate::protocol::jsonrpc::{Message, RpcError, error_message};
-use crate::protocol::task::{Owner, TaskId};
+use crate::tool::Principal;
 use crate::transport::stdio::{Activity, Incoming, LineReader, spawn_writer};
 use std::future::Future;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 /// Dropping the returned future stops the loop, as it would if it ran in place.
 pub(crate) async fn serve<R, W>(
     server: Arc<ServerInner>,
+    principal: Option<Principal>,
     reader: R,
     writer: W,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -29,7 +30,7 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(run(
-        server, reader, writer, shutdown,
+        server, principal, reader, writer, shutdown,
     )));
     match task.await {
         Ok(result) => result,
@@ -40,6 +41,7 @@ where
 
 async fn run<R, W>(
     server: Arc<ServerInner>,
+    principal: Option<Principal>,
     reader: R,
     writer: W,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -53,15 +55,13 @@ where
     engine.serve_started();
     let activity = Arc::new(Activity::default());
     let (outbound, writer_task) = spawn_writer(writer, activity.clone());
-    // No authentication on stdio: the connection itself owns its modern-era tasks.
-    let owner = Owner::new(format!("connection:{}", TaskId::generate().as_str()));
+    // No authentication on stdio: whoever can start the server is its one client.
+    let requestor = Requestor::local(principal);
     let conn = Connection::new(
         server,
         Arc::new(outbound),
-        owner,
-        None,
+        requestor,
         CancellationToken::new(),
-        true,
     );
     let mut reader = LineReader::with_max(reader, conn.server.limits.max_message);
     let spin = conn.server.config.stdio_spin;

@@ -34,8 +34,10 @@ impl fmt::Display for Principal {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RequestInfo {
-    /// The authenticated principal: `None` on stdio and over HTTP without an
-    /// [`Authenticator`](crate::server::Authenticator) (or when it let an anonymous caller in).
+    /// The authenticated principal: `None` over HTTP without an
+    /// [`Authenticator`](crate::server::Authenticator) (or when it let an anonymous caller in),
+    /// and on stdio unless the application names one
+    /// ([`ServeIo::principal`](crate::server::ServeIo::principal)).
     pub principal: Option<Principal>,
     /// The client's `clientInfo` (from `initialize`, or the request's `_meta` in 2026-07-28).
     pub client: Option<Implementation>,

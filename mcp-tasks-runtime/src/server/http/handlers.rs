@@ -1,7 +1,7 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
-use super::super::connection::{Connection, Sink};
+use super::super::connection::{Connection, Requestor, Sink};
 use super::super::driver;
 use super::super::peer::Peer;
 use super::super::session::{already_initialized, initialize as open_session};
@@ -386,10 +386,8 @@ pub(super) fn initialize(
     let conn = Connection::new(
         state.server.clone(),
         Arc::new(SessionSink(routes.clone())),
-        state.owner(&principal),
-        principal.clone(),
+        Requestor::http(principal.clone()),
         state.closing.child_token(),
-        principal.is_some(),
     );
     let reply = open_session(&conn.server, &*conn, req);
     let Some(session_id) = conn.session().map(|s| s.id) else {
@@ -487,10 +485,8 @@ async fn run_request(
         None => Connection::new(
             state.server.clone(),
             Arc::new(PostSink(tx.clone())),
-            state.owner(&principal),
-            principal.clone(),
+            Requestor::http(principal.clone()),
             state.closing.child_token(),
-            principal.is_some(),
         ),
     };
     // Taken as in flight first: a POST that reuses the id of a request in flight is refused

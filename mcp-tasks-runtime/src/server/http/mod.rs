@@ -31,7 +31,6 @@ mod sse;
 use super::ServerInner;
 use super::auth::{Authenticator, Principal};
 use crate::protocol::jsonrpc::{self, RpcError};
-use crate::protocol::task::Owner;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
 use axum::extract::{Request, State};
@@ -53,18 +52,11 @@ use config::*;
 use guards::*;
 use handlers::*;
 
-/// The owner of modern-era tasks of unauthenticated callers: the same on every instance sharing a
-/// store, so a `tasks/get` that lands on another instance finds the task (the task id, random and
-/// unguessable, is what protects it, as the spec requires without an authorization context).
-const ANONYMOUS_OWNER: &str = "anonymous";
-
 /// Everything the endpoint shares between requests.
 struct HttpState {
     server: Arc<ServerInner>,
     config: HttpConfig,
     sessions: Sessions,
-    /// Owner of modern-era tasks of unauthenticated callers.
-    anonymous: Owner,
     /// Cancelled when shutdown starts: GET streams end, in-flight POSTs go on.
     draining: CancellationToken,
     /// Cancelled when the shutdown grace is over: everything still in flight ends.
@@ -80,19 +72,11 @@ impl HttpState {
             server,
             config,
             sessions: Sessions::default(),
-            anonymous: Owner::new(ANONYMOUS_OWNER),
             draining: CancellationToken::new(),
             closing: CancellationToken::new(),
             requests: TaskTracker::new(),
             sweeper: OnceLock::new(),
         })
-    }
-
-    fn owner(&self, principal: &Option<Principal>) -> Owner {
-        match principal {
-            Some(p) => Owner::new(format!("principal:{}", p.as_str())),
-            None => self.anonymous.clone(),
-        }
     }
 
     /// Starts the session sweeper once (from the first request: a runtime is running then). It
