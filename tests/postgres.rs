@@ -1,6 +1,7 @@
 //! The Postgres task store behind whole servers, against a real PostgreSQL 15
 //! (`testkit/postgres`): example-server processes sharing tasks through one database, a server
-//! killed with SIGKILL, and PostgreSQL itself stopped with `-m immediate` and restarted.
+//! killed with SIGKILL, and PostgreSQL itself stopped with `-m immediate` and restarted; over HTTP
+//! and over stdio.
 //! (The store contract and the store's own rules are tested in the runtime's unit tests.)
 
 use std::time::{Duration, Instant};
@@ -68,7 +69,8 @@ async fn modern_task_created_on_a_is_answered_and_cancelled_through_b() {
 ///   start) and started again: every finished task still reads with its result, A's failed tasks
 ///   stay failed, and B's research task, whose first answer was delivered before the crash and
 ///   which was waiting on its second question (a sampling request) across the restart, still waits
-///   on it; answered through a new instance C, it wakes on B (B's listener reconnected) and
+///   on it (Postgres stays down longer than a waiter's 5 s resync, so B's tool re-reads during the
+///   outage); answered through a new instance C, it wakes on B (B's listener reconnected) and
 ///   completes with that answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_and_a_crashed_postgres_lose_nothing_acknowledged() {
@@ -139,6 +141,9 @@ async fn a_killed_server_and_a_crashed_postgres_lose_nothing_acknowledged() {
             .is_some_and(|m| m.contains("Postgres")),
         "{down}"
     );
+    // Down for longer than a waiter's resync period (5 s): B's waiting tool re-reads while
+    // Postgres is away, and must wait on rather than fail.
+    tokio::time::sleep(Duration::from_secs(6)).await;
     pg.restart();
 
     for id in &finished {
@@ -171,4 +176,86 @@ async fn a_killed_server_and_a_crashed_postgres_lose_nothing_acknowledged() {
     assert!(text.contains("Moons orbit."), "{done}");
     assert!(text.contains("\"sources\":4"), "{done}");
     assert!(!c_instance.logged("stopping the tool"), "C ran nothing");
+}
+
+/// Over stdio the tasks belong to the server's anonymous owner, not to the process: two
+/// `example_server --store postgres://...` processes over real pipes, each with its own client,
+/// share tasks. A `research` task created through A is read through B, both its questions (the
+/// elicitation, then the sampling request) are answered through B (`tasks/update`), A's tool
+/// finishes it and B reads the result; a `countdown` task created through A is cancelled through
+/// B, and A's tool stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stdio_servers_on_one_postgres_serve_each_others_tasks() {
+    use mcp_tasks_tests::{StdioClient, example_bin, modern, poll_modern};
+    let db = PostgresServer::shared().create_database();
+    let args = ["--store", db.as_str()];
+    let filter = "info,mcp_tasks_runtime::task=debug";
+    let mut a = StdioClient::spawn_logging(&example_bin("example_server"), &args, filter);
+    let mut b = StdioClient::spawn_logging(&example_bin("example_server"), &args, filter);
+    let caps = json!({ "elicitation": {}, "sampling": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+
+    let created = a
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "research", "arguments": { "topic": "tides" } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let id = created["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+
+    let asked = poll_modern(&mut b, &id, &caps, |t| t["status"] == "input_required").await;
+    let (key, request) = only_request(&asked);
+    assert_eq!(request["method"], "elicitation/create", "{asked}");
+    let answer = json!({ "taskId": id, "inputResponses": { key: { "action": "accept", "content": { "sources": 3 } } } });
+    b.result("tasks/update", modern(answer, caps.clone())).await;
+
+    let sampling = poll_modern(&mut b, &id, &caps, |t| {
+        t["inputRequests"]
+            .as_object()
+            .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+    })
+    .await;
+    assert_eq!(
+        sampling["statusMessage"], "reading 3 sources",
+        "A's tool read B's answer"
+    );
+    let (key, _) = only_request(&sampling);
+    let answer = json!({ "taskId": id, "inputResponses": { key: {
+        "role": "assistant", "model": "test", "content": { "type": "text", "text": "Tides follow the moon." } } } });
+    b.result("tasks/update", modern(answer, caps.clone())).await;
+    let done = poll_modern(&mut b, &id, &caps, |t| t["status"] == "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["summary"], "Tides follow the moon.",
+        "{done}"
+    );
+
+    let counting = a
+        .result(
+            "tools/call",
+            modern(
+                json!({ "name": "countdown", "arguments": { "seconds": 600 } }),
+                caps.clone(),
+            ),
+        )
+        .await;
+    let counting = counting["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {counting}"))
+        .to_owned();
+    let ack = b
+        .result(
+            "tasks/cancel",
+            modern(json!({ "taskId": counting }), caps.clone()),
+        )
+        .await;
+    assert!(ack.is_object(), "{ack}");
+    let stopped = a.wait_for_log("stopping the tool").await;
+    assert!(stopped.contains(&counting), "{stopped}");
+    let seen = poll_modern(&mut a, &counting, &caps, |t| t["status"] == "cancelled").await;
+    assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
 }

@@ -252,9 +252,16 @@ impl Shared {
                 Note::Removed => return Err(StoreError::NotFound),
                 Note::Changed(version, _) if version <= seen => continue,
                 Note::Changed(_, Some(changed)) => Arc::unwrap_or_clone(changed),
-                Note::Changed(_, None) | Note::Resync => {
-                    self.read(id, None).await?.ok_or(StoreError::NotFound)?
-                }
+                Note::Changed(_, None) | Note::Resync => match self.read(id, None).await {
+                    Ok(Some(record)) => record,
+                    Ok(None) => return Err(StoreError::NotFound),
+                    // Postgres is away (restarting, say): a waiter waits on, and reads again on
+                    // the next wake-up or resync, rather than failing the task it waits for.
+                    Err(error) => {
+                        tracing::debug!(%error, task = %id, "a waiter could not re-read its task; waiting on");
+                        continue;
+                    }
+                },
             };
         }
     }
