@@ -79,9 +79,9 @@ const SWEEP_BATCH: i64 = 1000;
 ///
 /// The notifications of a batch are sent right after its commit, on the same connection, not
 /// inside the transaction: Postgres serialises every transaction that notifies, in the whole
-/// database, from its commit until the write-ahead log is flushed, which would allow one commit at
-/// a time (a few milliseconds each on a disk that really syncs) and cap every instance together at
-/// a few hundred transactions a second. Sent after the commit, a notification is still never
+/// database, from just before its commit record until it ends (write-ahead log flush included),
+/// so writers, and instances, could commit only one at a time (on the benchmark, notifying inside
+/// the transaction halved the task lifecycle rate). Sent after the commit, a notification is still never
 /// delivered for a change that did not commit; the price is that an instance that dies between its
 /// commit and its notification leaves other instances' waiters unwoken, so every waiter also
 /// re-reads its task every 5 s when nothing woke it. When the listening connection is lost it
