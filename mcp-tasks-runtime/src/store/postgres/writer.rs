@@ -310,6 +310,7 @@ impl Shared {
 
         // Apply the changes in order, each to the record as the earlier ones left it.
         let mut dirty: Vec<String> = Vec::new();
+        let mut encoded: HashMap<String, String> = HashMap::new();
         for (job, slot) in batch.iter_mut().zip(settled.iter_mut()) {
             match job {
                 Job::Create { record, .. } => {
@@ -350,6 +351,12 @@ impl Shared {
                                 payload(kind, next.version, &next.id, &self.origin, &body)
                                     .map_err(Failure::rolled_back)?,
                             );
+                            // The row is written with the last version's text: keep it, once.
+                            if visible {
+                                encoded.insert(next.id.as_str().to_owned(), body);
+                            } else {
+                                encoded.remove(next.id.as_str());
+                            }
                             if !dirty.iter().any(|d| d == next.id.as_str()) {
                                 dirty.push(next.id.as_str().to_owned());
                             }
@@ -370,7 +377,10 @@ impl Shared {
             runners.push(runner_column(record).map(str::to_owned));
             dues.push(due_column(record));
             versions.push(record.version as i64);
-            records.push(encode(record).map_err(Failure::rolled_back)?);
+            records.push(match encoded.remove(id) {
+                Some(text) => text,
+                None => encode(record).map_err(Failure::rolled_back)?,
+            });
         }
         let update = async {
             if ids.is_empty() {
