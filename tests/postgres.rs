@@ -259,3 +259,35 @@ async fn two_stdio_servers_on_one_postgres_serve_each_others_tasks() {
     let seen = poll_modern(&mut a, &counting, &caps, |t| t["status"] == "cancelled").await;
     assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
 }
+
+/// `--store postgres://...` that cannot be used stops the server at once with an error that says
+/// why: nothing listening on the port, or a URL that does not parse.
+#[test]
+fn an_unusable_postgres_stops_the_server_with_a_reason() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let run = |spec: &str| {
+        let started = Instant::now();
+        let out = std::process::Command::new(mcp_tasks_tests::example_bin("example_server"))
+            .args(["--store", spec])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("example_server runs");
+        assert!(!out.status.success(), "{spec}: {out:?}");
+        assert!(started.elapsed() < Duration::from_secs(15), "{spec}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let unreachable = format!("postgres://postgres@127.0.0.1:{free}/nowhere");
+    let err = run(&unreachable);
+    assert!(
+        err.contains(&unreachable) && err.contains("Postgres") && err.contains("refused"),
+        "{err}"
+    );
+    let err = run("postgres://[::1");
+    assert!(
+        err.contains("is not valid") && err.contains("usage:"),
+        "{err}"
+    );
+}
