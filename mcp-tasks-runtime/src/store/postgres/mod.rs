@@ -143,6 +143,8 @@ struct Shared {
     sql: Sql,
     /// This store's name in its notifications, so it ignores its own.
     origin: String,
+    /// The advisory lock creating transactions take turns on (hashed by Postgres).
+    turn_key: String,
     clock: Arc<dyn Clock>,
     timeout: Duration,
     queue: mpsc::UnboundedSender<Job>,
@@ -224,6 +226,7 @@ impl Sql {
 /// The statements a group commit runs, prepared on its connection.
 struct Statements {
     begin: Statement,
+    turn: Statement,
     insert: Statement,
     lock: Statement,
     update: Statement,
@@ -318,6 +321,7 @@ impl PostgresTaskStoreBuilder {
             pool,
             channel: format!("{}.changes", self.schema),
             sql: Sql::new(&self.schema),
+            turn_key: format!("mcp-tasks creates {}", self.schema),
             schema: self.schema,
             origin: TaskId::generate().as_str().to_owned(),
             clock: self.clock,
@@ -444,6 +448,7 @@ impl Shared {
         };
         Ok(Statements {
             begin: prepare("BEGIN").await?,
+            turn: prepare("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))").await?,
             insert: prepare_owned(&self.sql.insert).await?,
             lock: prepare_owned(&self.sql.lock).await?,
             update: prepare_owned(&self.sql.update).await?,

@@ -265,8 +265,17 @@ impl Shared {
         wanted.dedup();
         let versions: Vec<i64> = vec![1; ids.len()];
 
-        // Round trip 1: BEGIN, INSERT, SELECT ... FOR UPDATE.
+        // Round trip 1: BEGIN, the creators' turn, INSERT, SELECT ... FOR UPDATE.
         let begin = client.execute(&statements.begin, &[]);
+        // Transactions that create tasks take turns (a lock held until their commit), so
+        // creation numbers commit in order: a `list` page never passes a number whose task is
+        // still to commit, and so never misses it.
+        let turn = async {
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            client.execute(&statements.turn, &[&self.turn_key]).await
+        };
         let insert = async {
             if ids.is_empty() {
                 return Ok(vec![]);
@@ -284,10 +293,11 @@ impl Shared {
             }
             client.query(&statements.lock, &[&wanted]).await
         };
-        let (begun, inserted, locked) = tokio::join!(begin, insert, lock);
+        let (begun, turned, inserted, locked) = tokio::join!(begin, turn, insert, lock);
         let failed_early = begun
             .as_ref()
             .err()
+            .or(turned.as_ref().err())
             .or(inserted.as_ref().err())
             .or(locked.as_ref().err())
             .map(|e| pg("a group commit failed", e));
