@@ -122,8 +122,9 @@ pub struct PostgresTaskStore {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Settings for [`PostgresTaskStore`]; see [`PostgresTaskStore::builder`].
-#[derive(Debug, Clone)]
+/// Settings for [`PostgresTaskStore`]; see [`PostgresTaskStore::builder`]. Its `Debug` output
+/// hides the URL's password.
+#[derive(Clone)]
 pub struct PostgresTaskStoreBuilder {
     url: String,
     schema: String,
@@ -234,6 +235,40 @@ struct Statements {
     commit: Statement,
 }
 
+impl fmt::Debug for PostgresTaskStoreBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresTaskStoreBuilder")
+            .field("url", &redact(&self.url))
+            .field("schema", &self.schema)
+            .field("clock", &self.clock)
+            .field("timeout", &self.timeout)
+            .field("pool_size", &self.pool_size)
+            .field("writers", &self.writers)
+            .field("batch", &self.batch)
+            .finish()
+    }
+}
+
+/// `url` with the password of a `postgres://user:password@host` URL, or of a `password=...`
+/// setting, replaced by `***`.
+fn redact(url: &str) -> String {
+    if let Some(rest) = url.split_once("://").map(|(_, rest)| rest)
+        && let Some(at) = rest.rfind('@')
+        && let Some(colon) = rest[..at].find(':')
+    {
+        let start = url.len() - rest.len() + colon + 1;
+        let end = url.len() - rest.len() + at;
+        return format!("{}***{}", &url[..start], &url[end..]);
+    }
+    url.split(' ')
+        .map(|part| match part.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl PostgresTaskStoreBuilder {
     /// The schema the store's tables live in (default `mcp_tasks`): a lowercase SQL identifier
     /// (letters, digits, `_`), at most 50 bytes. Instances that share tasks must use the same
@@ -289,7 +324,10 @@ impl PostgresTaskStoreBuilder {
             )));
         }
         let mut config = tokio_postgres::Config::from_str(&self.url).map_err(|e| {
-            StoreError::backend(format!("the Postgres URL {:?} is not valid: {e}", self.url))
+            StoreError::backend(format!(
+                "the Postgres URL {:?} is not valid: {e}",
+                redact(&self.url)
+            ))
         })?;
         let millis = self.timeout.as_millis().max(1);
         config

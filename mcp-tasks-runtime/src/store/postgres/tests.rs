@@ -532,3 +532,23 @@ async fn follow_the_list_while_two_instances_create() {
     let missed: Vec<_> = created.difference(&seen).collect();
     assert!(missed.is_empty(), "never listed: {missed:?}");
 }
+
+/// A builder's `Debug` output does not show the password.
+#[test]
+fn passwords_stay_out_of_debug_output() {
+    for (url, shown) in [
+        (
+            "postgres://app:s3cret@db:5432/tasks",
+            "postgres://app:***@db:5432/tasks",
+        ),
+        ("postgres://app@db/tasks", "postgres://app@db/tasks"),
+        (
+            "host=db user=app password=s3cret dbname=tasks",
+            "host=db user=app password=*** dbname=tasks",
+        ),
+    ] {
+        let text = format!("{:?}", PostgresTaskStore::builder(url));
+        assert!(text.contains(shown), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+}
