@@ -60,10 +60,14 @@ pub(super) fn payload(
 pub(super) async fn listen(shared: Weak<Shared>) {
     let mut delay = Duration::from_millis(50);
     loop {
-        let Some((config, channel, timeout)) = shared
-            .upgrade()
-            .map(|s| (s.config.clone(), s.channel.clone(), s.timeout))
-        else {
+        let Some((config, channel, timeout, most)) = shared.upgrade().map(|s| {
+            (
+                s.config.clone(),
+                s.channel.clone(),
+                s.timeout,
+                s.reconnect_max,
+            )
+        }) else {
             return;
         };
         let connected = tokio::time::timeout(timeout, async {
@@ -130,7 +134,7 @@ pub(super) async fn listen(shared: Weak<Shared>) {
             Err(_) => tracing::debug!("the Postgres change listener timed out connecting"),
         }
         tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(1));
+        delay = (delay * 2).min(most);
     }
 }
 

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,6 +39,8 @@ use writer::{Job, Queue, Update};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
+/// How many shared connections serve reads ([`Shared::reader`]).
+const READERS: usize = 2;
 /// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
 const SWEEP_BATCH: i64 = 1000;
 
@@ -133,6 +135,7 @@ pub struct PostgresTaskStoreBuilder {
     pool_size: usize,
     writers: usize,
     batch: usize,
+    reconnect_max: Duration,
 }
 
 struct Shared {
@@ -151,6 +154,8 @@ struct Shared {
     queue: mpsc::UnboundedSender<Job>,
     /// The most changes one group commit carries.
     batch: usize,
+    /// The longest pause between the listener's attempts to reconnect.
+    reconnect_max: Duration,
     migrated: OnceCell<()>,
     /// Local waiters of [`TaskStore::changed`], by task.
     waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
@@ -158,6 +163,9 @@ struct Shared {
     /// Set once the listener has listened for the first time.
     listening: watch::Sender<bool>,
     online: AtomicBool,
+    /// The shared read connections, and which one the next read takes.
+    readers: [Mutex<Option<Arc<Object>>>; READERS],
+    next_reader: AtomicUsize,
     /// Group commits that committed, and the changes they carried (for tests).
     transactions: AtomicU64,
     changes: AtomicU64,
@@ -245,7 +253,7 @@ impl fmt::Debug for PostgresTaskStoreBuilder {
             .field("pool_size", &self.pool_size)
             .field("writers", &self.writers)
             .field("batch", &self.batch)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -291,8 +299,9 @@ impl PostgresTaskStoreBuilder {
         self
     }
 
-    /// How many connections the pool keeps at most (default 16; at least the writers plus one),
-    /// besides the one that listens for notifications.
+    /// How many connections the pool keeps at most (default 16; at least the writers plus three:
+    /// two shared by every read, one for the sweeper and leases), besides the one that listens for
+    /// notifications.
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size;
         self
@@ -310,6 +319,14 @@ impl PostgresTaskStoreBuilder {
     /// transaction per change).
     pub fn batch_size(mut self, changes: usize) -> Self {
         self.batch = changes;
+        self
+    }
+
+    /// The longest pause between the listener's attempts to reconnect (default 1 s); tests hold
+    /// a listener away with a longer one.
+    #[cfg(test)]
+    fn reconnect_max(mut self, pause: Duration) -> Self {
+        self.reconnect_max = pause;
         self
     }
 
@@ -346,7 +363,7 @@ impl PostgresTaskStoreBuilder {
             },
         );
         let pool = Pool::builder(manager)
-            .max_size(self.pool_size.max(writers + 1))
+            .max_size(self.pool_size.max(writers + READERS + 1))
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(self.timeout))
             .create_timeout(Some(self.timeout))
@@ -366,11 +383,14 @@ impl PostgresTaskStoreBuilder {
             timeout: self.timeout,
             queue,
             batch: self.batch.max(1),
+            reconnect_max: self.reconnect_max,
             migrated: OnceCell::new(),
             waiters: Mutex::default(),
             events: broadcast::channel(EVENT_CAPACITY).0,
             listening: watch::channel(false).0,
             online: AtomicBool::new(false),
+            readers: Default::default(),
+            next_reader: AtomicUsize::new(0),
             transactions: AtomicU64::new(0),
             changes: AtomicU64::new(0),
         });
@@ -409,6 +429,7 @@ impl PostgresTaskStore {
             pool_size: 16,
             writers: 2,
             batch: writer::MAX_BATCH,
+            reconnect_max: Duration::from_secs(1),
         }
     }
 
@@ -467,6 +488,22 @@ impl Shared {
         self.pool.get().await.map_err(pool_error)
     }
 
+    /// A connection for reads, shared: concurrent reads pipeline on it (one write and one read
+    /// of the socket carry many), where a connection per read would cost each its own system
+    /// calls and wake-ups. Reads take the [`READERS`] connections in turn; one that has closed
+    /// is replaced from the pool.
+    async fn reader(&self) -> Result<Arc<Object>, StoreError> {
+        let slot = &self.readers[self.next_reader.fetch_add(1, Ordering::Relaxed) % READERS];
+        if let Some(client) = lock(slot).as_ref()
+            && !client.is_closed()
+        {
+            return Ok(client.clone());
+        }
+        let client = Arc::new(self.connection().await?);
+        *lock(slot) = Some(client.clone());
+        Ok(client)
+    }
+
     /// The group-commit statements, prepared once per connection (then from its cache).
     async fn statements(&self, client: &Object) -> Result<Statements, StoreError> {
         let prepare = |sql: &'static str| async move {
@@ -504,7 +541,7 @@ impl Shared {
         self.ready().await?;
         let text: Option<String> = self
             .bounded("reading a task", async {
-                let client = self.connection().await?;
+                let client = self.reader().await?;
                 let row = match owner {
                     Some(owner) => {
                         let statement = client
@@ -622,7 +659,7 @@ impl Shared {
         let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
         let rows = self
             .bounded("listing tasks", async {
-                let client = self.connection().await?;
+                let client = self.reader().await?;
                 let statement = client
                     .prepare_cached(&self.sql.list)
                     .await

@@ -400,13 +400,23 @@ async fn every_query_uses_an_index() {
 /// Postgres stops (`-m immediate`) and starts again under two stores. While it is down,
 /// operations fail with a backend error that names Postgres, in bounded time. Right after it is
 /// back, B delivers an answer before A's listener has reconnected (its notification is lost to
-/// A): A's waiter is still woken, because a reconnected listener wakes every waiter to re-read.
+/// A): A's waiter is still woken, by its periodic re-read or by the listener, which wakes every
+/// waiter to re-read when it reconnects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiter_is_woken_by_a_change_made_while_its_listener_was_away() {
     let mut server = PostgresServer::start();
     let url = server.create_database();
     let schema = fresh_schema();
-    let (a, b) = (instance(&url, &schema), instance(&url, &schema));
+    // A's listener pauses up to 8 s between attempts, so it is still away after the restart.
+    let a = Arc::new(
+        PostgresTaskStore::builder(&url)
+            .schema(&schema)
+            .timeout(Duration::from_secs(2))
+            .reconnect_max(Duration::from_secs(8))
+            .open()
+            .unwrap(),
+    );
+    let b = instance(&url, &schema);
     a.shared.listening().await.unwrap();
     let alice = Owner::new("alice");
     let task = a
@@ -435,8 +445,8 @@ async fn a_waiter_is_woken_by_a_change_made_while_its_listener_was_away() {
         "{:?}",
         started.elapsed()
     );
-    // Long enough for A's listener to back off to its longest pause (1 s).
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Long enough for A's listener to back off to a pause of several seconds.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     assert!(!waiter.is_finished());
 
     tokio::task::block_in_place(|| server.restart());
