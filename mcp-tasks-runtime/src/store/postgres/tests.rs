@@ -511,7 +511,7 @@ async fn follow_the_list_while_two_instances_create() {
             })
         })
         .collect();
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
     let reader = {
         let (a, alice, done) = (a.clone(), alice.clone(), done.clone());
         tokio::spawn(async move {
