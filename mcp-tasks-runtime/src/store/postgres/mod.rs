@@ -61,14 +61,17 @@ const SWEEP_BATCH: i64 = 1000;
 /// - **Group commit.** Changes arriving together share a transaction: every change goes on one
 ///   queue, and each of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers))
 ///   takes all that has gathered (up to 128, [`batch_size`](PostgresTaskStoreBuilder::batch_size))
-///   into one transaction on one pooled connection:
-///   insert the new tasks and lock the changed ones in one pipelined round trip, apply the
-///   changes, write and commit in another, then answer every change and notify the other
-///   instances. One change's own error (unknown task, task
-///   ended, key reused) fails that change only; an error of the database rolls the batch back and
-///   its changes run again one by one, so one bad change cannot fail its neighbours. If the
-///   connection is lost while committing, the changes of that batch fail with an error that says
-///   their outcome is unknown (they are never run twice).
+///   into one transaction on one pooled connection: insert the new tasks and lock the changed
+///   ones in one pipelined round trip, apply the changes, write and commit in another, then
+///   answer every change and notify the other instances. One change's own error (unknown task,
+///   task ended, key reused) fails that change only; an error of the database rolls the batch
+///   back and its changes run again one by one, so one bad change cannot fail its neighbours. If
+///   the connection is lost while committing, the changes of that batch fail with an error that
+///   says their outcome is unknown (they are never run twice). Transactions that create tasks take
+///   turns (an advisory lock held to their commit), so creation numbers commit in order and a
+///   `list` page never passes a task that is still to commit.
+/// - **Reads** (`get`, `list`) share two connections and pipeline on them; a `get` is one
+///   statement, through the task id's unique index.
 ///
 /// # Wake-ups and events
 ///
