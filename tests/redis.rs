@@ -852,6 +852,164 @@ mod outage {
             "{done}"
         );
     }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    static SECOND_GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+    static AT_GATE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// Asks for a first name, waits for the test's gate, says so in its status and asks for a
+    /// last name: store calls of its own (status, input request, waiting, taking the answer).
+    #[tool(task_support = "required")]
+    async fn two_names(
+        ctx: mcp_tasks_runtime::ToolContext,
+    ) -> Result<String, mcp_tasks_runtime::ToolError> {
+        use mcp_tasks_runtime::{ElicitOutcome, ToolError};
+        let ElicitOutcome::Accept(Name { name: first }) = ctx.elicit::<Name>("First name?").await?
+        else {
+            return Err(ToolError::new("no first name"));
+        };
+        let gate = SECOND_GATE.notified();
+        AT_GATE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        gate.await;
+        ctx.status("asking for the last name");
+        let ElicitOutcome::Accept(Name { name: last }) = ctx.elicit::<Name>("Last name?").await?
+        else {
+            return Err(ToolError::new("no last name"));
+        };
+        Ok(format!("Hello, {first} {last}!"))
+    }
+
+    /// Issue 29's short outage: tools that go on while Redis restarts (3 s, data kept). Ten
+    /// tasks' tools, answered once, pass a gate the test opens right after Redis went down, so
+    /// each says its status, asks its second question and waits for the answer while the store
+    /// cannot be reached. Their store calls ride the outage out (`ServerConfig::store_patience`):
+    /// after the restart every task asks its second question, and completes with both answers;
+    /// none ends with the store's error.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tools_asking_while_redis_restarts_ride_it_out() {
+        let caps =
+            json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } });
+        let mut redis = RedisServer::start();
+        let store = RedisTaskStore::builder(&redis.url)
+            .prefix(super::fresh_prefix())
+            .timeout(Duration::from_millis(300))
+            .open()
+            .expect("a Redis store");
+        let server = Server::builder("outage", "1.0.0")
+            .store(Arc::new(store))
+            .tool::<two_names>()
+            .build()
+            .expect("set up");
+        let mut c = server.connect_in_memory();
+        let mut n = 0;
+        let mut request = async |c: &mut InMemoryConnection, method: &str, params: Value| {
+            n += 1;
+            in_memory_request(c, n, method, params, caps.clone()).await
+        };
+        /// Polls until the task asks `question`, or fails the test; `None` if it ended first.
+        async fn asked(
+            request: &mut impl AsyncFnMut(&mut InMemoryConnection, &str, Value) -> Value,
+            c: &mut InMemoryConnection,
+            id: &str,
+            question: &str,
+        ) -> String {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let task = request(c, "tasks/get", json!({ "taskId": id })).await;
+                let asking = task["result"]["inputRequests"].as_object().and_then(|r| {
+                    r.iter()
+                        .find(|(_, v)| v["params"]["message"] == question)
+                        .map(|(k, _)| k.clone())
+                });
+                if let Some(key) = asking {
+                    return key;
+                }
+                let status = &task["result"]["status"];
+                assert!(
+                    status == "working"
+                        || status == "input_required"
+                        || task.get("error").is_some(),
+                    "the task ended before asking {question:?}: {task}"
+                );
+                assert!(
+                    Instant::now() < deadline,
+                    "never asked {question:?}: {task}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        let answer = |id: &str, key: &str, name: &str| json!({ "taskId": id, "inputResponses": { key: { "action": "accept", "content": { "name": name } } } });
+        let mut ids = Vec::new();
+        for _ in 0..10 {
+            let created = request(&mut c, "tools/call", json!({ "name": "two_names" })).await;
+            let id = created["result"]["taskId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{created}"))
+                .to_owned();
+            ids.push(id);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let key = asked(&mut request, &mut c, id, "First name?").await;
+            let done = request(&mut c, "tasks/update", answer(id, &key, &format!("Ada{i}"))).await;
+            assert!(done.get("result").is_some(), "{done}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while AT_GATE.load(std::sync::atomic::Ordering::SeqCst) < ids.len() {
+            assert!(
+                Instant::now() < deadline,
+                "the tools never reached the gate"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        redis.restart_keeping_data(|| {
+            SECOND_GATE.notify_waiters();
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        for (i, id) in ids.iter().enumerate() {
+            let key = asked(&mut request, &mut c, id, "Last name?").await;
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let done = request(
+                    &mut c,
+                    "tasks/update",
+                    answer(id, &key, &format!("Lovelace{i}")),
+                )
+                .await;
+                if done.get("result").is_some() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "tasks/update never went through: {done}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let task = request(&mut c, "tasks/get", json!({ "taskId": id })).await;
+                if task["result"]["status"] == "completed" {
+                    assert_eq!(
+                        task["result"]["result"]["content"][0]["text"],
+                        format!("Hello, Ada{i} Lovelace{i}!"),
+                        "{task}"
+                    );
+                    break;
+                }
+                assert_ne!(task["result"]["status"], "failed", "{task}");
+                assert!(
+                    Instant::now() < deadline,
+                    "task {i} never completed: {task}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
 }
 
 /// Over stdio the tasks belong to the server's anonymous owner, not to the process: two
@@ -949,4 +1107,71 @@ async fn two_stdio_servers_on_one_redis_serve_each_others_tasks() {
     assert!(stopped.contains(&counting), "{stopped}");
     let seen = poll_modern(&mut a, &counting, &caps, |t| t["status"] == "cancelled").await;
     assert_eq!(seen["statusMessage"], "The task was cancelled by request.");
+}
+
+/// Issue 29's outage longer than the lease, with every instance alive: two example servers with
+/// a 1 s lease on one Redis, each running tasks; Redis is down for 3 s (data kept), so every
+/// lease lapses while nobody can renew. When Redis is back, each sweeper first gives every lease
+/// a full period (renewing its own), so no live instance's task is failed as stopped; an
+/// instance that then dies (SIGKILL) has its tasks failed within two lease periods, and the
+/// survivor's go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_longer_than_the_lease_fails_no_live_instances_tasks() {
+    use instances::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+    let mut redis = RedisServer::start();
+    let lease = ["--lease-ms", "1000"];
+    let a = Instance::start_with("A", &redis.url, &lease);
+    let mut b = Instance::start_with("B", &redis.url, &lease);
+    let c = client();
+    let countdown = json!({ "name": "countdown", "arguments": { "seconds": 600 } });
+    let mut tasks = Vec::new();
+    for (name, url) in [("A", &a.url), ("B", &b.url), ("A", &a.url), ("B", &b.url)] {
+        let created = result(&c, url, "tools/call", countdown.clone()).await;
+        let id = created["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a task: {created}"))
+            .to_owned();
+        tasks.push((name, id));
+    }
+
+    redis.restart_keeping_data(|| std::thread::sleep(Duration::from_secs(3)));
+    a.wait_for_log(&["the task store answers again"]).await;
+    b.wait_for_log(&["the task store answers again"]).await;
+    // Well past the lease, and past a sweep, after the return.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    for (name, id) in &tasks {
+        let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+        assert_eq!(
+            task["status"], "working",
+            "{name}'s task after the outage: {task}"
+        );
+    }
+
+    b.kill();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for (name, id) in &tasks {
+        if *name != "B" {
+            continue;
+        }
+        loop {
+            let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+            if task["status"] == "failed" {
+                assert_eq!(
+                    task["statusMessage"],
+                    "the server running this task stopped before the task finished"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "B's task never failed: {task}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    for (name, id) in &tasks {
+        if *name == "A" {
+            let task = result(&c, &a.url, "tasks/get", json!({ "taskId": id })).await;
+            assert_eq!(task["status"], "working", "A's task: {task}");
+        }
+    }
 }

@@ -23,7 +23,7 @@ impl Conn {
             Transport::Stdio | Transport::Pipes => {
                 let bin = o.bin_dir.join(kind.binary());
                 let mut cmd = match (&o.wrap, kind) {
-                    (Some(wrap), Kind::McpTasks) => {
+                    (Some(wrap), Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis) => {
                         let mut parts = wrap.split_whitespace();
                         let mut cmd =
                             tokio::process::Command::new(parts.next().ok_or("empty --wrap")?);

@@ -72,7 +72,7 @@ struct Args {
     /// End the run by then: the `store` scenario creates fewer tasks if it must, and says so.
     #[arg(long, value_name = "SECS", default_value_t = 540)]
     budget: u64,
-    /// Run the stdio mcp-tasks server under CMD (e.g. valgrind; see bench/profile.sh).
+    /// Run the stdio mcp-tasks servers (any store) under CMD (e.g. valgrind; see bench/profile.sh).
     #[arg(long, value_name = "CMD")]
     wrap: Option<String>,
     /// Where the JSON goes [default: target/bench/results.json].

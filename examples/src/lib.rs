@@ -258,9 +258,10 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
-/// to send a request's headers and body, `--max-connections N` how many may be open at once. The HTTP
-/// endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp` once it accepts
-/// connections.
+/// to send a request's headers and body, `--max-connections N` how many may be open at once, and
+/// `--ops-address HOST:PORT` moves `/healthz` and `/readyz` off the MCP address to a listener of
+/// their own. The HTTP endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp`
+/// once it accepts connections.
 pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
     use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
     let mut args = std::env::args().skip(1);
@@ -340,6 +341,15 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
             "--max-connections" => {
                 http_config = http_config.max_connections(number(&mut args, &arg)?);
             }
+            "--ops-address" => {
+                let address = args
+                    .next()
+                    .ok_or_else(|| usage("--ops-address needs HOST:PORT"))?;
+                let address = address
+                    .parse()
+                    .map_err(|e| usage(&format!("--ops-address {address}: {e}")))?;
+                http_config = http_config.ops_address(address);
+            }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
     }
@@ -384,7 +394,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--ops-address HOST:PORT]]"
         ),
     )
 }

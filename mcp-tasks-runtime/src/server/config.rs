@@ -39,6 +39,7 @@ pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
 /// | [`stdio_spin`](Self::stdio_spin) | zero (off) |
 /// | [`keepalive_interval`](Self::keepalive_interval) | 10 s (at least 100 ms; `None`: off) |
 /// | [`page_size`](Self::page_size) | 500 (more than zero) |
+/// | [`store_patience`](Self::store_patience) | 60 s |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub(crate) default_ttl: Duration,
@@ -53,6 +54,7 @@ pub struct ServerConfig {
     pub(crate) stdio_spin: Duration,
     pub(crate) keepalive_interval: Option<Duration>,
     pub(crate) page_size: usize,
+    pub(crate) store_patience: Duration,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +72,7 @@ impl Default for ServerConfig {
             stdio_spin: Duration::ZERO,
             keepalive_interval: Some(Duration::from_secs(10)),
             page_size: 500,
+            store_patience: Duration::from_secs(60),
         }
     }
 }
@@ -98,6 +101,18 @@ impl ServerConfig {
     /// ([`ServerBuilder::build`](super::ServerBuilder::build) refuses less).
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
+        self
+    }
+
+    /// How long a task's tool keeps trying its calls to the store while the store cannot be
+    /// reached (default 60 s): saying its status, asking for input and waiting for the answer,
+    /// taking the answer, publishing an output. Each call is tried again with a pause that
+    /// doubles from 50 ms up to 2 s, so a restart of the store within this time loses nothing a
+    /// tool was waiting for; past it, the call fails as before (an `elicit` or `sample` with
+    /// [`InputError::InvalidResponse`](crate::InputError) naming the store's failure). The
+    /// task's outcome is recorded with retries for as long as it takes, whatever this says.
+    pub fn store_patience(mut self, patience: Duration) -> Self {
+        self.store_patience = patience;
         self
     }
 

@@ -170,6 +170,7 @@ impl ServerInner {
                     max_tasks: self.limits.tasks,
                     max_tasks_per_owner: self.limits.tasks_per_owner,
                     max_inputs_per_task: self.limits.inputs_per_task,
+                    store_patience: c.store_patience,
                 },
             )
         })
@@ -251,7 +252,8 @@ impl Server {
     /// The Streamable HTTP endpoint as an [`axum::Router`], to mount in an application of your
     /// own (`Router::merge`, `nest`, layers). `Host`/`Origin` checks apply only when set with
     /// [`HttpConfig::allowed_hosts`]; shutting down is the application's (call
-    /// [`stop_tasks`](Self::stop_tasks) before it exits).
+    /// [`stop_tasks`](Self::stop_tasks) before it exits). `/healthz` and `/readyz` are not in
+    /// it: [`serve_http`](Self::serve_http) adds them.
     #[cfg(feature = "http")]
     pub fn http_router(&self, config: HttpConfig) -> axum::Router {
         http::router(self.inner.clone(), config)

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -46,6 +47,16 @@ pub(crate) struct TaskBackend {
     /// [`EngineConfig::max_inputs_per_task`](super::engine::EngineConfig::max_inputs_per_task).
     outstanding: Arc<AtomicUsize>,
     max_outstanding: usize,
+    /// How long a store call is retried while the store cannot be reached.
+    store_patience: Duration,
+}
+
+/// What bounds a task's tool: its outstanding input requests, and how long its store calls
+/// ride out an outage.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ToolBounds {
+    pub(crate) max_outstanding: usize,
+    pub(crate) store_patience: Duration,
 }
 
 impl TaskBackend {
@@ -59,7 +70,7 @@ impl TaskBackend {
         origin: Era,
         channel: Option<Arc<dyn ClientChannel>>,
         progress_token: Option<Value>,
-        max_outstanding: usize,
+        bounds: ToolBounds,
     ) -> Self {
         TaskBackend {
             store,
@@ -72,7 +83,8 @@ impl TaskBackend {
             progress_token,
             shown: Default::default(),
             outstanding: Arc::new(AtomicUsize::new(0)),
-            max_outstanding,
+            max_outstanding: bounds.max_outstanding,
+            store_patience: bounds.store_patience,
         }
     }
 
@@ -151,11 +163,74 @@ fn store_err(e: StoreError) -> InputError {
     }
 }
 
+/// The longest pause between two tries of a store call ([`persist`]).
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Calls the store until it answers, for at most `patience`: a [`StoreError::Backend`] (the
+/// store cannot be reached, or failed) is tried again with a pause that doubles from 50 ms up to
+/// [`RETRY_MAX`]; any other answer, or the last failure once `patience` is spent, is returned.
+/// So a tool waiting for input, or saying its status, rides out a restart of its store.
+async fn persist<'a, T, F>(id: &TaskId, patience: Duration, mut call: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> crate::store::StoreFuture<'a, T>,
+{
+    let give_up = tokio::time::Instant::now() + patience;
+    let mut pause = Duration::from_millis(50);
+    let mut failures = 0u32;
+    loop {
+        match call().await {
+            Err(StoreError::Backend(e)) if tokio::time::Instant::now() + pause < give_up => {
+                if failures == 0 {
+                    tracing::warn!(task = %id, error = %e, "the task store failed a call of the task's tool; trying again until it answers");
+                }
+                failures += 1;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(RETRY_MAX);
+            }
+            answer => {
+                if failures > 0 && answer.is_ok() {
+                    tracing::info!(task = %id, failures, "the task store answers the task's tool again");
+                }
+                return answer;
+            }
+        }
+    }
+}
+
+/// Adds the input request under `key`, retried like [`persist`]. A try that failed may still
+/// have been applied (the store did it, the answer was lost), so a later try that finds the key
+/// taken looks for the request it added: there, it is the version after it.
+async fn ask(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    key: &str,
+    request: InputRequest,
+    patience: Duration,
+) -> Result<u64, StoreError> {
+    let mut tries = 0u32;
+    let added = persist(id, patience, || {
+        tries += 1;
+        store.add_input_request(id, key.to_owned(), request.clone())
+    })
+    .await;
+    match added {
+        Err(StoreError::InputKeyReused(reused)) if tries > 1 && reused == key => {
+            let record = persist(id, patience, || store.get_unchecked(id)).await?;
+            match record {
+                Some(record) if record.input_requests.contains_key(key) => Ok(record.version),
+                _ => Err(StoreError::InputKeyReused(reused)),
+            }
+        }
+        other => other,
+    }
+}
+
 /// Withdraws an input request nobody waits for any more (the tool dropped the future).
 struct Outstanding {
     store: Arc<dyn TaskStore>,
     id: TaskId,
     key: Option<String>,
+    patience: Duration,
 }
 
 impl Drop for Outstanding {
@@ -163,9 +238,11 @@ impl Drop for Outstanding {
         if let Some(key) = self.key.take() {
             let store = self.store.clone();
             let id = self.id.clone();
+            let patience = self.patience;
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
-                    let _ = store.withdraw_input_request(&id, &key).await;
+                    let _ =
+                        persist(&id, patience, || store.withdraw_input_request(&id, &key)).await;
                 });
             }
         }
@@ -184,6 +261,7 @@ impl ContextBackend for TaskBackend {
         let origin = self.origin;
         let channel = self.channel.clone();
         let status = self.status.clone();
+        let patience = self.store_patience;
         let asking = if self.outstanding.fetch_add(1, Ordering::SeqCst) >= self.max_outstanding {
             self.outstanding.fetch_sub(1, Ordering::SeqCst);
             let max = self.max_outstanding;
@@ -200,23 +278,23 @@ impl ContextBackend for TaskBackend {
         Box::pin(async move {
             let _asking = asking;
             if let Some(message) = status.take() {
-                store
-                    .set_status_message(&id, Some(message))
-                    .await
-                    .map_err(store_err)?;
+                persist(&id, patience, || {
+                    store.set_status_message(&id, Some(message.clone()))
+                })
+                .await
+                .map_err(store_err)?;
             }
-            // Only the 2025-11-25 path sends the request itself; the store takes the only copy
-            // otherwise (a schema is a tree: copying it is not free).
+            // Only the 2025-11-25 path sends the request itself.
             let sent =
                 matches!((origin, &channel), (Era::Legacy, Some(_))).then(|| request.clone());
-            let version = store
-                .add_input_request(&id, key.clone(), request)
+            let version = ask(&*store, &id, &key, request, patience)
                 .await
                 .map_err(store_err)?;
             let mut guard = Outstanding {
                 store: store.clone(),
                 id: id.clone(),
                 key: Some(key.clone()),
+                patience,
             };
             let answer = match (sent, channel) {
                 (Some(request), Some(channel)) => {
@@ -239,13 +317,14 @@ impl ContextBackend for TaskBackend {
                         .map_err(InputError::from_rpc)?;
                     let mut responses = Map::new();
                     responses.insert(key.clone(), answer);
-                    store
-                        .deliver_responses(&id, &owner, responses)
-                        .await
-                        .map_err(store_err)?;
-                    wait_for_answer(&*store, &id, &key, version).await?
+                    persist(&id, patience, || {
+                        store.deliver_responses(&id, &owner, responses.clone())
+                    })
+                    .await
+                    .map_err(store_err)?;
+                    wait_for_answer(&*store, &id, &key, version, patience).await?
                 }
-                _ => wait_for_answer(&*store, &id, &key, version).await?,
+                _ => wait_for_answer(&*store, &id, &key, version, patience).await?,
             };
             guard.key = None;
             Ok(answer)
@@ -301,13 +380,15 @@ impl ContextBackend for TaskBackend {
 
     fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
         let (store, id) = (self.store.clone(), self.id.clone());
+        let patience = self.store_patience;
         Box::pin(async move {
-            store
-                .add_output(&id, name.clone(), contents)
-                .await
-                .map_err(|e| {
-                    ToolError::internal(format!("the task's output `{name}` was not kept: {e}"))
-                })
+            persist(&id, patience, || {
+                store.add_output(&id, name.clone(), contents.clone())
+            })
+            .await
+            .map_err(|e| {
+                ToolError::internal(format!("the task's output `{name}` was not kept: {e}"))
+            })
         })
     }
 }
@@ -319,12 +400,15 @@ async fn wait_for_answer(
     id: &TaskId,
     key: &str,
     mut seen: u64,
+    patience: Duration,
 ) -> Result<Value, InputError> {
     loop {
-        if let Some(answer) = store.take_response(id, key).await.map_err(store_err)? {
+        let taken = persist(id, patience, || store.take_response(id, key)).await;
+        if let Some(answer) = taken.map_err(store_err)? {
             return Ok(answer);
         }
-        let (version, status) = store.changed_status(id, seen).await.map_err(store_err)?;
+        let changed = persist(id, patience, || store.changed_status(id, seen)).await;
+        let (version, status) = changed.map_err(store_err)?;
         if status.is_terminal() {
             tracing::debug!(task = %id, %status, "the task ended while its tool waited for input; stopping the tool");
             return Err(InputError::Cancelled);
@@ -370,7 +454,10 @@ mod tests {
             Era::Modern,
             None,
             None,
-            8,
+            ToolBounds {
+                max_outstanding: 8,
+                store_patience: Duration::from_secs(1),
+            },
         );
         backend.status("first".into());
         backend.status("planning".into());

@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::backend::{StatusSlot, TaskBackend};
+use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;
 use super::run::Run;
 
@@ -64,6 +64,8 @@ pub struct EngineConfig {
     pub max_tasks_per_owner: usize,
     /// How many input requests one task may have outstanding at once.
     pub max_inputs_per_task: usize,
+    /// How long a tool's store calls are tried again while the store cannot be reached.
+    pub store_patience: Duration,
 }
 
 /// Everything needed to start one task.
@@ -339,7 +341,10 @@ impl TaskEngine {
             launch.origin,
             launch.channel.clone(),
             launch.progress_token.clone(),
-            self.config.max_inputs_per_task,
+            ToolBounds {
+                max_outstanding: self.config.max_inputs_per_task,
+                store_patience: self.config.store_patience,
+            },
         ));
         let status = backend.status_slot();
         Prepared {
@@ -409,6 +414,14 @@ impl TaskEngine {
     /// Each round renews this engine's lease (while held), then applies the store's lifetime
     /// rules. The time is read before the renewal, so the lease this engine just renewed is live
     /// at the time its own sweep judges by.
+    ///
+    /// **After an outage** (the store could not be reached, by the renewal or the sweep), the
+    /// sweeper probes the store with a renewal each round, and once the store answers again it
+    /// applies no lifetime rule for a whole lease period (by the store's clock), while it keeps
+    /// renewing. Every live instance sharing the store saw the outage too and renews within that
+    /// period, so no instance's tasks are failed because its lease lapsed while nobody could
+    /// renew; an instance that died meanwhile is found out one lease period later than
+    /// otherwise, and deadlines and retention act as late.
     fn start_sweeper(self: &Arc<Self>) {
         self.sweeper.get_or_init(|| {
             let weak: Weak<TaskEngine> = Arc::downgrade(self);
@@ -417,33 +430,71 @@ impl TaskEngine {
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(every);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut outage = Outage::default();
                 loop {
                     tick.tick().await;
                     let Some(engine) = weak.upgrade() else { return };
-                    let now = engine.store.now();
-                    if engine.leased.load(Ordering::Acquire)
-                        && let Err(e) = engine
-                            .store
-                            .renew_lease(&engine.instance, engine.config.lease)
-                            .await
-                    {
-                        tracing::warn!(error = %e, "renewing the task lease failed");
-                    }
-                    match engine.store.expire(now).await {
-                        Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
-                            tracing::debug!(
-                                failed = report.failed.len(),
-                                removed = report.removed.len(),
-                                "swept expired tasks"
-                            );
-                        }
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(error = %e, "sweeping expired tasks failed"),
-                    }
+                    engine.sweep(&mut outage).await;
                 }
             });
         });
     }
+
+    /// One round of the sweeper (see [`start_sweeper`](Self::start_sweeper)).
+    async fn sweep(&self, outage: &mut Outage) {
+        let now = self.store.now();
+        if self.leased.load(Ordering::Acquire) || outage.down {
+            match self
+                .store
+                .renew_lease(&self.instance, self.config.lease)
+                .await
+            {
+                Ok(()) if outage.down => {
+                    outage.down = false;
+                    outage.quiet_until = Some(now + self.config.lease);
+                    tracing::info!(
+                        lease = ?self.config.lease,
+                        "the task store answers again; no task is judged by its lease for one lease period"
+                    );
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    if !std::mem::replace(&mut outage.down, true) {
+                        tracing::warn!(error = %e, "the task store cannot be reached; renewing the task lease failed");
+                    }
+                    return;
+                }
+            }
+        }
+        if outage.quiet_until.is_some_and(|until| now < until) {
+            return;
+        }
+        outage.quiet_until = None;
+        match self.store.expire(now).await {
+            Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
+                tracing::debug!(
+                    failed = report.failed.len(),
+                    removed = report.removed.len(),
+                    "swept expired tasks"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => {
+                outage.down = true;
+                tracing::warn!(error = %e, "sweeping expired tasks failed");
+            }
+        }
+    }
+}
+
+/// What the sweeper knows of the store's reachability.
+#[derive(Debug, Default)]
+struct Outage {
+    /// The last call to the store failed.
+    down: bool,
+    /// The store answered again after an outage: no lifetime rule is applied before this time
+    /// (by the store's clock).
+    quiet_until: Option<std::time::SystemTime>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -473,6 +524,7 @@ mod tests {
             max_tasks: 10,
             max_tasks_per_owner: 10,
             max_inputs_per_task: 8,
+            store_patience: Duration::from_secs(1),
         };
         let engine = TaskEngine::new(store.clone(), config);
         let owner = Owner::new("a");

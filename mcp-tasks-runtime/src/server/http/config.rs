@@ -25,6 +25,7 @@ pub struct HttpConfig {
     pub(super) sse_buffer: usize,
     pub(super) hosts: HostPolicy,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(super) ops_address: Option<std::net::SocketAddr>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -41,6 +42,7 @@ impl fmt::Debug for HttpConfig {
             .field("sse_buffer", &self.sse_buffer)
             .field("hosts", &self.hosts)
             .field("authenticator", &self.authenticator.is_some())
+            .field("ops_address", &self.ops_address)
             .finish()
     }
 }
@@ -62,6 +64,7 @@ impl Default for HttpConfig {
             sse_buffer: 1024,
             hosts: HostPolicy::Auto,
             authenticator: None,
+            ops_address: None,
         }
     }
 }
@@ -169,6 +172,16 @@ impl HttpConfig {
     /// Authenticates every request; tasks are bound to the principal it names.
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Serves the operations endpoints, `GET /healthz` (alive) and `GET /readyz` (the task store
+    /// answers within a second and the server is not shutting down: `200`, else `503` with a
+    /// JSON `reason`), on a listener of their own at `address` (port 0 picks a free one)
+    /// instead of beside the MCP endpoint (the default), so that they can be kept off the
+    /// address clients reach. Not authenticated, not subject to the host check.
+    pub fn ops_address(mut self, address: std::net::SocketAddr) -> Self {
+        self.ops_address = Some(address);
         self
     }
 

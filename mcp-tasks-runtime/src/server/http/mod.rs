@@ -25,6 +25,7 @@ mod accept;
 mod config;
 mod guards;
 mod handlers;
+mod ops;
 mod session;
 mod sse;
 
@@ -143,8 +144,24 @@ pub(crate) async fn serve(
     let engine = server.engine().clone();
     engine.serve_started();
     let state = HttpState::new(server, config.resolved(local.ip().is_loopback()));
-    let app = router_for(state.clone());
+    let mut app = router_for(state.clone());
+    let ops_beside =
+        state.config.ops_address.is_none() && !ops::PATHS.contains(&state.config.path.as_str());
+    if ops_beside {
+        app = app.merge(ops::routes(state.clone()));
+    }
     tracing::info!(address = %local, path = %state.config.path, "serving MCP over Streamable HTTP");
+    if let Some(address) = state.config.ops_address {
+        let ops = tokio::net::TcpListener::bind(address).await?;
+        tracing::info!(address = %ops.local_addr()?, "serving /healthz and /readyz");
+        let (routes, closing) = (ops::routes(state.clone()), state.closing.clone());
+        tokio::spawn(async move {
+            let stopped = async move { closing.cancelled().await };
+            let _ = axum::serve(ops, routes)
+                .with_graceful_shutdown(stopped)
+                .await;
+        });
+    }
     let draining = state.clone();
     let serving = accept::serve(listener, app, &state.config, async move {
         shutdown.await;

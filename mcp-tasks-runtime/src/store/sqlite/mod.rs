@@ -13,12 +13,16 @@ use tokio::sync::{broadcast, watch};
 use super::Expiry;
 use super::TaskRecord;
 use super::cursor::{decode_cursor, encode_cursor};
+use super::fast::FastPaths;
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 use crate::protocol::{InputRequest, ResourceContents};
+use batch::{Changes, Writes};
+
+mod batch;
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -72,16 +76,24 @@ const CANDIDATES: &str = "SELECT record FROM tasks WHERE due <= ?1
 /// - **Indexed.** A task is read by its id (a unique index), `list` reads one page of one owner's
 ///   tasks (an index on owner and creation order), `expire` reads only the tasks that are due (an
 ///   index on the next time the rules act on a task) and the running tasks of lapsed leases.
-/// - **Off the async threads.** The one connection is used one operation at a time on Tokio's
-///   blocking thread pool; only a point read of one task (`get`), a few microseconds from the
-///   page cache and the file's memory map, runs in place when the connection is free. Wake-ups
-///   ([`TaskStore::changed`]) and events are in memory, which is complete because no other
-///   process writes the file.
+/// - **Group commit.** Changes that arrive while a transaction commits share the next one (up
+///   to 256 in one transaction), and none is answered before its transaction has committed; a
+///   change that fails (an unknown task, a task that has ended) fails alone. Under load one
+///   commit serves many changes; a lone change costs what it would on its own.
+/// - **Off the async threads.** The one connection is used on Tokio's blocking thread pool; a
+///   point read of one task (`get`), a few microseconds from the page cache and the file's
+///   memory map, runs in place when the connection is free. The records of the tasks written
+///   lately (4,096) are kept as committed: a task polled while it runs, and its result just
+///   written, are read from memory, and the next change to it starts from there (a change of
+///   its lifecycle is even computed and encoded beside the caller). Wake-ups
+///   ([`TaskStore::changed`]), events and those records are in memory, which is complete because
+///   no other process writes the file.
 ///
 /// Records are stored as JSON (the serde encoding of [`TaskRecord`]).
 pub struct SqliteTaskStore {
     db: Arc<Mutex<Connection>>,
     shared: Arc<Shared>,
+    writes: Arc<Writes>,
 }
 
 struct Shared {
@@ -90,7 +102,15 @@ struct Shared {
     /// Task → the version of its latest change, for `changed` waiters; only while someone waits.
     waiters: Mutex<HashMap<TaskId, watch::Sender<u64>>>,
     events: broadcast::Sender<TaskEvent>,
+    /// The committed records of the tasks written lately (at most [`RECENT_KEPT`]): a read of a
+    /// task polled while it runs, or of a result just written, and the next change to it, start
+    /// from here instead of reading and decoding the stored record. Updated after each commit,
+    /// so it never shows a change that is not stored.
+    recent: Mutex<HashMap<TaskId, Arc<TaskRecord>>>,
 }
+
+/// How many records [`Shared::recent`] keeps.
+const RECENT_KEPT: usize = 4096;
 
 impl SqliteTaskStore {
     /// Opens (or creates) the store in the file at `path`, on the system clock. Tasks that a
@@ -141,11 +161,14 @@ impl SqliteTaskStore {
         conn.pragma_update(None, "cache_size", -16_384)
             .map_err(in_use)?;
         conn.execute_batch(SCHEMA).map_err(in_use)?;
+        // Every statement the store runs stays parsed (rusqlite keeps 16 by default).
+        conn.set_prepared_statement_cache_capacity(64);
         let shared = Arc::new(Shared {
             path,
             clock,
             waiters: Mutex::default(),
             events: broadcast::channel(EVENT_CAPACITY).0,
+            recent: Mutex::default(),
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -162,6 +185,7 @@ impl SqliteTaskStore {
         Ok(SqliteTaskStore {
             db: Arc::new(Mutex::new(conn)),
             shared,
+            writes: Arc::default(),
         })
     }
 
@@ -182,9 +206,19 @@ impl SqliteTaskStore {
             .map_err(StoreError::backend)?
     }
 
+    /// Applies `op` in the next transaction with the writes queued beside it (group commit,
+    /// see `batch.rs`), and resolves once that transaction has committed. `op` writes with at
+    /// most one statement, as its last fallible step, so that a failed `op` has changed nothing.
+    async fn write<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.writes.write(&self.db, &self.shared, op).await
+    }
+
     /// Loads the task, applies `change`, writes it back if its version moved, and tells waiters
-    /// and subscribers. `owner: None` is the engine acting; `visible: false` marks a change
-    /// clients cannot see (no event).
+    /// and subscribers once committed. `owner: None` is the engine acting; `visible: false`
+    /// marks a change clients cannot see (no event).
     async fn update<T: Send + 'static>(
         &self,
         id: &TaskId,
@@ -192,42 +226,94 @@ impl SqliteTaskStore {
         visible: bool,
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<(T, TaskRecord), StoreError> {
+        self.update_from(id, owner, visible, None, change).await
+    }
+
+    /// [`update`](Self::update) for the changes of a task's lifecycle, computed and encoded
+    /// beside the caller when the task was written lately (its record is kept): the one thread
+    /// that applies every write then only checks that nothing changed the task meanwhile and
+    /// stores the text, else applies `change` again as [`update`](Self::update) does. So
+    /// `change` may run twice, and must do the same thing both times.
+    async fn update_ahead<T: Send + 'static>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<(T, TaskRecord), StoreError> {
+        let ahead = self
+            .shared
+            .recent(id)
+            .filter(|base| owner.is_none_or(|owner| *owner == base.owner))
+            .and_then(|base| {
+                let mut record = TaskRecord::clone(&base);
+                let out = change(&mut record, self.shared.clock.now()).ok()?;
+                // A change that changes nothing, or fails, is left to the writer's thread.
+                (record.version != base.version).then_some(())?;
+                let text = encode(&record).ok()?;
+                Some(Ahead {
+                    base: base.version,
+                    out,
+                    record,
+                    text,
+                })
+            });
+        self.update_from(id, owner, visible, ahead, change).await
+    }
+
+    async fn update_from<T: Send + 'static>(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+        visible: bool,
+        ahead: Option<Ahead<T>>,
+        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<(T, TaskRecord), StoreError> {
         let id = id.clone();
         let owner = owner.cloned();
-        self.with_db(move |conn, shared| {
+        self.write(move |conn, shared, changes| {
+            // As this transaction last wrote it, else as last committed, else as stored.
+            let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
+            if let Some(ahead) = ahead
+                && latest
+                    .as_ref()
+                    .is_some_and(|latest| latest.version == ahead.base)
+            {
+                store(conn, &ahead.record, ahead.text)?;
+                changes.wrote(Arc::new(ahead.record.clone()), visible);
+                return Ok((ahead.out, ahead.record));
+            }
             let now = shared.clock.now();
-            let row: Option<(String, String)> = conn
-                .prepare_cached("SELECT owner, record FROM tasks WHERE id = ?1")
-                .map_err(backend)?
-                .query_row([id.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
-                .optional()
-                .map_err(backend)?;
-            let record = match row {
-                Some((stored, record)) if owner.as_ref().is_none_or(|o| o.as_str() == stored) => {
-                    record
-                }
-                _ => return Err(StoreError::NotFound),
+            let mut record = match latest {
+                Some(record) => TaskRecord::clone(&record),
+                None => match fetch(conn, &id, None)? {
+                    Some(text) => decode(&text)?,
+                    None => return Err(StoreError::NotFound),
+                },
             };
-            let mut record = decode(&record)?;
+            if owner.as_ref().is_some_and(|owner| *owner != record.owner) {
+                return Err(StoreError::NotFound);
+            }
             let before = record.version;
             let out = change(&mut record, now)?;
             if record.version != before {
                 write(conn, &record)?;
-                shared.announce(&record, visible);
+                changes.wrote(Arc::new(record.clone()), visible);
             }
             Ok((out, record))
         })
         .await
     }
 
-    /// Reads one task. A point read is a few microseconds from SQLite's cache and the file's
-    /// memory map, so it runs in place when the connection is free, without the round trip to the
-    /// blocking pool; when a write holds the connection it waits there instead.
-    async fn read(
-        &self,
-        id: &TaskId,
-        owner: Option<&Owner>,
-    ) -> Result<Option<TaskRecord>, StoreError> {
+    /// Reads one task: from the records written lately if it is one of them, else from the
+    /// file. A point read is a few microseconds from SQLite's cache and the file's memory map,
+    /// so it runs in place when the connection is free, without the round trip to the blocking
+    /// pool; when a write holds the connection it waits there instead.
+    async fn find(&self, id: &TaskId, owner: Option<&Owner>) -> Result<Option<Found>, StoreError> {
+        if let Some(record) = self.shared.recent(id) {
+            let owned = owner.is_none_or(|owner| *owner == record.owner);
+            return Ok(owned.then_some(Found::Recent(record)));
+        }
         let in_place = match self.db.try_lock() {
             Ok(conn) => Some(fetch(&conn, id, owner)),
             Err(_) => None,
@@ -242,7 +328,75 @@ impl SqliteTaskStore {
             }
         };
         // Decoded with the connection free.
-        text.as_deref().map(decode).transpose()
+        let record = text.as_deref().map(decode).transpose()?;
+        Ok(record.map(|record| Found::Stored(Box::new(record))))
+    }
+
+    /// [`find`](Self::find), as a record of its own.
+    async fn read(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        Ok(self.find(id, owner).await?.map(Found::into_record))
+    }
+
+    /// Resolves with `project` of the task once its version exceeds `seen_version`.
+    async fn wait_past<T>(
+        &self,
+        id: &TaskId,
+        seen_version: u64,
+        project: impl Fn(Found) -> T,
+    ) -> Result<T, StoreError> {
+        loop {
+            // Subscribe first, then read: a change committed after the read wakes us.
+            let mut versions = lock(&self.shared.waiters)
+                .entry(id.clone())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe();
+            let Some(found) = self.find(id, None).await? else {
+                drop(versions);
+                let mut waiters = lock(&self.shared.waiters);
+                if waiters.get(id).is_some_and(|s| s.receiver_count() == 0) {
+                    waiters.remove(id);
+                }
+                return Err(StoreError::NotFound);
+            };
+            if found.version > seen_version {
+                return Ok(project(found));
+            }
+            // Ok: a newer version was committed. Err: the channel closed (the task was
+            // deleted). Either way, read again.
+            let _ = versions.wait_for(|version| *version > seen_version).await;
+        }
+    }
+}
+
+/// A task read by [`SqliteTaskStore::find`].
+enum Found {
+    /// One of the records written lately, shared.
+    Recent(Arc<TaskRecord>),
+    /// Read from the file.
+    Stored(Box<TaskRecord>),
+}
+
+impl Found {
+    fn into_record(self) -> TaskRecord {
+        match self {
+            Found::Recent(record) => TaskRecord::clone(&record),
+            Found::Stored(record) => *record,
+        }
+    }
+}
+
+impl std::ops::Deref for Found {
+    type Target = TaskRecord;
+
+    fn deref(&self) -> &TaskRecord {
+        match self {
+            Found::Recent(record) => record,
+            Found::Stored(record) => record,
+        }
     }
 }
 
@@ -268,6 +422,24 @@ fn fetch(
 }
 
 impl Shared {
+    /// The committed record of a task written lately, if kept (see [`Shared::recent`]).
+    fn recent(&self, id: &TaskId) -> Option<Arc<TaskRecord>> {
+        lock(&self.recent).get(id).cloned()
+    }
+
+    /// A transaction that wrote `record` has committed: keep it as the task's latest, and tell
+    /// waiters and subscribers. Called with the connection locked, so that they learn of a
+    /// task's versions in order.
+    fn committed(&self, record: Arc<TaskRecord>, visible: bool) {
+        self.announce(&record, visible);
+        let mut recent = lock(&self.recent);
+        if recent.len() >= RECENT_KEPT && !recent.contains_key(&record.id) {
+            // Full: start again (the records are only a shortcut).
+            recent.clear();
+        }
+        recent.insert(record.id.clone(), record);
+    }
+
     /// Tells waiters and subscribers about a change; called with the connection locked, so they
     /// learn of a task's versions in order.
     fn announce(&self, record: &TaskRecord, visible: bool) {
@@ -290,6 +462,7 @@ impl Shared {
 
     /// Wakes the waiters of a deleted task (their channel closes) and reports the deletion.
     fn announce_removed(&self, id: TaskId, owner: Owner) {
+        lock(&self.recent).remove(&id);
         lock(&self.waiters).remove(&id);
         if self.events.receiver_count() > 0 {
             let _ = self.events.send(TaskEvent::Removed { id, owner });
@@ -347,7 +520,7 @@ fn sweep(
     }
     tx.commit().map_err(backend)?;
     for record in &failed {
-        shared.announce(record, true);
+        shared.committed(Arc::new(record.clone()), true);
     }
     let mut report = ExpiryReport {
         failed,
@@ -362,16 +535,30 @@ fn sweep(
 
 /// Writes a changed record back, with the columns the indexes use.
 fn write(conn: &Connection, record: &TaskRecord) -> Result<(), StoreError> {
+    store(conn, record, encode(record)?)
+}
+
+/// [`write`] with the record already encoded as `text`.
+fn store(conn: &Connection, record: &TaskRecord, text: String) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE tasks SET runner = ?2, due = ?3, record = ?4 WHERE id = ?1")
         .map_err(backend)?
         .execute(params![
             record.id.as_str(),
             runner_column(record),
             due_column(record),
-            encode(record)?
+            text
         ])
         .map_err(backend)?;
     Ok(())
+}
+
+/// A change computed beside the caller ([`SqliteTaskStore::update_ahead`]) from the task at
+/// version `base`.
+struct Ahead<T> {
+    base: u64,
+    out: T,
+    record: TaskRecord,
+    text: String,
 }
 
 /// The runner, while the task runs: only running tasks are in the runner index.
@@ -427,8 +614,10 @@ impl fmt::Debug for SqliteTaskStore {
 impl TaskStore for SqliteTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
-            self.with_db(move |conn, shared| {
-                let record = TaskRecord::new(task, shared.clock.now());
+            // Encoded here, beside the caller, not in the one thread that applies every write.
+            let record = TaskRecord::new(task, self.shared.clock.now());
+            let text = encode(&record)?;
+            self.write(move |conn, _, changes| {
                 let inserted = conn
                     .prepare_cached(
                         "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -440,13 +629,13 @@ impl TaskStore for SqliteTaskStore {
                         record.owner.as_str(),
                         runner_column(&record),
                         due_column(&record),
-                        encode(&record)?
+                        text
                     ])
                     .map_err(backend)?;
                 if inserted == 0 {
                     return Err(StoreError::DuplicateId(record.id));
                 }
-                shared.announce(&record, true);
+                changes.wrote(Arc::new(record.clone()), true);
                 Ok(record)
             })
             .await
@@ -513,11 +702,11 @@ impl TaskStore for SqliteTaskStore {
         message: Option<String>,
     ) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.set_status_message(message, now);
+            let change = move |record: &mut TaskRecord, now| {
+                record.set_status_message(message.clone(), now);
                 Ok(())
             };
-            Ok(self.update(id, None, true, change).await?.1)
+            Ok(self.update_ahead(id, None, true, change).await?.1)
         })
     }
 
@@ -590,18 +779,18 @@ impl TaskStore for SqliteTaskStore {
 
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.finish(outcome, now);
+            let change = move |record: &mut TaskRecord, now| {
+                record.finish(outcome.clone(), now);
                 Ok(())
             };
-            Ok(self.update(id, None, true, change).await?.1)
+            Ok(self.update_ahead(id, None, true, change).await?.1)
         })
     }
 
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.update(id, Some(owner), true, change).await?;
+            let (cancelled, record) = self.update_ahead(id, Some(owner), true, change).await?;
             Ok(if cancelled {
                 CancelResult::Cancelled(record)
             } else {
@@ -620,7 +809,7 @@ impl TaskStore for SqliteTaskStore {
 
     fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
         let instance = instance.to_owned();
-        Box::pin(self.with_db(move |conn, shared| {
+        Box::pin(self.write(move |conn, shared, _| {
             let until = micros(shared.clock.now() + duration);
             conn.prepare_cached(
                 "INSERT INTO leases (instance, until) VALUES (?1, ?2)
@@ -635,7 +824,7 @@ impl TaskStore for SqliteTaskStore {
 
     fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
         let instance = instance.to_owned();
-        Box::pin(self.with_db(move |conn, _| {
+        Box::pin(self.write(move |conn, _, _| {
             conn.prepare_cached("DELETE FROM leases WHERE instance = ?1")
                 .map_err(backend)?
                 .execute([instance])
@@ -645,33 +834,50 @@ impl TaskStore for SqliteTaskStore {
     }
 
     fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            loop {
-                // Subscribe first, then read: a change committed after the read wakes us.
-                let mut versions = lock(&self.shared.waiters)
-                    .entry(id.clone())
-                    .or_insert_with(|| watch::channel(0).0)
-                    .subscribe();
-                let Some(record) = self.read(id, None).await? else {
-                    drop(versions);
-                    let mut waiters = lock(&self.shared.waiters);
-                    if waiters.get(id).is_some_and(|s| s.receiver_count() == 0) {
-                        waiters.remove(id);
-                    }
-                    return Err(StoreError::NotFound);
-                };
-                if record.version > seen_version {
-                    return Ok(record);
-                }
-                // Ok: a newer version was committed. Err: the channel closed (the task was
-                // deleted). Either way, read again.
-                let _ = versions.wait_for(|version| *version > seen_version).await;
-            }
-        })
+        Box::pin(self.wait_past(id, seen_version, Found::into_record))
     }
 
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
+    }
+
+    fn fast_paths(&self) -> Option<&dyn FastPaths> {
+        Some(self)
+    }
+}
+
+/// A task written lately is read in place, in the record kept after its commit: a view of it, or
+/// its version and status, without a copy.
+impl FastPaths for SqliteTaskStore {
+    fn get_view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let found = self.find(id, Some(owner)).await?;
+            Ok(found.map(|found| read(found.task_view())).is_some())
+        })
+    }
+
+    fn finish_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        outcome: TaskOutcome,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = self.finish(id, outcome).await?;
+            Ok((record.version, record.status))
+        })
+    }
+
+    fn changed_status<'a>(
+        &'a self,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(self.wait_past(id, seen_version, |found| (found.version, found.status)))
     }
 }
 
@@ -837,6 +1043,125 @@ mod tests {
                 "{query}\nuses no index: {plan:?}"
             );
         }
+    }
+
+    /// Writes that arrive while the connection is busy share one transaction, and each gets its
+    /// own answer: a duplicate id, an unknown task and someone else's task fail alone, the
+    /// others are kept; waiters hear of the changes, and a change to a running task made in
+    /// the same transaction as its creation starts from it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn writes_queued_together_share_a_transaction_and_fail_alone() {
+        use std::sync::atomic::Ordering;
+        let path = scratch_path();
+        let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
+        let alice = Owner::new("alice");
+        let taken = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        let commits = store.writes.commits.load(Ordering::Relaxed);
+        // Hold the connection: every write below queues behind it.
+        let held = lock(&store.db);
+        let mut writes = tokio::task::JoinSet::new();
+        for i in 0..100 {
+            let (store, alice) = (store.clone(), alice.clone());
+            let id = TaskId::new(format!("batched-{i}"));
+            writes.spawn(async move {
+                let created = store.create(NewTask::new(alice, Era::Modern).id(id)).await;
+                (i, created.map(|record| record.id))
+            });
+        }
+        let duplicate = {
+            let store = store.clone();
+            let new = NewTask::new(alice.clone(), Era::Modern).id(taken.id.clone());
+            tokio::spawn(async move { store.create(new).await })
+        };
+        let unknown = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .set_status_message(&TaskId::new("never-created"), Some("x".into()))
+                    .await
+            })
+        };
+        let foreign = {
+            let store = store.clone();
+            let id = taken.id.clone();
+            tokio::spawn(async move { store.cancel(&id, &Owner::new("mallory")).await })
+        };
+        // Two changes computed ahead from the same version of one task, queued in this order:
+        // the second must start again from the first's record, not overwrite it.
+        let ahead = store
+            .get(&taken.id, &alice)
+            .await
+            .unwrap()
+            .expect("read from the records written lately while the connection is held");
+        let message = {
+            let store = store.clone();
+            let id = taken.id.clone();
+            tokio::spawn(async move { store.set_status_message(&id, Some("a".into())).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let finished = {
+            let store = store.clone();
+            let id = taken.id.clone();
+            let result = TaskOutcome::Result(serde_json::json!({"content": []}));
+            tokio::spawn(async move { store.finish(&id, result).await })
+        };
+        // Everything is queued (or about to be) while the flusher waits for the connection.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        drop(held);
+        message.await.unwrap().unwrap();
+        let finished = finished.await.unwrap().unwrap();
+        assert_eq!(finished.status, TaskStatus::Completed);
+        assert_eq!(
+            finished.status_message.as_deref(),
+            Some("a"),
+            "{finished:?}"
+        );
+        assert_eq!(finished.version, ahead.version + 2);
+        let mut ids = Vec::new();
+        while let Some(joined) = writes.join_next().await {
+            let (i, created) = joined.unwrap();
+            let id = created.unwrap_or_else(|e| panic!("create {i}: {e}"));
+            ids.push(id);
+        }
+        assert!(matches!(
+            duplicate.await.unwrap(),
+            Err(StoreError::DuplicateId(_))
+        ));
+        assert!(matches!(unknown.await.unwrap(), Err(StoreError::NotFound)));
+        assert!(matches!(foreign.await.unwrap(), Err(StoreError::NotFound)));
+        let commits = store.writes.commits.load(Ordering::Relaxed) - commits;
+        assert!(
+            commits <= 2,
+            "105 writes queued together took {commits} transactions"
+        );
+        for id in &ids {
+            let record = store.get(id, &alice).await.unwrap().expect("kept");
+            assert_eq!(record.status, TaskStatus::Working);
+        }
+        // A change that starts from the kept record, then the file read afresh: what was
+        // answered is what is stored.
+        let changed = store
+            .set_status_message(&ids[0], Some("after".into()))
+            .await
+            .unwrap();
+        assert_eq!(changed.version, 2);
+        drop(store);
+        let store = SqliteTaskStore::open(&path).unwrap();
+        for id in &ids {
+            store.get(id, &alice).await.unwrap().expect("kept");
+        }
+        let reread = store.get(&ids[0], &alice).await.unwrap().unwrap();
+        assert_eq!(reread.status_message.as_deref(), Some("after"));
+        assert_eq!(reread.version, 2);
+        drop(store);
+        remove(&path);
     }
 
     /// A second store on a file another one holds is refused, with an error that says why.

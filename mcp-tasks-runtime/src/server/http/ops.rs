@@ -1,0 +1,76 @@
+//! The operations endpoints beside the MCP endpoint, for a load balancer or an orchestrator:
+//! `GET /healthz` (the process serves HTTP) and `GET /readyz` (the task store answers, and the
+//! server is not shutting down). They live on the MCP listener, or on a listener of their own
+//! ([`HttpConfig::ops_address`](super::HttpConfig::ops_address)).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::HttpState;
+use crate::protocol::task::TaskId;
+
+/// How long `/readyz` waits for the store.
+const READY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The id `/readyz` reads. Reading it changes nothing, whether a task has it or not.
+const PROBE: &str = "mcp-tasks:readiness-probe";
+
+/// The paths served here: beside an MCP endpoint at one of them, they are left out.
+pub(super) const PATHS: [&str; 2] = ["/healthz", "/readyz"];
+
+/// `/healthz` and `/readyz`.
+pub(super) fn routes(state: Arc<HttpState>) -> Router {
+    Router::new()
+        .route("/healthz", axum::routing::get(healthz))
+        .route("/readyz", axum::routing::get(readyz))
+        .with_state(state)
+}
+
+/// Alive: the process accepts connections and answers.
+async fn healthz() -> Response {
+    reply(StatusCode::OK, json!({ "status": "alive" }))
+}
+
+/// Ready to serve MCP requests: `200 {"status":"ready"}` when the task store answers a read
+/// within a second; `503` with `{"status":"unavailable","reason":...}` when it fails or does not
+/// answer, and `{"status":"draining"}` once shutdown has started.
+async fn readyz(State(state): State<Arc<HttpState>>) -> Response {
+    if state.draining.is_cancelled() {
+        return reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({ "status": "draining" }),
+        );
+    }
+    let probe = TaskId::new(PROBE);
+    let read = tokio::time::timeout(READY_TIMEOUT, state.server.store.get_unchecked(&probe));
+    let reason = match read.await {
+        Ok(Ok(_)) => return reply(StatusCode::OK, json!({ "status": "ready" })),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!(
+            "the task store did not answer within {} ms",
+            READY_TIMEOUT.as_millis()
+        ),
+    };
+    reply(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({ "status": "unavailable", "reason": reason }),
+    )
+}
+
+fn reply(status: StatusCode, body: serde_json::Value) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}

@@ -1,0 +1,251 @@
+//! Group commit: the writes that arrive while a transaction commits share the next one.
+//!
+//! A write is queued with the operation to apply and a channel for its answer. Whoever queues
+//! the first write of an idle store starts a flusher on the blocking thread pool; the flusher
+//! takes every queued write (up to [`MAX_BATCH`]), applies them in one transaction, commits, and
+//! only then tells waiters and subscribers and answers each
+//! write; then it takes what queued meanwhile, until the queue is empty. So under load one commit
+//! (and one trip to the blocking pool) serves many writes, and a lone write costs about what it
+//! did on its own. Nothing is answered before its transaction has committed.
+//!
+//! Every operation writes with at most one statement, its last fallible step, and SQLite applies
+//! a statement whole or not at all; so a write whose operation fails (an unknown task, a task
+//! that has ended, a database error on its statement) has changed nothing, and is answered with
+//! its error while the others in its transaction go on, with no savepoint to pay for. An error
+//! that makes SQLite roll back the whole transaction (a full disk), or a failed commit, answers
+//! every write of the transaction with that failure (none of them is kept).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::{Shared, backend, lock};
+use crate::protocol::task::TaskId;
+use crate::store::{StoreError, TaskRecord};
+
+/// The most writes one transaction takes: bounds how long a write waits behind the others.
+const MAX_BATCH: usize = 256;
+
+/// The records one transaction has written, in order, each with whether clients can see the
+/// change (an event) or only waiters care: what the writes after them in the same transaction
+/// start from, and what waiters, subscribers and the store's recent records learn of once it has
+/// committed (and never if it does not).
+#[derive(Default)]
+pub(super) struct Changes {
+    written: Vec<(Arc<TaskRecord>, bool)>,
+    /// Task → its latest record in `written`.
+    latest: HashMap<TaskId, usize>,
+}
+
+impl Changes {
+    /// The task as this transaction last wrote it.
+    pub(super) fn latest(&self, id: &TaskId) -> Option<&Arc<TaskRecord>> {
+        self.latest.get(id).map(|&at| &self.written[at].0)
+    }
+
+    /// Records that the transaction wrote `record`. Call it after the write succeeded.
+    pub(super) fn wrote(&mut self, record: Arc<TaskRecord>, visible: bool) {
+        self.latest.insert(record.id.clone(), self.written.len());
+        self.written.push((record, visible));
+    }
+}
+
+/// A queued write, its answer's type erased.
+trait Job: Send {
+    /// Applies the write in the open transaction; `Ok` if it is to be kept.
+    fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool;
+
+    /// Answers the writer: its own outcome once committed, else the commit's failure.
+    fn answer(self: Box<Self>, commit: Result<(), &str>);
+}
+
+struct Write<T, F> {
+    op: Option<F>,
+    outcome: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> Job for Write<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send,
+{
+    fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool {
+        let op = self.op.take().expect("a write is applied once");
+        let outcome = op(conn, shared, changes);
+        let kept = outcome.is_ok();
+        self.outcome = Some(outcome);
+        kept
+    }
+
+    fn answer(self: Box<Self>, commit: Result<(), &str>) {
+        let outcome = match (commit, self.outcome) {
+            (Ok(()), Some(outcome)) => outcome,
+            (Err(why), _) => Err(StoreError::backend(why.to_owned())),
+            (Ok(()), None) => Err(StoreError::backend("a write was never applied")),
+        };
+        let _ = self.reply.send(outcome);
+    }
+}
+
+/// The queue of writes waiting for a transaction.
+#[derive(Default)]
+pub(super) struct Writes {
+    queue: Mutex<Queue>,
+    /// Transactions committed, for the tests.
+    #[cfg(test)]
+    pub(super) commits: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Box<dyn Job>>,
+    /// A flusher is running and will take what is queued.
+    flushing: bool,
+}
+
+impl Writes {
+    /// Queues `op` for the next transaction and waits until that transaction has committed.
+    /// `op` tells `changes` of the records it wrote: the writes after it start from them, and
+    /// waiters and subscribers hear of them after the commit, in order.
+    pub(super) async fn write<T, F>(
+        self: &Arc<Self>,
+        db: &Arc<Mutex<Connection>>,
+        shared: &Arc<Shared>,
+        op: F,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let start = {
+            let mut queue = lock(&self.queue);
+            queue.jobs.push(Box::new(Write {
+                op: Some(op),
+                outcome: None,
+                reply,
+            }));
+            !std::mem::replace(&mut queue.flushing, true)
+        };
+        if start {
+            // The flusher holds the connection only while it commits, and lets go of it before
+            // it answers: once the last write is answered and the store dropped, the file is
+            // closed, and may be opened again at once.
+            let (writes, db, shared) = (self.clone(), Arc::downgrade(db), shared.clone());
+            tokio::task::spawn_blocking(move || writes.flush(&db, &shared));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::backend(
+                "the SQLite task store's writer stopped before the write was committed",
+            ))
+        })
+    }
+
+    /// Commits batches until the queue is empty.
+    fn flush(&self, db: &Weak<Mutex<Connection>>, shared: &Shared) {
+        // If a write panics, the writes of its batch are dropped (their waiters get an error)
+        // and the next write starts a new flusher.
+        struct Idle<'a>(&'a Writes);
+        impl Drop for Idle<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    let mut queue = lock(&self.0.queue);
+                    queue.flushing = false;
+                    queue.jobs.clear();
+                }
+            }
+        }
+        let _idle = Idle(self);
+        loop {
+            let mut jobs = {
+                let mut queue = lock(&self.queue);
+                if queue.jobs.is_empty() {
+                    queue.flushing = false;
+                    return;
+                }
+                // The oldest first; the rest wait for the next transaction.
+                let take = queue.jobs.len().min(MAX_BATCH);
+                let later = queue.jobs.split_off(take);
+                std::mem::replace(&mut queue.jobs, later)
+            };
+            let Some(db) = db.upgrade() else {
+                for job in jobs {
+                    job.answer(Err("the SQLite task store was closed"));
+                }
+                continue;
+            };
+            let conn = lock(&db);
+            let mut changes = Changes::default();
+            let committed = commit(&conn, shared, &mut jobs, &mut changes);
+            #[cfg(test)]
+            if committed.is_ok() {
+                self.commits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            if committed.is_ok() {
+                // Announced with the connection held, so that waiters learn of a task's
+                // versions in order.
+                for (record, visible) in changes.written {
+                    shared.committed(record, visible);
+                }
+            }
+            drop(conn);
+            drop(db);
+            let committed = committed.map_err(|why| why.to_string());
+            for job in jobs {
+                job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));
+            }
+        }
+    }
+}
+
+/// Applies `jobs` in one transaction and commits it.
+fn commit(
+    conn: &Connection,
+    shared: &Shared,
+    jobs: &mut [Box<dyn Job>],
+    changes: &mut Changes,
+) -> Result<(), StoreError> {
+    if !conn.is_autocommit() {
+        // A transaction left open by a write that panicked.
+        run(conn, "ROLLBACK")?;
+    }
+    run(conn, "BEGIN IMMEDIATE")?;
+    let applied = apply_all(conn, shared, jobs, changes);
+    match applied.and_then(|()| run(conn, "COMMIT")) {
+        Ok(()) => Ok(()),
+        Err(why) => {
+            let _ = run(conn, "ROLLBACK");
+            Err(why)
+        }
+    }
+}
+
+fn apply_all(
+    conn: &Connection,
+    shared: &Shared,
+    jobs: &mut [Box<dyn Job>],
+    changes: &mut Changes,
+) -> Result<(), StoreError> {
+    for job in jobs {
+        if !job.apply(conn, shared, changes) && conn.is_autocommit() {
+            // An error SQLite answers by rolling back the whole transaction (a full disk, an
+            // I/O error): the writes before this one are gone too.
+            return Err(StoreError::backend(
+                "the SQLite task store's transaction was rolled back",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one statement from the connection's cache (parsed once, not on every write).
+fn run(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut statement| statement.execute([]))
+        .map(drop)
+        .map_err(backend)
+}
