@@ -268,9 +268,10 @@ fn an_unusable_postgres_stops_the_server_with_a_reason() {
         .and_then(|l| l.local_addr())
         .unwrap()
         .port();
+    let bin = mcp_tasks_tests::example_bin("example_server");
     let run = |spec: &str| {
         let started = Instant::now();
-        let out = std::process::Command::new(mcp_tasks_tests::example_bin("example_server"))
+        let out = std::process::Command::new(&bin)
             .args(["--store", spec])
             .stdin(std::process::Stdio::null())
             .output()
