@@ -44,6 +44,14 @@ impl Conn {
                     redis.command(&["FLUSHALL"]).ok_or("FLUSHALL failed")?;
                     cmd.arg("--store").arg(&redis.url);
                 }
+                if kind == Kind::McpTasksPostgres {
+                    let pg = o
+                        .postgres
+                        .as_ref()
+                        .ok_or("mcp-postgres needs the Postgres server")?;
+                    // Every server starts on an empty database, as the memory store starts empty.
+                    cmd.arg("--store").arg(pg.create_database());
+                }
                 let mut child = cmd
                     .stdin(std::process::Stdio::piped())
                     .stdout(std::process::Stdio::piped())

@@ -4,9 +4,9 @@
 
 mod conn;
 mod opts;
-mod redis_counts;
 mod report;
 mod scenarios;
+mod store_counts;
 
 use mcp_tasks_bench::driver::Error;
 use mcp_tasks_bench::servers::Kind;
@@ -22,6 +22,15 @@ async fn main() -> Result<(), Error> {
     if o.servers.contains(&Kind::McpTasksRedis) {
         say("starting redis-server (testkit/redis/install.sh installs it, pinned)");
         o.redis = Some(Arc::new(mcp_tasks_testkit::redis::RedisServer::start()));
+    }
+    if o.servers.contains(&Kind::McpTasksPostgres) {
+        say("starting PostgreSQL 15 (testkit/postgres/install.sh finds or installs it)");
+        let pg = mcp_tasks_testkit::postgres::PostgresServer::start();
+        pg.sql(
+            "postgres",
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+        );
+        o.postgres = Some(Arc::new(pg));
     }
     let o = o;
     let mut r = Report::default();

@@ -47,10 +47,11 @@ struct Args {
     /// Transports, comma-separated [default: all]; tasks skip `pipes`; `store` is stdio.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     transport: Vec<Transport>,
-    /// Servers, comma-separated: mcp-tasks,mcp-sqlite,mcp-redis,rmcp [default: all] (the floor
-    /// always runs where a floor is needed); mcp-sqlite keeps tasks in a SQLite file (lifecycle
-    /// and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned redis-server the run
-    /// starts), in the stdio task rows only.
+    /// Servers, comma-separated: mcp-tasks,mcp-sqlite,mcp-redis,mcp-postgres,rmcp [default: all]
+    /// (the floor always runs where a floor is needed); mcp-sqlite keeps tasks in a SQLite file
+    /// (lifecycle and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned
+    /// redis-server the run starts), mcp-postgres on a PostgresTaskStore (a PostgreSQL 15 the run
+    /// starts, a fresh database per server), both in the stdio task rows only.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     servers: Vec<Kind>,
     /// Tasks stored for the `store` scenario [default: 100000; 10000 with --quick].
@@ -114,6 +115,8 @@ pub struct Opts {
     pub bin_dir: PathBuf,
     /// The Redis the `mcp-redis` server keeps its tasks in (started by `main`).
     pub redis: Option<Arc<mcp_tasks_testkit::redis::RedisServer>>,
+    /// The PostgreSQL the `mcp-postgres` server keeps its tasks in (started by `main`).
+    pub postgres: Option<Arc<mcp_tasks_testkit::postgres::PostgresServer>>,
 }
 
 impl Opts {
@@ -163,6 +166,7 @@ impl Opts {
                     Kind::McpTasks,
                     Kind::McpSqlite,
                     Kind::McpTasksRedis,
+                    Kind::McpTasksPostgres,
                     Kind::Rmcp,
                 ]
             } else {
@@ -174,6 +178,7 @@ impl Opts {
                 .unwrap_or_else(|| target.join("bench").join("results.json")),
             bin_dir,
             redis: None,
+            postgres: None,
         })
     }
 

@@ -1,7 +1,7 @@
 //! What a run tells: progress lines on stderr, then the table on stdout and the JSON document.
 
 use crate::opts::Opts;
-use crate::redis_counts::RedisCounts;
+use crate::store_counts::StoreCounts;
 use mcp_tasks_bench::driver::Error;
 use mcp_tasks_bench::servers::Kind;
 use serde_json::{Value, json};
@@ -106,8 +106,9 @@ impl Row {
 #[derive(Default)]
 pub struct Report {
     pub rows: Vec<Row>,
-    /// Redis commands per operation, by scenario (the `mcp-redis` server).
-    pub redis: Vec<(String, RedisCounts)>,
+    /// Redis commands (the `mcp-redis` server) or Postgres statements (`mcp-postgres`) per
+    /// operation, by scenario.
+    pub redis: Vec<(String, StoreCounts)>,
     pub raw: serde_json::Map<String, Value>,
 }
 
@@ -141,7 +142,9 @@ pub fn print(o: &Opts, r: &Report, total: Duration) {
     println!();
     print_table(o, r);
     if !r.redis.is_empty() {
-        println!("\nmcp-redis: Redis's own INFO commandstats (commands inside scripts included):");
+        println!(
+            "\nmcp-redis: Redis's own INFO commandstats (commands inside scripts included); mcp-postgres: pg_stat_statements:"
+        );
         for (scenario, counts) in &r.redis {
             println!("  {scenario}: {}", counts.describe());
         }

@@ -201,8 +201,9 @@ pub fn example_server() -> ServerBuilder {
 }
 
 /// Opens the task store `spec` names: `memory` (the default: tasks live in this process),
-/// `sqlite:PATH` (one file, kept across restarts), or `redis://HOST:PORT[/DB]` (shared by every
-/// instance using the same Redis).
+/// `sqlite:PATH` (one file, kept across restarts), `redis://HOST:PORT[/DB]` (shared by every
+/// instance using the same Redis), or `postgres://USER@HOST:PORT/DB` (kept, and shared by every
+/// instance using the same database).
 pub async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, String> {
     if spec == "memory" {
         return Ok(Arc::new(MemoryTaskStore::new()));
@@ -213,8 +214,11 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn TaskStore>, String> {
     if spec.starts_with("redis://") {
         return open_redis(spec).await;
     }
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        return open_postgres(spec).await;
+    }
     Err(format!(
-        "unknown task store `{spec}`: use `memory`, `sqlite:PATH` or `redis://HOST:PORT[/DB]`"
+        "unknown task store `{spec}`: use `memory`, `sqlite:PATH`, `redis://HOST:PORT[/DB]` or `postgres://USER@HOST:PORT/DB`"
     ))
 }
 
@@ -229,6 +233,15 @@ fn open_sqlite(path: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// Tasks in the Redis at `url`, shared with every server on it; fails unless Redis answers now.
 async fn open_redis(url: &str) -> Result<Arc<dyn TaskStore>, String> {
     let store = mcp_tasks_runtime::store::RedisTaskStore::connect(url)
+        .await
+        .map_err(|e| format!("--store {url}: {e}"))?;
+    Ok(Arc::new(store))
+}
+
+/// Tasks in the PostgreSQL database at `url` (schema `mcp_tasks`, created on first use), shared
+/// with every server on it; fails unless Postgres answers now.
+async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
+    let store = mcp_tasks_runtime::store::PostgresTaskStore::connect(url)
         .await
         .map_err(|e| format!("--store {url}: {e}"))?;
     Ok(Arc::new(store))
@@ -384,7 +397,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--ops-address HOST:PORT]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--ops-address HOST:PORT]]"
         ),
     )
 }

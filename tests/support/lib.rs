@@ -2,7 +2,10 @@
 
 pub mod cli;
 pub mod http;
+pub mod instances;
 pub mod peers;
+/// PostgreSQL 15 (in `mcp-tasks-testkit` too).
+pub use mcp_tasks_testkit::postgres;
 /// The pinned `redis-server` (it lives in `mcp-tasks-testkit`, which the benchmark uses too).
 pub use mcp_tasks_testkit::redis;
 

@@ -2,7 +2,8 @@
 //! reads and writes its standard streams through non-blocking pipes (rmcp's `stdio_pipes`,
 //! which reopens them when they are FIFOs) instead of tokio's `stdin()`/`stdout()`, which hand
 //! every read and write to the blocking thread pool. With `--sqlite` it keeps its tasks in a
-//! fresh SQLite file (`Kind::McpSqlite`); with `--store redis://...` its tasks live in that Redis.
+//! fresh SQLite file (`Kind::McpSqlite`); with `--store redis://...` its tasks live in that Redis,
+//! with `--store postgres://...` in that PostgreSQL database.
 
 use mcp_tasks_bench::servers::{Kind, mcp_tasks, serve};
 
@@ -13,6 +14,10 @@ async fn main() -> std::io::Result<()> {
         let url = args
             .get(at + 1)
             .ok_or_else(|| std::io::Error::other("--store needs a URL"))?;
+        if url.starts_with("postgres://") {
+            return mcp_tasks::serve_on_postgres(url, tokio::io::stdin(), tokio::io::stdout())
+                .await;
+        }
         return mcp_tasks::serve_on_redis(url, tokio::io::stdin(), tokio::io::stdout()).await;
     }
     let kind = if std::env::args().any(|a| a == "--sqlite") {

@@ -20,9 +20,13 @@ pub async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error>
     let floor1 = floor1
         .finish(r, format!("elicit/{}/c1/floor", t.name()))
         .await;
-    if counts.ops > 0 {
-        r.redis
-            .push((format!("elicitation in a task, {}, c=1", t.name()), counts));
+    for (k, counts) in counts {
+        if counts.ops > 0 {
+            r.redis.push((
+                format!("elicitation in a task, {}, c=1 ({})", t.name(), k.name()),
+                counts,
+            ));
+        }
     }
     say(format!(
         "elicitation round trip, {}, 64 callers, {} per round",

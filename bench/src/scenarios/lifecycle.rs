@@ -24,9 +24,13 @@ pub async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Err
     let floor = floor
         .finish(r, format!("lifecycle/{}/c64/floor", t.name()))
         .await;
-    if counts.ops > 0 {
-        r.redis
-            .push((format!("task lifecycle, {}, c=64", t.name()), counts));
+    for (k, counts) in counts {
+        if counts.ops > 0 {
+            r.redis.push((
+                format!("task lifecycle, {}, c=64 ({})", t.name(), k.name()),
+                counts,
+            ));
+        }
     }
     let figs = figures_of(&res);
     let metric = format!("task lifecycle, {}, c=64", t.name());

@@ -15,8 +15,8 @@ pub use store::store;
 
 use crate::conn::{Conn, echo_op};
 use crate::opts::{Opts, Transport};
-use crate::redis_counts::RedisCounts;
 use crate::report::Report;
+use crate::store_counts::StoreCounts;
 use mcp_tasks_bench::driver::{self, Client, Error, get_params};
 use mcp_tasks_bench::measure::{Rng, Sample, Stop, closed_loop, median};
 use mcp_tasks_bench::servers::Kind;
@@ -133,19 +133,20 @@ type OpFn = Arc<
     dyn Fn(Client, u64) -> Pin<Box<dyn Future<Output = Result<u32, Error>> + Send>> + Send + Sync,
 >;
 
-/// The kinds of server a task scenario runs on this transport (`mcp-redis`: stdio only).
+/// The kinds of server a task scenario runs on this transport (`mcp-redis`, `mcp-postgres`:
+/// stdio only).
 fn task_kinds(o: &Opts, scenario: &str, t: Transport) -> Vec<Kind> {
     o.servers
         .iter()
         .copied()
         .filter(|k| k.runs_in(scenario))
-        .filter(|k| *k != Kind::McpTasksRedis || t == Transport::Stdio)
+        .filter(|k| !StoreCounts::counted(*k) || t == Transport::Stdio)
         .collect()
 }
 
 /// Runs `op` on a fresh server of each kind, `rounds` times, alternating the servers, with a round
 /// of the echo floor (same transport, same concurrency) among them in every round; with what
-/// Redis counted for the `mcp-redis` runs.
+/// Redis and Postgres counted for the `mcp-redis` and `mcp-postgres` runs.
 async fn fresh_rounds(
     o: &Opts,
     scenario: &str,
@@ -153,13 +154,13 @@ async fn fresh_rounds(
     c: usize,
     stop: Stop,
     op: OpFn,
-) -> Result<(Vec<(Kind, Vec<Sample>)>, Floor, RedisCounts), Error> {
+) -> Result<(Vec<(Kind, Vec<Sample>)>, Floor, Vec<(Kind, StoreCounts)>), Error> {
     let mut out: Vec<(Kind, Vec<Sample>)> = task_kinds(o, scenario, t)
         .iter()
         .map(|k| (*k, Vec::new()))
         .collect();
     let mut floor = Floor::open(t, c, o).await?;
-    let mut counts = RedisCounts::default();
+    let mut counts: Vec<(Kind, StoreCounts)> = Vec::new();
     for round in 0..o.task_rounds {
         // Slot `out.len()` is the floor's; the order rotates so that none always runs first.
         for j in 0..=out.len() {
@@ -172,12 +173,15 @@ async fn fresh_rounds(
             let conn = Conn::open(k, t, o).await?;
             let client = conn.client.clone();
             let op2 = op.clone();
-            if k == Kind::McpTasksRedis {
-                RedisCounts::reset(o)?;
-            }
+            StoreCounts::reset(o, k)?;
             let s = closed_loop(c, stop, move |i| op2(client.clone(), i)).await?;
-            if k == Kind::McpTasksRedis {
-                counts.read(o, &s);
+            if StoreCounts::counted(k) {
+                if !counts.iter().any(|(kind, _)| *kind == k) {
+                    counts.push((k, StoreCounts::default()));
+                }
+                if let Some((_, total)) = counts.iter_mut().find(|(kind, _)| *kind == k) {
+                    total.read(o, k, &s);
+                }
             }
             conn.close().await;
             out[idx].1.push(s);

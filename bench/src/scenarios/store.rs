@@ -6,11 +6,10 @@ use super::{
 };
 use crate::conn::{Conn, echo_op};
 use crate::opts::{Opts, Transport};
-use crate::redis_counts::{RedisCounts, redis_used_memory};
 use crate::report::{Report, Row, say};
+use crate::store_counts::{StoreCounts, redis_used_memory};
 use mcp_tasks_bench::driver::{Error, task_lifecycle};
 use mcp_tasks_bench::measure::{Stop, closed_loop, memory_kib};
-use mcp_tasks_bench::servers::Kind;
 use serde_json::json;
 use std::time::Duration;
 
@@ -57,15 +56,17 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (rss0, _) = memory_kib(pid).ok_or("no /proc status")?;
         let redis_mem0 = redis_used_memory(o, k);
-        if k == Kind::McpTasksRedis {
-            RedisCounts::reset(o)?;
-        }
+        StoreCounts::reset(o, k)?;
         let (fill, ids) = fill(&client, &create, o.stored, fill_window(o)).await?;
-        if k == Kind::McpTasksRedis {
-            let mut counts = RedisCounts::default();
-            counts.read(o, &fill);
+        if StoreCounts::counted(k) {
+            let mut counts = StoreCounts::default();
+            counts.read(o, k, &fill);
             r.redis.push((
-                format!("creating {} tasks (create + run + finish)", fill.ops),
+                format!(
+                    "creating {} tasks (create + run + finish) ({})",
+                    fill.ops,
+                    k.name()
+                ),
                 counts,
             ));
         }
@@ -94,15 +95,14 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
             k.name(),
             fill.elapsed.as_secs_f64()
         ));
-        if k == Kind::McpTasksRedis {
-            RedisCounts::reset(o)?;
-        }
+        StoreCounts::reset(o, k)?;
         let gets = random_gets(&client, &ids, o.get_for).await?;
         say(format!("{}: {:.0} gets/s", k.name(), gets.per_sec()));
-        if k == Kind::McpTasksRedis {
-            let mut counts = RedisCounts::default();
-            counts.read(o, &gets);
-            r.redis.push((format!("tasks/get, {n} stored"), counts));
+        if StoreCounts::counted(k) {
+            let mut counts = StoreCounts::default();
+            counts.read(o, k, &gets);
+            r.redis
+                .push((format!("tasks/get, {n} stored ({})", k.name()), counts));
         }
         drop(client);
         conn.close().await;

@@ -104,6 +104,37 @@ where
     server().build()?.serve_io(reader, writer).await
 }
 
+/// [`serve`] with the tasks in the PostgreSQL database at `url`. For comparisons,
+/// `MCP_BENCH_PG_BATCH=N` and `MCP_BENCH_PG_WRITERS=N` set the store's group-commit batch size
+/// and writer count (`MCP_BENCH_PG_BATCH=1`: one transaction per change).
+pub async fn serve_on_postgres<R, W>(url: &str, reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let setting = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    let mut builder = mcp_tasks_runtime::store::PostgresTaskStore::builder(url);
+    if let Some(batch) = setting("MCP_BENCH_PG_BATCH") {
+        builder = builder.batch_size(batch);
+    }
+    if let Some(writers) = setting("MCP_BENCH_PG_WRITERS") {
+        builder = builder.writers(writers).pool_size(writers + 8);
+    }
+    let store = builder
+        .connect()
+        .await
+        .map_err(|e| std::io::Error::other(format!("{url}: {e}")))?;
+    server()
+        .store(std::sync::Arc::new(store))
+        .build()?
+        .serve_io(reader, writer)
+        .await
+}
+
 /// [`serve`] with the tasks in the Redis at `url`.
 pub async fn serve_on_redis<R, W>(url: &str, reader: R, writer: W) -> std::io::Result<()>
 where

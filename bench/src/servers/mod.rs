@@ -27,6 +27,8 @@ pub enum Kind {
     McpSqlite,
     /// mcp-tasks with its tasks in Redis (`RedisTaskStore`); stdio only.
     McpTasksRedis,
+    /// mcp-tasks with its tasks in PostgreSQL (`PostgresTaskStore`); stdio only.
+    McpTasksPostgres,
     /// rmcp 3.9.
     Rmcp,
 }
@@ -39,6 +41,7 @@ impl Kind {
             Kind::McpTasks => "mcp-tasks",
             Kind::McpSqlite => "mcp-sqlite",
             Kind::McpTasksRedis => "mcp-redis",
+            Kind::McpTasksPostgres => "mcp-postgres",
             Kind::Rmcp => "rmcp",
         }
     }
@@ -50,7 +53,7 @@ impl Kind {
         match self {
             Kind::McpSqlite => matches!(scenario, "lifecycle" | "store"),
             // The store plays no part in an inline call.
-            Kind::McpTasksRedis => scenario != "inline",
+            Kind::McpTasksRedis | Kind::McpTasksPostgres => scenario != "inline",
             _ => true,
         }
     }
@@ -59,7 +62,9 @@ impl Kind {
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis => "bench-mcp-tasks-server",
+            Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis | Kind::McpTasksPostgres => {
+                "bench-mcp-tasks-server"
+            }
             Kind::Rmcp => "bench-rmcp-server",
         }
     }
@@ -71,6 +76,7 @@ impl Kind {
             Kind::McpTasks,
             Kind::McpSqlite,
             Kind::McpTasksRedis,
+            Kind::McpTasksPostgres,
             Kind::Rmcp,
         ]
         .into_iter()
@@ -88,8 +94,8 @@ where
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
         Kind::McpSqlite => mcp_tasks::serve_sqlite(reader, writer).await,
-        Kind::McpTasksRedis => Err(std::io::Error::other(
-            "mcp-redis runs as a stdio child process only",
+        Kind::McpTasksRedis | Kind::McpTasksPostgres => Err(std::io::Error::other(
+            "mcp-redis and mcp-postgres run as stdio child processes only",
         )),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
     }

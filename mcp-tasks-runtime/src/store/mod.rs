@@ -4,7 +4,7 @@
 //!
 //! **The store is the truth.** Every state change of a task goes through its store, and the
 //! engine keeps nothing about a task that the store does not have, so a durable or shared store
-//! (SQLite, Redis) can replace the in-memory one and several server processes can share tasks.
+//! (SQLite, Redis, PostgreSQL) can replace the in-memory one and several server processes can share tasks.
 //! In particular the engine learns about changes made elsewhere (an answer delivered by
 //! `tasks/update`, a `tasks/cancel`) through [`TaskStore::changed`], never through a side channel.
 //!
@@ -67,6 +67,8 @@ mod machine;
 mod memory;
 #[cfg(feature = "metrics")]
 pub(crate) mod metered;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
@@ -78,6 +80,8 @@ pub use self::redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use machine::{Delivery, Expiry};
 pub use memory::MemoryTaskStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresTaskStore, PostgresTaskStoreBuilder};
 pub use record::TaskRecord;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;

@@ -1,0 +1,470 @@
+//! Group commit (see [`PostgresTaskStore`](super::PostgresTaskStore), "Group commit"): every
+//! change is a [`Job`] on one queue; each writer takes what has gathered there (up to
+//! [`MAX_BATCH`] by default), applies it in one transaction on one pooled connection and answers each job
+//! only once that transaction has committed.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::SystemTime;
+
+use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
+use tokio_postgres::Client;
+
+use super::feed::payload;
+use super::{Shared, decode, due_column, encode, pg, runner_column};
+use crate::protocol::task::{Owner, TaskId};
+use crate::store::{StoreError, TaskRecord};
+
+/// The most jobs one transaction carries, by default.
+pub(super) const MAX_BATCH: usize = 128;
+
+/// One change waiting for a writer.
+pub(super) enum Job {
+    /// Insert a new task.
+    Create {
+        record: Arc<TaskRecord>,
+        reply: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Read-modify-write one task.
+    Update(Box<dyn Change>),
+}
+
+/// A read-modify-write of one task, its result kept inside until it is sent.
+pub(super) trait Change: Send {
+    fn id(&self) -> &TaskId;
+    /// `None`: the engine acting (no owner check).
+    fn owner(&self) -> Option<&Owner>;
+    /// Whether clients see the change (an event, `lastUpdatedAt`).
+    fn visible(&self) -> bool;
+    /// Applies the change to `record` (which it may leave half-changed on error: the caller
+    /// throws it away then). May run again on a fresh record if the batch is retried.
+    fn apply(&mut self, record: &mut TaskRecord, now: SystemTime) -> Result<(), StoreError>;
+    /// Answers the caller: the record afterwards (after the commit), or why it failed.
+    fn answer(self: Box<Self>, outcome: Result<Arc<TaskRecord>, StoreError>);
+}
+
+/// A [`Change`] made of a closure and a reply channel.
+pub(super) struct Update<T, F> {
+    pub(super) id: TaskId,
+    pub(super) owner: Option<Owner>,
+    pub(super) visible: bool,
+    pub(super) change: F,
+    pub(super) out: Option<T>,
+    pub(super) reply: oneshot::Sender<Result<(T, Arc<TaskRecord>), StoreError>>,
+}
+
+impl<T, F> Change for Update<T, F>
+where
+    T: Send,
+    F: FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send,
+{
+    fn id(&self) -> &TaskId {
+        &self.id
+    }
+    fn owner(&self) -> Option<&Owner> {
+        self.owner.as_ref()
+    }
+    fn visible(&self) -> bool {
+        self.visible
+    }
+    fn apply(&mut self, record: &mut TaskRecord, now: SystemTime) -> Result<(), StoreError> {
+        self.out = Some((self.change)(record, now)?);
+        Ok(())
+    }
+    fn answer(self: Box<Self>, outcome: Result<Arc<TaskRecord>, StoreError>) {
+        let this = *self;
+        let result = match (outcome, this.out) {
+            (Ok(record), Some(out)) => Ok((out, record)),
+            (Ok(_), None) => Err(StoreError::backend("a change was answered before it ran")),
+            (Err(error), _) => Err(error),
+        };
+        let _ = this.reply.send(result);
+    }
+}
+
+impl Job {
+    fn fail(self, error: StoreError) {
+        match self {
+            Job::Create { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Job::Update(change) => change.answer(Err(error)),
+        }
+    }
+}
+
+/// The queue's receiving end, shared by the writers: one at a time takes a batch.
+pub(super) type Queue = Arc<AsyncMutex<mpsc::UnboundedReceiver<Job>>>;
+
+/// One writer: takes batches off the queue until the store is dropped (the queue closes).
+pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
+    loop {
+        let mut batch = Vec::new();
+        {
+            let mut receiver = queue.lock().await;
+            match receiver.recv().await {
+                Some(job) => batch.push(job),
+                None => return,
+            }
+            let most = shared.upgrade().map_or(1, |shared| shared.batch);
+            while batch.len() < most {
+                match receiver.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+        }
+        let Some(shared) = shared.upgrade() else {
+            for job in batch {
+                job.fail(StoreError::backend("the Postgres task store was closed"));
+            }
+            return;
+        };
+        shared.run_batch(batch).await;
+    }
+}
+
+/// What happened to a batch's transaction.
+enum Failure {
+    /// It was rolled back (or never began): nothing was written, the jobs may run again.
+    RolledBack(String),
+    /// The connection was lost around the commit: it may or may not have committed.
+    Unknown(String),
+}
+
+impl Failure {
+    fn rolled_back(error: StoreError) -> Self {
+        Failure::RolledBack(match error {
+            StoreError::Backend(inner) => inner.to_string(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// A committed batch: how to answer its jobs, and what to tell the other instances on the
+/// connection that committed it.
+struct Committed {
+    settled: Vec<Settled>,
+    notes: Vec<String>,
+    object: deadpool_postgres::Object,
+    notify: tokio_postgres::Statement,
+}
+
+/// How each job of a committed batch is answered, and what to announce.
+enum Settled {
+    Created(Arc<TaskRecord>),
+    Updated(Arc<TaskRecord>, bool),
+    Failed(StoreError),
+}
+
+impl Shared {
+    /// Runs a batch in one transaction; if that fails before the commit, runs each job alone.
+    async fn run_batch(&self, mut batch: Vec<Job>) {
+        match self.transact(&mut batch).await {
+            Ok(mut committed) => {
+                self.transactions.fetch_add(1, Ordering::Relaxed);
+                self.changes
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                self.settle(batch, std::mem::take(&mut committed.settled));
+                self.notify(committed).await;
+            }
+            Err(Failure::Unknown(error)) => {
+                let message = format!(
+                    "{error} (the connection was lost while committing: the change may or may not have been saved)"
+                );
+                for job in batch {
+                    job.fail(StoreError::backend(message.clone()));
+                }
+            }
+            Err(Failure::RolledBack(error)) if batch.len() == 1 => {
+                for job in batch {
+                    job.fail(StoreError::backend(error.clone()));
+                }
+            }
+            Err(Failure::RolledBack(error)) => {
+                tracing::debug!(%error, jobs = batch.len(), "a group commit failed; running its changes one by one");
+                for job in batch {
+                    Box::pin(self.run_batch(vec![job])).await;
+                }
+            }
+        }
+    }
+
+    /// Answers the jobs of a committed batch and tells waiters and subscribers.
+    fn settle(&self, batch: Vec<Job>, settled: Vec<Settled>) {
+        for (job, settled) in batch.into_iter().zip(settled) {
+            match (job, settled) {
+                (Job::Create { reply, .. }, Settled::Created(record)) => {
+                    self.announce(&record, true);
+                    let _ = reply.send(Ok(()));
+                }
+                (Job::Update(change), Settled::Updated(record, changed)) => {
+                    if changed {
+                        self.announce(&record, change.visible());
+                    }
+                    change.answer(Ok(record));
+                }
+                (job, Settled::Failed(error)) => job.fail(error),
+                (job, _) => job.fail(StoreError::backend("a change was settled out of turn")),
+            }
+        }
+    }
+
+    /// One transaction for the whole batch: insert the new tasks, lock and read the changed
+    /// ones (in id order, so two batches never deadlock), apply every change in Rust, write the
+    /// changed rows back, commit. Two pipelined round trips.
+    async fn transact(&self, batch: &mut [Job]) -> Result<Committed, Failure> {
+        let object = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| Failure::rolled_back(super::pool_error(e)))?;
+        let statements = self
+            .statements(&object)
+            .await
+            .map_err(Failure::rolled_back)?;
+        let client: &Client = &object;
+        let now = self.clock.now();
+
+        // The new tasks; a second create of one id within the batch is a duplicate at once.
+        let mut settled: Vec<Option<Settled>> = Vec::with_capacity(batch.len());
+        let mut new_ids = HashSet::new();
+        let (mut ids, mut owners, mut runners, mut dues, mut records) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        let mut notes = Vec::new();
+        let mut wanted = Vec::new();
+        for job in batch.iter() {
+            match job {
+                Job::Create { record, .. } => {
+                    if !new_ids.insert(record.id.clone()) {
+                        settled.push(Some(Settled::Failed(StoreError::DuplicateId(
+                            record.id.clone(),
+                        ))));
+                        continue;
+                    }
+                    let json = encode(record).map_err(Failure::rolled_back)?;
+                    notes.push(
+                        payload("u", record.version, &record.id, &self.origin, &json)
+                            .map_err(Failure::rolled_back)?,
+                    );
+                    ids.push(record.id.as_str().to_owned());
+                    owners.push(record.owner.as_str().to_owned());
+                    runners.push(runner_column(record).map(str::to_owned));
+                    dues.push(due_column(record));
+                    records.push(json);
+                    settled.push(None);
+                }
+                Job::Update(change) => {
+                    wanted.push(change.id().as_str().to_owned());
+                    settled.push(None);
+                }
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let versions: Vec<i64> = vec![1; ids.len()];
+
+        // Round trip 1: BEGIN, the creators' turn, INSERT, SELECT ... FOR UPDATE.
+        let begin = client.execute(&statements.begin, &[]);
+        // Transactions that create tasks take turns (a lock held until their commit), so
+        // creation numbers commit in order: a `list` page never passes a number whose task is
+        // still to commit, and so never misses it.
+        let turn = async {
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            client.execute(&statements.turn, &[&self.turn_key]).await
+        };
+        let insert = async {
+            if ids.is_empty() {
+                return Ok(vec![]);
+            }
+            client
+                .query(
+                    &statements.insert,
+                    &[&ids, &owners, &runners, &dues, &versions, &records],
+                )
+                .await
+        };
+        let lock = async {
+            if wanted.is_empty() {
+                return Ok(vec![]);
+            }
+            client.query(&statements.lock, &[&wanted]).await
+        };
+        let (begun, turned, inserted, locked) = tokio::join!(begin, turn, insert, lock);
+        let failed_early = begun
+            .as_ref()
+            .err()
+            .or(turned.as_ref().err())
+            .or(inserted.as_ref().err())
+            .or(locked.as_ref().err())
+            .map(|e| pg("a group commit failed", e));
+        if let Some(error) = failed_early {
+            self.rollback(object).await;
+            return Err(Failure::rolled_back(error));
+        }
+        let inserted: HashSet<String> = inserted
+            .unwrap_or_default()
+            .iter()
+            .map(|row| row.get::<_, String>(0))
+            .collect();
+        let mut current: HashMap<String, (String, TaskRecord)> = HashMap::new();
+        for row in locked.unwrap_or_default() {
+            let id: String = row.get(0);
+            let owner: String = row.get(1);
+            let record = decode(row.get(2)).map_err(Failure::rolled_back)?;
+            current.insert(id, (owner, record));
+        }
+
+        // Apply the changes in order, each to the record as the earlier ones left it.
+        let mut dirty: Vec<String> = Vec::new();
+        let mut encoded: HashMap<String, String> = HashMap::new();
+        for (job, slot) in batch.iter_mut().zip(settled.iter_mut()) {
+            match job {
+                Job::Create { record, .. } => {
+                    if slot.is_some() {
+                        continue;
+                    }
+                    *slot = Some(if inserted.contains(record.id.as_str()) {
+                        Settled::Created(record.clone())
+                    } else {
+                        Settled::Failed(StoreError::DuplicateId(record.id.clone()))
+                    });
+                }
+                Job::Update(change) => {
+                    let Some((stored_owner, record)) = current.get_mut(change.id().as_str()) else {
+                        *slot = Some(Settled::Failed(StoreError::NotFound));
+                        continue;
+                    };
+                    if change.owner().is_some_and(|o| o.as_str() != stored_owner) {
+                        *slot = Some(Settled::Failed(StoreError::NotFound));
+                        continue;
+                    }
+                    let mut next = record.clone();
+                    let before = next.version;
+                    match change.apply(&mut next, now) {
+                        Err(error) => *slot = Some(Settled::Failed(error)),
+                        Ok(()) if next.version == before => {
+                            *slot = Some(Settled::Updated(Arc::new(next), false));
+                        }
+                        Ok(()) => {
+                            let visible = change.visible();
+                            let body = if visible {
+                                encode(&next).map_err(Failure::rolled_back)?
+                            } else {
+                                String::new()
+                            };
+                            let kind = if visible { "u" } else { "i" };
+                            notes.push(
+                                payload(kind, next.version, &next.id, &self.origin, &body)
+                                    .map_err(Failure::rolled_back)?,
+                            );
+                            // The row is written with the last version's text: keep it, once.
+                            if visible {
+                                encoded.insert(next.id.as_str().to_owned(), body);
+                            } else {
+                                encoded.remove(next.id.as_str());
+                            }
+                            if !dirty.iter().any(|d| d == next.id.as_str()) {
+                                dirty.push(next.id.as_str().to_owned());
+                            }
+                            *record = next.clone();
+                            *slot = Some(Settled::Updated(Arc::new(next), true));
+                        }
+                    }
+                }
+            }
+        }
+
+        // Round trip 2: UPDATE, COMMIT.
+        let (mut ids, mut runners, mut dues, mut versions, mut records) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for id in &dirty {
+            let (_, record) = &current[id];
+            ids.push(id.clone());
+            runners.push(runner_column(record).map(str::to_owned));
+            dues.push(due_column(record));
+            versions.push(record.version as i64);
+            records.push(match encoded.remove(id) {
+                Some(text) => text,
+                None => encode(record).map_err(Failure::rolled_back)?,
+            });
+        }
+        let update = async {
+            if ids.is_empty() {
+                return Ok(0);
+            }
+            client
+                .execute(
+                    &statements.update,
+                    &[&ids, &runners, &dues, &versions, &records],
+                )
+                .await
+        };
+        let commit = client.execute(&statements.commit, &[]);
+        let (updated, committed) = tokio::join!(update, commit);
+        // A statement Postgres refused aborted the transaction: the COMMIT behind it rolled back.
+        if let Err(e) = &updated
+            && e.as_db_error().is_some()
+        {
+            let error = Failure::rolled_back(pg("a group commit failed", e));
+            self.rollback(object).await;
+            return Err(error);
+        }
+        match (updated, committed) {
+            (Ok(_), Ok(_)) => {}
+            (_, Err(e)) if e.as_db_error().is_some() => {
+                self.rollback(object).await;
+                return Err(Failure::rolled_back(pg("committing a group commit", &e)));
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                drop(deadpool_postgres::Object::take(object));
+                return Err(Failure::Unknown(format!(
+                    "Postgres: committing a group commit: {}",
+                    super::explain(&e)
+                )));
+            }
+        }
+        let settled = settled
+            .into_iter()
+            .map(|s| {
+                s.unwrap_or_else(|| {
+                    Settled::Failed(StoreError::backend("a change was not applied"))
+                })
+            })
+            .collect();
+        Ok(Committed {
+            settled,
+            notes,
+            object,
+            notify: statements.notify,
+        })
+    }
+
+    /// Tells the other instances about a committed batch: one `pg_notify` per change, after the
+    /// commit (see [`PostgresTaskStore`](super::PostgresTaskStore), "Wake-ups and events").
+    async fn notify(&self, committed: Committed) {
+        if committed.notes.is_empty() {
+            return;
+        }
+        let sent = committed
+            .object
+            .execute(&committed.notify, &[&self.channel, &committed.notes])
+            .await;
+        if let Err(error) = sent {
+            tracing::warn!(
+                error = %super::explain(&error),
+                "notifying other instances of committed changes failed; their waiters re-read within the resync period"
+            );
+        }
+    }
+
+    /// Ends a failed transaction; a connection that cannot is not given back to the pool.
+    async fn rollback(&self, object: deadpool_postgres::Object) {
+        if object.batch_execute("ROLLBACK").await.is_err() {
+            drop(deadpool_postgres::Object::take(object));
+        }
+    }
+}
