@@ -109,7 +109,7 @@ impl ServerConfig {
     /// taking the answer, publishing an output. Each call is tried again with a pause that
     /// doubles from 50 ms up to 2 s, so a restart of the store within this time loses nothing a
     /// tool was waiting for; past it, the call fails as before (an `elicit` or `sample` with
-    /// [`InputError::InvalidResponse`](crate::InputError) naming the store's failure). The
+    /// [`InputError::Store`](crate::InputError::Store) naming the store's failure). The
     /// task's outcome is recorded with retries for as long as it takes, whatever this says.
     pub fn store_patience(mut self, patience: Duration) -> Self {
         self.store_patience = patience;

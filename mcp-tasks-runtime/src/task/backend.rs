@@ -159,7 +159,8 @@ impl StatusSlot {
 fn store_err(e: StoreError) -> InputError {
     match e {
         StoreError::NotFound | StoreError::Terminal(_) => InputError::Cancelled,
-        other => InputError::InvalidResponse(format!("the task store failed: {other}")),
+        StoreError::Backend(why) => InputError::Store(why.to_string()),
+        other => InputError::Store(other.to_string()),
     }
 }
 

@@ -82,6 +82,10 @@ pub enum InputError {
     },
     /// The answer did not have the expected shape.
     InvalidResponse(String),
+    /// The task store failed, or could not be reached for longer than the server waits
+    /// ([`ServerConfig::store_patience`](crate::ServerConfig::store_patience)), while the task
+    /// asked or waited; the question may or may not have reached the client.
+    Store(String),
     /// The request could not be delivered (the connection is gone).
     Disconnected,
     /// The type asked for cannot be an elicitation form (elicitation allows only a flat object of
@@ -125,6 +129,12 @@ impl fmt::Display for InputError {
             }
             InputError::InvalidResponse(why) => {
                 write!(f, "the client's answer was not valid: {why}")
+            }
+            InputError::Store(why) => {
+                write!(
+                    f,
+                    "the task store failed while the task asked for input: {why}"
+                )
             }
             InputError::Disconnected => f.write_str("the client is no longer connected"),
             InputError::InvalidForm(why) => write!(f, "cannot ask for this form: {why}"),
