@@ -10,8 +10,8 @@ use mcp_tasks_tests::http::HttpServer;
 use mcp_tasks_tests::redis::RedisServer;
 use serde_json::Value;
 
-/// `GET path` on `host:port` over a plain connection: the status code and the JSON body.
-fn get(address: &str, path: &str) -> (u16, Value) {
+/// `GET path` on `host:port` over a plain connection: the status code and the body.
+fn raw_get(address: &str, path: &str) -> (u16, String) {
     let mut stream =
         TcpStream::connect(address).unwrap_or_else(|e| panic!("connect {address}: {e}"));
     stream
@@ -30,7 +30,13 @@ fn get(address: &str, path: &str) -> (u16, Value) {
         .and_then(|code| code.parse().ok())
         .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"));
     let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    (status, body.to_owned())
+}
+
+/// [`raw_get`], with the body read as JSON (`null` if it is not).
+fn get(address: &str, path: &str) -> (u16, Value) {
+    let (status, body) = raw_get(address, path);
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 /// `host:port` of an endpoint URL `http://host:port/mcp`.
@@ -194,7 +200,8 @@ async fn metrics_count_requests_tools_tasks_and_the_store() {
     let at = address(&server.url);
     let deadline = Instant::now() + Duration::from_secs(10);
     let text = loop {
-        let text = raw_get(&at, "/metrics");
+        let (status, text) = raw_get(&at, "/metrics");
+        assert_eq!(status, 200, "{text}");
         // The cancelled tool's run is counted once its driver has seen the cancellation.
         if sample(
             &text,
@@ -266,25 +273,4 @@ async fn metrics_count_requests_tools_tasks_and_the_store() {
     );
     expect("mcp_http_connections", &[], 0.0);
     expect("mcp_tasks", &[("state", "running")], 0.0);
-}
-
-/// `GET path` as text.
-fn raw_get(address: &str, path: &str) -> String {
-    let mut stream = TcpStream::connect(address).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    response
-        .split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned()
 }
