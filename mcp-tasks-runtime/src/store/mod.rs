@@ -59,6 +59,8 @@ use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
 mod clock;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod columns;
 #[cfg(any(test, feature = "contract"))]
 pub mod contract;
 mod cursor;

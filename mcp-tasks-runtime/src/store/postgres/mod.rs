@@ -12,7 +12,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use serde_json::{Map, Value};
@@ -22,6 +22,7 @@ use tokio_postgres::{NoTls, Statement};
 
 use super::Expiry;
 use super::TaskRecord;
+use super::columns::{due_column, micros, runner_column};
 use super::cursor::{decode_cursor, encode_cursor};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
@@ -978,28 +979,6 @@ impl TaskStore for PostgresTaskStore {
 
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
-    }
-}
-
-/// The runner, while the task runs: only running tasks are in the runner index.
-fn runner_column(record: &TaskRecord) -> Option<&str> {
-    if record.status.is_terminal() {
-        None
-    } else {
-        record.runner.as_deref()
-    }
-}
-
-/// When the rules next act on the task, in microseconds since the epoch (rounded down, so a task
-/// is never found late; [`TaskRecord::expiry`] has the last word).
-fn due_column(record: &TaskRecord) -> Option<i64> {
-    record.due_at().map(micros)
-}
-
-fn micros(at: SystemTime) -> i64 {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(since) => i64::try_from(since.as_micros()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_micros()).map_or(i64::MIN, |us| -us),
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde_json::{Map, Value};
@@ -12,6 +12,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::Expiry;
 use super::TaskRecord;
+use super::columns::{due_column, micros, runner_column};
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
 use super::{
@@ -559,28 +560,6 @@ struct Ahead<T> {
     out: T,
     record: TaskRecord,
     text: String,
-}
-
-/// The runner, while the task runs: only running tasks are in the runner index.
-fn runner_column(record: &TaskRecord) -> Option<&str> {
-    if record.status.is_terminal() {
-        None
-    } else {
-        record.runner.as_deref()
-    }
-}
-
-/// When the rules next act on the task, in microseconds since the epoch (rounded down, so a task
-/// is never found late; [`TaskRecord::expiry`] has the last word).
-fn due_column(record: &TaskRecord) -> Option<i64> {
-    record.due_at().map(micros)
-}
-
-fn micros(at: SystemTime) -> i64 {
-    match at.duration_since(UNIX_EPOCH) {
-        Ok(since) => i64::try_from(since.as_micros()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_micros()).map_or(i64::MIN, |us| -us),
-    }
 }
 
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
