@@ -1021,13 +1021,17 @@ async fn a_full_session_backlog_refuses_new_requests_and_drops_none() {
         .send()
         .await
         .unwrap();
-    let chunk = tokio::time::timeout(WAIT, stream.chunk())
-        .await
-        .expect("in time")
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8_lossy(&chunk);
-    assert!(text.contains("elicitation/create"), "{text}");
+    // (After the stream's priming event.)
+    let mut text = String::new();
+    while !text.contains("elicitation/create") {
+        let chunk = tokio::time::timeout(WAIT, stream.chunk())
+            .await
+            .expect("in time")
+            .unwrap()
+            .unwrap_or_else(|| panic!("the stream ended: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(text.starts_with("id: 0-0\nretry: "), "{text}");
     assert!(text.contains(first.as_str()), "{text}");
 }
 

@@ -333,6 +333,9 @@ async fn sleep_over_http(c: &reqwest::Client, url: &str, session: Option<&str>) 
             }
             Part::Message(m) => panic!("unexpected message {m}"),
             Part::Comment(_) => None,
+            // A legacy session's stream starts with its priming event (2025-11-25).
+            Part::Priming { .. } if !modern_era => None,
+            Part::Priming { .. } => panic!("a modern stream has no priming event: {parts:#?}"),
         })
         .collect();
     check_pace(&seen, &token, 3, EVERY);
@@ -373,6 +376,9 @@ async fn silent_sse_streams_get_comment_lines_at_the_configured_pace() {
             .header("mcp-session-id", &session)
             .header("mcp-protocol-version", "2025-11-25");
         let mut stream = Parts::new(get.send().await.expect("answered"), Instant::now());
+        // A 2025-11-25 stream starts with its priming event, then is silent.
+        let (_, priming) = stream.next(Duration::from_secs(1)).await.expect("priming");
+        assert!(matches!(priming, Part::Priming { .. }), "{priming:?}");
         let mut comments = Vec::new();
         while let Some((at, part)) = stream
             .next(Duration::from_millis(1200).saturating_sub(stream.started.elapsed()))
@@ -393,6 +399,8 @@ async fn silent_sse_streams_get_comment_lines_at_the_configured_pace() {
             .await
             .expect("answered");
         let mut stream = Parts::new(r, Instant::now());
+        let (_, priming) = stream.next(Duration::from_secs(10)).await.expect("priming");
+        assert!(matches!(priming, Part::Priming { .. }), "{priming:?}");
         let (_, first) = stream
             .next(Duration::from_secs(10))
             .await

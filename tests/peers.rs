@@ -809,6 +809,14 @@ fn http_legacy_typescript_sdk_1_32_tasks() {
     run_http_script("http/legacy_tasks.mjs");
 }
 
+/// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a tool that ends
+/// its SSE stream before it answers (`test_reconnection`, `ToolContext::close_stream`) is answered
+/// on the stream the client resumes with `GET` + `Last-Event-ID`, as SEP-1699 has it.
+#[test]
+fn http_legacy_typescript_sdk_1_32_resumes_a_stream_the_tool_ended() {
+    run_http_script("http/resume.mjs");
+}
+
 /// [`keepalive_typescript_sdk_1_32_stdio`] over Streamable HTTP: the long call's POST is
 /// answered as an SSE stream that carries the keepalive progress, then the result.
 #[test]

@@ -423,6 +423,7 @@ pub fn conformance_server() -> ServerBuilder {
         .tool::<test_embedded_resource>()
         .tool::<test_multiple_content_types>()
         .tool::<test_tool_with_logging>()
+        .tool::<test_reconnection>()
         .tool::<test_error_handling>()
         .tool::<test_tool_with_progress>()
         .tool::<test_sampling>()

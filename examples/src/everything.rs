@@ -45,6 +45,16 @@ pub async fn test_simple_text() -> &'static str {
     "This is a simple text response for testing."
 }
 
+/// Ends its response stream half-way, then answers (SEP-1699 polling): a client resumes the
+/// stream with `GET` and `Last-Event-ID` and gets the result there. Where the call has no
+/// stream it can end (stdio, the 2026-07-28 protocol), it just answers.
+#[tool]
+pub async fn test_reconnection(ctx: ToolContext) -> &'static str {
+    ctx.close_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "Reconnection test completed successfully"
+}
+
 /// Answers with an image (a 1x1 red PNG).
 #[tool]
 pub async fn test_image_content() -> Content {

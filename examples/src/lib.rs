@@ -258,8 +258,10 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
-/// to send a request's headers and body, `--max-connections N` how many may be open at once, and
-/// `--ops-address HOST:PORT` moves `/healthz`, `/readyz` and `/metrics` (Prometheus) off the MCP
+/// to send a request's headers and body, `--max-connections N` how many may be open at once,
+/// `--sse-retry-ms N`, `--sse-replay N` and `--sse-resume-window-ms N` how a legacy session's
+/// broken SSE streams are resumed ([`HttpConfig::sse_retry`](mcp_tasks_runtime::server::HttpConfig::sse_retry), [`sse_replay`](mcp_tasks_runtime::server::HttpConfig::sse_replay),
+/// [`sse_resume_window`](mcp_tasks_runtime::server::HttpConfig::sse_resume_window)), and `--ops-address HOST:PORT` moves `/healthz`, `/readyz` and `/metrics` (Prometheus) off the MCP
 /// address to a listener of their own. The HTTP endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp`
 /// once it accepts connections.
 pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
@@ -341,6 +343,11 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
             "--max-connections" => {
                 http_config = http_config.max_connections(number(&mut args, &arg)?);
             }
+            "--sse-retry-ms" => http_config = http_config.sse_retry(millis(&mut args, &arg)?),
+            "--sse-replay" => http_config = http_config.sse_replay(number(&mut args, &arg)?),
+            "--sse-resume-window-ms" => {
+                http_config = http_config.sse_resume_window(millis(&mut args, &arg)?);
+            }
             "--ops-address" => {
                 let address = args
                     .next()
@@ -397,7 +404,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--ops-address HOST:PORT]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]]"
         ),
     )
 }

@@ -108,6 +108,9 @@ pub enum SsePart {
     Message(Value),
     /// An event without data: its comment text, trimmed.
     Comment(String),
+    /// A priming event (a legacy session's stream, 2025-11-25): an id and an empty `data:` line,
+    /// with the `retry` (ms) it asks for.
+    Priming { id: String, retry: Option<u64> },
 }
 
 /// The messages of one SSE response (a POST answered as a stream, or a GET stream), in order.
@@ -115,6 +118,8 @@ pub enum SsePart {
 pub struct SseEvents {
     response: reqwest::Response,
     buffer: String,
+    last_id: Option<String>,
+    ids: Vec<String>,
 }
 
 impl SseEvents {
@@ -131,7 +136,19 @@ impl SseEvents {
         SseEvents {
             response,
             buffer: String::new(),
+            last_id: None,
+            ids: Vec::new(),
         }
+    }
+
+    /// The id of the last event read that had one (what a client resumes from).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The ids of the events read, in order.
+    pub fn ids(&self) -> &[String] {
+        &self.ids
     }
 
     /// The next message's JSON (comments skipped), or `None` if none comes within `wait` or the
@@ -153,10 +170,24 @@ impl SseEvents {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let event: String = self.buffer.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    event
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(str::to_owned)
+                };
                 let data: String = event
                     .lines()
                     .filter_map(|l| l.strip_prefix("data: "))
                     .collect();
+                if let Some(id) = field("id: ") {
+                    self.last_id = Some(id.clone());
+                    self.ids.push(id.clone());
+                    if data.is_empty() {
+                        let retry = field("retry: ").map(|r| r.parse().expect("retry in ms"));
+                        return Some(SsePart::Priming { id, retry });
+                    }
+                }
                 if data.is_empty() {
                     let comment = event.trim().trim_start_matches(':').trim();
                     return Some(SsePart::Comment(comment.to_owned()));

@@ -43,6 +43,12 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
             Err(RpcError::internal("the client connection is closed"))
         }
     }
+
+    /// Ends the response stream of the request being handled without ending the request (a
+    /// legacy session over HTTP, whose client resumes it); `false` where there is no such stream.
+    fn close_stream(&self) -> bool {
+        false
+    }
 }
 
 impl Sink for Outbound {
@@ -285,6 +291,10 @@ impl Connection {
 impl Peer for Connection {
     fn send(&self, message: Value) -> bool {
         Connection::send(self, message)
+    }
+
+    fn close_stream(&self) -> bool {
+        self.sink.close_stream()
     }
 
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a> {

@@ -207,6 +207,10 @@ impl ContextBackend for StatusOnLine {
     fn is_replay(&self) -> bool {
         self.inner.is_replay()
     }
+
+    fn close_stream(&self) -> bool {
+        self.inner.close_stream()
+    }
 }
 
 /// Inline in a legacy session: input requests are plain server-to-client requests.
@@ -241,6 +245,10 @@ impl ContextBackend for LegacyInline {
     fn log(&self, params: Value) {
         send_log(&self.conn, params);
     }
+
+    fn close_stream(&self) -> bool {
+        self.conn.upgrade().is_some_and(|conn| conn.close_stream())
+    }
 }
 
 /// Sends a `notifications/message` on the connection (on HTTP, on the stream of the request it
@@ -273,6 +281,9 @@ mod tests {
         fn send(&self, message: Value) -> bool {
             self.0.lock().unwrap().push(message);
             true
+        }
+        fn close_stream(&self) -> bool {
+            false
         }
         fn request<'a>(&'a self, _method: &'a str, _params: Value) -> Answer<'a> {
             unreachable!("not asked")

@@ -40,6 +40,10 @@ pub(crate) trait Peer: Send + Sync + 'static {
     /// Sends one message (a notification) to the client; `false` when it cannot reach it any more.
     fn send(&self, message: Value) -> bool;
 
+    /// Ends the response stream of the request being handled, not the request: over HTTP in a
+    /// legacy session, the client resumes it (`Last-Event-ID`). `false` where there is none.
+    fn close_stream(&self) -> bool;
+
     /// Sends a server-to-client request and waits for the client's answer.
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a>;
 

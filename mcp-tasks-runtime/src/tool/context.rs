@@ -59,6 +59,12 @@ pub trait ContextBackend: Send + Sync + 'static {
     fn is_replay(&self) -> bool {
         false
     }
+
+    /// Ends the response stream the call is answered on, not the call (see
+    /// [`ToolContext::close_stream`]); `false` where that cannot be done.
+    fn close_stream(&self) -> bool {
+        false
+    }
 }
 
 /// Why an input request got no answer.
@@ -413,6 +419,19 @@ impl ToolContext {
         self.inner
             .backend
             .progress(progress, total, message.map(str::to_owned));
+    }
+
+    /// Ends the HTTP response stream this call is being answered on, without ending the call
+    /// (SEP-1699 "polling"): the client reconnects after the `retry` the stream announced, with
+    /// `GET` and `Last-Event-ID`, and gets what the call sent meanwhile and its result there. A
+    /// server can so avoid holding a connection open for the whole of a long call (proxies and
+    /// load balancers often cut them). Returns whether it did: only an inline call in a
+    /// 2025-11-25 session over Streamable HTTP, whose client reads SSE, has such a stream; in
+    /// the 2026-07-28 protocol closing the stream would cancel the call, and stdio has none.
+    /// What the call sends while no stream is open waits for the client (see
+    /// [`HttpConfig::sse_resume_window`](crate::server::HttpConfig::sse_resume_window)).
+    pub fn close_stream(&self) -> bool {
+        self.inner.backend.close_stream()
     }
 
     /// Whether the call or task has been cancelled.

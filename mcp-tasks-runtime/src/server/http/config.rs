@@ -23,6 +23,9 @@ pub struct HttpConfig {
     pub(super) max_sessions: usize,
     pub(super) session_backlog: usize,
     pub(super) sse_buffer: usize,
+    pub(super) sse_retry: Duration,
+    pub(super) sse_replay: usize,
+    pub(super) sse_resume_window: Duration,
     pub(super) hosts: HostPolicy,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) ops_address: Option<std::net::SocketAddr>,
@@ -42,6 +45,9 @@ impl fmt::Debug for HttpConfig {
             .field("max_sessions", &self.max_sessions)
             .field("session_backlog", &self.session_backlog)
             .field("sse_buffer", &self.sse_buffer)
+            .field("sse_retry", &self.sse_retry)
+            .field("sse_replay", &self.sse_replay)
+            .field("sse_resume_window", &self.sse_resume_window)
             .field("hosts", &self.hosts)
             .field("authenticator", &self.authenticator.is_some())
             .field("ops_address", &self.ops_address)
@@ -64,6 +70,9 @@ impl Default for HttpConfig {
             max_sessions: 10_000,
             session_backlog: 256,
             sse_buffer: 1024,
+            sse_retry: Duration::from_secs(1),
+            sse_replay: 128,
+            sse_resume_window: Duration::from_secs(60),
             hosts: HostPolicy::Auto,
             authenticator: None,
             ops_address: None,
@@ -147,6 +156,36 @@ impl HttpConfig {
     /// a notification (progress, log) is dropped. The reply to the request itself never is.
     pub fn sse_buffer(mut self, messages: usize) -> Self {
         self.sse_buffer = messages.max(1);
+        self
+    }
+
+    /// The reconnection delay a legacy session's SSE stream asks of its client (the `retry` of
+    /// its first event, default 1 s): after a stream breaks or the server ends it (see
+    /// [`ToolContext::close_stream`](crate::ToolContext::close_stream)), the client waits this
+    /// long before it resumes the stream with `GET` and `Last-Event-ID`.
+    pub fn sse_retry(mut self, retry: Duration) -> Self {
+        self.sse_retry = retry;
+        self
+    }
+
+    /// How many of the events sent on each SSE stream of a legacy session are kept for a client
+    /// that resumes it (default 128, at least 1). A client resuming from an older event gets HTTP
+    /// 400 with `-32600` saying what is lost (the events after its `Last-Event-ID` are no
+    /// longer kept), rather than a stream with a hole in it. Besides the streams in use, a
+    /// session keeps the 32 streams that finished last.
+    pub fn sse_replay(mut self, events: usize) -> Self {
+        self.sse_replay = events.max(1);
+        self
+    }
+
+    /// How long the request of a legacy session's POST whose SSE stream broke before the reply
+    /// waits for its client to resume the stream (default 60 s). The 2025-11-25 protocol says a
+    /// disconnection is not a cancellation, so the request goes on meanwhile and what it sends
+    /// waits for the client; if no client resumes the stream by then, the request is cancelled,
+    /// as a `notifications/cancelled` would. (A 2026-07-28 request is cancelled as soon as its
+    /// stream closes: that protocol has no resumption.)
+    pub fn sse_resume_window(mut self, window: Duration) -> Self {
+        self.sse_resume_window = window;
         self
     }
 

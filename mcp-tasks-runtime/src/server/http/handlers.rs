@@ -8,8 +8,9 @@ use super::super::session::{already_initialized, initialize as open_session};
 use super::guards::{
     Accepts, SESSION_HEADER, accepts, check_param_headers, check_routing_headers, session_id,
 };
+use super::resume::{EventId, GET_STREAM, ResumeError, Source};
 use super::session::{HttpSession, ORIGIN, PostRoute, Routes, SessionSink};
-use super::sse::{GetStream, SseState, get_stream, post_stream};
+use super::sse::{Serving, SseState, post_stream, priming_frame, resumable_stream};
 use super::{HttpState, Principal};
 use crate::protocol::Params;
 use crate::protocol::jsonrpc::{self, Message, Notification, RequestId, RpcError, error_message};
@@ -495,12 +496,27 @@ async fn run_request(
         Ok(run) => run,
         Err(err) => return rpc_error_response(StatusCode::BAD_REQUEST, Some(&id), &err),
     };
+    // In a session, an SSE response is a resumable stream, made now so that the tool can end
+    // it (2025-11-25 clients know to resume it; older ones only get the event ids).
+    let resumable = session.as_ref().filter(|_| route.is_some()).map(|s| {
+        let stream = s.streams.new_post(state.config.sse_replay);
+        let attached = stream.attach_new();
+        (stream, attached, primes(&s.conn))
+    });
     let route_guard = session
         .as_ref()
         .zip(route)
         .map(|(s, (task, progress))| RouteGuard {
             routes: s.routes.clone(),
-            route: s.routes.open_post(&id, task, progress, tx.clone()),
+            route: s.routes.open_post(
+                &id,
+                task,
+                progress,
+                tx.clone(),
+                (resumable.as_ref())
+                    .filter(|(_, _, primes)| *primes)
+                    .map(|(stream, _, _)| Arc::downgrade(stream)),
+            ),
         });
     drop(tx);
     let (reply_tx, mut reply_rx) = oneshot::channel();
@@ -514,26 +530,61 @@ async fn run_request(
         conn: conn.clone(),
         id: Some(id.clone()),
     };
-    let keep_session = session.clone();
-    // Whatever comes first decides the response: the reply (JSON) or a message before it (SSE).
+    let closed = async {
+        match &resumable {
+            Some((_, attached, _)) => attached.detach.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    // Whatever comes first decides the response: the reply (JSON), or a message before it or
+    // the tool ending the stream (SSE).
     let first = tokio::select! {
         biased;
-        m = rx.recv(), if accept.sse => m,
+        m = rx.recv(), if accept.sse => match m {
+            Some(m) => Some(m),
+            // Nothing will be streamed (the sink is gone); wait for the reply.
+            None => return finish_json(reply_rx.await, cancel, stateless_without_meta, in_session),
+        },
         r = &mut reply_rx => return finish_json(r, cancel, stateless_without_meta, in_session),
+        () = closed => None,
     };
-    let Some(first) = first else {
-        // Nothing will be streamed (the sink is gone); wait for the reply.
-        return finish_json(reply_rx.await, cancel, stateless_without_meta, in_session);
+    let keepalive = state.server.config.keepalive_interval;
+    let (Some(session), Some((stream, mut attached, primes))) = (session, resumable) else {
+        let stream = SseState {
+            queued: first.into_iter().collect(),
+            rx: Some(rx),
+            reply: Some(reply_rx),
+            cancel: Some(cancel),
+        };
+        return post_stream(stream, keepalive);
     };
-    let stream = SseState {
-        queued: vec![first],
+    *attached.source = Source {
+        first,
         rx: Some(rx),
         reply: Some(reply_rx),
         cancel: Some(cancel),
-        _route: route_guard,
-        _session: keep_session,
+        route: route_guard,
+        get_tx: None,
     };
-    post_stream(stream, state.server.config.keepalive_interval)
+    session.streams.insert(&stream);
+    let serving = Serving {
+        priming: primes.then(|| priming_frame(stream.last_id(), state.config.sse_retry)),
+        streams: session.streams.clone(),
+        stream,
+        attached,
+        session,
+        window: state.config.sse_resume_window,
+        draining: None,
+    };
+    resumable_stream(serving, keepalive)
+}
+
+/// Whether a session's streams start with a priming event, and so may be ended by the server:
+/// from protocol version 2025-11-25 on (SEP-1699), whose clients resume them.
+fn primes(conn: &Connection) -> bool {
+    use super::super::peer::Peer as _;
+    conn.session()
+        .is_some_and(|s| s.version.as_str() >= "2025-11-25")
 }
 
 fn finish_json(
@@ -559,7 +610,9 @@ fn finish_json(
 
 // ---- GET / DELETE ----------------------------------------------------------------------------
 
-pub(super) fn get(
+/// A legacy session's GET: opens its stream, or with `Last-Event-ID` resumes one of its streams
+/// (the GET stream or a POST's) after that event.
+pub(super) async fn get(
     state: Arc<HttpState>,
     principal: Option<Principal>,
     headers: &HeaderMap,
@@ -579,8 +632,47 @@ pub(super) fn get(
     let Some(session) = state.sessions.get(&id, &principal) else {
         return session_not_found();
     };
-    let (tx, rx) = mpsc::channel(state.config.sse_buffer);
-    if !session.routes.open_get(tx.clone()) {
+    let resume = match headers.get("last-event-id") {
+        None => None,
+        Some(value) => match value.to_str().ok().and_then(EventId::parse) {
+            Some(id) => Some(id),
+            None => {
+                return bad_request(format!(
+                    "Bad Request: Last-Event-ID {value:?} is no event id of this server (they read `<stream>-<event>`)"
+                ));
+            }
+        },
+    };
+    let cap = state.config.sse_replay;
+    let stream = match resume {
+        Some(last) => match session.streams.find(last.stream) {
+            Some(stream) => stream,
+            None => return resume_refused(last, &ResumeError::UnknownStream),
+        },
+        None => session.streams.get_stream(cap, || {
+            let (tx, rx) = mpsc::channel(state.config.sse_buffer);
+            Source {
+                rx: Some(rx),
+                get_tx: Some(tx),
+                ..Source::default()
+            }
+        }),
+    };
+    let attached = match stream.attach(resume.map(|last| last.seq)).await {
+        Ok(attached) => attached,
+        Err(ResumeError::Busy) if resume.is_none() => {
+            return rpc_error_response(
+                StatusCode::CONFLICT,
+                None,
+                &RpcError::invalid_request("Conflict: this session's GET stream is already open"),
+            );
+        }
+        Err(e) => return resume_refused(resume.unwrap_or(stream.last_id()), &e),
+    };
+    let get = stream.number == GET_STREAM;
+    if let Some(tx) = &attached.source.get_tx
+        && !session.routes.open_get(tx.clone())
+    {
         return rpc_error_response(
             StatusCode::CONFLICT,
             None,
@@ -588,13 +680,32 @@ pub(super) fn get(
         );
     }
     session.touch();
-    let stream = GetStream {
-        rx,
-        tx,
+    // A new GET stream starts with its priming event; a resumed stream does not (the client
+    // has its last id, and one pointing past what it is about to replay would lose that).
+    let serving = Serving {
+        priming: (get && resume.is_none() && primes(&session.conn))
+            .then(|| priming_frame(stream.last_id(), state.config.sse_retry)),
+        streams: session.streams.clone(),
+        stream,
+        attached,
         session,
-        draining: state.draining.clone(),
+        window: state.config.sse_resume_window,
+        draining: get.then(|| state.draining.clone()),
     };
-    get_stream(stream, state.server.config.keepalive_interval)
+    resumable_stream(serving, state.server.config.keepalive_interval)
+}
+
+/// A `Last-Event-ID` that cannot be resumed: HTTP 400 and `-32600` saying why, with the id in
+/// `data.lastEventId` (409 while another response holds the stream).
+fn resume_refused(last: EventId, why: &ResumeError) -> Response {
+    let status = match why {
+        ResumeError::Busy => StatusCode::CONFLICT,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let mut error =
+        RpcError::invalid_request(format!("Cannot resume from Last-Event-ID {last}: {why}"));
+    error.data = Some(serde_json::json!({ "lastEventId": last.to_string() }));
+    rpc_error_response(status, None, &error)
 }
 
 pub(super) fn delete(

@@ -26,6 +26,7 @@ mod config;
 mod guards;
 mod handlers;
 mod ops;
+mod resume;
 mod session;
 mod sse;
 
@@ -36,7 +37,7 @@ use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use base64::Engine as _;
 use serde_json::Value;
 use session::{HttpSession, Sessions};
@@ -209,7 +210,7 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
     };
     match parts.method {
         Method::POST => post(state, principal, parts.headers, body).await,
-        Method::GET => get(state, principal, &parts.headers),
+        Method::GET => get(state, principal, &parts.headers).await,
         Method::DELETE => delete(state, principal, &parts.headers),
         _ => method_not_allowed("use POST (or GET / DELETE with a legacy session)"),
     }

@@ -3,12 +3,13 @@
 
 use super::super::auth::Principal;
 use super::super::connection::{Connection, Sink};
+use super::resume::{Stream, Streams};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::meta;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 use tokio::sync::mpsc::error::TrySendError;
@@ -36,13 +37,20 @@ struct RoutesInner {
     /// The session's standalone stream (GET).
     get: Option<Sender<Value>>,
     /// The SSE responses of POSTs in flight, by request id.
-    posts: HashMap<RequestId, Sender<Value>>,
+    posts: HashMap<RequestId, Post>,
     /// Open `tasks/result` POSTs, by task id.
     task_results: HashMap<String, Vec<RequestId>>,
     /// Progress tokens of requests in flight.
     progress: HashMap<String, RequestId>,
     /// Server-to-client requests no stream could take yet (with their related task).
     backlog: VecDeque<(Option<String>, Value)>,
+}
+
+/// The SSE response of a POST in flight.
+struct Post {
+    tx: Sender<Value>,
+    /// Its resumable stream, when the tool may close it ([`Routes::close_stream`]).
+    stream: Option<Weak<Stream>>,
 }
 
 /// What a POST registered, removed again when its response ends.
@@ -63,6 +71,14 @@ fn offer(tx: &Sender<Value>, msg: &Value) -> bool {
             false
         }
         Err(TrySendError::Closed(_)) => false,
+    }
+}
+
+impl std::fmt::Debug for Post {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Post")
+            .field("resumable", &self.stream.is_some())
+            .finish()
     }
 }
 
@@ -104,8 +120,8 @@ impl Routes {
         }
         candidates.extend(origin);
         for id in candidates {
-            if let Some(tx) = r.posts.get(&id)
-                && offer(tx, &msg)
+            if let Some(post) = r.posts.get(&id)
+                && offer(&post.tx, &msg)
             {
                 return Ok(());
             }
@@ -138,13 +154,15 @@ impl Routes {
         Ok(())
     }
 
-    /// Registers the SSE stream of a POST in flight.
+    /// Registers the SSE stream of a POST in flight (`stream`: its resumable stream, which the
+    /// tool may close).
     pub(super) fn open_post(
         &self,
         id: &RequestId,
         task: Option<String>,
         progress: Option<String>,
         tx: Sender<Value>,
+        stream: Option<Weak<Stream>>,
     ) -> PostRoute {
         let mut r = lock(&self.inner);
         if let Some(task) = &task {
@@ -163,7 +181,7 @@ impl Routes {
         if let Some(token) = &progress {
             r.progress.insert(token.clone(), id.clone());
         }
-        r.posts.insert(id.clone(), tx);
+        r.posts.insert(id.clone(), Post { tx, stream });
         PostRoute {
             id: Some(id.clone()),
             task,
@@ -188,6 +206,20 @@ impl Routes {
         {
             r.progress.remove(token);
         }
+    }
+
+    /// Ends the response stream of the request whose handling is running (not the request: the
+    /// client resumes the stream with `Last-Event-ID`); `false` when it has no resumable stream.
+    pub(super) fn close_stream(&self) -> bool {
+        let Ok(origin) = ORIGIN.try_with(Clone::clone) else {
+            return false;
+        };
+        let stream = lock(&self.inner)
+            .posts
+            .get(&origin)
+            .and_then(|post| post.stream.as_ref())
+            .and_then(Weak::upgrade);
+        stream.map(|stream| stream.close()).is_some()
     }
 
     /// Opens the session's GET stream; `false` when one is already open.
@@ -232,6 +264,10 @@ impl Sink for SessionSink {
     fn send_request(&self, message: Value) -> Result<(), RpcError> {
         self.0.route(message)
     }
+
+    fn close_stream(&self) -> bool {
+        self.0.close_stream()
+    }
 }
 
 /// One legacy session.
@@ -240,6 +276,8 @@ pub(super) struct HttpSession {
     pub(super) principal: Option<Principal>,
     pub(super) conn: Arc<Connection>,
     pub(super) routes: Arc<Routes>,
+    /// Its resumable SSE streams.
+    pub(super) streams: Arc<Streams>,
     last_seen: Mutex<Instant>,
     /// Counts the session as open while it lives.
     _open: crate::telemetry::Held,
@@ -255,6 +293,7 @@ impl HttpSession {
             principal,
             conn,
             routes,
+            streams: Arc::default(),
             last_seen: Mutex::new(Instant::now()),
             _open: crate::telemetry::Held::new(crate::telemetry::Gauge::Sessions),
         }
