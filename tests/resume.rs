@@ -7,7 +7,7 @@
 //! TypeScript SDK's client.
 
 use mcp_tasks_tests::http::{HttpServer, SseEvents, SsePart};
-use mcp_tasks_tests::instances::{Instance, TOKEN, client};
+use mcp_tasks_tests::instances::{Instance, Session, TOKEN, client};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -15,32 +15,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// Opens a 2025-11-25 session as `alice` declaring `capabilities`; its id.
 async fn open_session(c: &reqwest::Client, url: &str, capabilities: Value) -> String {
-    let r = c
-        .post(url)
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": capabilities,
-                "clientInfo": { "name": "resume-tests", "version": "0" } } })
-            .to_string(),
-        )
-        .send()
-        .await
-        .expect("initialize");
-    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let sent = post(
-        c,
-        url,
-        &id,
-        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(sent.status(), reqwest::StatusCode::ACCEPTED);
-    id
+    Session::open_with(c, url, capabilities).await.id
 }
 
 /// A POST of `body` in session `session`, reading JSON or SSE.

@@ -222,6 +222,12 @@ pub struct Session {
 
 impl Session {
     pub async fn open(c: &reqwest::Client, url: &str) -> Session {
+        let capabilities = json!({ "tasks": { "requests": { "elicitation": { "create": {} } } } });
+        Self::open_with(c, url, capabilities).await
+    }
+
+    /// [`Session::open`] declaring `capabilities`.
+    pub async fn open_with(c: &reqwest::Client, url: &str, capabilities: Value) -> Session {
         let r = c
             .post(url)
             .bearer_auth(TOKEN)
@@ -230,7 +236,7 @@ impl Session {
             .body(
                 json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                     "protocolVersion": "2025-11-25",
-                    "capabilities": { "tasks": { "requests": { "elicitation": { "create": {} } } } },
+                    "capabilities": capabilities,
                     "clientInfo": { "name": "store-tests", "version": "0" } } })
                 .to_string(),
             )
