@@ -169,10 +169,11 @@ impl HttpConfig {
     }
 
     /// How many of the events sent on each SSE stream of a legacy session are kept for a client
-    /// that resumes it (default 128, at least 1). A client resuming from an older event gets HTTP
-    /// 400 with `-32600` saying what is lost (the events after its `Last-Event-ID` are no
-    /// longer kept), rather than a stream with a hole in it. Besides the streams in use, a
-    /// session keeps the 32 streams that finished last.
+    /// that resumes it (default 128, at least 1), and at most 1 MiB of them (the newest event is
+    /// always kept). A client resuming from an older event gets HTTP 400 with `-32600` saying
+    /// what is lost (the events after its `Last-Event-ID` are no longer kept), rather than a
+    /// stream with a hole in it. Besides the streams in use, a session keeps the 32 streams that
+    /// finished last, and at most 4 MiB of their events (the newest finished one always).
     pub fn sse_replay(mut self, events: usize) -> Self {
         self.sse_replay = events.max(1);
         self

@@ -36,6 +36,13 @@ pub(super) const GET_STREAM: u64 = 0;
 /// How many finished POST streams a session keeps for replay (the newest ones).
 const KEPT_FINISHED: usize = 32;
 
+/// How many bytes of events one stream keeps at most (its newest event is always kept).
+const STREAM_BYTES: usize = 1 << 20;
+
+/// How many bytes of events a session's finished streams keep in all (the newest finished stream
+/// is always kept).
+const FINISHED_BYTES: usize = 4 << 20;
+
 /// How long a resume waits for the response still serving the stream to let go of it.
 const TAKEOVER: Duration = Duration::from_secs(5);
 
@@ -92,6 +99,8 @@ struct Log {
     /// last event before it, `0` at first).
     next: u64,
     kept: VecDeque<(u64, Arc<str>)>,
+    /// The bytes of the events kept.
+    bytes: usize,
     /// How many it keeps.
     cap: usize,
     /// The reply has been sent: nothing comes after what is kept.
@@ -119,7 +128,7 @@ impl std::fmt::Display for ResumeError {
             }
             ResumeError::Gone { oldest, cap } => write!(
                 f,
-                "the stream keeps only its last {cap} events (the oldest kept is number {oldest}): \
+                "the stream keeps only its last {cap} events, and 1 MiB of them (the oldest kept is number {oldest}): \
                  what came after that id is lost; read the state again (tasks/get) or repeat the request"
             ),
             ResumeError::Ahead => f.write_str("the stream has sent no event with that id yet"),
@@ -149,6 +158,7 @@ impl Stream {
             log: Mutex::new(Log {
                 next: 1,
                 kept: VecDeque::new(),
+                bytes: 0,
                 cap: cap.max(1),
                 finished: false,
             }),
@@ -174,10 +184,13 @@ impl Stream {
         let mut log = lock(&self.log);
         let seq = log.next;
         log.next += 1;
-        if log.kept.len() == log.cap {
-            log.kept.pop_front();
-        }
+        log.bytes += text.len();
         log.kept.push_back((seq, text));
+        while log.kept.len() > log.cap || (log.bytes > STREAM_BYTES && log.kept.len() > 1) {
+            if let Some((_, old)) = log.kept.pop_front() {
+                log.bytes -= old.len();
+            }
+        }
         log.finished |= last;
         EventId {
             stream: self.number,
@@ -195,6 +208,11 @@ impl Stream {
 
     pub(super) fn finished(&self) -> bool {
         lock(&self.log).finished
+    }
+
+    /// The bytes of the events it keeps.
+    fn bytes(&self) -> usize {
+        lock(&self.log).bytes
     }
 
     /// Nothing more will be sent on the stream.
@@ -305,8 +323,15 @@ pub(super) struct Attached {
 pub(super) struct Streams {
     next: AtomicU64,
     map: Mutex<HashMap<u64, Arc<Stream>>>,
-    /// Finished POST streams, oldest first (only the newest [`KEPT_FINISHED`] stay).
-    finished: Mutex<VecDeque<u64>>,
+    /// Finished POST streams and the bytes they keep, oldest first (only the newest
+    /// [`KEPT_FINISHED`], and [`FINISHED_BYTES`] of them, stay).
+    finished: Mutex<Finished>,
+}
+
+#[derive(Default)]
+struct Finished {
+    streams: VecDeque<(u64, usize)>,
+    bytes: usize,
 }
 
 impl std::fmt::Debug for Streams {
@@ -343,11 +368,17 @@ impl Streams {
 
     /// A POST stream sent its reply: it stays for a replay until newer ones push it out.
     pub(super) fn finished(&self, number: u64) {
+        let bytes = self.find(number).map_or(0, |s| s.bytes());
         let mut finished = lock(&self.finished);
-        finished.push_back(number);
-        if finished.len() > KEPT_FINISHED
-            && let Some(old) = finished.pop_front()
+        finished.streams.push_back((number, bytes));
+        finished.bytes += bytes;
+        while finished.streams.len() > KEPT_FINISHED
+            || (finished.bytes > FINISHED_BYTES && finished.streams.len() > 1)
         {
+            let Some((old, bytes)) = finished.streams.pop_front() else {
+                break;
+            };
+            finished.bytes -= bytes;
             lock(&self.map).remove(&old);
         }
     }
@@ -418,6 +449,47 @@ mod tests {
         detach.cancelled().await;
         drop(first);
         assert_eq!(taker.await.unwrap(), Ok(()));
+    }
+
+    #[test]
+    fn a_stream_keeps_a_bounded_number_of_bytes_but_always_its_newest_event() {
+        let streams = Streams::default();
+        let stream = streams.new_post(1000);
+        let big: Arc<str> = Arc::from("x".repeat(STREAM_BYTES / 2 + 1));
+        stream.record(big.clone(), false);
+        stream.record(big.clone(), false);
+        assert_eq!(stream.bytes(), big.len(), "the older half-MiB event went");
+        let huge: Arc<str> = Arc::from("y".repeat(STREAM_BYTES * 2));
+        stream.record(huge.clone(), true);
+        assert_eq!(
+            stream.bytes(),
+            huge.len(),
+            "the newest is kept, however large"
+        );
+    }
+
+    #[test]
+    fn finished_streams_stay_within_a_byte_budget_the_newest_always() {
+        let streams = Streams::default();
+        let numbers: Vec<u64> = (0..3)
+            .map(|_| {
+                let s = streams.new_post(4);
+                streams.insert(&s);
+                s.record(Arc::from("z".repeat(STREAM_BYTES)), true);
+                streams.finished(s.number);
+                s.number
+            })
+            .collect();
+        // 3 MiB: all stay. A 4th and 5th push the oldest out.
+        assert!(numbers.iter().all(|n| streams.find(*n).is_some()));
+        for _ in 0..2 {
+            let s = streams.new_post(4);
+            streams.insert(&s);
+            s.record(Arc::from("z".repeat(STREAM_BYTES)), true);
+            streams.finished(s.number);
+        }
+        assert!(streams.find(numbers[0]).is_none());
+        assert!(streams.find(numbers[1]).is_some());
     }
 
     #[test]
