@@ -9,7 +9,8 @@ use super::guards::{
     Accepts, SESSION_HEADER, accepts, check_param_headers, check_routing_headers, session_id,
 };
 use super::resume::{EventId, GET_STREAM, ResumeError, Source};
-use super::session::{HttpSession, ORIGIN, PostRoute, Routes, SessionSink};
+use super::routes::{CancelOnDrop, ORIGIN, RouteGuard, Routes, SessionSink};
+use super::session::HttpSession;
 use super::sse::{Serving, SseState, post_stream, priming_frame, resumable_stream};
 use super::{HttpState, Principal};
 use crate::protocol::Params;
@@ -425,34 +426,6 @@ impl Sink for PostSink {
     }
 }
 
-/// Cancels a request whose client went away before its answer (closing the response = cancel).
-pub(super) struct CancelOnDrop {
-    pub(super) conn: Arc<Connection>,
-    pub(super) id: Option<RequestId>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take()
-            && self.conn.cancel_request(&id)
-        {
-            tracing::debug!(%id, "the client closed the response; request cancelled");
-        }
-    }
-}
-
-/// Unregisters a legacy POST's stream when its response ends.
-pub(super) struct RouteGuard {
-    pub(super) routes: Arc<Routes>,
-    pub(super) route: PostRoute,
-}
-
-impl Drop for RouteGuard {
-    fn drop(&mut self) {
-        self.routes.close_post(&self.route);
-    }
-}
-
 /// Runs a request (`meta`: its `_meta`, read) and answers: with its reply as JSON, or with an SSE
 /// stream when something comes before the reply and the client reads SSE.
 async fn run_request(
@@ -515,7 +488,7 @@ async fn run_request(
                 tx.clone(),
                 (resumable.as_ref())
                     .filter(|(_, _, primes)| *primes)
-                    .map(|(stream, _, _)| Arc::downgrade(stream)),
+                    .map(|(stream, _, _)| stream.closer()),
             ),
         });
     drop(tx);

@@ -27,25 +27,24 @@ mod guards;
 mod handlers;
 mod ops;
 mod resume;
+mod routes;
 mod session;
 mod sse;
 
 use super::ServerInner;
 use super::auth::{Authenticator, Principal};
-use crate::protocol::jsonrpc::{self, RpcError};
+use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use base64::Engine as _;
-use serde_json::Value;
-use session::{HttpSession, Sessions};
+use session::Sessions;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 

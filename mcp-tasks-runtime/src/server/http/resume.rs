@@ -16,7 +16,7 @@
 //! the client then polls with `GET` + `Last-Event-ID` after the `retry` the stream's first event
 //! named.
 
-use super::handlers::{CancelOnDrop, RouteGuard};
+use super::routes::{CancelOnDrop, RouteGuard};
 use crate::protocol::jsonrpc;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -145,7 +145,7 @@ pub(super) struct Stream {
     log: Mutex<Log>,
     source: Arc<tokio::sync::Mutex<Source>>,
     /// Ends the response now serving the stream (a tool asked, or a resume takes over).
-    detach: Mutex<CancellationToken>,
+    detach: Arc<Mutex<CancellationToken>>,
     /// Counts the responses that served the stream: a parked stream's expiry checks that no
     /// other took it meanwhile.
     attaches: AtomicU64,
@@ -163,7 +163,7 @@ impl Stream {
                 finished: false,
             }),
             source: Arc::new(tokio::sync::Mutex::new(source)),
-            detach: Mutex::new(CancellationToken::new()),
+            detach: Arc::default(),
             attaches: AtomicU64::new(0),
         }
     }
@@ -171,6 +171,12 @@ impl Stream {
     /// Ends the response serving the stream, if any (the stream stays, for a resume).
     pub(super) fn close(&self) {
         lock(&self.detach).cancel();
+    }
+
+    /// Ends the response serving the stream when it is still there (what a route keeps, so that
+    /// the tool can end its stream).
+    pub(super) fn closer(&self) -> std::sync::Weak<Mutex<CancellationToken>> {
+        Arc::downgrade(&self.detach)
     }
 
     /// The token the response now serving the stream ends on.

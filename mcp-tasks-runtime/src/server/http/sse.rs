@@ -4,8 +4,17 @@
 //! The framing is written here rather than with axum's `Sse`, which cannot write the empty
 //! `data:` line of a priming event.
 
-use super::resume::{Attached, EventId, Stream, Streams};
-use super::*;
+use super::resume::{self, Attached, EventId, Stream, Streams};
+use super::routes::CancelOnDrop;
+use super::session::HttpSession;
+use crate::protocol::jsonrpc;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use axum::body::Bytes;
 use futures_util::StreamExt;
