@@ -218,12 +218,54 @@ impl TaskTools {
     }
 
     /// One `tools/call` through dispatch, its answer as rmcp's three kinds of response.
+    ///
+    /// A client in an `initialize` session (before 2026-07-28) cannot take an
+    /// `InputRequiredResult` (rmcp refuses to send one); there the bridge asks the questions
+    /// itself, as server-to-client requests on the session, and calls again with the answers: the
+    /// tool runs again from the top as in any MRTR retry, and the client sees one call.
     async fn call_tool(
         &self,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.dispatch("tools/call", params, context).await?;
+        let session = !(context.protocol_version()).is_some_and(|v| v.as_str() >= MODERN_VERSION);
+        let mut result = self.dispatch("tools/call", params.clone(), context).await?;
+        let mut rounds = 0;
+        while session && result.get("resultType").and_then(Value::as_str) == Some("input_required")
+        {
+            rounds += 1;
+            if rounds > MAX_SESSION_ROUNDS {
+                return Err(ErrorData::internal_error(
+                    format!("the tool asked for input more than {MAX_SESSION_ROUNDS} times"),
+                    None,
+                ));
+            }
+            let peer = RmcpPeer {
+                owner: owner_of(None),
+                principal: None,
+                client: context.peer.clone(),
+            };
+            let mut responses = Map::new();
+            let requests = result.get("inputRequests").and_then(Value::as_object);
+            for (key, request) in requests.into_iter().flatten() {
+                let method = request
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let asked = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                let answer = peer
+                    .request(method, asked)
+                    .await
+                    .map_err(|e| ErrorData::new(ErrorCode(e.code as i32), e.message, e.data))?;
+                responses.insert(key.clone(), answer);
+            }
+            params.insert("inputResponses".into(), Value::Object(responses));
+            match result.get("requestState") {
+                Some(state) => params.insert("requestState".into(), state.clone()),
+                None => params.remove("requestState"),
+            };
+            result = self.dispatch("tools/call", params.clone(), context).await?;
+        }
         match result.get("resultType").and_then(Value::as_str) {
             Some("task") => from_value::<CreateTaskResult>(result).map(CallToolResponse::Task),
             Some("input_required") => {
@@ -319,6 +361,9 @@ impl TaskTools {
     }
 }
 
+/// How many times a call in an `initialize` session may ask for input before it fails (each
+/// round runs the tool again).
+const MAX_SESSION_ROUNDS: usize = 16;
 /// `-32001`, what this crate's own HTTP transport answers a refused request with (beside 401).
 const UNAUTHORIZED: i32 = -32001;
 /// `-32800`: the request was cancelled before it had an answer.

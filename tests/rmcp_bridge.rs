@@ -1,0 +1,418 @@
+//! The rmcp bridge (`mcp_tasks_runtime::rmcp::TaskTools`, feature `rmcp`) against
+//! `rmcp_bridge_server`, an rmcp 3.11 server with two tools of its own and `research` /
+//! `countdown` from mcp-tasks: the three delegated task methods, `get_info`, the project's own
+//! client and the rmcp client over stdio and HTTP, owners over HTTP with tokens, and inline input
+//! (MRTR, and an `initialize` session) in an rmcp server in this process.
+
+use mcp_tasks_client::{Asked, Client, EraChoice, Error, Scripted, TaskStatus, ToolCall};
+use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::{StdioClient, WAIT, example_bin, modern};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tokio::time::timeout;
+
+const BIN: &str = "rmcp_bridge_server";
+
+fn task_caps() -> Value {
+    json!({ "extensions": { "io.modelcontextprotocol/tasks": {} }, "elicitation": {}, "sampling": {} })
+}
+
+fn bridge() -> StdioClient {
+    StdioClient::spawn_logging(&example_bin(BIN), &[], "warn")
+}
+
+/// The whole answer to a modern request sent over raw stdio.
+async fn ask(c: &mut StdioClient, method: &str, params: Value, caps: Value) -> Value {
+    timeout(WAIT, c.request(method, modern(params, caps)))
+        .await
+        .expect("answered in time")
+}
+
+/// Polls `tasks/get` until the task is no longer `working`.
+async fn settled(c: &mut StdioClient, id: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let got = ask(c, "tasks/get", json!({ "taskId": id }), task_caps()).await;
+        if got["result"]["status"] != "working" {
+            return got["result"].clone();
+        }
+        assert!(started.elapsed() < WAIT, "still working: {got}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The guard on `rmcp_task_methods!` (and on any hand-written delegation): each of the three task
+/// methods reaches the engine. rmcp answers a method its handler does not implement with
+/// `-32601`, so dropping any one of the three delegations fails here, on that method.
+#[tokio::test]
+async fn the_three_task_methods_are_delegated_to_the_engine() {
+    let mut c = bridge();
+    // get_info advertises the tasks extension (server/discover is rmcp's, from get_info).
+    let found = ask(&mut c, "server/discover", json!({}), task_caps()).await;
+    assert!(
+        found["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{found}"
+    );
+
+    let created = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "research", "arguments": { "topic": "owls" } }),
+        task_caps(),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+
+    // tasks/get: the stored input request.
+    let task = settled(&mut c, &id).await;
+    assert_eq!(task["status"], "input_required", "{task}");
+    let (key, request) = task["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+
+    // tasks/update: the answer resumes the tool, which asks the client's model next.
+    let updated = ask(&mut c, "tasks/update", json!({ "taskId": id, "inputResponses": { key: { "action": "accept", "content": { "sources": 2 } } } }), task_caps()).await;
+    assert_eq!(
+        updated["result"]["resultType"], "complete",
+        "tasks/update: {updated}"
+    );
+    let task = settled(&mut c, &id).await;
+    assert_eq!(task["statusMessage"], "reading 2 sources", "{task}");
+
+    // tasks/cancel: the task ends cancelled.
+    let cancelled = ask(&mut c, "tasks/cancel", json!({ "taskId": id }), task_caps()).await;
+    assert_eq!(
+        cancelled["result"]["resultType"], "complete",
+        "tasks/cancel: {cancelled}"
+    );
+    let task = settled(&mut c, &id).await;
+    assert_eq!(task["status"], "cancelled", "{task}");
+
+    // Each method on an unknown id is the engine's answer, not rmcp's `-32601`.
+    for (method, extra) in [
+        ("tasks/get", json!({})),
+        ("tasks/update", json!({ "inputResponses": {} })),
+        ("tasks/cancel", json!({})),
+    ] {
+        let mut params = json!({ "taskId": "no-such-task" });
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let err = ask(&mut c, method, params, task_caps()).await;
+        assert_eq!(err["error"]["code"], -32602, "{method}: {err}");
+        assert!(
+            err["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not found"),
+            "{method}: {err}"
+        );
+    }
+    c.close().await;
+}
+
+/// Each `task_support` as mcp-tasks serves it: `research` (required) is refused with `-32021` to
+/// a client without the tasks extension, `countdown` (optional) runs inline for it and as a task
+/// otherwise, and the rmcp tools run inline for both. Bad input gets a precise error and the
+/// server goes on serving.
+#[tokio::test]
+async fn task_support_is_served_as_mcp_tasks_serves_it() {
+    let mut c = bridge();
+    let plain = json!({ "elicitation": {} });
+    let refused = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "research", "arguments": { "topic": "x" } }),
+        plain.clone(),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    let inline = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "seconds": 0 } }),
+        plain.clone(),
+    )
+    .await;
+    assert_eq!(
+        inline["result"]["content"][0]["text"], "liftoff",
+        "{inline}"
+    );
+    let task = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "seconds": 0 } }),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(task["result"]["resultType"], "task", "{task}");
+    for caps in [plain.clone(), task_caps()] {
+        let echoed = ask(
+            &mut c,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "hi" } }),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(echoed["result"]["content"][0]["text"], "hi", "{echoed}");
+        let sum = ask(
+            &mut c,
+            "tools/call",
+            json!({ "name": "add", "arguments": { "a": 2, "b": 3 } }),
+            caps,
+        )
+        .await;
+        assert_eq!(sum["result"]["content"][0]["text"], "5", "{sum}");
+    }
+    // An argument of the wrong type is a tool error (as mcp-tasks answers it), not a crash.
+    let wrong = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "countdown", "arguments": { "seconds": "soon" } }),
+        plain.clone(),
+    )
+    .await;
+    assert_eq!(wrong["result"]["isError"], true, "{wrong}");
+    assert!(
+        wrong["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("seconds"),
+        "{wrong}"
+    );
+    // An answer that does not fit its question: -32602, and the question stays open.
+    let created = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "research", "arguments": { "topic": "x" } }),
+        task_caps(),
+    )
+    .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let task = settled(&mut c, &id).await;
+    let key = task["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let bad = ask(
+        &mut c,
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { &key: { "action": "maybe" } } }),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert_eq!(settled(&mut c, &id).await["status"], "input_required");
+    // The tasks methods without the extension: -32021 (rmcp's gate, the same code).
+    let gated = ask(&mut c, "tasks/get", json!({ "taskId": id }), plain).await;
+    assert_eq!(gated["error"]["code"], -32021, "{gated}");
+    let still = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "up" } }),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(still["result"]["content"][0]["text"], "up");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The project's own client.
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Report {
+    topic: String,
+    sources: u32,
+    summary: String,
+}
+
+fn research_script() -> Scripted {
+    Scripted::new()
+        .accept(json!({ "sources": 3 }))
+        .sample_text("Tides follow the moon.")
+}
+
+async fn own_client(connect: impl Future<Output = Result<Client, Error>>) -> Client {
+    timeout(WAIT, connect)
+        .await
+        .expect("connects in time")
+        .expect("connects")
+}
+
+/// `research` to completion through its two questions, a `countdown` task cancelled, and the
+/// rmcp tools inline.
+async fn own_client_flow(client: Client, script: &Scripted) {
+    assert!(client.era().is_modern(), "{:?}", client.era());
+    let call = client
+        .call_tool("research", json!({ "topic": "tides" }))
+        .await
+        .expect("research starts");
+    let task = call.task().expect("research runs as a task").clone();
+    let report: Report = timeout(WAIT, call.structured())
+        .await
+        .expect("research ends in time")
+        .expect("research succeeds");
+    assert_eq!(report.summary, "Tides follow the moon.");
+    assert_eq!(report.sources, 3);
+    let asked = script.asked();
+    let [Asked::Elicit(question), Asked::Sample(_)] = &asked[..] else {
+        panic!("expected an elicitation then a sampling, got {asked:?}");
+    };
+    assert_eq!(question.context.task_id.as_deref(), Some(task.id()));
+
+    let call = client
+        .call_tool("countdown", json!({ "seconds": 30 }))
+        .await
+        .expect("countdown starts");
+    let task = call.task().expect("countdown runs as a task").clone();
+    task.cancel().await.expect("tasks/cancel is accepted");
+    match timeout(WAIT, task.result()).await.expect("ends in time") {
+        Err(Error::TaskCancelled { task_id, .. }) => assert_eq!(task_id, task.id()),
+        other => panic!("expected a cancelled task, got {other:?}"),
+    }
+    assert_eq!(task.snapshot().status, TaskStatus::Cancelled);
+
+    let ToolCall::Done(echoed) = client
+        .call_tool("echo", json!({ "text": "hi" }))
+        .await
+        .unwrap()
+    else {
+        panic!("an rmcp tool answers inline");
+    };
+    assert_eq!(mcp_tasks_client::text(&echoed), "hi");
+    let sum = client
+        .call_tool("add", json!({ "a": 40, "b": 2 }))
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&sum.result().await.unwrap()), "42");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn the_projects_client_runs_the_flows_over_stdio() {
+    let script = research_script();
+    let mut command = tokio::process::Command::new(example_bin(BIN));
+    command.env("RUST_LOG", "warn");
+    let connect = Client::builder()
+        .era(EraChoice::Modern)
+        .handler(script.clone())
+        .connect_stdio(command);
+    own_client_flow(own_client(connect).await, &script).await;
+}
+
+#[tokio::test]
+async fn the_projects_client_runs_the_flows_over_http() {
+    let server = HttpServer::start_bin(BIN, &[]);
+    let script = research_script();
+    let connect = Client::builder()
+        .era(EraChoice::Modern)
+        .handler(script.clone())
+        .connect_http(&server.url);
+    own_client_flow(own_client(connect).await, &script).await;
+}
+
+/// Over HTTP with tokens, a task belongs to the principal whose token created it: another
+/// principal's `tasks/get`, `tasks/update` and `tasks/cancel` answer as for an unknown id, and
+/// the task runs on; a request without a token or with an unknown one is refused.
+#[tokio::test]
+async fn a_second_principal_cannot_see_the_first_ones_tasks_over_http() {
+    let server = HttpServer::start_bin(
+        BIN,
+        &["--token", "alice-token=alice", "--token", "bob-token=bob"],
+    );
+    let connect = |token: &str| {
+        Client::builder()
+            .era(EraChoice::Modern)
+            .bearer_token(token)
+            .connect_http(&server.url)
+    };
+    let alice = own_client(connect("alice-token")).await;
+    let bob = own_client(connect("bob-token")).await;
+    let call = alice
+        .call_tool("countdown", json!({ "seconds": 30 }))
+        .await
+        .unwrap();
+    let id = call.task().expect("a task").id().to_owned();
+    let err = bob
+        .task(&id)
+        .await
+        .map(drop)
+        .expect_err("bob cannot see alice's task");
+    assert!(err.to_string().contains("not found"), "{err}");
+    let update = json!({ "taskId": id, "inputResponses": {} });
+    for (method, params) in [
+        ("tasks/cancel", json!({ "taskId": id })),
+        ("tasks/update", update),
+    ] {
+        let err = post(&server.url, Some("bob-token"), method, params).await;
+        assert_eq!(err["error"]["code"], -32602, "bob's {method}: {err}");
+    }
+    let theirs = alice.task(&id).await.expect("alice sees her task");
+    assert_eq!(theirs.snapshot().status, TaskStatus::Working);
+    theirs.cancel().await.expect("alice cancels her task");
+
+    // The bridge refuses its routes to a caller the authenticator refuses (-32001); rmcp's own
+    // tools are the application's to guard (a layer before rmcp).
+    for token in [None, Some("mallory-token")] {
+        let call = json!({ "name": "countdown", "arguments": { "seconds": 0 } });
+        let refused = post(&server.url, token, "tools/call", call).await;
+        assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    }
+    let echoed = post(
+        &server.url,
+        None,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "x" } }),
+    )
+    .await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "x", "{echoed}");
+    alice.close().await;
+    bob.close().await;
+}
+
+/// One modern request over HTTP (with a bearer token, if any), answered as JSON or as an SSE
+/// stream: the JSON-RPC response.
+async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> Value {
+    let client = reqwest::Client::new();
+    let task = params["taskId"].as_str().map(str::to_owned);
+    let mut request = mcp_tasks_tests::http::modern_post(&client, url, method, params, task_caps());
+    if let Some(task) = task {
+        request = request.header("mcp-name", task); // rmcp requires it on tasks/*
+    }
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let text = timeout(WAIT, async { request.send().await?.text().await })
+        .await
+        .expect("answered in time")
+        .expect("an HTTP answer");
+    let messages: Vec<Value> = match serde_json::from_str::<Value>(&text) {
+        Ok(message) => vec![message],
+        Err(_) => (text.lines())
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect(),
+    };
+    messages
+        .into_iter()
+        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+        .unwrap_or_else(|| panic!("no response in {text:?}"))
+}
