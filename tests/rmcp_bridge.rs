@@ -416,3 +416,318 @@ async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> Va
         .find(|m| m.get("result").is_some() || m.get("error").is_some())
         .unwrap_or_else(|| panic!("no response in {text:?}"))
 }
+
+// ---------------------------------------------------------------------------------------------
+// The rmcp 3.11 client.
+
+#[allow(
+    deprecated,
+    reason = "`research` samples, and rmcp 3.11 marks sampling deprecated (SEP-2577)"
+)]
+#[allow(
+    deprecated,
+    reason = "`research` samples, and rmcp 3.11 marks sampling deprecated (SEP-2577)"
+)]
+mod with_rmcp {
+    use super::*;
+    use mcp_tasks_runtime::rmcp::TaskTools;
+    use mcp_tasks_runtime::schemars::{self, JsonSchema};
+    use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+    use rmcp::handler::server::router::tool::ToolRouter;
+    use rmcp::handler::server::tool::ToolCallContext;
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientConfig,
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+        GetTaskParams, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+        ServerCapabilities, ServerConfig, TaskPayload, UpdateTaskParams,
+    };
+    use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
+    use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+    use rmcp::{
+        ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt,
+    };
+
+    fn from<T: serde::de::DeserializeOwned>(value: Value) -> T {
+        serde_json::from_value(value).expect("an rmcp type")
+    }
+
+    /// An rmcp client that declares the tasks extension, elicitation and sampling, and answers
+    /// every question the same way.
+    #[derive(Clone)]
+    struct Answers {
+        version: &'static str,
+    }
+
+    impl ClientHandler for Answers {
+        async fn create_elicitation(
+            &self,
+            _request: ElicitRequestParams,
+            _context: RequestContext<RoleClient>,
+        ) -> Result<ElicitResult, ErrorData> {
+            Ok(from(
+                json!({ "action": "accept", "content": { "sources": 3, "name": "Ada" } }),
+            ))
+        }
+
+        async fn create_message(
+            &self,
+            _params: CreateMessageRequestParams,
+            _context: RequestContext<RoleClient>,
+        ) -> Result<CreateMessageResult, ErrorData> {
+            Ok(from(
+                json!({ "model": "m", "role": "assistant", "content": { "type": "text", "text": "Tides follow the moon." } }),
+            ))
+        }
+
+        fn get_info(&self) -> ClientConfig {
+            from(json!({
+                "protocolVersion": self.version,
+                "capabilities": task_caps(),
+                "clientInfo": { "name": "rmcp-test", "version": "0" }
+            }))
+        }
+    }
+
+    fn modern() -> ClientLifecycleMode {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        }
+    }
+
+    fn call(name: &str, arguments: Value) -> CallToolRequestParams {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = arguments.as_object().cloned();
+        params
+    }
+
+    /// The answer a client gives to one stored input request, by its method.
+    fn answer(request: &Value) -> Value {
+        match request["method"].as_str() {
+            Some("elicitation/create") => {
+                json!({ "action": "accept", "content": { "sources": 3 } })
+            }
+            Some("sampling/createMessage") => {
+                json!({ "model": "m", "role": "assistant", "content": { "type": "text", "text": "Tides follow the moon." } })
+            }
+            other => panic!("unexpected input request {other:?}"),
+        }
+    }
+
+    /// `research` to completion through `tasks/get` and `tasks/update`, a `countdown` task
+    /// cancelled, and the server's own tools inline: with rmcp's client API only.
+    async fn rmcp_flow(client: RunningService<RoleClient, Answers>) {
+        let CallToolResponse::Task(created) = client
+            .call_tool_once(call("research", json!({ "topic": "tides" })))
+            .await
+            .expect("research starts")
+        else {
+            panic!("research runs as a task");
+        };
+        let id = created.task.task_id.clone();
+        let (mut answered, started) = (0, Instant::now());
+        let result = loop {
+            assert!(started.elapsed() < WAIT, "research did not end in time");
+            let got = client
+                .get_task(GetTaskParams::new(id.clone()))
+                .await
+                .expect("tasks/get");
+            match got.task.payload {
+                TaskPayload::InputRequired { input_requests } => {
+                    let asked = serde_json::to_value(&input_requests).unwrap();
+                    let responses: serde_json::Map<String, Value> =
+                        (asked.as_object().unwrap().iter())
+                            .map(|(k, r)| (k.clone(), answer(r)))
+                            .collect();
+                    answered += responses.len();
+                    let update: UpdateTaskParams =
+                        from(json!({ "taskId": id, "inputResponses": responses }));
+                    client.update_task(update).await.expect("tasks/update");
+                }
+                TaskPayload::Completed { result } => break result,
+                TaskPayload::Working => tokio::time::sleep(Duration::from_millis(20)).await,
+                other => panic!("research ended {other:?}"),
+            }
+        };
+        assert_eq!(answered, 2, "an elicitation, then a sampling");
+        assert_eq!(
+            result["structuredContent"]["summary"], "Tides follow the moon.",
+            "{result:?}"
+        );
+
+        let CallToolResponse::Task(created) = client
+            .call_tool_once(call("countdown", json!({ "seconds": 30 })))
+            .await
+            .expect("countdown starts")
+        else {
+            panic!("countdown runs as a task for a client with the extension");
+        };
+        let id = created.task.task_id;
+        client
+            .cancel_task(CancelTaskParams::new(id.clone()))
+            .await
+            .expect("tasks/cancel");
+        let started = Instant::now();
+        loop {
+            let got = client
+                .get_task(GetTaskParams::new(id.clone()))
+                .await
+                .unwrap();
+            if let TaskPayload::Cancelled = got.task.payload {
+                break;
+            }
+            assert!(started.elapsed() < WAIT, "still {:?}", got.task.payload);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        let echoed = client
+            .call_tool(call("echo", json!({ "text": "hi" })))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&echoed).unwrap()["content"][0]["text"],
+            "hi"
+        );
+        let sum = client
+            .call_tool(call("add", json!({ "a": 1, "b": 2 })))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&sum).unwrap()["content"][0]["text"],
+            "3"
+        );
+        client.cancel().await.expect("closes");
+    }
+
+    #[tokio::test]
+    async fn the_rmcp_client_runs_the_flows_over_stdio() {
+        let mut command = tokio::process::Command::new(example_bin(BIN));
+        command.env("RUST_LOG", "warn");
+        let transport = TokioChildProcess::new(command).expect("spawns");
+        let answers = Answers {
+            version: "2026-07-28",
+        };
+        let client = timeout(WAIT, answers.serve_with_lifecycle(transport, modern()))
+            .await
+            .expect("connects in time")
+            .expect("connects");
+        rmcp_flow(client).await;
+    }
+
+    #[tokio::test]
+    async fn the_rmcp_client_runs_the_flows_over_http() {
+        let server = HttpServer::start_bin(BIN, &[]);
+        let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
+        let answers = Answers {
+            version: "2026-07-28",
+        };
+        let client = timeout(WAIT, answers.serve_with_lifecycle(transport, modern()))
+            .await
+            .expect("connects in time")
+            .expect("connects");
+        rmcp_flow(client).await;
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Inline input, in an rmcp server in this process: a tool that asks, run inline.
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Name {
+        /// Who is asking.
+        name: String,
+    }
+
+    /// Greets whoever the user says they are; always inline.
+    #[tool]
+    async fn hello(ctx: ToolContext) -> Result<String, ToolError> {
+        match ctx.elicit::<Name>("Who are you?").await? {
+            ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+            _ => Err(ToolError::new("no name")),
+        }
+    }
+
+    #[derive(Clone)]
+    struct Inline {
+        router: ToolRouter<Inline>,
+        tasks: TaskTools,
+    }
+
+    impl ServerHandler for Inline {
+        mcp_tasks_runtime::rmcp_task_methods!(tasks);
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            self.router
+                .call(ToolCallContext::new(self, request, context))
+                .await
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            Ok(ListToolsResult::with_all_items(self.router.list_all()))
+        }
+
+        fn get_info(&self) -> ServerConfig {
+            let capabilities = ServerCapabilities::builder().enable_tools().build();
+            ServerConfig::new(self.tasks.capabilities(capabilities))
+        }
+    }
+
+    async fn hello_inline(version: &'static str, lifecycle: ClientLifecycleMode) -> String {
+        let tasks = TaskTools::new(
+            &Server::builder("inline", "0")
+                .tool::<hello>()
+                .build()
+                .unwrap(),
+        );
+        let server = Inline {
+            router: tasks.router(),
+            tasks,
+        };
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = timeout(
+            WAIT,
+            Answers { version }.serve_with_lifecycle(client_io, lifecycle),
+        )
+        .await
+        .expect("connects in time")
+        .expect("connects");
+        // rmcp's `call_tool` drives MRTR rounds itself (answering through `Answers`).
+        let result = timeout(WAIT, client.call_tool(call("hello", json!({}))))
+            .await
+            .expect("answered in time")
+            .expect("a result");
+        let _ = client.cancel().await;
+        serde_json::to_value(&result).unwrap()["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// 2026-07-28: the question is an `InputRequiredResult` (MRTR), rmcp's client answers it and
+    /// calls again with the answer.
+    #[tokio::test]
+    async fn inline_input_is_mrtr_through_rmcps_input_required() {
+        assert_eq!(hello_inline("2026-07-28", modern()).await, "Hello, Ada!");
+    }
+
+    /// An `initialize` session (2025-11-25) cannot take an `InputRequiredResult`: the bridge asks
+    /// with a plain `elicitation/create` on the session instead, and the client sees one call.
+    #[tokio::test]
+    async fn inline_input_in_an_initialize_session_is_a_plain_request() {
+        assert_eq!(
+            hello_inline("2025-11-25", ClientLifecycleMode::Initialize).await,
+            "Hello, Ada!"
+        );
+    }
+}
