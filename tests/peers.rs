@@ -322,6 +322,24 @@ fn modern_typescript_ext_tasks_0_2() {
     run_node_script("modern_tasks.mjs");
 }
 
+/// The same ext-tasks 0.2.2 script against `rmcp_bridge_server` (an rmcp 3.11 server serving
+/// mcp-tasks' `research` and `countdown` through `mcp_tasks_runtime::rmcp::TaskTools`), over
+/// stdio: `research` to completion through its two questions, a `countdown` task cancelled, and
+/// the server's own rmcp tools (`echo`, `add`) inline.
+#[test]
+fn rmcp_bridge_typescript_ext_tasks_0_2() {
+    require_node();
+    install("node");
+    let bridge = example_bin("rmcp_bridge_server");
+    run_script_with(
+        Path::new(&node()),
+        "modern_tasks.mjs",
+        &[bridge.as_os_str(), bridge.as_os_str()],
+        &[("MCP_PEERS_BRIDGE", std::ffi::OsStr::new("1"))],
+        &String::new,
+    );
+}
+
 /// @modelcontextprotocol/sdk 1.32.2 experimental tasks, legacy era: `callToolStream` on the
 /// required `confirm_delete` to completion, its elicitation answered by the client's handler;
 /// `cancelTask` on a running `slow_compute`; `listTasks`; `getTask`.
@@ -798,6 +816,23 @@ fn run_http_script_on(
 #[test]
 fn http_modern_typescript_ext_tasks_0_2() {
     run_http_script("http/modern_tasks.mjs");
+}
+
+/// [`rmcp_bridge_typescript_ext_tasks_0_2`] over rmcp's Streamable HTTP server: the same flows,
+/// each exchange a stateless POST with the routing headers.
+#[test]
+fn http_rmcp_bridge_typescript_ext_tasks_0_2() {
+    require_node();
+    install("node");
+    let bridge = example_bin("rmcp_bridge_server");
+    let first = HttpPeerServer::start(&bridge, "rmcp_bridge_server");
+    let second = HttpPeerServer::start(&bridge, "rmcp_bridge_server");
+    run_http_script_on(
+        "http/modern_tasks.mjs",
+        first,
+        second,
+        &[("MCP_PEERS_BRIDGE", std::ffi::OsStr::new("1"))],
+    );
 }
 
 /// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a session's

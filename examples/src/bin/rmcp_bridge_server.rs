@@ -130,7 +130,9 @@ async fn serve_http(app: App, address: &str) -> std::io::Result<()> {
     let service = StreamableHttpService::new(
         move || Ok(app.clone()),
         LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default(),
+        // A plain answer as JSON, as mcp-tasks' own transport does (rmcp falls back to SSE when
+        // the call sends something before its answer).
+        StreamableHttpServerConfig::default().with_json_response(true),
     );
     let listener = tokio::net::TcpListener::bind(address).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
