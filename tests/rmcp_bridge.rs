@@ -388,6 +388,62 @@ async fn a_second_principal_cannot_see_the_first_ones_tasks_over_http() {
     bob.close().await;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The `mcp-tasks` command.
+
+/// `mcp-tasks <args>` to its end: (exit code, stdout, stderr).
+async fn mcp_tasks(args: &[&str]) -> (Option<i32>, String, String) {
+    let bin = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let run = tokio::process::Command::new(bin)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = timeout(WAIT, run)
+        .await
+        .expect("ends in time")
+        .expect("runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// `research` through its two questions (answered with `--answers`), and the rmcp tools inline,
+/// with the command, over stdio and HTTP. `--era modern`: over stdio the command's `auto` opens a
+/// 2025-11-25 session with rmcp, where a task-only tool is refused (the bridge's reduced mode).
+#[tokio::test]
+async fn the_mcp_tasks_command_runs_research_and_the_rmcp_tools() {
+    let server = HttpServer::start_bin(BIN, &[]);
+    let bin = example_bin(BIN);
+    let stdio = ["--", bin.to_str().unwrap()];
+    let http = ["--url", server.url.as_str()];
+    for target in [&stdio[..], &http[..]] {
+        let mut args = vec![
+            "call",
+            "research",
+            "--era",
+            "modern",
+            "--args",
+            "topic=tides",
+        ];
+        args.extend(["--json", "--answers"]);
+        args.push(r#"{"sources": 3, "@sampling": "Tides follow the moon."}"#);
+        args.extend_from_slice(target);
+        let (code, out, err) = mcp_tasks(&args).await;
+        assert_eq!(code, Some(0), "{target:?}: {err}");
+        let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(
+            result["structuredContent"]["summary"], "Tides follow the moon.",
+            "{out}"
+        );
+        let mut args = vec!["call", "add", "--args", "a=40", "--args", "b=2", "--json"];
+        args.extend_from_slice(target);
+        let (code, out, err) = mcp_tasks(&args).await;
+        assert_eq!(code, Some(0), "{target:?}: {err}");
+        assert!(out.contains("42"), "{target:?}: {out}");
+    }
+}
+
 /// One modern request over HTTP (with a bearer token, if any), answered as JSON or as an SSE
 /// stream: the JSON-RPC response.
 async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> Value {

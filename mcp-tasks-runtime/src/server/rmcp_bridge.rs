@@ -44,14 +44,17 @@ use tokio::sync::oneshot;
 /// use mcp_tasks_runtime::rmcp::TaskTools;
 /// use mcp_tasks_runtime::{Server, ToolContext, ToolError, tool};
 /// use rmcp::handler::server::router::tool::ToolRouter;
-/// use rmcp::model::{ServerCapabilities, ServerConfig};
-/// use rmcp::{ServerHandler, tool_handler};
+/// use rmcp::handler::server::tool::ToolCallContext;
+/// use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult};
+/// use rmcp::model::{PaginatedRequestParams, ServerCapabilities, ServerConfig};
+/// use rmcp::service::{RequestContext, RoleServer};
+/// use rmcp::{ErrorData, ServerHandler};
 ///
-/// /// Count down from `from`, one second a step; runs as a task when the client can take one.
+/// /// Count down from `from`, a second a step; a task when the client can take one.
 /// #[tool(task_support = "optional")]
 /// async fn countdown(ctx: ToolContext, from: u32) -> Result<String, ToolError> {
 ///     for n in (1..=from).rev() {
-///         ctx.status(format!("{n}")).await;
+///         ctx.status(format!("{n}"));
 ///         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 ///     }
 ///     Ok("liftoff".into())
@@ -59,25 +62,44 @@ use tokio::sync::oneshot;
 ///
 /// #[derive(Clone)]
 /// struct App {
-///     tool_router: ToolRouter<Self>,
+///     tool_router: ToolRouter<Self>, // with `#[tool_router]`: `Self::tool_router()`, merged
 ///     tasks: TaskTools,
 /// }
 ///
-/// #[tool_handler(router = self.tool_router)]
+/// // With rmcp's macros: `#[tool_handler(router = self.tool_router)]` writes `call_tool` and
+/// // `list_tools` (the guide page "Adding task tools to an rmcp server").
 /// impl ServerHandler for App {
 ///     mcp_tasks_runtime::rmcp_task_methods!(tasks);
 ///
+///     async fn call_tool(
+///         &self,
+///         request: CallToolRequestParams,
+///         context: RequestContext<RoleServer>,
+///     ) -> Result<CallToolResponse, ErrorData> {
+///         self.tool_router.call(ToolCallContext::new(self, request, context)).await
+///     }
+///
+///     async fn list_tools(
+///         &self,
+///         _request: Option<PaginatedRequestParams>,
+///         _context: RequestContext<RoleServer>,
+///     ) -> Result<ListToolsResult, ErrorData> {
+///         Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+///     }
+///
 ///     fn get_info(&self) -> ServerConfig {
-///         ServerConfig::new(self.tasks.capabilities(ServerCapabilities::builder().enable_tools().build()))
+///         let capabilities = ServerCapabilities::builder().enable_tools().build();
+///         ServerConfig::new(self.tasks.capabilities(capabilities))
 ///     }
 /// }
 ///
 /// # fn main() -> std::io::Result<()> {
 /// let tasks = TaskTools::new(&Server::builder("app", "1.0.0").tool::<countdown>().build()?);
-/// let mut tool_router = ToolRouter::new(); // or `Self::tool_router()` of a `#[tool_router]`
+/// let mut tool_router = ToolRouter::new();
 /// tool_router.merge(tasks.router());
 /// let app = App { tool_router, tasks };
-/// # let _ = app; Ok(())
+/// # let _ = app;
+/// # Ok(())
 /// # }
 /// ```
 #[derive(Clone)]
@@ -507,13 +529,8 @@ impl Peer for RmcpPeer {
 
 /// The three task methods of an rmcp `ServerHandler`, each a one-line delegation to the
 /// [`TaskTools`](crate::rmcp::TaskTools) in field `$field` (or any expression of `self`
-/// that names one). Write it inside `impl ServerHandler for …`:
-///
-/// ```ignore
-/// impl ServerHandler for App {
-///     mcp_tasks_runtime::rmcp_task_methods!(tasks);
-/// }
-/// ```
+/// that names one). Write it inside `impl ServerHandler for …` (the example on
+/// [`TaskTools`](crate::rmcp::TaskTools) shows it in a whole server).
 ///
 /// It writes `get_task`, `update_task` and `cancel_task`, nothing else: a handler method rmcp
 /// adds later is not silently taken over.
