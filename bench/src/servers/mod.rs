@@ -1,8 +1,9 @@
-//! The three servers under test, each with its own serve function over any reader and writer:
+//! The servers under test, each with its own serve function over any reader and writer:
 //! the stdio binaries in `src/bin/` and the in-process runs call the same functions.
 
 pub mod echo;
 pub mod mcp_tasks;
+pub mod rmcp_bridge;
 pub mod rmcp_server;
 
 /// The question `ask` puts to the client.
@@ -29,8 +30,10 @@ pub enum Kind {
     McpTasksRedis,
     /// mcp-tasks with its tasks in PostgreSQL (`PostgresTaskStore`); stdio only.
     McpTasksPostgres,
-    /// rmcp 3.9.
+    /// rmcp 3.11.
     Rmcp,
+    /// rmcp 3.11 with mcp-tasks' `work` and `ask` through the bridge (`rmcp::TaskTools`).
+    RmcpBridge,
 }
 
 impl Kind {
@@ -43,6 +46,7 @@ impl Kind {
             Kind::McpTasksRedis => "mcp-redis",
             Kind::McpTasksPostgres => "mcp-postgres",
             Kind::Rmcp => "rmcp",
+            Kind::RmcpBridge => "rmcp-bridge",
         }
     }
 
@@ -66,6 +70,7 @@ impl Kind {
                 "bench-mcp-tasks-server"
             }
             Kind::Rmcp => "bench-rmcp-server",
+            Kind::RmcpBridge => "bench-rmcp-bridge-server",
         }
     }
 
@@ -78,6 +83,7 @@ impl Kind {
             Kind::McpTasksRedis,
             Kind::McpTasksPostgres,
             Kind::Rmcp,
+            Kind::RmcpBridge,
         ]
         .into_iter()
         .find(|k| k.name() == s)
@@ -98,5 +104,6 @@ where
             "mcp-redis and mcp-postgres run as stdio child processes only",
         )),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
+        Kind::RmcpBridge => rmcp_bridge::serve(reader, writer).await,
     }
 }
