@@ -480,10 +480,6 @@ async fn post(url: &str, token: Option<&str>, method: &str, params: Value) -> Va
     deprecated,
     reason = "`research` samples, and rmcp 3.11 marks sampling deprecated (SEP-2577)"
 )]
-#[allow(
-    deprecated,
-    reason = "`research` samples, and rmcp 3.11 marks sampling deprecated (SEP-2577)"
-)]
 mod with_rmcp {
     use super::*;
     use mcp_tasks_runtime::rmcp::TaskTools;

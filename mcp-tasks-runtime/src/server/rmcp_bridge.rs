@@ -250,7 +250,7 @@ impl TaskTools {
         mut params: Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let session = !(context.protocol_version()).is_some_and(|v| v.as_str() >= MODERN_VERSION);
+        let session = (context.protocol_version()).is_none_or(|v| v.as_str() < MODERN_VERSION);
         let mut result = self.dispatch("tools/call", params.clone(), context).await?;
         let mut rounds = 0;
         while session && result.get("resultType").and_then(Value::as_str) == Some("input_required")
