@@ -153,9 +153,11 @@ fn last_lines(text: &str, n: usize) -> String {
 fn install(part: &'static str) {
     static NODE: OnceLock<Result<(), String>> = OnceLock::new();
     static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
+    static FASTMCP: OnceLock<Result<(), String>> = OnceLock::new();
     let cell = match part {
         "node" => &NODE,
         "python" => &PYTHON,
+        "fastmcp" => &FASTMCP,
         _ => unreachable!("install.sh has no part {part}"),
     };
     let outcome = cell.get_or_init(|| {
@@ -833,6 +835,49 @@ fn http_rmcp_bridge_typescript_ext_tasks_0_2() {
         second,
         &[("MCP_PEERS_BRIDGE", std::ffi::OsStr::new("1"))],
     );
+}
+
+/// fastmcp 4.1.4 + fastmcp-tasks 4.1.4 (the Python client of the tasks extension, its own venv:
+/// `install.sh fastmcp`) against `rmcp_bridge_server` over stdio: the rmcp tools inline,
+/// `research` through its elicitation and sampling to completion with a `ToolTask` handle (the
+/// library's own driver answers elicitations only, and says so), a `countdown` task cancelled.
+#[test]
+fn rmcp_bridge_python_fastmcp_tasks_4_1() {
+    install("fastmcp");
+    let bridge = example_bin("rmcp_bridge_server");
+    run_script_with(
+        &fastmcp_python(),
+        "tasks_fastmcp.py",
+        &[bridge.as_os_str()],
+        &[],
+        &String::new,
+    );
+}
+
+/// [`rmcp_bridge_python_fastmcp_tasks_4_1`] over rmcp's Streamable HTTP server (the script adds
+/// the `Mcp-Name` header fastmcp-tasks 4.1.4 leaves off `tasks/*`).
+#[test]
+fn http_rmcp_bridge_python_fastmcp_tasks_4_1() {
+    install("fastmcp");
+    let bridge = HttpPeerServer::start(&example_bin("rmcp_bridge_server"), "rmcp_bridge_server");
+    let context = || {
+        format!(
+            "\nrmcp_bridge_server log {}:\n{}",
+            bridge.log.display(),
+            bridge.log_tail(15)
+        )
+    };
+    run_script_with(
+        &fastmcp_python(),
+        "tasks_fastmcp.py",
+        &[std::ffi::OsStr::new(&bridge.url)],
+        &[],
+        &context,
+    );
+}
+
+fn fastmcp_python() -> PathBuf {
+    peers_dir().join("fastmcp").join("bin").join("python")
 }
 
 /// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a session's
