@@ -234,6 +234,50 @@ async fn task_support_is_served_as_mcp_tasks_serves_it() {
     c.close().await;
 }
 
+/// The bridge's tasks in another store: `--store sqlite:PATH` (as every example server takes it),
+/// a task created, answered and read back through the three delegated methods.
+#[tokio::test]
+async fn tasks_live_in_the_store_the_server_was_built_with() {
+    let dir = std::env::temp_dir().join(format!("rmcp-bridge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("tasks.db");
+    let store = format!("sqlite:{}", db.display());
+    let mut c = StdioClient::spawn_logging(&example_bin(BIN), &["--store", &store], "warn");
+    let created = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "research", "arguments": { "topic": "owls" } }),
+        task_caps(),
+    )
+    .await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let task = settled(&mut c, &id).await;
+    let key = task["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let answer = json!({ "taskId": id, "inputResponses": { key: { "action": "decline" } } });
+    ask(&mut c, "tasks/update", answer, task_caps()).await;
+    let task = settled(&mut c, &id).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["isError"], true,
+        "declined: the tool's error, {task}"
+    );
+    c.close().await;
+    assert!(
+        std::fs::metadata(&db).is_ok_and(|m| m.len() > 0),
+        "the SQLite file holds the tasks"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The project's own client.
 
@@ -484,7 +528,9 @@ mod with_rmcp {
     use super::*;
     use mcp_tasks_runtime::rmcp::TaskTools;
     use mcp_tasks_runtime::schemars::{self, JsonSchema};
-    use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
+    use mcp_tasks_runtime::{
+        ElicitOutcome, Principal, Server, State, ToolContext, ToolError, tool,
+    };
     use rmcp::handler::server::router::tool::ToolRouter;
     use rmcp::handler::server::tool::ToolCallContext;
     use rmcp::model::{
@@ -688,11 +734,17 @@ mod with_rmcp {
         name: String,
     }
 
-    /// Greets whoever the user says they are; always inline.
+    /// The greeting, as application state.
+    struct Greeting(&'static str);
+
+    /// Greets whoever the user says they are, saying who asked; always inline.
     #[tool]
-    async fn hello(ctx: ToolContext) -> Result<String, ToolError> {
+    async fn hello(ctx: ToolContext, greeting: State<Greeting>) -> Result<String, ToolError> {
+        let asker = ctx.principal().map_or("nobody", |p| p.as_str()).to_owned();
         match ctx.elicit::<Name>("Who are you?").await? {
-            ElicitOutcome::Accept(Name { name }) => Ok(format!("Hello, {name}!")),
+            ElicitOutcome::Accept(Name { name }) => {
+                Ok(format!("{}, {name}! ({asker} asked)", greeting.0))
+            }
             _ => Err(ToolError::new("no name")),
         }
     }
@@ -731,12 +783,10 @@ mod with_rmcp {
     }
 
     async fn hello_inline(version: &'static str, lifecycle: ClientLifecycleMode) -> String {
-        let tasks = TaskTools::new(
-            &Server::builder("inline", "0")
-                .tool::<hello>()
-                .build()
-                .unwrap(),
-        );
+        let server = Server::builder("inline", "0")
+            .state(Greeting("Hello"))
+            .tool::<hello>();
+        let tasks = TaskTools::new(&server.build().unwrap()).principal(Principal::new("alice"));
         let server = Inline {
             router: tasks.router(),
             tasks,
@@ -767,10 +817,13 @@ mod with_rmcp {
     }
 
     /// 2026-07-28: the question is an `InputRequiredResult` (MRTR), rmcp's client answers it and
-    /// calls again with the answer.
+    /// calls again with the answer. The tool sees its `State<T>` and the bridge's principal.
     #[tokio::test]
     async fn inline_input_is_mrtr_through_rmcps_input_required() {
-        assert_eq!(hello_inline("2026-07-28", modern()).await, "Hello, Ada!");
+        assert_eq!(
+            hello_inline("2026-07-28", modern()).await,
+            "Hello, Ada! (alice asked)"
+        );
     }
 
     /// An `initialize` session (2025-11-25) cannot take an `InputRequiredResult`: the bridge asks
@@ -779,7 +832,7 @@ mod with_rmcp {
     async fn inline_input_in_an_initialize_session_is_a_plain_request() {
         assert_eq!(
             hello_inline("2025-11-25", ClientLifecycleMode::Initialize).await,
-            "Hello, Ada!"
+            "Hello, Ada! (alice asked)"
         );
     }
 }
