@@ -782,11 +782,8 @@ mod with_rmcp {
         }
     }
 
-    async fn hello_inline(version: &'static str, lifecycle: ClientLifecycleMode) -> String {
-        let server = Server::builder("inline", "0")
-            .state(Greeting("Hello"))
-            .tool::<hello>();
-        let tasks = TaskTools::new(&server.build().unwrap()).principal(Principal::new("alice"));
+    /// `Inline` with these task tools, served in this process: the client's end.
+    fn in_process(tasks: TaskTools) -> tokio::io::DuplexStream {
         let server = Inline {
             router: tasks.router(),
             tasks,
@@ -797,6 +794,15 @@ mod with_rmcp {
                 let _ = running.waiting().await;
             }
         });
+        client_io
+    }
+
+    async fn hello_inline(version: &'static str, lifecycle: ClientLifecycleMode) -> String {
+        let server = Server::builder("inline", "0")
+            .state(Greeting("Hello"))
+            .tool::<hello>();
+        let tasks = TaskTools::new(&server.build().unwrap()).principal(Principal::new("alice"));
+        let client_io = in_process(tasks);
         let client = timeout(
             WAIT,
             Answers { version }.serve_with_lifecycle(client_io, lifecycle),
@@ -834,5 +840,68 @@ mod with_rmcp {
             hello_inline("2025-11-25", ClientLifecycleMode::Initialize).await,
             "Hello, Ada! (alice asked)"
         );
+    }
+
+    /// Reports half way, then ends; always inline.
+    #[tool]
+    async fn steps(ctx: ToolContext) -> String {
+        ctx.progress(1.0, Some(2.0), Some("half way"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        "done".into()
+    }
+
+    /// An rmcp client that keeps the progress notifications it gets.
+    #[derive(Clone)]
+    struct Progress(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+
+    impl ClientHandler for Progress {
+        async fn on_progress(
+            &self,
+            params: rmcp::model::ProgressNotificationParam,
+            _context: rmcp::service::NotificationContext<RoleClient>,
+        ) {
+            self.0.lock().unwrap().push((params.progress, params.total));
+        }
+    }
+
+    /// `ctx.progress` in an inline call reaches the rmcp client as `notifications/progress` for
+    /// the call's progress token, on rmcp's connection.
+    #[tokio::test]
+    async fn progress_of_an_inline_call_reaches_the_rmcp_client() {
+        let tasks = TaskTools::new(
+            &Server::builder("steps", "0")
+                .tool::<steps>()
+                .build()
+                .unwrap(),
+        );
+        let seen = Progress(Default::default());
+        let client = timeout(
+            WAIT,
+            seen.clone()
+                .serve_with_lifecycle(in_process(tasks), modern()),
+        )
+        .await
+        .expect("connects in time")
+        .expect("connects");
+        let mut params = call("steps", json!({}));
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_progress_token(rmcp::model::ProgressToken(
+            rmcp::model::NumberOrString::String("p1".into()),
+        ));
+        params.meta = Some(meta);
+        let result = timeout(WAIT, client.call_tool(params))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&result).unwrap()["content"][0]["text"],
+            "done"
+        );
+        let started = Instant::now();
+        while seen.0.lock().unwrap().is_empty() && started.elapsed() < Duration::from_secs(2) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(*seen.0.lock().unwrap(), [(1.0, Some(2.0))]);
+        let _ = client.cancel().await;
     }
 }
