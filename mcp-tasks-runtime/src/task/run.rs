@@ -57,7 +57,10 @@ pub(super) struct Run {
 /// The tasks of one engine whose tool has returned and whose outcome is being recorded, each
 /// with a channel whose sender goes once it is.
 #[derive(Clone, Default)]
-pub(super) struct Settling(Arc<Mutex<HashMap<TaskId, (Owner, watch::Receiver<()>)>>>);
+pub(super) struct Settling(Arc<Mutex<HashMap<TaskId, Recording>>>);
+
+/// A task's owner, and a receiver whose sender goes when the task's outcome is recorded.
+type Recording = (Owner, watch::Receiver<()>);
 
 impl Settling {
     /// A receiver of task `id`'s channel, if its outcome is being recorded and it belongs to
