@@ -260,7 +260,7 @@ fn settle(
     server: &ServerInner,
     id: &TaskId,
     owner: &Owner,
-) -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> {
+) -> Option<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
     let recorded = server.engine().settling(id, owner)?;
     Some(Box::pin(async move {
         let _ = tokio::time::timeout(SETTLE_WAIT, recorded).await;
