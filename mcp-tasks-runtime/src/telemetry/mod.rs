@@ -5,7 +5,11 @@
 //! request whose `_meta` carries W3C Trace Context (`traceparent`, and `tracestate`: the keys
 //! SEP-414 reserves, read in both protocol eras) has the trace id, the client's span id and the
 //! `tracestate` recorded on its span (`trace_id`, `parent_span_id`, `tracestate`). A malformed
-//! `traceparent` or `tracestate` is ignored, with a debug log: never an error to the client.
+//! `traceparent` or `tracestate` is ignored, with a debug log: never an error to the client. With
+//! the feature `opentelemetry`, [`Traces`] exports the spans by OTLP: the request span's parent is
+//! then the client's span, so the server's spans join the client's trace, and a task's span,
+//! which begins a trace of its own (a task outlives its request), carries a link to the request
+//! span that created it.
 //!
 //! **Metrics** go through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`;
 //! feature `prometheus` adds an exporter and `/metrics`, see `server::Metrics`). Without the
@@ -26,7 +30,12 @@
 //!
 //! A `method` label is one of the methods MCP defines, or `other`: a client cannot make labels up.
 
+#[cfg(feature = "opentelemetry")]
+mod export;
 pub(crate) mod trace;
+
+#[cfg(feature = "opentelemetry")]
+pub use export::{Traces, TracesError};
 
 #[cfg(feature = "metrics")]
 use std::time::{Duration, Instant};
