@@ -220,4 +220,33 @@ mod tests {
             assert_eq!(cx.expect("the traceparent counts").state, None, "{state}");
         }
     }
+
+    proptest::proptest! {
+        /// Any text is read or ignored, never more: no panic, and what is read is exactly what
+        /// the text says.
+        #[test]
+        fn any_text_is_read_or_ignored(text in "[-0-9a-fA-F]{0,60}|\\PC{0,80}") {
+            if let Some(cx) = parse_traceparent(&text) {
+                let again = format!("{}-{}-{}", cx.trace_id_hex(), cx.parent_id_hex(), hex_pair(cx.flags));
+                proptest::prop_assert_eq!(&text[3..55], again);
+            }
+        }
+
+        /// Every version-00 `traceparent` with ids not all zero is read as sent.
+        #[test]
+        fn a_well_formed_traceparent_is_read_as_sent(
+            trace in proptest::prelude::any::<[u8; 16]>(),
+            parent in proptest::prelude::any::<[u8; 8]>(),
+            flags in proptest::prelude::any::<u8>(),
+        ) {
+            let text = format!("00-{}-{}-{}", Hex(&trace), Hex(&parent), hex_pair(flags));
+            let read = parse_traceparent(&text).map(|cx| (cx.trace_id, cx.parent_id, cx.flags));
+            let valid = trace != [0; 16] && parent != [0; 8];
+            proptest::prop_assert_eq!(read, valid.then_some((trace, parent, flags)));
+        }
+    }
+
+    fn hex_pair(byte: u8) -> String {
+        format!("{byte:02x}")
+    }
 }
