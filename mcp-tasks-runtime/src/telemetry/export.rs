@@ -75,13 +75,18 @@ impl Traces {
         Traces { provider }
     }
 
-    /// The layer to add to the process's `tracing` subscriber.
+    /// The layer to add to the process's `tracing` subscriber. Its spans carry their fields as
+    /// attributes, where in the code they were made, and how long they were busy and idle; not
+    /// the thread (a task moves between a runtime's threads, and naming one costs an allocation
+    /// per span).
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
         let tracer = self.provider.tracer(env!("CARGO_PKG_NAME"));
-        tracing_opentelemetry::layer().with_tracer(tracer)
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_threads(false)
     }
 
     /// Sends every span not yet exported, waiting for the exporter.

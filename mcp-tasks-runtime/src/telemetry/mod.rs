@@ -6,7 +6,7 @@
 //! SEP-414 reserves, read in both protocol eras) has the trace id, the client's span id and the
 //! `tracestate` recorded on its span (`trace_id`, `parent_span_id`, `tracestate`). A malformed
 //! `traceparent` or `tracestate` is ignored, with a debug log: never an error to the client. With
-//! the feature `opentelemetry`, [`Traces`] exports the spans by OTLP: the request span's parent is
+//! the feature `opentelemetry`, `Traces` exports the spans by OTLP: the request span's parent is
 //! then the client's span, so the server's spans join the client's trace, and a task's span,
 //! which begins a trace of its own (a task outlives its request), carries a link to the request
 //! span that created it.
