@@ -116,12 +116,10 @@ fn assert_joined(span: &SpanData) {
     );
     assert_eq!(span.span_context.trace_state().header(), TRACESTATE);
     assert!(span.span_context.is_sampled());
-    assert_eq!(attribute(span, "trace_id").as_deref(), Some(TRACE_ID));
-    assert_eq!(
-        attribute(span, "parent_span_id").as_deref(),
-        Some(PARENT_ID)
-    );
-    assert_eq!(attribute(span, "tracestate").as_deref(), Some(TRACESTATE));
+    // Said by the span itself, not repeated as attributes.
+    for field in ["trace_id", "parent_span_id", "tracestate"] {
+        assert_eq!(attribute(span, field), None, "{field}");
+    }
 }
 
 /// The span began a trace of its own.

@@ -7,7 +7,8 @@
 //! `tracestate` recorded on its span (`trace_id`, `parent_span_id`, `tracestate`). A malformed
 //! `traceparent` or `tracestate` is ignored, with a debug log: never an error to the client. With
 //! the feature `opentelemetry`, `Traces` exports the spans by OTLP: the request span's parent is
-//! then the client's span, so the server's spans join the client's trace, and a task's span,
+//! then the client's span (its trace id, span id and trace state, which are then not repeated as
+//! fields), so the server's spans join the client's trace, and a task's span,
 //! which begins a trace of its own (a task outlives its request), carries a link to the request
 //! span that created it.
 //!
