@@ -3,9 +3,9 @@
 //! id and the `tracestate` recorded on its `request` span (fields `trace_id`, `parent_span_id`,
 //! `tracestate`); with the feature `opentelemetry` and an OpenTelemetry layer, the client's span
 //! becomes the request span's remote parent instead, so the server's spans join the client's
-//! trace. A task's span starts a trace of
-//! its own and links to the request span that created it: a task outlives its request, often by
-//! far, and a trace is best kept to work that ends with its root.
+//! trace. A task's span starts a trace of its own and links to the request span that created it:
+//! a task outlives its request, often by far, and a trace is best kept to work that ends with its
+//! root.
 
 use crate::protocol::trace::TraceContext;
 use tracing::Span;
