@@ -133,7 +133,7 @@ pub use ::serde;
 pub use ::serde_json;
 pub mod server;
 mod task;
-mod telemetry;
+pub mod telemetry;
 mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};

@@ -4,6 +4,8 @@
 pub mod echo;
 pub mod mcp_tasks;
 pub mod rmcp_server;
+#[cfg(feature = "telemetry")]
+pub mod telemetry;
 
 /// The question `ask` puts to the client.
 pub const ASK_MESSAGE: &str = "What is your name?";
@@ -31,6 +33,12 @@ pub enum Kind {
     McpTasksPostgres,
     /// rmcp 3.9.
     Rmcp,
+    /// mcp-tasks with a Prometheus recorder installed (the `metrics` feature recording); stdio
+    /// child processes only (a recorder is the whole process's). Needs `--features telemetry`.
+    McpMetrics,
+    /// mcp-tasks with OpenTelemetry traces exported by OTLP/HTTP to a local sink; child
+    /// processes only (a subscriber is the whole process's). Needs `--features telemetry`.
+    McpOtel,
 }
 
 impl Kind {
@@ -43,7 +51,25 @@ impl Kind {
             Kind::McpTasksRedis => "mcp-redis",
             Kind::McpTasksPostgres => "mcp-postgres",
             Kind::Rmcp => "rmcp",
+            Kind::McpMetrics => "mcp-metrics",
+            Kind::McpOtel => "mcp-otel",
         }
+    }
+
+    /// Whether this kind runs only as a child process: what it installs (a metrics recorder, a
+    /// tracing subscriber) is the whole process's, and the Redis and Postgres kinds are counted
+    /// from their stores.
+    pub fn child_process_only(self) -> bool {
+        matches!(
+            self,
+            Kind::McpTasksRedis | Kind::McpTasksPostgres | Kind::McpMetrics | Kind::McpOtel
+        )
+    }
+
+    /// The kinds that are plain mcp-tasks with telemetry on: their figures are also shown
+    /// divided by plain `mcp-tasks`'s, measured in the same run.
+    pub fn is_telemetry(self) -> bool {
+        matches!(self, Kind::McpMetrics | Kind::McpOtel)
     }
 
     /// Whether this kind is measured in a scenario: a store changes nothing an inline call does,
@@ -52,6 +78,8 @@ impl Kind {
     pub fn runs_in(self, scenario: &str) -> bool {
         match self {
             Kind::McpSqlite => matches!(scenario, "lifecycle" | "store"),
+            // Telemetry is per request and per task: storing many tasks adds nothing to it.
+            Kind::McpMetrics | Kind::McpOtel => !matches!(scenario, "store" | "scale"),
             // The store plays no part in an inline call.
             Kind::McpTasksRedis | Kind::McpTasksPostgres => scenario != "inline",
             _ => true,
@@ -62,9 +90,12 @@ impl Kind {
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis | Kind::McpTasksPostgres => {
-                "bench-mcp-tasks-server"
-            }
+            Kind::McpTasks
+            | Kind::McpSqlite
+            | Kind::McpTasksRedis
+            | Kind::McpTasksPostgres
+            | Kind::McpMetrics
+            | Kind::McpOtel => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
         }
     }
@@ -78,6 +109,8 @@ impl Kind {
             Kind::McpTasksRedis,
             Kind::McpTasksPostgres,
             Kind::Rmcp,
+            Kind::McpMetrics,
+            Kind::McpOtel,
         ]
         .into_iter()
         .find(|k| k.name() == s)
@@ -94,9 +127,9 @@ where
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
         Kind::McpSqlite => mcp_tasks::serve_sqlite(reader, writer).await,
-        Kind::McpTasksRedis | Kind::McpTasksPostgres => Err(std::io::Error::other(
-            "mcp-redis and mcp-postgres run as stdio child processes only",
-        )),
+        Kind::McpTasksRedis | Kind::McpTasksPostgres | Kind::McpMetrics | Kind::McpOtel => Err(
+            std::io::Error::other(format!("{} runs as a child process only", kind.name())),
+        ),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
     }
 }

@@ -399,7 +399,8 @@ impl TaskEngine {
         crate::telemetry::task_created(tool);
         let running = self.running.clone();
         let created = (record.version, record.status);
-        // The task's own span: its id, tool, era and owner (a child of the request that started it).
+        // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
+        // that started it; in OpenTelemetry, the root of a trace linked to that request).
         let span = tracing::info_span!(
             "task",
             task = %record.id.as_str(),
@@ -407,6 +408,7 @@ impl TaskEngine {
             era = ?record.origin,
             owner = %record.owner.as_str(),
         );
+        crate::telemetry::trace::link_to_request(&span);
         self.drivers.spawn(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
