@@ -17,6 +17,10 @@
 # the difference of the two servers' instruction totals divided by the difference in tasks. Only
 # the 64-caller server's profile counts (the 1-caller phase runs on a server of its own). The
 # round trips per task of both runs are printed too: a poll more per task would show up as cost.
+#
+# PROFILE_SERVER=mcp-metrics or mcp-otel profiles that server instead (built with `--features
+# telemetry`; mcp-otel's export thread counts too, its sink is the bench's), and
+# PROFILE_TRACEPARENT=1 puts a `traceparent` in every request's `_meta` (`--traceparent`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenarios=("${@:-lifecycle elicit}")
@@ -24,7 +28,12 @@ low=${PROFILE_TASKS_LOW:-1000}
 high=${PROFILE_TASKS:-3000}
 export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
 export CARGO_TARGET_DIR=target/profiling
-cargo build --release --quiet -p mcp-tasks-bench --bins
+server=${PROFILE_SERVER:-mcp-tasks}
+features=()
+[ "$server" = mcp-tasks ] || features=(--features telemetry)
+traceparent=()
+[ "${PROFILE_TRACEPARENT:-0}" = 1 ] && traceparent=(--traceparent)
+cargo build --release --quiet -p mcp-tasks-bench --bins "${features[@]}"
 out=target/bench/profile
 mkdir -p "$out"
 
@@ -33,7 +42,7 @@ run() {
   local scenario=$1 tasks=$2 tag=$3
   rm -f "$out"/callgrind."$tag".*
   target/profiling/release/mcp-tasks-bench --quick --only "$scenario" --transport stdio \
-    --servers mcp-tasks --tasks "$tasks" --stored 20000 --out "$out/$tag.json" \
+    --servers "$server" --tasks "$tasks" --stored 20000 --out "$out/$tag.json" "${traceparent[@]}" \
     --wrap "valgrind --tool=callgrind --quiet --callgrind-out-file=$out/callgrind.$tag.%p" \
     > "$out/$tag.txt"
   # The phase at 64 callers runs last, on its own server: the newest profile.
@@ -45,8 +54,8 @@ totals() { sed -n 's/^totals: *//p' "$1"; }
 
 # trips TAG SCENARIO: round trips per task at 64 callers in that run.
 trips() {
-  jq -r --arg s "$2" '.raw | to_entries[] | select(.key == ($s + "/stdio/c64"))
-    | .value["mcp-tasks"] | (.trips // .trips_per_task)' "$out/$1.json"
+  jq -r --arg s "$2" --arg k "$server" '.raw | to_entries[] | select(.key == ($s + "/stdio/c64"))
+    | .value[$k] | (.trips // .trips_per_task)' "$out/$1.json"
 }
 
 for scenario in ${scenarios[*]}; do

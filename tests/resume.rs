@@ -83,16 +83,23 @@ async fn started(events: &mut SseEvents, n: usize) -> Vec<f64> {
     seen
 }
 
-/// The next server-to-client request `method` on `stream` (notifications skipped), and its event id.
-async fn next_request(stream: &mut SseEvents, method: &str) -> (Value, String) {
+/// The next server-to-client request `method` on `stream` (notifications skipped), and its event
+/// id. Every message read, notifications included, is added to `seen`.
+async fn next_request(
+    stream: &mut SseEvents,
+    method: &str,
+    seen: &mut Vec<(String, Value)>,
+) -> (Value, String) {
     loop {
         let m = stream
             .next(WAIT)
             .await
             .unwrap_or_else(|| panic!("no {method}"));
+        let id = stream.last_event_id().unwrap().to_owned();
+        seen.push((id.clone(), m.clone()));
         if m.get("id").is_some() {
             assert_eq!(m["method"], method, "{m}");
-            return (m, stream.last_event_id().unwrap().to_owned());
+            return (m, id);
         }
     }
 }
@@ -316,18 +323,23 @@ async fn the_get_stream_resumes_and_a_lost_question_is_asked_again() {
         .as_str()
         .expect("a task")
         .to_owned();
-    let (ask, ask_id) = next_request(&mut stream, "elicitation/create").await;
+    let mut before = Vec::new();
+    let (ask, ask_id) = next_request(&mut stream, "elicitation/create", &mut before).await;
     // The client loses the stream before it could answer.
     drop(stream);
 
+    // Everything the stream carried comes again, in order and with the same ids: the task's
+    // status notifications as well as its question.
     let mut stream = SseEvents::from_response(
         get(&c, &server.url, &session, Some("0-0"))
             .send()
             .await
             .unwrap(),
     );
-    let (again, again_id) = next_request(&mut stream, "elicitation/create").await;
+    let mut replayed = Vec::new();
+    let (again, again_id) = next_request(&mut stream, "elicitation/create", &mut replayed).await;
     assert_eq!((again, again_id.as_str()), (ask.clone(), ask_id.as_str()));
+    assert_eq!(replayed, before);
     assert_eq!(
         stream.ids()[0],
         "0-1",
@@ -346,7 +358,8 @@ async fn the_get_stream_resumes_and_a_lost_question_is_asked_again() {
     .await
     .unwrap();
     assert_eq!(answered.status(), reqwest::StatusCode::ACCEPTED);
-    let (sample, sample_id) = next_request(&mut stream, "sampling/createMessage").await;
+    let (sample, sample_id) =
+        next_request(&mut stream, "sampling/createMessage", &mut Vec::new()).await;
 
     // A resume while the stream is still served takes it over; the old response ends.
     let (_, seq) = parse_id(&sample_id);

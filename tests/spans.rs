@@ -1,5 +1,5 @@
-//! Tracing: every request runs in a `request` span (id, method, era, owner, and the tool or task it
-//! names) and every task in a `task` span (task id, tool, era, owner), so one task can be followed
+//! Tracing: every request runs in a `request` span (id, method, era, owner, the tool or task it
+//! names, and the client's trace context from `_meta`) and every task in a `task` span (task id, tool, era, owner), so one task can be followed
 //! from its creation across its polls in a user's logs.
 
 use mcp_tasks_runtime::{Server, ToolContext, tool};
@@ -17,6 +17,8 @@ async fn work(ctx: ToolContext) -> String {
     tokio::time::sleep(Duration::from_millis(30)).await;
     "done".into()
 }
+
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 #[derive(Clone, Default)]
 struct Log(Arc<Mutex<Vec<u8>>>);
@@ -57,12 +59,18 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
         next += 1;
         in_memory_request(c, next, method, params, caps.clone()).await["result"].clone()
     };
-    let created = call(
-        &mut c,
-        "tools/call",
-        json!({ "name": "work", "arguments": {} }),
-    )
-    .await;
+    // The call names the client's span (W3C Trace Context in `_meta`, SEP-414).
+    let mut params =
+        mcp_tasks_tests::modern(json!({ "name": "work", "arguments": {} }), caps.clone());
+    params["_meta"]["traceparent"] = json!(TRACEPARENT);
+    params["_meta"]["tracestate"] = json!("congo=t61rcWkgMzE");
+    c.send(json!({ "jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": params }));
+    let created = loop {
+        let m = c.recv().await.expect("the server is up");
+        if m["id"] == 0 {
+            break m["result"].clone();
+        }
+    };
     let task = created["taskId"].as_str().expect("a task").to_owned();
     loop {
         let got = call(&mut c, "tasks/get", json!({ "taskId": task })).await;
@@ -98,7 +106,14 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
         .iter()
         .find(|l| l.contains("request{") && l.contains("method=tools/call") && !l.contains("task{"))
         .unwrap_or_else(|| panic!("a span for the call:\n{text}"));
-    for field in ["tool=\"work\"", "era=\"modern\"", "owner=\"anonymous\""] {
+    for field in [
+        "tool=\"work\"",
+        "era=\"modern\"",
+        "owner=\"anonymous\"",
+        "trace_id=4bf92f3577b34da6a3ce929d0e0e4736",
+        "parent_span_id=00f067aa0ba902b7",
+        "tracestate=\"congo=t61rcWkgMzE\"",
+    ] {
         assert!(
             call_span.contains(field),
             "the call's span has {field}: {call_span}"

@@ -455,3 +455,54 @@ async fn stdio_tasks_on_sqlite_survive_a_kill_9() {
     drop(legacy);
     remove();
 }
+
+/// A client that polls at once after creating a task whose tool returns at once sees it ended on
+/// its first `tasks/get`: the poll waits for the outcome the server is committing to SQLite
+/// (a commit takes longer than a round trip over pipes), instead of answering `working` and
+/// getting polled again. Before, one first poll in two saw `working`. (A poll that arrives
+/// before the tool has returned still sees `working`; those are few.)
+#[tokio::test]
+async fn a_poll_right_after_the_tool_returned_sees_the_task_ended_on_sqlite() {
+    use mcp_tasks_tests::{StdioClient, modern};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join(format!("settle-{}.db", std::process::id()));
+    let store = format!("sqlite:{}", file.display());
+    let mut c = StdioClient::spawn_with(&example_bin("example_server"), &["--store", &store]);
+    let caps = caps();
+    const TASKS_RUN: u32 = 200;
+    let (mut first_polls_working, mut polls) = (0, 0);
+    for _ in 0..TASKS_RUN {
+        let created = c
+            .result(
+                "tools/call",
+                modern(
+                    json!({ "name": "countdown", "arguments": { "seconds": 0 } }),
+                    caps.clone(),
+                ),
+            )
+            .await;
+        let id = created["taskId"].as_str().expect("a task").to_owned();
+        let mut first = true;
+        loop {
+            let got = c
+                .result("tasks/get", modern(json!({ "taskId": id }), caps.clone()))
+                .await;
+            polls += 1;
+            if got["status"] == "completed" {
+                break;
+            }
+            assert_eq!(got["status"], "working", "{got}");
+            first_polls_working += u32::from(first);
+            first = false;
+        }
+    }
+    drop(c);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+    eprintln!("{first_polls_working} of {TASKS_RUN} first polls saw `working`; {polls} polls");
+    assert!(
+        first_polls_working <= TASKS_RUN / 20,
+        "{first_polls_working} of {TASKS_RUN} first polls saw the task unfinished"
+    );
+}

@@ -23,7 +23,14 @@ impl Conn {
             Transport::Stdio | Transport::Pipes => {
                 let bin = o.bin_dir.join(kind.binary());
                 let mut cmd = match (&o.wrap, kind) {
-                    (Some(wrap), Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis) => {
+                    (
+                        Some(wrap),
+                        Kind::McpTasks
+                        | Kind::McpSqlite
+                        | Kind::McpTasksRedis
+                        | Kind::McpMetrics
+                        | Kind::McpOtel,
+                    ) => {
                         let mut parts = wrap.split_whitespace();
                         let mut cmd =
                             tokio::process::Command::new(parts.next().ok_or("empty --wrap")?);
@@ -37,6 +44,13 @@ impl Conn {
                 }
                 if kind == Kind::McpSqlite {
                     cmd.arg("--sqlite");
+                }
+                if kind == Kind::McpMetrics {
+                    cmd.arg("--telemetry").arg("metrics");
+                }
+                if kind == Kind::McpOtel {
+                    let sink = o.otlp_sink.as_ref().ok_or("mcp-otel needs the OTLP sink")?;
+                    cmd.arg("--telemetry").arg(format!("otel={sink}"));
                 }
                 if kind == Kind::McpTasksRedis {
                     let redis = o.redis.as_ref().ok_or("mcp-redis needs the Redis server")?;

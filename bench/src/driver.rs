@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
@@ -97,6 +97,13 @@ impl Client {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiters.lock().expect("waiters").insert(id, tx);
+        let traced;
+        let params = if SEND_TRACEPARENT.load(Ordering::Relaxed) {
+            traced = with_traceparent(params, id);
+            &traced
+        } else {
+            params
+        };
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}\n"
         );
@@ -122,6 +129,30 @@ impl Client {
     /// Requests in flight (sent, not answered).
     pub fn in_flight(&self) -> usize {
         self.waiters.lock().expect("waiters").len()
+    }
+}
+
+/// Whether every request's `_meta` carries a `traceparent` ([`send_traceparent`]).
+static SEND_TRACEPARENT: AtomicBool = AtomicBool::new(false);
+
+/// The trace every request's `traceparent` names, when it carries one.
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+/// From now on, every request's `_meta` carries a W3C `traceparent` (SEP-414), as a client in a
+/// traced host would send: one trace, a parent span id of its own per request (the request id).
+pub fn send_traceparent(on: bool) {
+    SEND_TRACEPARENT.store(on, Ordering::Relaxed);
+}
+
+/// `params` with a `traceparent` first in its `_meta` (unchanged if it has none).
+fn with_traceparent(params: &str, id: u64) -> String {
+    const META_KEY: &str = r#""_meta":{"#;
+    match params.find(META_KEY) {
+        Some(at) => {
+            let (head, tail) = params.split_at(at + META_KEY.len());
+            format!(r#"{head}"traceparent":"00-{TRACE_ID}-{id:016x}-01",{tail}"#)
+        }
+        None => params.to_owned(),
     }
 }
 

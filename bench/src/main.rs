@@ -32,6 +32,13 @@ async fn main() -> Result<(), Error> {
         );
         o.postgres = Some(Arc::new(pg));
     }
+    #[cfg(feature = "telemetry")]
+    if o.servers.contains(&Kind::McpOtel) {
+        let sink = mcp_tasks_bench::servers::telemetry::start_sink().await?;
+        say(format!("OTLP/HTTP sink for mcp-otel at {sink}"));
+        o.otlp_sink = Some(sink);
+    }
+    mcp_tasks_bench::driver::send_traceparent(o.traceparent);
     let o = o;
     let mut r = Report::default();
     for &t in &o.transports {
@@ -75,6 +82,10 @@ fn build_servers(o: &Opts) -> Result<(), Error> {
     if let Ok(cargo) = std::env::var("CARGO") {
         let mut cmd = std::process::Command::new(cargo);
         cmd.args(["build", "--quiet", "-p", "mcp-tasks-bench", "--bins"]);
+        // The same features as this binary, or the build would replace the servers with others.
+        if cfg!(feature = "telemetry") {
+            cmd.args(["--features", "telemetry"]);
+        }
         if release {
             cmd.arg("--release");
         }

@@ -53,7 +53,10 @@ struct Args {
     /// `--only lifecycle --servers mcp-tasks,rmcp,rmcp-bridge`); mcp-sqlite keeps tasks in a SQLite file
     /// (lifecycle and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned
     /// redis-server the run starts), mcp-postgres on a PostgresTaskStore (a PostgreSQL 15 the run
-    /// starts, a fresh database per server), both in the stdio task rows only.
+    /// starts, a fresh database per server), both in the stdio task rows only. With a build
+    /// `--features telemetry`, also mcp-metrics (a Prometheus recorder installed) and mcp-otel
+    /// (OpenTelemetry spans exported by OTLP/HTTP to a sink in the bench), child processes only,
+    /// not in `store` and `scale`; their figures are also divided by mcp-tasks's.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     servers: Vec<Kind>,
     /// Tasks stored for the `store` scenario [default: 100000; 10000 with --quick].
@@ -77,6 +80,10 @@ struct Args {
     /// Run the stdio mcp-tasks servers (any store) under CMD (e.g. valgrind; see bench/profile.sh).
     #[arg(long, value_name = "CMD")]
     wrap: Option<String>,
+    /// Put a W3C `traceparent` (one trace, a new parent span id per request) in every request's
+    /// `_meta`, as a client in a traced host would (SEP-414); servers that do not trace ignore it.
+    #[arg(long)]
+    traceparent: bool,
     /// Where the JSON goes [default: target/bench/results.json].
     #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
@@ -88,7 +95,13 @@ fn pick<T>(quick: bool, full: T, short: T) -> T {
 }
 
 fn server(s: &str) -> Result<Kind, String> {
-    Kind::parse(s.trim()).ok_or_else(|| format!("unknown server {s}"))
+    let kind = Kind::parse(s.trim()).ok_or_else(|| format!("unknown server {s}"))?;
+    if kind.is_telemetry() && !cfg!(feature = "telemetry") {
+        return Err(format!(
+            "{s} needs a build with telemetry: cargo run --release -p mcp-tasks-bench --features telemetry"
+        ));
+    }
+    Ok(kind)
 }
 
 /// The settings of a run.
@@ -119,6 +132,10 @@ pub struct Opts {
     pub redis: Option<Arc<mcp_tasks_testkit::redis::RedisServer>>,
     /// The PostgreSQL the `mcp-postgres` server keeps its tasks in (started by `main`).
     pub postgres: Option<Arc<mcp_tasks_testkit::postgres::PostgresServer>>,
+    /// The base URL of the OTLP/HTTP sink the `mcp-otel` server exports to (started by `main`).
+    pub otlp_sink: Option<String>,
+    /// Whether every request carries a `traceparent`.
+    pub traceparent: bool,
 }
 
 impl Opts {
@@ -181,6 +198,8 @@ impl Opts {
             bin_dir,
             redis: None,
             postgres: None,
+            otlp_sink: None,
+            traceparent: args.traceparent,
         })
     }
 

@@ -93,6 +93,11 @@ impl Row {
         self.values.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v)
     }
 
+    /// This row's figure for `k` ÷ plain mcp-tasks's.
+    pub fn over_mcp_tasks(&self, k: Kind) -> Option<f64> {
+        Some(self.value(k)? / self.value(Kind::McpTasks)?)
+    }
+
     pub fn x_floor(&self, k: Kind) -> Option<f64> {
         let (f, v) = (self.floor?, self.value(k)?);
         match self.rate? {
@@ -162,6 +167,10 @@ fn print_table(o: &Opts, r: &Report) {
     if two {
         head.push_str(&format!(" {:>9}", "mcp/rmcp"));
     }
+    let telemetry = telemetry_kinds(kinds);
+    for k in &telemetry {
+        head.push_str(&format!(" {:>12}", over_mcp(*k)));
+    }
     for k in kinds {
         head.push_str(&format!(
             " {:>12}",
@@ -189,6 +198,9 @@ fn print_table(o: &Opts, r: &Report) {
             };
             line.push_str(&format!(" {:>9}", fmt(ratio)));
         }
+        for k in &telemetry {
+            line.push_str(&format!(" {:>12}", fmt(row.over_mcp_tasks(*k))));
+        }
         for k in kinds {
             line.push_str(&format!(" {:>12}", fmt(row.x_floor(*k))));
         }
@@ -201,6 +213,11 @@ fn print_table(o: &Opts, r: &Report) {
     println!(
         "mcp/rmcp: the two figures divided (for /s higher is better; for µs and bytes lower is better)."
     );
+    if !telemetry.is_empty() {
+        println!(
+            "mcp-metrics/mcp, mcp-otel/mcp: the figure with telemetry on ÷ plain mcp-tasks's, same run (the cost of it: below 1 for /s, above 1 for µs)."
+        );
+    }
     println!(
         "×floor: time per operation ÷ time per bare JSON-RPC round trip of the echo server on the same"
     );
@@ -210,6 +227,19 @@ fn print_table(o: &Opts, r: &Report) {
     println!(
         "Each row's floor is measured in rounds interleaved with that row's own rounds (the median round counts)."
     );
+}
+
+/// The telemetry kinds of the run that can be divided by plain mcp-tasks's figures.
+fn telemetry_kinds(kinds: &[Kind]) -> Vec<Kind> {
+    if !kinds.contains(&Kind::McpTasks) {
+        return Vec::new();
+    }
+    kinds.iter().copied().filter(|k| k.is_telemetry()).collect()
+}
+
+/// The column of `k`'s figures ÷ plain mcp-tasks's.
+fn over_mcp(k: Kind) -> String {
+    format!("{}/mcp", k.name())
 }
 
 /// Writes the JSON document (`--out`) and says where.
@@ -226,6 +256,11 @@ pub fn write_json(o: &Opts, r: &Report, total: Duration) -> Result<(), Error> {
             }
             if let (Some(a), Some(b)) = (row.value(Kind::McpTasks), row.value(Kind::Rmcp)) {
                 v["mcp_tasks_over_rmcp"] = json!(a / b);
+            }
+            for k in telemetry_kinds(&o.servers) {
+                if let Some(ratio) = row.over_mcp_tasks(k) {
+                    v[format!("{}_over_mcp_tasks", k.name())] = json!(ratio);
+                }
             }
             if !row.note.is_empty() {
                 v["note"] = json!(row.note);

@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod resources;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
+use mcp_tasks_runtime::telemetry::Traces;
 use mcp_tasks_runtime::{
     CompletionContext, CreateMessageParams, ElicitOutcome, PromptMessage, Server, ServerBuilder,
     ServerConfig, ToolContext, ToolError, prompt, tool,
@@ -264,7 +265,56 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// [`sse_resume_window`](mcp_tasks_runtime::server::HttpConfig::sse_resume_window)), and `--ops-address HOST:PORT` moves `/healthz`, `/readyz` and `/metrics` (Prometheus) off the MCP
 /// address to a listener of their own. The HTTP endpoint's URL is printed on stdout as `listening on http://HOST:PORT/mcp`
 /// once it accepts connections.
+///
+/// It also sets up logging to stderr (`RUST_LOG`, default `info`); with `--otlp-endpoint URL`
+/// the process's spans are exported as OpenTelemetry traces by OTLP/HTTP to the collector at
+/// `URL` (`http://127.0.0.1:4318`; see `telemetry::Traces`), and sent when the server stops.
 pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
+    let traces = init_logging()?;
+    let served = serve_args(server).await;
+    if let Some(traces) = traces {
+        tokio::task::spawn_blocking(move || traces.shutdown())
+            .await?
+            .map_err(std::io::Error::other)?;
+    }
+    served
+}
+
+/// Logging to stderr, and the OpenTelemetry layer when `--otlp-endpoint URL` is among the
+/// arguments (the traces, to shut down at exit).
+fn init_logging() -> std::io::Result<Option<Traces>> {
+    use tracing_subscriber::filter::{EnvFilter, LevelFilter};
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+    use tracing_subscriber::util::SubscriberInitExt;
+    let args: Vec<String> = std::env::args().collect();
+    let traces = match args.iter().position(|a| a == "--otlp-endpoint") {
+        Some(at) => {
+            let url = (args.get(at + 1)).ok_or_else(|| usage("--otlp-endpoint needs a URL"))?;
+            let name = std::path::Path::new(&args[0])
+                .file_name()
+                .map_or("mcp-tasks-example".into(), |n| n.to_string_lossy());
+            let traces = Traces::otlp(url, name.into_owned())
+                .map_err(|e| usage(&format!("--otlp-endpoint {url}: {e}")))?;
+            Some(traces)
+        }
+        None => None,
+    };
+    // `RUST_LOG` filters the log; the traces take the server's spans (`info`) whatever it says.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_filter(filter);
+    let otel = (traces.as_ref()).map(|t| t.layer().with_filter(LevelFilter::INFO));
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
+        .try_init();
+    Ok(traces)
+}
+
+/// [`serve_from_args`] once logging is set up.
+async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     use mcp_tasks_runtime::server::{BearerTokens, HttpConfig};
     let mut args = std::env::args().skip(1);
     let mut http = None;
@@ -357,6 +407,10 @@ pub async fn serve_from_args(server: ServerBuilder) -> std::io::Result<()> {
                     .map_err(|e| usage(&format!("--ops-address {address}: {e}")))?;
                 http_config = http_config.ops_address(address);
             }
+            // Read by `init_logging`.
+            "--otlp-endpoint" => {
+                args.next();
+            }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
     }
@@ -404,7 +458,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
         ),
     )
 }

@@ -140,7 +140,7 @@ mod task;
 pub mod rmcp {
     pub use crate::server::rmcp_bridge::TaskTools;
 }
-mod telemetry;
+pub mod telemetry;
 mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};

@@ -12,7 +12,11 @@ use serde_json::json;
 /// Inline `tools/call` round trips at 1 and 64 callers; the floor runs alongside.
 pub async fn inline(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error> {
     let mut kinds = vec![Kind::Floor];
-    kinds.extend(o.servers.iter().copied().filter(|k| k.runs_in("inline")));
+    kinds.extend(
+        (o.servers.iter().copied())
+            .filter(|k| k.runs_in("inline"))
+            .filter(|k| !k.child_process_only() || t != Transport::InProcess),
+    );
     for c in [1usize, 64] {
         say(format!("inline tools/call, {}, {c} caller(s)", t.name()));
         let mut conns = Vec::new();

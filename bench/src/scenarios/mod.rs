@@ -134,13 +134,14 @@ type OpFn = Arc<
 >;
 
 /// The kinds of server a task scenario runs on this transport (`mcp-redis`, `mcp-postgres`:
-/// stdio only).
+/// stdio only; `mcp-metrics`, `mcp-otel`: not in process).
 fn task_kinds(o: &Opts, scenario: &str, t: Transport) -> Vec<Kind> {
     o.servers
         .iter()
         .copied()
         .filter(|k| k.runs_in(scenario))
         .filter(|k| !StoreCounts::counted(*k) || t == Transport::Stdio)
+        .filter(|k| !k.child_process_only() || t != Transport::InProcess)
         .collect()
 }
 

@@ -5,6 +5,8 @@ pub mod echo;
 pub mod mcp_tasks;
 pub mod rmcp_bridge;
 pub mod rmcp_server;
+#[cfg(feature = "telemetry")]
+pub mod telemetry;
 
 /// The question `ask` puts to the client.
 pub const ASK_MESSAGE: &str = "What is your name?";
@@ -34,6 +36,12 @@ pub enum Kind {
     Rmcp,
     /// rmcp 3.11 with mcp-tasks' `work` and `ask` through the bridge (`rmcp::TaskTools`).
     RmcpBridge,
+    /// mcp-tasks with a Prometheus recorder installed (the `metrics` feature recording); stdio
+    /// child processes only (a recorder is the whole process's). Needs `--features telemetry`.
+    McpMetrics,
+    /// mcp-tasks with OpenTelemetry traces exported by OTLP/HTTP to a local sink; child
+    /// processes only (a subscriber is the whole process's). Needs `--features telemetry`.
+    McpOtel,
 }
 
 impl Kind {
@@ -47,7 +55,25 @@ impl Kind {
             Kind::McpTasksPostgres => "mcp-postgres",
             Kind::Rmcp => "rmcp",
             Kind::RmcpBridge => "rmcp-bridge",
+            Kind::McpMetrics => "mcp-metrics",
+            Kind::McpOtel => "mcp-otel",
         }
+    }
+
+    /// Whether this kind runs only as a child process: what it installs (a metrics recorder, a
+    /// tracing subscriber) is the whole process's, and the Redis and Postgres kinds are counted
+    /// from their stores.
+    pub fn child_process_only(self) -> bool {
+        matches!(
+            self,
+            Kind::McpTasksRedis | Kind::McpTasksPostgres | Kind::McpMetrics | Kind::McpOtel
+        )
+    }
+
+    /// The kinds that are plain mcp-tasks with telemetry on: their figures are also shown
+    /// divided by plain `mcp-tasks`'s, measured in the same run.
+    pub fn is_telemetry(self) -> bool {
+        matches!(self, Kind::McpMetrics | Kind::McpOtel)
     }
 
     /// Whether this kind is measured in a scenario: a store changes nothing an inline call does,
@@ -56,6 +82,8 @@ impl Kind {
     pub fn runs_in(self, scenario: &str) -> bool {
         match self {
             Kind::McpSqlite => matches!(scenario, "lifecycle" | "store"),
+            // Telemetry is per request and per task: storing many tasks adds nothing to it.
+            Kind::McpMetrics | Kind::McpOtel => !matches!(scenario, "store" | "scale"),
             // The store plays no part in an inline call.
             Kind::McpTasksRedis | Kind::McpTasksPostgres => scenario != "inline",
             _ => true,
@@ -66,9 +94,12 @@ impl Kind {
     pub fn binary(self) -> &'static str {
         match self {
             Kind::Floor => "bench-echo-server",
-            Kind::McpTasks | Kind::McpSqlite | Kind::McpTasksRedis | Kind::McpTasksPostgres => {
-                "bench-mcp-tasks-server"
-            }
+            Kind::McpTasks
+            | Kind::McpSqlite
+            | Kind::McpTasksRedis
+            | Kind::McpTasksPostgres
+            | Kind::McpMetrics
+            | Kind::McpOtel => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
             Kind::RmcpBridge => "bench-rmcp-bridge-server",
         }
@@ -84,6 +115,8 @@ impl Kind {
             Kind::McpTasksPostgres,
             Kind::Rmcp,
             Kind::RmcpBridge,
+            Kind::McpMetrics,
+            Kind::McpOtel,
         ]
         .into_iter()
         .find(|k| k.name() == s)
@@ -100,9 +133,9 @@ where
         Kind::Floor => echo::serve(reader, writer).await,
         Kind::McpTasks => mcp_tasks::serve(reader, writer).await,
         Kind::McpSqlite => mcp_tasks::serve_sqlite(reader, writer).await,
-        Kind::McpTasksRedis | Kind::McpTasksPostgres => Err(std::io::Error::other(
-            "mcp-redis and mcp-postgres run as stdio child processes only",
-        )),
+        Kind::McpTasksRedis | Kind::McpTasksPostgres | Kind::McpMetrics | Kind::McpOtel => Err(
+            std::io::Error::other(format!("{} runs as a child process only", kind.name())),
+        ),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
         Kind::RmcpBridge => rmcp_bridge::serve(reader, writer).await,
     }

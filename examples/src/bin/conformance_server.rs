@@ -3,6 +3,5 @@
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    mcp_tasks_runtime::init_logging();
     mcp_tasks_examples::serve_from_args(mcp_tasks_examples::conformance::conformance_server()).await
 }

@@ -13,7 +13,6 @@ use std::io::IsTerminal;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    mcp_tasks_runtime::init_logging();
     let http = std::env::args().any(|a| a == "--http");
     if !http && std::io::stdin().is_terminal() {
         eprintln!(

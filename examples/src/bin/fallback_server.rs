@@ -91,7 +91,6 @@ pub async fn tally(ctx: ToolContext, to: u32) -> Result<String, ToolError> {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    mcp_tasks_runtime::init_logging();
     let server = Server::builder("mcp-tasks-fallback", env!("CARGO_PKG_VERSION"))
         .tool::<report>()
         .tool::<interview>()

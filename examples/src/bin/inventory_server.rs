@@ -9,7 +9,6 @@ use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    mcp_tasks_runtime::init_logging();
     let inventory = Inventory::new([("widget", 12), ("gadget", 3)], Duration::from_millis(500));
     let staff = Staff::with_managers(["alice"]);
     mcp_tasks_examples::serve_from_args(server(inventory, staff)).await

@@ -20,6 +20,11 @@ pub const PROGRESS_TOKEN: &str = "progressToken";
 /// Notification: the `subscriptions/listen` request it is delivered for (its JSON-RPC id;
 /// 2026-07-28).
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// Request: the W3C Trace Context `traceparent` of the client's span (SEP-414 reserves it, with
+/// [`TRACESTATE`] and `baggage`, as un-prefixed keys; both eras). See `trace.rs`.
+pub const TRACEPARENT: &str = "traceparent";
+/// Request: the W3C Trace Context `tracestate` that goes with [`TRACEPARENT`] (SEP-414).
+pub const TRACESTATE: &str = "tracestate";
 
 use super::{ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSIONS};
 use serde::Deserialize;
@@ -51,6 +56,10 @@ pub struct RequestMeta<'a> {
     pub progress_token: Option<&'a RawValue>,
     /// [`RELATED_TASK`].
     pub related_task: Option<&'a RawValue>,
+    /// [`TRACEPARENT`].
+    pub traceparent: Option<&'a RawValue>,
+    /// [`TRACESTATE`].
+    pub tracestate: Option<&'a RawValue>,
 }
 
 impl<'a> RequestMeta<'a> {
@@ -83,13 +92,15 @@ pub fn is_object(value: &RawValue) -> bool {
 
 impl<'de> Deserialize<'de> for RequestMeta<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const KEYS: [&str; 6] = [
+        const KEYS: [&str; 8] = [
             PROTOCOL_VERSION,
             CLIENT_CAPABILITIES,
             CLIENT_INFO,
             LOG_LEVEL,
             PROGRESS_TOKEN,
             RELATED_TASK,
+            TRACEPARENT,
+            TRACESTATE,
         ];
         /// A key, as its index in `KEYS` (`None`: one of no interest).
         struct Key;
@@ -126,7 +137,9 @@ impl<'de> Deserialize<'de> for RequestMeta<'de> {
                         Some(2) => &mut meta.client_info,
                         Some(3) => &mut meta.log_level,
                         Some(4) => &mut meta.progress_token,
-                        Some(_) => &mut meta.related_task,
+                        Some(5) => &mut meta.related_task,
+                        Some(6) => &mut meta.traceparent,
+                        Some(_) => &mut meta.tracestate,
                         None => {
                             map.next_value::<IgnoredAny>()?;
                             continue;

@@ -9,6 +9,7 @@ pub(crate) mod meta;
 mod params;
 mod prompt;
 pub mod task;
+pub(crate) mod trace;
 
 pub use era::Era;
 pub use jsonrpc::{RequestId, RpcError};

@@ -13,6 +13,7 @@ use super::session;
 use crate::protocol::jsonrpc::{
     self, Message, Notification, Reply, RequestId, RpcError, error_message,
 };
+use crate::protocol::trace::TraceContext;
 use futures_util::FutureExt;
 use std::future::Future;
 use std::sync::Arc;
@@ -76,7 +77,9 @@ pub(crate) fn start_request(
     };
     let conn = conn.clone();
     // One span per request; dispatch fills in the era, the owner, the tool and the task as it
-    // learns them, so one task can be followed across its polls.
+    // learns them, so one task can be followed across its polls. The client's trace context
+    // (`_meta.traceparent`) is recorded here, before the span is first entered, when an
+    // OpenTelemetry span can still take the client's span as its parent.
     let span = tracing::info_span!(
         "request",
         id = %req.id,
@@ -85,7 +88,15 @@ pub(crate) fn start_request(
         owner = tracing::field::Empty,
         tool = tracing::field::Empty,
         task = tracing::field::Empty,
+        trace_id = tracing::field::Empty,
+        parent_span_id = tracing::field::Empty,
+        tracestate = tracing::field::Empty,
     );
+    if !span.is_disabled()
+        && let Some(context) = req.meta.as_deref().and_then(TraceContext::from_meta)
+    {
+        crate::telemetry::trace::join(&span, &context);
+    }
     Ok(async move {
         let _done = InflightGuard {
             conn: &conn,

@@ -33,7 +33,7 @@ use tokio_util::task::TaskTracker;
 
 use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;
-use super::run::Run;
+use super::run::{Run, Settling};
 
 pub use super::backend::ClientChannel;
 pub(crate) use super::run::CaughtFuture;
@@ -180,6 +180,9 @@ pub struct TaskEngine {
     leased: AtomicBool,
     /// The tasks running here, with their tools' cancellation tokens.
     running: Arc<Mutex<HashMap<TaskId, CancellationToken>>>,
+    /// The tasks whose tool has returned here and whose outcome is being recorded: what a poll
+    /// may wait for ([`Self::settling`]).
+    settling: Settling,
     /// The drivers of those tasks.
     drivers: TaskTracker,
     /// Serve loops using this engine; the last one to end settles the tasks.
@@ -210,6 +213,7 @@ impl TaskEngine {
             instance: format!("engine-{}", TaskId::generate().as_str()),
             leased: AtomicBool::new(false),
             running: Arc::default(),
+            settling: Settling::default(),
             drivers: TaskTracker::new(),
             serving: AtomicUsize::new(0),
             slots,
@@ -383,17 +387,20 @@ impl TaskEngine {
         let run = Run {
             store: self.store.clone(),
             id,
+            owner: record.owner.clone(),
             tool,
             cancel,
             grace: self.config.cancel_grace,
             channel,
             _slot: slot,
             _running: crate::telemetry::Held::new(crate::telemetry::Gauge::RunningTasks),
+            settling: self.settling.clone(),
         };
         crate::telemetry::task_created(tool);
         let running = self.running.clone();
         let created = (record.version, record.status);
-        // The task's own span: its id, tool, era and owner (a child of the request that started it).
+        // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
+        // that started it; in OpenTelemetry, the root of a trace linked to that request).
         let span = tracing::info_span!(
             "task",
             task = %record.id.as_str(),
@@ -401,6 +408,7 @@ impl TaskEngine {
             era = ?record.origin,
             owner = %record.owner.as_str(),
         );
+        crate::telemetry::trace::link_to_request(&span);
         self.drivers.spawn(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
@@ -410,6 +418,23 @@ impl TaskEngine {
             span,
         ));
         Ok(record)
+    }
+
+    /// When the tool of task `id`, of `owner`, has returned in this engine and its outcome is
+    /// being recorded: a future that resolves once it is (or the recording gave up). `None`
+    /// otherwise, which is nearly always, and for another owner's task. A `tasks/get` waits on
+    /// it for a moment (see `server/tasks.rs`), so that a client polling right after the tool
+    /// returned sees the task ended instead of polling again while the store commits.
+    pub(crate) fn settling(
+        &self,
+        id: &TaskId,
+        owner: &Owner,
+    ) -> Option<impl Future<Output = ()> + Send + use<>> {
+        let mut recorded = self.settling.watch(id, owner)?;
+        Some(async move {
+            // The sender goes when the outcome is recorded: `changed` then fails.
+            let _ = recorded.changed().await;
+        })
     }
 
     /// Starts the background sweeper once. It holds only a weak reference: it ends with the engine.

@@ -3,19 +3,21 @@
 //! a legacy session about status changes, and records the tool's outcome, retrying while the
 //! store is down.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{ClientChannel, StatusSlot};
 use super::limits::RunningSlot;
 use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::task::{TaskId, TaskOutcome, TaskStatus};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::store::{StoreError, TaskRecord, TaskStore};
 
 /// A tool's future with panics caught: what a running task drives.
@@ -35,6 +37,8 @@ const FINISH_RETRY_MAX: Duration = Duration::from_secs(5);
 pub(super) struct Run {
     pub(super) store: Arc<dyn TaskStore>,
     pub(super) id: TaskId,
+    /// Whose task it is.
+    pub(super) owner: Owner,
     pub(super) tool: &'static str,
     /// The tool's cancellation token.
     pub(super) cancel: CancellationToken,
@@ -46,6 +50,53 @@ pub(super) struct Run {
     pub(super) _slot: RunningSlot,
     /// Counts the task as running while it runs.
     pub(super) _running: crate::telemetry::Held,
+    /// Where the engine learns that this task's outcome is being recorded.
+    pub(super) settling: Settling,
+}
+
+/// The tasks of one engine whose tool has returned and whose outcome is being recorded, each
+/// with a channel whose sender goes once it is.
+#[derive(Clone, Default)]
+pub(super) struct Settling(Arc<Mutex<HashMap<TaskId, Recording>>>);
+
+/// A task's owner, and a receiver whose sender goes when the task's outcome is recorded.
+type Recording = (Owner, watch::Receiver<()>);
+
+impl Settling {
+    /// A receiver of task `id`'s channel, if its outcome is being recorded and it belongs to
+    /// `owner`.
+    pub(super) fn watch(&self, id: &TaskId, owner: &Owner) -> Option<watch::Receiver<()>> {
+        let settling = lock(&self.0);
+        let (of, recorded) = settling.get(id)?;
+        (of == owner).then(|| recorded.clone())
+    }
+
+    /// Marks task `id` (of `owner`) as having its outcome recorded until the guard is dropped.
+    fn start<'a>(&'a self, id: &'a TaskId, owner: &Owner) -> SettlingGuard<'a> {
+        let (done, watched) = watch::channel(());
+        lock(&self.0).insert(id.clone(), (owner.clone(), watched));
+        SettlingGuard {
+            settling: self,
+            id,
+            _done: done,
+        }
+    }
+}
+
+struct SettlingGuard<'a> {
+    settling: &'a Settling,
+    id: &'a TaskId,
+    _done: watch::Sender<()>,
+}
+
+impl Drop for SettlingGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.settling.0).remove(self.id);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Run {
@@ -63,6 +114,8 @@ impl Run {
                 // the store ever being set up.
                 biased;
                 out = &mut run => {
+                    // Until the outcome is recorded, a poll of the task may wait for it.
+                    let _settling = self.settling.start(&self.id, &self.owner);
                     if let Some(message) = status.take() {
                         let _ = self.store.set_status_message(&self.id, Some(message)).await;
                     }

@@ -1,7 +1,20 @@
-//! What the server measures, through the [`metrics`](https://docs.rs/metrics) facade (feature
-//! `metrics`; feature `prometheus` adds an exporter and `/metrics`, see
-//! [`server::Metrics`](crate::server::Metrics)). Without the feature every function here is empty
-//! and compiles away. Names and labels:
+//! What the server measures and traces.
+//!
+//! **Traces.** Every request runs in a `request` span (`id`, `method`, `era`, `owner`, and the
+//! `tool` or `task` it names) and every task in a `task` span (`task`, `tool`, `era`, `owner`). A
+//! request whose `_meta` carries W3C Trace Context (`traceparent`, and `tracestate`: the keys
+//! SEP-414 reserves, read in both protocol eras) has the trace id, the client's span id and the
+//! `tracestate` recorded on its span (`trace_id`, `parent_span_id`, `tracestate`). A malformed
+//! `traceparent` or `tracestate` is ignored, with a debug log: never an error to the client. With
+//! the feature `opentelemetry`, `Traces` exports the spans by OTLP: the request span's parent is
+//! then the client's span (its trace id, span id and trace state, which are then not repeated as
+//! fields), so the server's spans join the client's trace, and a task's span,
+//! which begins a trace of its own (a task outlives its request), carries a link to the request
+//! span that created it.
+//!
+//! **Metrics** go through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`;
+//! feature `prometheus` adds an exporter and `/metrics`, see `server::Metrics`). Without the
+//! feature every function that records one is empty and compiles away. Names and labels:
 //!
 //! | metric | kind | labels |
 //! |---|---|---|
@@ -17,6 +30,13 @@
 //! | `mcp_sessions` | gauge | (legacy sessions over HTTP) |
 //!
 //! A `method` label is one of the methods MCP defines, or `other`: a client cannot make labels up.
+
+#[cfg(feature = "opentelemetry")]
+mod export;
+pub(crate) mod trace;
+
+#[cfg(feature = "opentelemetry")]
+pub use export::{Traces, TracesError};
 
 #[cfg(feature = "metrics")]
 use std::time::{Duration, Instant};
