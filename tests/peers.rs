@@ -942,7 +942,12 @@ async fn every_listing() -> Vec<serde_json::Value> {
     let modern_tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
     let mut listings = Vec::new();
     for server in &servers {
+        // rmcp_bridge_server is an rmcp server: the task fallback is not the bridge's to offer.
+        let fallback = server != "rmcp_bridge_server";
         for flags in [&[][..], &["--task-fallback"][..]] {
+            if !flags.is_empty() && !fallback {
+                continue;
+            }
             let name = [server.as_str()]
                 .iter()
                 .chain(flags)
