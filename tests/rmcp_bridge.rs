@@ -852,7 +852,10 @@ mod with_rmcp {
 
     /// An rmcp client that keeps the progress notifications it gets.
     #[derive(Clone)]
-    struct Progress(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+    struct Progress(std::sync::Arc<std::sync::Mutex<Vec<Step>>>);
+
+    /// One `notifications/progress`: progress and total.
+    type Step = (f64, Option<f64>);
 
     impl ClientHandler for Progress {
         async fn on_progress(
