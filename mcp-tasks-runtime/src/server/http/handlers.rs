@@ -311,6 +311,9 @@ async fn post_request(
     if let Err(e) = checked {
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
     }
+    if let Some(response) = check_scopes(&state, principal.as_ref(), &req, params) {
+        return response;
+    }
     // Modern requests are stateless: a session id they carry means nothing.
     let session = match session_header {
         Some(id) if !modern => match state.sessions.get(&id, &principal) {
@@ -320,6 +323,56 @@ async fn post_request(
         _ => None,
     };
     run_request(&state, principal, session, req, meta.as_deref(), accept).await
+}
+
+/// A `tools/call` of a tool declaring scopes (`#[tool(scope = "...")]`) by a caller whose token
+/// lacks one: HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`
+/// naming every scope the tool needs, so that the client can ask for them and retry (step-up
+/// authorization). Checked here, on the request's own token: in a legacy session, each request
+/// may carry a different token for the same principal. Callers not limited by scopes (static
+/// tokens, no authenticator) pass.
+fn check_scopes(
+    state: &HttpState,
+    principal: Option<&Principal>,
+    req: &jsonrpc::Request,
+    params: &Params,
+) -> Option<Response> {
+    let principal = principal.filter(|p| p.scopes().is_some())?;
+    if req.method != "tools/call" {
+        return None;
+    }
+    let tool = params
+        .str("name")
+        .flatten()
+        .and_then(|name| state.server.tools.get(&name))?;
+    let needed = tool.info.scopes;
+    if needed.iter().all(|s| principal.has_scope(s)) {
+        return None;
+    }
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|s| !principal.has_scope(s))
+        .collect();
+    let error = RpcError::invalid_request(format!(
+        "Forbidden: the tool `{}` needs the scope `{}`, which this token does not grant",
+        tool.info.name,
+        missing.join(" ")
+    ))
+    .with_data(serde_json::json!({
+        "error": "insufficient_scope",
+        "scope": needed.join(" "),
+        "missing": missing,
+    }));
+    let mut response = rpc_error_response(StatusCode::FORBIDDEN, Some(&req.id), &error);
+    let challenge = match &state.config.authenticator {
+        Some(auth) => auth.insufficient_scope(needed),
+        None => return Some(response),
+    };
+    if let Ok(v) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    Some(response)
 }
 
 #[allow(clippy::result_large_err)] // as in check_host
