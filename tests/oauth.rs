@@ -155,8 +155,7 @@ async fn bad_tokens_get_401_invalid_token_saying_why() {
         .as_secs();
     let good = issuer.token(json!({ "aud": aud }));
     still_serves(&server, &good).await;
-    let cases: Vec<(&str, String, &str)> =
-        vec![
+    let cases: Vec<(&str, String, &str)> = vec![
             ("garbage", "not-a-jwt".into(), "not a JWT"),
             ("garbage in three parts", "a.b.c".into(), "not a JWT"),
             (
@@ -320,6 +319,29 @@ async fn a_missing_scope_gets_403_naming_it() {
     assert!(answer.message().contains("`research`"), "{answer:?}");
     still_serves(&server, &plain).await;
     let stepped_up = issuer.token(json!({ "aud": server.url, "scope": "profile research" }));
+    // tools/list shows each caller the tools its token may call.
+    let listed = |token: String| {
+        let url = server.url.clone();
+        async move {
+            let answer = request(&url, Some(&token), "tools/list", json!({})).await;
+            let tools = answer.result()["tools"].as_array().unwrap().clone();
+            tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let plain_sees = listed(plain.clone()).await;
+    assert!(plain_sees.contains(&"greet".to_owned()), "{plain_sees:?}");
+    assert!(
+        !plain_sees.contains(&"research".to_owned()),
+        "{plain_sees:?}"
+    );
+    let stepped_up_sees = listed(stepped_up.clone()).await;
+    assert!(
+        stepped_up_sees.contains(&"research".to_owned()),
+        "{stepped_up_sees:?}"
+    );
     let answer = request(&server.url, Some(&stepped_up), "tools/call", research).await;
     assert!(answer.result()["taskId"].is_string(), "{answer:?}");
 }

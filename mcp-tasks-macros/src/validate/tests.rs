@@ -379,7 +379,13 @@ fn scopes_are_split_on_spaces_and_checked() {
     let spec = ok(quote!(scope = " research  files:read "), f.clone());
     assert_eq!(spec.scopes, ["research", "files:read"]);
     let errs = errors(quote!(scope = "   "), f.clone());
-    assert!(errs[0].contains("`scope` names the OAuth scopes"), "{errs:?}");
+    assert!(
+        errs[0].contains("`scope` names the OAuth scopes"),
+        "{errs:?}"
+    );
     let errs = errors(quote!(scope = "research \"x\""), f);
-    assert!(errs[0].contains("`\"x\"` is not an OAuth scope"), "{errs:?}");
+    assert!(
+        errs[0].contains("`\"x\"` is not an OAuth scope"),
+        "{errs:?}"
+    );
 }
