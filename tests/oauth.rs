@@ -488,3 +488,103 @@ async fn two_principals_on_two_instances_see_only_their_own_tasks() {
     assert_eq!(seen.result()["status"], "working", "{seen:?}");
     drop(b);
 }
+
+/// `mcp-tasks-client` with client credentials: on the first `401` it reads the server's metadata,
+/// finds the issuer's token endpoint, gets a token for this server, and retries; a `403`
+/// `insufficient_scope` gets a token with the missing scope added (step-up).
+#[tokio::test]
+async fn the_client_gets_tokens_with_client_credentials_and_steps_up() {
+    use mcp_tasks_client::Client;
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start(&issuer.url, &[]);
+    let client = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .oauth_scopes("profile")
+        .connect_http(&server.url)
+        .await
+        .expect("connects, getting a token on the way");
+    let greeting = client
+        .call_tool("greet", json!({ "name": "Ada" }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
+    assert_eq!(
+        issuer.stats()["token"],
+        1,
+        "one token for the connection and the call"
+    );
+    // `research` needs `research`, which a `profile` token lacks: 403, step-up, retry.
+    let call = client
+        .call_tool("research", json!({ "topic": "owls" }))
+        .await
+        .expect("research starts after the step-up");
+    assert!(call.task().is_some(), "research runs as a task");
+    assert_eq!(
+        issuer.stats()["token"],
+        2,
+        "one more token, with `research`"
+    );
+
+    // A static token that is not valid: the server's refusal, as an HTTP error.
+    let refused = Client::builder()
+        .bearer_token("not-a-token")
+        .connect_http(&server.url)
+        .await
+        .expect_err("a bad static token is refused");
+    assert!(
+        matches!(refused, mcp_tasks_client::Error::Http { status: 401, .. }),
+        "{refused:?}"
+    );
+}
+
+/// The `mcp-tasks` command: `--client-id/--client-secret` get a token by themselves; `--token`
+/// takes one given.
+#[tokio::test]
+async fn the_command_calls_a_protected_server() {
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start(&issuer.url, &[]);
+    let bin = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let run = |args: Vec<String>| {
+        let out = std::process::Command::new(&bin)
+            .args(&args)
+            .output()
+            .expect("mcp-tasks runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let url = server.url.clone();
+    let strs = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (code, out, err) = run(strs(&[
+        "tools",
+        "--url",
+        &url,
+        "--client-id",
+        "robot",
+        "--client-secret",
+        "s",
+    ]));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("research") && out.contains("greet"), "{out}");
+    let token = issuer.token(json!({ "aud": url, "scope": "" }));
+    let (code, out, err) = run(strs(&[
+        "call",
+        "greet",
+        "--args",
+        r#"{"name":"Ada"}"#,
+        "--url",
+        &url,
+        "--token",
+        &token,
+    ]));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("Hello, Ada!"), "{out}");
+    let (code, out, err) = run(strs(&["tools", "--url", &url, "--token", "garbage"]));
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("401"), "{err}");
+}

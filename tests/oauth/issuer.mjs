@@ -17,7 +17,7 @@
 //   {"cmd":"rotate"}        -> {"kid"}: a new key, published beside the old, signs from now on
 //   {"cmd":"jwks","mode":"up"|"down"|"hang"}  -> {}: the JWKS answers, answers 503, or never answers
 //   {"cmd":"opaque","token":T,"answer":{...}} -> {}: what /introspect says about T
-//   {"cmd":"stats"}         -> {"jwks": N, "metadata": N, "introspect": N} requests served
+//   {"cmd":"stats"}         -> {"jwks": N, "metadata": N, "introspect": N, "token": N} requests served
 import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 import { SignJWT, exportSPKI, importJWK } from "jose";
@@ -45,7 +45,7 @@ service.on("beforeTokenSigning", (token, req) => {
   }
 });
 
-const stats = { jwks: 0, metadata: 0, introspect: 0 };
+const stats = { jwks: 0, metadata: 0, introspect: 0, token: 0 };
 let jwksMode = "up";
 const opaque = new Map();
 
@@ -60,6 +60,7 @@ const server = createServer((req, res) => {
     }
   }
   if (path.startsWith("/.well-known/")) stats.metadata += 1;
+  if (path === "/token") stats.token += 1;
   if (path === "/introspect" && req.method === "POST") {
     stats.introspect += 1;
     let body = "";
