@@ -605,11 +605,11 @@ fn with_causes(error: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
+    #[tokio::test]
+    async fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
         let wire = HttpWire::new(
             "http://127.0.0.1:1/mcp".into(),
-            Some("t0k".into()),
+            Some(Auth::Static("t0k".into())),
             HeaderMap::new(),
             1024,
             &[],
@@ -632,7 +632,8 @@ mod tests {
                 "region": "Zürich", "days": 3, "metric": false, "note": null
             } }
         });
-        let h = wire.headers_for(&message);
+        let mut h = wire.headers_for(&message);
+        wire.authorize(&mut h).await;
         assert_eq!(h["mcp-protocol-version"], "2026-07-28");
         assert_eq!(h["mcp-method"], "tools/call");
         assert_eq!(h["mcp-name"], "weather");
