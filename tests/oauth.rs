@@ -343,7 +343,20 @@ async fn a_missing_scope_gets_403_naming_it() {
         "{stepped_up_sees:?}"
     );
     let answer = request(&server.url, Some(&stepped_up), "tools/call", research).await;
-    assert!(answer.result()["taskId"].is_string(), "{answer:?}");
+    let id = answer.result()["taskId"].as_str().expect("a task").to_owned();
+    // The task's requests need its tool's scope too: the same principal with a token without it
+    // gets 403; with it, the task.
+    let get = json!({ "taskId": id });
+    let answer = request(&server.url, Some(&plain), "tasks/get", get.clone()).await;
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(answer.challenge.contains("scope=\"research\""), "{answer:?}");
+    let answer = request(&server.url, Some(&stepped_up), "tasks/get", get.clone()).await;
+    assert_eq!(answer.result()["taskId"], id.as_str(), "{answer:?}");
+    // Another principal without the scope learns nothing: the answer to an unknown id.
+    let bob = issuer.token(json!({ "aud": server.url, "sub": "bob", "scope": "profile" }));
+    let answer = request(&server.url, Some(&bob), "tasks/get", get).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.body["error"]["code"], -32602, "{answer:?}");
 }
 
 /// A token from the issuer's token endpoint (client credentials, with `resource` = the server):
