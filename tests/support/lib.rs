@@ -43,6 +43,7 @@ book! {
     Completions = "completions.md",
     Apps = "apps.md",
     Http = "http.md",
+    OAuth = "oauth.md",
     Stores = "stores.md",
     Push = "push.md",
     Hosts = "hosts.md",
