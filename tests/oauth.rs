@@ -343,13 +343,19 @@ async fn a_missing_scope_gets_403_naming_it() {
         "{stepped_up_sees:?}"
     );
     let answer = request(&server.url, Some(&stepped_up), "tools/call", research).await;
-    let id = answer.result()["taskId"].as_str().expect("a task").to_owned();
+    let id = answer.result()["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
     // The task's requests need its tool's scope too: the same principal with a token without it
     // gets 403; with it, the task.
     let get = json!({ "taskId": id });
     let answer = request(&server.url, Some(&plain), "tasks/get", get.clone()).await;
     assert_eq!(answer.status, 403, "{answer:?}");
-    assert!(answer.challenge.contains("scope=\"research\""), "{answer:?}");
+    assert!(
+        answer.challenge.contains("scope=\"research\""),
+        "{answer:?}"
+    );
     let answer = request(&server.url, Some(&stepped_up), "tasks/get", get.clone()).await;
     assert_eq!(answer.result()["taskId"], id.as_str(), "{answer:?}");
     // Another principal without the scope learns nothing: the answer to an unknown id.
