@@ -150,6 +150,7 @@ mod tests {
             deadline: None,
             runner: None,
             poll_interval: Some(Duration::from_secs(5)),
+            tool: None,
             input_requests: BTreeMap::new(),
             input_responses: BTreeMap::new(),
             retired_keys: BTreeSet::new(),
@@ -163,6 +164,7 @@ mod tests {
     #[test]
     fn record_storage_encoding_round_trips() {
         let mut r = record(TaskStatus::Failed);
+        r.tool = Some("crawl".into());
         r.input_responses
             .insert("k".into(), json!({"action": "accept"}));
         r.retired_keys.insert("k".into());
