@@ -607,3 +607,38 @@ async fn the_command_calls_a_protected_server() {
     assert_ne!(code, Some(0), "{out}");
     assert!(err.contains("401"), "{err}");
 }
+
+/// A 2025-11-25 session over OAuth: `initialize` gets the token, later requests in the session
+/// (the GET stream, the calls, the DELETE at the end) carry it, and tasks are the principal's.
+#[tokio::test]
+async fn a_legacy_session_runs_on_a_client_credentials_token() {
+    use mcp_tasks_client::{Client, EraChoice};
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start(&issuer.url, &[]);
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .client_credentials("robot", "robot-secret")
+        .connect_http(&server.url)
+        .await
+        .expect("a legacy session opens");
+    assert!(!client.era().is_modern(), "{:?}", client.era());
+    let greeting = client
+        .call_tool("greet", json!({ "name": "Ada" }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
+    // No scope configured and none challenged: the client asked for what the server supports.
+    let call = client
+        .call_tool("research", json!({ "topic": "owls" }))
+        .await
+        .expect("research starts");
+    assert!(call.task().is_some(), "research runs as a task");
+    assert_eq!(
+        issuer.stats()["token"],
+        1,
+        "one token for the whole session"
+    );
+}
