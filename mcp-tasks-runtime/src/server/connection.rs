@@ -126,7 +126,7 @@ impl Requestor {
 const ANONYMOUS_OWNER: &str = "anonymous";
 
 /// The owner of the tasks of `principal`'s requests (`None`: an anonymous caller).
-fn owner_of(principal: Option<&Principal>) -> Owner {
+pub(crate) fn owner_of(principal: Option<&Principal>) -> Owner {
     match principal {
         Some(p) => Owner::new(format!("principal:{}", p.as_str())),
         None => Owner::new(ANONYMOUS_OWNER),
