@@ -89,7 +89,12 @@ pub struct Report {
 
 /// Research a topic in depth: asks the user how many sources to read, then asks the client's model
 /// for a summary. Runs only as a task (it may take minutes).
-#[tool(task_support = "required", ttl = "10m", poll_interval = "500ms")]
+#[tool(
+    task_support = "required",
+    ttl = "10m",
+    poll_interval = "500ms",
+    scope = "research"
+)]
 pub async fn research(
     ctx: ToolContext,
     /// What to research.
@@ -256,7 +261,10 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// loop polls its input after a message ([`ServerConfig::stdio_spin`]); `--keepalive-ms N|off` how
 /// often a waiting call with a progress token gets a keepalive progress notification
 /// ([`ServerConfig::keepalive_interval`]). With HTTP, `--token TOKEN=PRINCIPAL`
-/// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL, and
+/// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL,
+/// `--oauth-issuer ISSUER --oauth-audience RESOURCE_URL` makes the endpoint an OAuth 2.1 resource
+/// server for ISSUER's tokens (`research` needs the scope `research`; every other tool a valid
+/// token), and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
 /// to send a request's headers and body, `--max-connections N` how many may be open at once,
@@ -319,6 +327,7 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let mut http = None;
     let mut tokens = Vec::new();
+    let mut oauth = OAuthArgs::default();
     let mut http_config = HttpConfig::default();
     let mut store = None;
     let mut config = ServerConfig::default();
@@ -380,6 +389,10 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
             }
+            "--oauth-issuer" => oauth.issuer = Some(text(&mut args, &arg)?),
+            "--oauth-audience" => oauth.audience = Some(text(&mut args, &arg)?),
+            "--oauth-introspection" => oauth.introspection = Some(text(&mut args, &arg)?),
+            "--oauth-client" => oauth.client = Some(text(&mut args, &arg)?),
             "--max-body" => http_config = http_config.max_body(number(&mut args, &arg)?),
             "--session-idle-ms" => {
                 http_config = http_config.session_idle(millis(&mut args, &arg)?);
@@ -419,14 +432,21 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     }
     let server = server.config(config).build()?;
     let Some(addr) = http else {
-        if !tokens.is_empty() {
-            return Err(usage("--token applies to --http only"));
+        if !tokens.is_empty() || oauth.issuer.is_some() || oauth.audience.is_some() {
+            return Err(usage(
+                "--token and --oauth-* apply to --http only (stdio is not authenticated)",
+            ));
         }
         return server.serve_stdio().await;
     };
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     let mut config = http_config;
-    if !tokens.is_empty() {
+    if let Some(resource) = oauth.resource_server()? {
+        if !tokens.is_empty() {
+            return Err(usage("--token and --oauth-issuer exclude each other"));
+        }
+        config = config.authenticator(resource);
+    } else if !tokens.is_empty() {
         let auth = tokens
             .into_iter()
             .fold(BearerTokens::new(), |auth, (t, p)| auth.token(t, p));
@@ -437,6 +457,61 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     config = config.metrics(metrics);
     println!("listening on http://{}/mcp", listener.local_addr()?);
     server.serve_http(listener).config(config).await
+}
+
+/// `--oauth-issuer ISSUER --oauth-audience RESOURCE_URL [--oauth-introspection ENDPOINT
+/// --oauth-client ID:SECRET]`: an OAuth 2.1 resource server whose tokens come from ISSUER and
+/// name RESOURCE_URL (this endpoint's URL) as their audience: JWTs checked against the issuer's
+/// keys, or opaque tokens asked about at ENDPOINT as client ID.
+#[derive(Debug, Default)]
+struct OAuthArgs {
+    issuer: Option<String>,
+    audience: Option<String>,
+    introspection: Option<String>,
+    client: Option<String>,
+}
+
+impl OAuthArgs {
+    fn resource_server(
+        self,
+    ) -> std::io::Result<Option<mcp_tasks_runtime::server::oauth::ResourceServer>> {
+        use mcp_tasks_runtime::server::oauth::{Introspection, JwtValidator, ResourceServer};
+        let (issuer, audience) = match (self.issuer, self.audience) {
+            (None, None) => return Ok(None),
+            (Some(issuer), Some(audience)) => (issuer, audience),
+            _ => {
+                return Err(usage(
+                    "--oauth-issuer and --oauth-audience go together (the issuer's URL, and this endpoint's URL as tokens name it)",
+                ));
+            }
+        };
+        let server = match self.introspection {
+            Some(endpoint) => {
+                let mut validator = Introspection::new(endpoint, &audience).issuer(&issuer);
+                if let Some(client) = &self.client {
+                    let (id, secret) = client
+                        .split_once(':')
+                        .ok_or_else(|| usage("--oauth-client needs ID:SECRET"))?;
+                    validator = validator.client(id, secret);
+                }
+                ResourceServer::new(&audience, validator)
+            }
+            None => ResourceServer::new(&audience, JwtValidator::new(&issuer, &audience)),
+        };
+        let server = server.map_err(|e| usage(&format!("--oauth-audience: {e}")))?;
+        Ok(Some(
+            server
+                .authorization_server(issuer)
+                .scopes_supported(["research"])
+                .resource_name("mcp-tasks example server"),
+        ))
+    }
+}
+
+/// The value after `flag`.
+fn text(args: &mut impl Iterator<Item = String>, flag: &str) -> std::io::Result<String> {
+    args.next()
+        .ok_or_else(|| usage(&format!("{flag} needs a value")))
 }
 
 /// The number after `flag`.
@@ -458,7 +533,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET]] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
         ),
     )
 }

@@ -196,14 +196,38 @@ pub struct TargetArgs {
     /// The server's Streamable HTTP endpoint.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// A bearer token for `--url`.
+    /// A bearer token for `--url` (an OAuth access token got elsewhere, or a static one).
     #[arg(
         long,
         value_name = "T",
         env = "MCP_TASKS_TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        conflicts_with = "client_id"
     )]
     pub token: Option<String>,
+    /// For `--url` on a server protected by OAuth: get access tokens with the client credentials
+    /// grant as this client (found from the server's `401`: its resource metadata, then its
+    /// authorization server's token endpoint); needs `--client-secret`.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "MCP_TASKS_CLIENT_ID",
+        requires = "client_secret"
+    )]
+    pub client_id: Option<String>,
+    /// The secret of `--client-id`.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "MCP_TASKS_CLIENT_SECRET",
+        hide_env_values = true,
+        requires = "client_id"
+    )]
+    pub client_secret: Option<String>,
+    /// With `--client-id`: the OAuth scopes to ask for, space-separated (else those the server's
+    /// challenge or metadata name).
+    #[arg(long, value_name = "SCOPES", requires = "client_id")]
+    pub scope: Option<String>,
     /// For `--url`: join this 2025-11-25 session (its `Mcp-Session-Id`, which `call` names when it
     /// starts a task) instead of opening one: a legacy server knows a task only in its session.
     #[arg(long, value_name = "ID")]
@@ -255,6 +279,8 @@ pub enum Target {
     Http {
         url: String,
         token: Option<String>,
+        /// `--client-id`, `--client-secret`, `--scope`: the client credentials grant.
+        credentials: Option<Credentials>,
         /// `--session`: a 2025-11-25 session to join.
         session: Option<String>,
     },
@@ -263,6 +289,14 @@ pub enum Target {
         args: Vec<String>,
         stderr: ServerStderr,
     },
+}
+
+/// `--client-id`, `--client-secret`, `--scope`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub client_id: String,
+    pub client_secret: String,
+    pub scope: Option<String>,
 }
 
 /// `--server-stderr`.
@@ -690,15 +724,27 @@ impl TargetArgs {
                             .into(),
                     );
                 }
+                let credentials =
+                    self.client_id
+                        .zip(self.client_secret)
+                        .map(|(client_id, client_secret)| Credentials {
+                            client_id,
+                            client_secret,
+                            scope: self.scope,
+                        });
                 Ok(Target::Http {
                     url,
                     token: self.token,
+                    credentials,
                     session: self.session,
                 })
             }
             (None, Some((program, args))) => {
-                if self.token.is_some() {
-                    return Err("--token is for --url; a stdio server gets no token".into());
+                if self.token.is_some() || self.client_id.is_some() {
+                    return Err(
+                        "--token and --client-id are for --url; a stdio server gets no token"
+                            .into(),
+                    );
                 }
                 if self.session.is_some() {
                     return Err(
@@ -849,6 +895,7 @@ mod tests {
                     target: Target::Http {
                         url: "http://h/mcp".into(),
                         token: Some("t".into()),
+                        credentials: None,
                         session: None,
                     }
                 }
@@ -893,7 +940,10 @@ mod tests {
         assert!(err(&["tools"]).starts_with("no server: give --url URL"));
         assert!(err(&["tools", "--url", "http://h", "--", "srv"]).contains("not both"));
         assert!(err(&["tools", "--url", "h:1"]).contains("is not an http:// or https:// URL"));
-        assert!(err(&["tools", "--token", "t", "--", "srv"]).contains("--token is for --url"));
+        assert!(
+            err(&["tools", "--token", "t", "--", "srv"])
+                .contains("--token and --client-id are for --url")
+        );
         assert!(
             err(&["call", "t", "--args", "[1]", "--", "s"])
                 .contains("--args must be a JSON object")

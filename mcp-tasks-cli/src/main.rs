@@ -1,7 +1,7 @@
 //! `mcp-tasks`: try an MCP server from the terminal.
 //!
 //! ```text
-//! mcp-tasks tools [--json] (--url URL [--token T] | -- CMD [ARGS...])
+//! mcp-tasks tools [--json] (--url URL [--token T | --client-id ID --client-secret S [--scope S]] | -- CMD [ARGS...])
 //! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
 //! mcp-tasks task get|cancel|watch ID ...
 //! mcp-tasks tasks list ...
@@ -234,11 +234,19 @@ async fn connect_as(
         Target::Http {
             url,
             token,
+            credentials,
             session,
         } => {
-            let builder = match token {
-                Some(t) => builder.bearer_token(t.clone()),
-                None => builder,
+            let builder = match (token, credentials) {
+                (Some(t), _) => builder.bearer_token(t.clone()),
+                (None, Some(c)) => {
+                    let builder = builder.client_credentials(&c.client_id, &c.client_secret);
+                    match &c.scope {
+                        Some(scope) => builder.oauth_scopes(scope.clone()),
+                        None => builder,
+                    }
+                }
+                (None, None) => builder,
             };
             let builder = match session {
                 Some(id) => builder.legacy_session(id.clone()),

@@ -113,6 +113,9 @@ pub struct ToolSpec {
     pub promote_after_ms: Option<u64>,
     /// The MCP Apps UI resource (`ui = "ui://..."`) and who may call the tool.
     pub ui: Option<Ui>,
+    /// The OAuth scopes a caller needs (`scope = "a b"`), each checked against RFC 6749's
+    /// scope-token characters.
+    pub scopes: Vec<String>,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The `async fn`'s output type (`()` at the function name when omitted).

@@ -95,6 +95,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         kv => duration_key(kv, task_support, MIN_PROMOTE_MS, MAX_PROMOTE_MS, diag),
     };
     let ui = ui(&attr, diag);
+    let scopes = scopes(&attr, diag);
     let params = params(f, diag);
     let output = match &f.item.sig.output {
         ReturnType::Default => syn::parse_quote_spanned!(f.item.sig.ident.span()=> ()),
@@ -125,9 +126,44 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         defer_task,
         promote_after_ms,
         ui,
+        scopes,
         params,
         output,
     })
+}
+
+/// `scope = "a b"`: OAuth scope tokens separated by spaces (RFC 6749 section 3.3: printable ASCII
+/// but space, `"` and `\\`).
+fn scopes(attr: &ToolAttr, diag: &mut Diagnostics) -> Vec<String> {
+    let Some(kv) = &attr.scope else {
+        return Vec::new();
+    };
+    let written = kv.value.value();
+    let scopes: Vec<String> = written
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let bad = |s: &String| {
+        !s.bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b))
+    };
+    if scopes.is_empty() {
+        diag.error(
+            kv.span,
+            "`scope` names the OAuth scopes a caller needs, separated by spaces: write \
+             `#[tool(scope = \"research\")]`, or leave it out for any authenticated caller",
+        );
+    } else if let Some(s) = scopes.iter().find(|s| bad(s)) {
+        diag.error(
+            kv.span,
+            format!(
+                "`{s}` is not an OAuth scope: a scope is printable ASCII without spaces, `\"` or \
+                 `\\` (RFC 6749 section 3.3); separate several with single spaces"
+            ),
+        );
+    }
+    scopes
 }
 
 /// `ui = "ui://..."` and `ui_visibility`: an MCP Apps resource is named by a `ui://` URI (the

@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod http;
 pub mod instances;
+pub mod oauth;
 pub mod peers;
 /// PostgreSQL 15 (in `mcp-tasks-testkit` too).
 pub use mcp_tasks_testkit::postgres;
@@ -42,6 +43,7 @@ book! {
     Completions = "completions.md",
     Apps = "apps.md",
     Http = "http.md",
+    OAuth = "oauth.md",
     Stores = "stores.md",
     Push = "push.md",
     Hosts = "hosts.md",

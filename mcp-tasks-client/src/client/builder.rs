@@ -4,7 +4,7 @@
 use super::{Client, EraChoice};
 use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
-use crate::http::{HttpWire, Inbox};
+use crate::http::{Auth, HttpWire, Inbox};
 use crate::peer::{DuplexSend, Peer, Wire};
 use crate::session::{Probe, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::wire::{Tap, WireDirection};
@@ -37,6 +37,9 @@ pub struct ClientBuilder {
     task_mode: TaskMode,
     task_ttl: Option<Duration>,
     bearer: Option<String>,
+    /// Client credentials: (client id, secret).
+    credentials: Option<(String, String)>,
+    oauth_scopes: Option<String>,
     headers: HeaderMap,
     max_message: usize,
     request_timeout: Option<Duration>,
@@ -141,9 +144,37 @@ impl ClientBuilder {
         self
     }
 
-    /// HTTP: sends `Authorization: Bearer TOKEN` on every request.
+    /// HTTP: sends `Authorization: Bearer TOKEN` on every request (a token got elsewhere; it is
+    /// never renewed).
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self.credentials = None;
+        self
+    }
+
+    /// HTTP, a server protected by OAuth 2.1: gets access tokens with the client credentials
+    /// grant (for machines), as this client. On the server's first `401`, the client reads the
+    /// server's protected resource metadata (RFC 9728, found through the challenge's
+    /// `resource_metadata`), finds its authorization server's token endpoint (RFC 8414, else
+    /// OpenID Connect Discovery), asks it for a token for this server (`resource`, RFC 8707)
+    /// with [`oauth_scopes`](Self::oauth_scopes), the challenge's `scope`, or else the scopes the
+    /// server supports, and sends the request again. A token that expires is renewed the same
+    /// way; a `403` `insufficient_scope` gets a token with the scopes it names added (step-up),
+    /// once per request. The browser (authorization code) flow is not supported.
+    pub fn client_credentials(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.credentials = Some((client_id.into(), client_secret.into()));
+        self.bearer = None;
+        self
+    }
+
+    /// The scopes to ask for with [`client_credentials`](Self::client_credentials),
+    /// space-separated (e.g. `"research"`).
+    pub fn oauth_scopes(mut self, scopes: impl Into<String>) -> Self {
+        self.oauth_scopes = Some(scopes.into());
         self
     }
 
@@ -314,7 +345,15 @@ impl ClientBuilder {
         }
         let wire = HttpWire::new(
             url,
-            self.bearer.clone(),
+            match (&self.bearer, &self.credentials) {
+                (Some(token), _) => Some(Auth::Static(token.clone())),
+                (None, Some((id, secret))) => Some(Auth::client_credentials(
+                    id.clone(),
+                    secret.clone(),
+                    self.oauth_scopes.clone(),
+                )),
+                _ => None,
+            },
             self.headers.clone(),
             self.max_message,
             &roots,
@@ -483,6 +522,8 @@ impl Client {
             task_mode: TaskMode::Auto,
             task_ttl: None,
             bearer: None,
+            credentials: None,
+            oauth_scopes: None,
             headers: HeaderMap::new(),
             max_message: DEFAULT_MAX_MESSAGE,
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),

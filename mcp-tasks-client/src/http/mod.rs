@@ -3,7 +3,10 @@
 //! carry `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`; legacy ones the session id, and the
 //! session's GET stream brings what the server sends on its own.
 
+mod oauth;
 mod sse;
+
+pub(crate) use oauth::Auth;
 
 use crate::error::Error;
 use crate::wire::{Tap, WireDirection};
@@ -58,6 +61,8 @@ pub(crate) struct Core {
     http: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    /// Where the access token comes from, if the server needs one.
+    auth: Option<Auth>,
     state: Mutex<HttpState>,
     /// Per tool, the arguments mirrored into `Mcp-Param-{name}` headers on `tools/call`.
     param_headers: Mutex<HashMap<String, Vec<(String, String)>>>,
@@ -114,7 +119,7 @@ fn header_text(value: &str) -> HeaderValue {
 impl HttpWire {
     pub(crate) fn new(
         url: String,
-        bearer: Option<String>,
+        auth: Option<Auth>,
         extra: HeaderMap,
         max_message: usize,
         roots: &[reqwest::Certificate],
@@ -128,17 +133,19 @@ impl HttpWire {
             builder = builder.add_root_certificate(root.clone());
         }
         let http = builder.build().map_err(Error::transport)?;
-        let mut headers = extra;
-        if let Some(token) = bearer {
-            let value = HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| Error::transport("the bearer token is not a valid header value"))?;
-            headers.insert(reqwest::header::AUTHORIZATION, value);
+        if let Some(Auth::Static(token)) = &auth
+            && HeaderValue::from_str(&format!("Bearer {token}")).is_err()
+        {
+            return Err(Error::transport(
+                "the bearer token is not a valid header value",
+            ));
         }
         Ok(HttpWire {
             core: Arc::new(Core {
                 http,
                 url,
-                headers,
+                headers: extra,
+                auth,
                 state: Mutex::new(HttpState::default()),
                 param_headers: Mutex::new(HashMap::new()),
                 max_message,
@@ -220,6 +227,7 @@ impl HttpWire {
         if has_session {
             let mut headers = self.headers_for(&Value::Null);
             headers.remove(reqwest::header::CONTENT_TYPE);
+            self.authorize(&mut headers).await;
             let _ = self.http.delete(&self.url).headers(headers).send().await;
             lock(&self.state).session_id = None;
         }
@@ -336,15 +344,55 @@ impl Core {
         }
     }
 
+    /// Adds `Authorization: Bearer` with the current token, if there is one.
+    async fn authorize(&self, headers: &mut HeaderMap) {
+        let token = match &self.auth {
+            Some(auth) => auth.token().await,
+            None => None,
+        };
+        if let Some(value) = token.and_then(|t| HeaderValue::from_str(&format!("Bearer {t}")).ok())
+        {
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+    }
+
+    /// POSTs `message`. With client credentials, a `401` (no token yet, or it expired) or a
+    /// `403` `insufficient_scope` gets a new token (discovered from the challenge, with the
+    /// scopes it names) and the message is sent again, once.
     async fn post(&self, message: &Value) -> Result<reqwest::Response, Error> {
         let body = serde_json::to_vec(message).expect("JSON values serialise");
-        self.http
-            .post(&self.url)
-            .headers(self.headers_for(message))
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| Error::transport(format!("POST {}: {}", self.url, with_causes(&e))))
+        let mut renewed = false;
+        loop {
+            let mut headers = self.headers_for(message);
+            self.authorize(&mut headers).await;
+            let response = self
+                .http
+                .post(&self.url)
+                .headers(headers)
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(|e| Error::transport(format!("POST {}: {}", self.url, with_causes(&e))))?;
+            let status = response.status();
+            let Some(auth) = self.auth.as_ref().filter(|a| a.can_renew() && !renewed) else {
+                return Ok(response);
+            };
+            if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+                return Ok(response);
+            }
+            let challenge = (response.headers().get(reqwest::header::WWW_AUTHENTICATE))
+                .and_then(|v| v.to_str().ok())
+                .and_then(oauth::Challenge::parse);
+            let step_up = challenge
+                .as_ref()
+                .is_some_and(|c| c.error.as_deref() == Some("insufficient_scope"));
+            if status == StatusCode::FORBIDDEN && !step_up {
+                return Ok(response);
+            }
+            auth.renew(&self.http, &self.url, challenge.as_ref())
+                .await?;
+            renewed = true;
+        }
     }
 
     /// POSTs a request and reads its answer (JSON, or an SSE stream that may carry other messages
@@ -495,6 +543,7 @@ impl Core {
         {
             headers.insert(HeaderName::from_static("last-event-id"), v);
         }
+        self.authorize(&mut headers).await;
         self.http
             .get(&self.url)
             .headers(headers)
@@ -556,11 +605,11 @@ fn with_causes(error: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
+    #[tokio::test]
+    async fn modern_requests_carry_method_name_and_mirrored_argument_headers() {
         let wire = HttpWire::new(
             "http://127.0.0.1:1/mcp".into(),
-            Some("t0k".into()),
+            Some(Auth::Static("t0k".into())),
             HeaderMap::new(),
             1024,
             &[],
@@ -583,7 +632,8 @@ mod tests {
                 "region": "Zürich", "days": 3, "metric": false, "note": null
             } }
         });
-        let h = wire.headers_for(&message);
+        let mut h = wire.headers_for(&message);
+        wire.authorize(&mut h).await;
         assert_eq!(h["mcp-protocol-version"], "2026-07-28");
         assert_eq!(h["mcp-method"], "tools/call");
         assert_eq!(h["mcp-name"], "weather");

@@ -105,6 +105,7 @@ impl ToTokens for ImplTool<'_> {
             defer_task: spec.defer_task,
             promote_after_ms: spec.promote_after_ms,
             ui: spec.ui.as_ref(),
+            scopes: &spec.scopes,
         };
         let describe = Describe(&spec.params);
         let call = Call(spec);

@@ -41,6 +41,7 @@ impl ToTokens for Stub<'_> {
             defer_task: false,
             promote_after_ms: None,
             ui: None,
+            scopes: &[],
         };
         tokens.extend(quote! {
             const _: () = {

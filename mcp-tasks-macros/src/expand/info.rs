@@ -18,6 +18,7 @@ pub struct Info<'a> {
     pub defer_task: bool,
     pub promote_after_ms: Option<u64>,
     pub ui: Option<&'a Ui>,
+    pub scopes: &'a [String],
 }
 
 impl ToTokens for Info<'_> {
@@ -31,6 +32,7 @@ impl ToTokens for Info<'_> {
         let defer_task = self.defer_task;
         let promote_after = Opt(self.promote_after_ms.map(Millis));
         let ui = Opt(self.ui.map(UiTokens));
+        let scopes = self.scopes;
         let a = &self.annotations;
         let (read_only, destructive) = (Opt(a.read_only), Opt(a.destructive));
         let (idempotent, open_world) = (Opt(a.idempotent), Opt(a.open_world));
@@ -45,6 +47,7 @@ impl ToTokens for Info<'_> {
                 defer_task: #defer_task,
                 promote_after: #promote_after,
                 ui: #ui,
+                scopes: &[#(#scopes),*],
                 annotations: #Rt::ToolAnnotations {
                     title: #title,
                     read_only_hint: #read_only,

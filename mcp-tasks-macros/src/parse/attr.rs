@@ -35,6 +35,8 @@ pub struct ToolAttr {
     pub ui: Option<Kv<syn::LitStr>>,
     /// `ui_visibility = "model" | "app"`: who may call it (default both).
     pub ui_visibility: Option<Kv<syn::LitStr>>,
+    /// `scope = "research write"`: the OAuth scopes a caller's token must grant.
+    pub scope: Option<Kv<syn::LitStr>>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Kv<syn::Path>>,
@@ -190,6 +192,7 @@ pub fn example(key: &str) -> &'static str {
         "promote_after" => "#[tool(task_support = \"optional\", promote_after = \"30s\")]",
         "ui" => "#[tool(ui = \"ui://weather/view.html\")]",
         "ui_visibility" => "#[tool(ui = \"ui://weather/view.html\", ui_visibility = \"app\")]",
+        "scope" => "#[tool(scope = \"research\")]",
         "crate" => "#[tool(crate = \"::mcp_tasks_runtime\")]",
         "read_only" => "annotations(read_only = true)",
         "destructive" => "annotations(destructive = false)",

@@ -369,3 +369,23 @@ fn promote_after() {
         assert!(errs[0].contains(want), "{errs:?} should contain {want:?}");
     }
 }
+
+#[test]
+fn scopes_are_split_on_spaces_and_checked() {
+    let f = quote!(
+        async fn research() {}
+    );
+    assert!(ok(quote!(), f.clone()).scopes.is_empty());
+    let spec = ok(quote!(scope = " research  files:read "), f.clone());
+    assert_eq!(spec.scopes, ["research", "files:read"]);
+    let errs = errors(quote!(scope = "   "), f.clone());
+    assert!(
+        errs[0].contains("`scope` names the OAuth scopes"),
+        "{errs:?}"
+    );
+    let errs = errors(quote!(scope = "research \"x\""), f);
+    assert!(
+        errs[0].contains("`\"x\"` is not an OAuth scope"),
+        "{errs:?}"
+    );
+}

@@ -42,6 +42,7 @@ const _: () = {
             defer_task: false,
             promote_after: __mcp_tasks::None,
             ui: __mcp_tasks::None,
+            scopes: &[],
             annotations: __mcp_tasks::ToolAnnotations {
                 title: __mcp_tasks::None,
                 read_only_hint: __mcp_tasks::None,

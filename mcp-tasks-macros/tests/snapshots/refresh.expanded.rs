@@ -34,6 +34,7 @@ const _: () = {
                 resource_uri: "ui://weather/view.html",
                 visibility: __mcp_tasks::UiVisibility::App,
             }),
+            scopes: &[],
             annotations: __mcp_tasks::ToolAnnotations {
                 title: __mcp_tasks::None,
                 read_only_hint: __mcp_tasks::None,

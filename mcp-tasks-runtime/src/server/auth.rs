@@ -10,22 +10,37 @@ use subtle::ConstantTimeEq;
 
 pub(crate) use crate::tool::Principal;
 
-/// Why a request was not let in: answered with HTTP 401, a `WWW-Authenticate` challenge and a
-/// JSON-RPC error carrying `message`.
+/// Why a request was not let in: answered with `status` (HTTP 401 unless said otherwise), a
+/// `WWW-Authenticate` challenge and a JSON-RPC error carrying `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unauthorized {
     /// For people (and the JSON-RPC error message).
     pub message: String,
-    /// The `WWW-Authenticate` challenge (default `Bearer`).
+    /// The `WWW-Authenticate` challenge (default `Bearer`); empty: none is sent.
     pub challenge: String,
+    /// The HTTP status: 401 (the default), or 503 when whoever decides could not be asked (the
+    /// authorization server's keys could not be fetched, say): the client should retry later,
+    /// not drop its token.
+    pub status: axum::http::StatusCode,
 }
 
 impl Unauthorized {
-    /// A `Bearer` challenge with this message.
+    /// A `Bearer` challenge with this message (HTTP 401).
     pub fn new(message: impl Into<String>) -> Self {
         Unauthorized {
             message: message.into(),
             challenge: "Bearer".into(),
+            status: axum::http::StatusCode::UNAUTHORIZED,
+        }
+    }
+
+    /// HTTP 503 with this message and no challenge: the request could not be judged now (the
+    /// authorization server is unreachable); the client should retry later.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Unauthorized {
+            message: message.into(),
+            challenge: String::new(),
+            status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -70,6 +85,24 @@ pub type AuthFuture<'a> =
 pub trait Authenticator: Send + Sync + 'static {
     /// Authenticates one request.
     fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a>;
+
+    /// The OAuth Protected Resource Metadata (RFC 9728) served at
+    /// `/.well-known/oauth-protected-resource` and at that path followed by the endpoint's path;
+    /// `None` (the default): nothing is served there.
+    fn resource_metadata(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// The `WWW-Authenticate` challenge of an HTTP 403 answering a caller whose token lacks
+    /// `scopes` (all of them needed). The default names them:
+    /// `Bearer error="insufficient_scope", scope="a b"`.
+    fn insufficient_scope(&self, scopes: &[&str]) -> String {
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\", error_description=\"this request needs the scope {}\"",
+            scopes.join(" "),
+            scopes.join(" ")
+        )
+    }
 }
 
 /// Boxes a future into an [`AuthFuture`].
@@ -117,6 +150,18 @@ impl BearerTokens {
         self
     }
 
+    /// The principal of `token`, compared with every known token in constant time so that
+    /// timing does not tell how much of one matched.
+    pub(crate) fn find(&self, token: &str) -> Option<Principal> {
+        self.tokens.iter().fold(None, |found, (known, principal)| {
+            if bool::from(known.as_bytes().ct_eq(token.as_bytes())) {
+                Some(principal.clone())
+            } else {
+                found
+            }
+        })
+    }
+
     fn check(&self, parts: &Parts) -> Result<Option<Principal>, Unauthorized> {
         let header = parts
             .headers
@@ -132,15 +177,7 @@ impl BearerTokens {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim())
             .ok_or_else(|| Unauthorized::new("Unauthorized: expected a Bearer token"))?;
-        // Compare every token in constant time so timing does not tell how much of one matched.
-        let found = self.tokens.iter().fold(None, |found, (known, principal)| {
-            if bool::from(known.as_bytes().ct_eq(token.as_bytes())) {
-                Some(principal.clone())
-            } else {
-                found
-            }
-        });
-        found.map(Some).ok_or_else(|| {
+        self.find(token).map(Some).ok_or_else(|| {
             Unauthorized::new("Unauthorized: unknown bearer token")
                 .with_challenge("Bearer error=\"invalid_token\"")
         })

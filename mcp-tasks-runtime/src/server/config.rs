@@ -55,6 +55,7 @@ pub struct ServerConfig {
     pub(crate) keepalive_interval: Option<Duration>,
     pub(crate) page_size: usize,
     pub(crate) store_patience: Duration,
+    pub(crate) list_only_permitted_tools: bool,
 }
 
 impl Default for ServerConfig {
@@ -73,6 +74,7 @@ impl Default for ServerConfig {
             keepalive_interval: Some(Duration::from_secs(10)),
             page_size: 500,
             store_patience: Duration::from_secs(60),
+            list_only_permitted_tools: true,
         }
     }
 }
@@ -208,6 +210,16 @@ impl ServerConfig {
     /// server with thousands of items pages them.
     pub fn page_size(mut self, items: usize) -> Self {
         self.page_size = items;
+        self
+    }
+
+    /// Whether `tools/list` shows a caller limited by OAuth scopes only the tools its token may
+    /// call (default `true`): a tool declaring `#[tool(scope = "...")]` is left out for a token
+    /// without all of its scopes. `false` lists every tool to everyone (a call still needs the
+    /// scopes: HTTP 403 `insufficient_scope` tells the client which to ask for). Callers not
+    /// limited by scopes (static tokens, stdio) always see every tool.
+    pub fn list_only_permitted_tools(mut self, only: bool) -> Self {
+        self.list_only_permitted_tools = only;
         self
     }
 

@@ -72,7 +72,7 @@ async fn route(
         ("server/discover", true) => tree(Some(Ok(discover(server)))),
         ("ping", false) => tree(Some(Ok(json!({})))),
         ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
-        ("tools/list", _) => tree(Some(tools_list(server, &req))),
+        ("tools/list", _) => tree(Some(tools_list(server, &**peer, &req))),
         ("prompts/list", _) if !server.prompts.is_empty() => {
             tree(Some(prompts::prompts_list(server, &req)))
         }
@@ -186,12 +186,20 @@ pub(crate) fn describe<'a>(
 /// `tools/list`: the tools as this client's era shows them, and the fallback's companion tools
 /// when it is on, a page at a time (`page.rs`). To a client the fallback serves, a tool is listed
 /// the way that client's library will call it ([`fallback::listed_task_support`]).
-fn tools_list(server: &ServerInner, req: &Incoming) -> Result<Value, RpcError> {
+fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Incoming) -> Result<Value, RpcError> {
     let (era, client) = (&req.era, &req.client);
     let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
+    // A caller limited by scopes sees only the tools its token may call (unless configured off).
+    let principal = peer
+        .principal()
+        .filter(|p| server.config.list_only_permitted_tools && p.scopes().is_some());
+    let permitted = |t: &&Arc<crate::tool::RegisteredTool>| {
+        (principal.as_ref()).is_none_or(|p| t.info.scopes.iter().all(|s| p.has_scope(s)))
+    };
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
         .iter()
+        .filter(permitted)
         .map(|t| describe(server, t, era, fallback))
         .collect();
     if server.task_fallback {

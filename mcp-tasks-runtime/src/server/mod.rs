@@ -24,6 +24,8 @@ mod inline;
 mod limits;
 mod listen;
 mod memory;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod page;
 mod peer;
 mod plan;

@@ -46,6 +46,7 @@ impl TaskRecord {
             deadline: task.deadline,
             runner: task.runner,
             poll_interval: task.poll_interval,
+            tool: task.tool,
             input_requests: Default::default(),
             input_responses: Default::default(),
             retired_keys: Default::default(),

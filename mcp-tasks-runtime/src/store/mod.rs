@@ -257,6 +257,8 @@ pub struct NewTask {
     pub poll_interval: Option<Duration>,
     /// A first status message.
     pub status_message: Option<String>,
+    /// The tool whose call creates it; see [`TaskRecord::tool`].
+    pub tool: Option<String>,
 }
 
 impl NewTask {
@@ -271,6 +273,7 @@ impl NewTask {
             runner: None,
             poll_interval: None,
             status_message: None,
+            tool: None,
         }
     }
 
@@ -289,6 +292,12 @@ impl NewTask {
     /// With this deadline.
     pub fn deadline(mut self, deadline: Option<Duration>) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// Created by a call of this tool.
+    pub fn tool(mut self, name: impl Into<String>) -> Self {
+        self.tool = Some(name.into());
         self
     }
 

@@ -46,6 +46,10 @@ pub struct TaskRecord {
     pub runner: Option<String>,
     /// The polling interval suggested to clients.
     pub poll_interval: Option<Duration>,
+    /// The name of the tool whose call created the task, when known: over HTTP with OAuth, a
+    /// `tasks/*` request must hold that tool's scopes as the `tools/call` did. Not on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// Input requests waiting for an answer, by key.
     pub input_requests: BTreeMap<String, InputRequest>,
     /// Answers delivered by the client that the waiting tool has not taken yet, by key.
@@ -146,6 +150,7 @@ mod tests {
             deadline: None,
             runner: None,
             poll_interval: Some(Duration::from_secs(5)),
+            tool: None,
             input_requests: BTreeMap::new(),
             input_responses: BTreeMap::new(),
             retired_keys: BTreeSet::new(),
@@ -159,6 +164,7 @@ mod tests {
     #[test]
     fn record_storage_encoding_round_trips() {
         let mut r = record(TaskStatus::Failed);
+        r.tool = Some("crawl".into());
         r.input_responses
             .insert("k".into(), json!({"action": "accept"}));
         r.retired_keys.insert("k".into());

@@ -338,7 +338,8 @@ impl TaskEngine {
             .ttl(Some(ttl))
             .deadline(self.config.deadline)
             .runner(self.instance.clone())
-            .poll_interval(Some(poll));
+            .poll_interval(Some(poll))
+            .tool(launch.tool.info.name);
         let backend = Arc::new(TaskBackend::new(
             self.store.clone(),
             new.id.clone(),

@@ -8,24 +8,73 @@ use std::sync::Arc;
 
 /// An authenticated caller. Tasks a principal creates are visible to that principal only: any
 /// other caller gets exactly the answer an unknown task id gets (`-32602`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(String);
+///
+/// A principal is its identifier: two principals with the same id are the same caller (they
+/// compare and hash equal) whatever scopes each request was granted.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    id: String,
+    /// The OAuth scopes this request's token grants; `None`: not limited by scopes (a static
+    /// token, an authenticator that does not deal in scopes).
+    scopes: Option<Arc<[String]>>,
+}
 
 impl Principal {
-    /// A principal with this stable identifier (a user id, a client id, a token subject).
+    /// A principal with this stable identifier (a user id, a client id, a token subject), not
+    /// limited by scopes.
     pub fn new(id: impl Into<String>) -> Self {
-        Principal(id.into())
+        Principal {
+            id: id.into(),
+            scopes: None,
+        }
+    }
+
+    /// Limits this request to these OAuth scopes: a tool declaring
+    /// `#[tool(scope = "...")]` needs all of its scopes among them.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
     }
 
     /// Its identifier.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.id
+    }
+
+    /// The scopes this request was granted; `None` when it is not limited by scopes.
+    pub fn scopes(&self) -> Option<&[String]> {
+        self.scopes.as_deref()
+    }
+
+    /// Whether this request may use `scope` (always, when it is not limited by scopes).
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes
+            .as_deref()
+            .is_none_or(|granted| granted.iter().any(|s| s == scope))
+    }
+}
+
+impl PartialEq for Principal {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Principal {}
+
+impl std::hash::Hash for Principal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
     }
 }
 
 impl fmt::Display for Principal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.id)
     }
 }
 

@@ -90,6 +90,12 @@ pub struct ToolInfo {
     /// The MCP Apps UI resource a host renders for this tool (`#[tool(ui = "ui://...")]`),
     /// published in `tools/list` as `_meta.ui`.
     pub ui: Option<ToolUi>,
+    /// The OAuth scopes a caller's token must grant, all of them, to call this tool
+    /// (`#[tool(scope = "research")]`, space-separated as OAuth writes scopes). Empty: any
+    /// authenticated caller may. Checked over HTTP on the request's token (a token without one
+    /// gets HTTP 403 `insufficient_scope` naming them); callers not limited by scopes (static
+    /// tokens, stdio) are not checked.
+    pub scopes: &'static [&'static str],
 }
 
 /// An MCP Apps UI for a tool (`@modelcontextprotocol/ext-apps`, extension

@@ -409,6 +409,7 @@ mod tests {
             deadline: None,
             runner: None,
             poll_interval: Some(Duration::from_secs(5)),
+            tool: None,
             input_requests: BTreeMap::new(),
             input_responses: BTreeMap::new(),
             retired_keys: BTreeSet::new(),

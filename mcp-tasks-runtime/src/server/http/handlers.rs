@@ -1,7 +1,7 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
-use super::super::connection::{Connection, Requestor, Sink};
+use super::super::connection::{Connection, Requestor, Sink, owner_of};
 use super::super::driver;
 use super::super::peer::Peer;
 use super::super::session::{already_initialized, initialize as open_session};
@@ -311,6 +311,9 @@ async fn post_request(
     if let Err(e) = checked {
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
     }
+    if let Some(response) = check_scopes(&state, principal.as_ref(), &req, params).await {
+        return response;
+    }
     // Modern requests are stateless: a session id they carry means nothing.
     let session = match session_header {
         Some(id) if !modern => match state.sessions.get(&id, &principal) {
@@ -320,6 +323,70 @@ async fn post_request(
         _ => None,
     };
     run_request(&state, principal, session, req, meta.as_deref(), accept).await
+}
+
+/// A `tools/call` of a tool declaring scopes (`#[tool(scope = "...")]`), or a task request
+/// (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) on a task such a call created,
+/// by a caller whose token lacks one: HTTP 403 with
+/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every scope the
+/// tool needs, so that the client can ask for them and retry (step-up authorization). Checked
+/// here, on the request's own token: in a legacy session, each request may carry a different
+/// token for the same principal. Callers not limited by scopes (static tokens, no authenticator)
+/// pass. A task of another owner, or none, passes on to be answered as unknown: a 403 would tell
+/// that it exists.
+async fn check_scopes(
+    state: &HttpState,
+    principal: Option<&Principal>,
+    req: &jsonrpc::Request,
+    params: &Params,
+) -> Option<Response> {
+    let principal = principal.filter(|p| p.scopes().is_some())?;
+    let tool = match req.method.as_str() {
+        "tools/call" => params
+            .str("name")
+            .flatten()
+            .and_then(|name| state.server.tools.get(&name))?,
+        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result"
+            if state.server.tools.iter().any(|t| !t.info.scopes.is_empty()) =>
+        {
+            let id = crate::protocol::task::TaskId::new(params.str("taskId").flatten()?);
+            // Read only for the tool's name; a store failure is left to the method to report.
+            let record = state.server.store.get_unchecked(&id).await.ok()??;
+            if record.owner != owner_of(Some(principal)) {
+                return None;
+            }
+            state.server.tools.get(record.tool.as_deref()?)?
+        }
+        _ => return None,
+    };
+    let needed = tool.info.scopes;
+    if needed.iter().all(|s| principal.has_scope(s)) {
+        return None;
+    }
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|s| !principal.has_scope(s))
+        .collect();
+    let error = RpcError::invalid_request(format!(
+        "Forbidden: the tool `{}` needs the scope `{}`, which this token does not grant",
+        tool.info.name,
+        missing.join(" ")
+    ))
+    .with_data(serde_json::json!({
+        "error": "insufficient_scope",
+        "scope": needed.join(" "),
+        "missing": missing,
+    }));
+    let mut response = rpc_error_response(StatusCode::FORBIDDEN, Some(&req.id), &error);
+    let challenge = match &state.config.authenticator {
+        Some(auth) => auth.insufficient_scope(needed),
+        None => return Some(response),
+    };
+    if let Ok(v) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    Some(response)
 }
 
 #[allow(clippy::result_large_err)] // as in check_host

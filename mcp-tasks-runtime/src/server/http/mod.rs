@@ -18,6 +18,7 @@
 //! | `config.rs` | [`HttpConfig`] and the host policy |
 //! | `guards.rs` | the checks a request passes first: `Host`/`Origin`, routing headers against the body, `Accept` |
 //! | `handlers.rs` | POST / GET / DELETE, and JSON-RPC replies as HTTP responses (statuses) |
+//! | `ops.rs` | `/healthz`, `/readyz`, `/metrics`, and the OAuth Protected Resource Metadata |
 //! | `sse.rs` | SSE framing (axum's `Sse`): a POST's stream, a session's GET stream |
 //! | `session.rs` | legacy sessions and where their server-to-client messages go |
 
@@ -128,7 +129,12 @@ pub(crate) fn router(server: Arc<ServerInner>, config: HttpConfig) -> Router {
 
 fn router_for(state: Arc<HttpState>) -> Router {
     let path = state.config.path.clone();
-    Router::new().route(&path, axum::routing::any(handle).with_state(state))
+    let metadata = (state.config.authenticator.as_ref()).and_then(|a| a.resource_metadata());
+    let router = Router::new().route(&path, axum::routing::any(handle).with_state(state));
+    match metadata {
+        Some(metadata) => router.merge(ops::resource_metadata_routes(&path, metadata)),
+        None => router,
+    }
 }
 
 /// Serves until `shutdown` resolves, then finishes in-flight responses (within the server's
@@ -196,11 +202,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
             Ok(p) => p,
             Err(rejected) => {
                 let mut response = rpc_error_response(
-                    StatusCode::UNAUTHORIZED,
+                    rejected.status,
                     None,
                     &RpcError::invalid_request(rejected.message),
                 );
-                if let Ok(v) = HeaderValue::from_str(&rejected.challenge) {
+                if !rejected.challenge.is_empty()
+                    && let Ok(v) = HeaderValue::from_str(&rejected.challenge)
+                {
                     response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
                 }
                 return response;

@@ -3,6 +3,10 @@
 //! server is not shutting down) and, with a Prometheus recorder (feature `prometheus`),
 //! `GET /metrics`. They live on the MCP listener, or on a listener of their own
 //! ([`HttpConfig::ops_address`](super::HttpConfig::ops_address)).
+//!
+//! Beside the MCP endpoint (never on the operations listener), an authenticator that publishes
+//! OAuth Protected Resource Metadata (RFC 9728) has it served at
+//! `/.well-known/oauth-protected-resource` and at that path followed by the endpoint's path.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -91,4 +95,36 @@ fn reply(status: StatusCode, body: serde_json::Value) -> Response {
         body.to_string(),
     )
         .into_response()
+}
+
+/// Where RFC 9728 metadata lives: the well-known prefix, alone and followed by the endpoint's
+/// path (RFC 9728 section 3.1: the resource `https://host/mcp` publishes at
+/// `https://host/.well-known/oauth-protected-resource/mcp`).
+pub(super) const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource";
+
+/// `GET` of the metadata at both paths: public (no authentication), readable from a browser.
+pub(super) fn resource_metadata_routes(path: &str, metadata: serde_json::Value) -> Router {
+    let body = metadata.to_string();
+    let serve = move || {
+        let body = body.clone();
+        async move {
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::CACHE_CONTROL, "max-age=300"),
+                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                ],
+                body,
+            )
+                .into_response()
+        }
+    };
+    let suffixed = format!("{RESOURCE_METADATA}{}", path.trim_end_matches('/'));
+    let router = Router::new().route(RESOURCE_METADATA, axum::routing::get(serve.clone()));
+    if suffixed == RESOURCE_METADATA {
+        router
+    } else {
+        router.route(&suffixed, axum::routing::get(serve))
+    }
 }

@@ -1,0 +1,258 @@
+//! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662), with the
+//! answers kept for a while so that a busy client does not cost one round trip per request.
+
+use super::fetch::{self, FetchError};
+use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Validates opaque access tokens at the authorization server's introspection endpoint (RFC 7662),
+/// authenticating as a client (HTTP Basic with its id and secret).
+///
+/// A token is accepted when the answer says `active: true`, names this resource in `aud` (unless
+/// [`require_audience(false)`](Self::require_audience)), names a subject (`sub`, else the
+/// `client_id`), and has not expired. Answers, good and bad, are kept for
+/// [`cache_ttl`](Self::cache_ttl) (never past the token's `exp`), for at most
+/// [`cache_size`](Self::cache_size) tokens, keyed by the token's SHA-256 (the tokens themselves
+/// are not kept).
+///
+/// ```
+/// use mcp_tasks_runtime::server::oauth::Introspection;
+///
+/// let validator = Introspection::new(
+///     "https://auth.example.com/oauth2/introspect",
+///     "https://mcp.example.com/mcp",
+/// )
+/// .client("mcp-server", "s3cret");
+/// # let _ = validator;
+/// ```
+pub struct Introspection {
+    endpoint: String,
+    audience: String,
+    require_audience: bool,
+    issuer: Option<String>,
+    client: Option<(String, String)>,
+    cache_ttl: Duration,
+    cache_size: usize,
+    timeout: Duration,
+    max_response: usize,
+    http: OnceLock<reqwest::Client>,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+}
+
+struct Cached {
+    answer: Result<TokenClaims, TokenError>,
+    until: Instant,
+}
+
+impl fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Introspection")
+            .field("endpoint", &self.endpoint)
+            .field("audience", &self.audience)
+            .field("client_id", &self.client.as_ref().map(|(id, _)| id))
+            .field("cache_ttl", &self.cache_ttl)
+            .field("cache_size", &self.cache_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Introspection {
+    /// Tokens checked at `endpoint` (the issuer's `introspection_endpoint`) that must be for
+    /// `audience`, this resource's canonical URI.
+    pub fn new(endpoint: impl Into<String>, audience: impl Into<String>) -> Self {
+        Introspection {
+            endpoint: endpoint.into(),
+            audience: audience.into(),
+            require_audience: true,
+            issuer: None,
+            client: None,
+            cache_ttl: Duration::from_secs(60),
+            cache_size: 10_000,
+            timeout: fetch::DEFAULT_TIMEOUT,
+            max_response: fetch::DEFAULT_MAX_RESPONSE,
+            http: OnceLock::new(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Authenticates to the endpoint as this client (HTTP Basic).
+    pub fn client(mut self, id: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.client = Some((id.into(), secret.into()));
+        self
+    }
+
+    /// The issuer the principal is qualified with (and that `iss`, when the answer has one,
+    /// must equal).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Whether an answer without this resource in `aud` is refused (default `true`; RFC 7662
+    /// makes `aud` optional, and some servers leave it out).
+    pub fn require_audience(mut self, require: bool) -> Self {
+        self.require_audience = require;
+        self
+    }
+
+    /// How long an answer is kept (default 60 s; zero: not kept). A revoked token may be
+    /// accepted this long after its revocation.
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = ttl;
+        self
+    }
+
+    /// How many answers are kept at most (default 10,000).
+    pub fn cache_size(mut self, n: usize) -> Self {
+        self.cache_size = n;
+        self
+    }
+
+    /// How long a call to the endpoint may take (default 5 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The largest answer read (default 256 KiB).
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response = bytes;
+        self
+    }
+
+    async fn check(&self, token: &str) -> Result<TokenClaims, TokenError> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(answer) = self.cached(&key) {
+            return answer;
+        }
+        let answer = self.introspect(token).await;
+        if !matches!(answer, Err(TokenError::Unavailable(_))) {
+            self.keep(key, &answer);
+        }
+        answer
+    }
+
+    fn cached(&self, key: &[u8; 32]) -> Option<Result<TokenClaims, TokenError>> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        (cache.get(key))
+            .filter(|c| c.until > Instant::now())
+            .map(|c| c.answer.clone())
+    }
+
+    fn keep(&self, key: [u8; 32], answer: &Result<TokenClaims, TokenError>) {
+        if self.cache_ttl.is_zero() || self.cache_size == 0 {
+            return;
+        }
+        let mut until = Instant::now() + self.cache_ttl;
+        if let Ok(TokenClaims {
+            expires_at: Some(exp),
+            ..
+        }) = answer
+        {
+            let left = exp.duration_since(SystemTime::now()).unwrap_or_default();
+            until = until.min(Instant::now() + left);
+        }
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= self.cache_size {
+            let now = Instant::now();
+            cache.retain(|_, c| c.until > now);
+            if cache.len() >= self.cache_size {
+                // Still full of live answers: drop the one that would lapse first.
+                if let Some(oldest) = cache.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| *k) {
+                    cache.remove(&oldest);
+                }
+            }
+        }
+        cache.insert(
+            key,
+            Cached {
+                answer: answer.clone(),
+                until,
+            },
+        );
+    }
+
+    async fn introspect(&self, token: &str) -> Result<TokenClaims, TokenError> {
+        let http = self.http.get_or_init(|| fetch::client(self.timeout));
+        let mut request = http
+            .post(&self.endpoint)
+            .form(&[("token", token), ("token_type_hint", "access_token")]);
+        if let Some((id, secret)) = &self.client {
+            request = request.basic_auth(id, Some(secret));
+        }
+        let answer = fetch::json(request, self.max_response).await.map_err(|e| {
+            TokenError::Unavailable(match e {
+                FetchError::Status(status) => {
+                    format!("the introspection endpoint answered HTTP {status}")
+                }
+                FetchError::Failed(why) => format!("the introspection endpoint: {why}"),
+            })
+        })?;
+        self.read(&answer)
+    }
+
+    fn read(&self, answer: &Value) -> Result<TokenClaims, TokenError> {
+        let invalid = |why: &str| Err(TokenError::Invalid(why.to_owned()));
+        if answer.get("active") != Some(&Value::Bool(true)) {
+            return invalid("the token is not active (revoked, expired, or unknown to the issuer)");
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let exp = answer.get("exp").and_then(Value::as_u64);
+        if exp.is_some_and(|exp| exp <= now) {
+            return invalid("the token has expired (`exp` is past)");
+        }
+        let audience_ok = match answer.get("aud") {
+            Some(Value::String(aud)) => *aud == self.audience,
+            Some(Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(&self.audience)),
+            _ => !self.require_audience,
+        };
+        if !audience_ok {
+            return Err(TokenError::Invalid(format!(
+                "the token is not for this resource (its `aud` does not include {})",
+                self.audience
+            )));
+        }
+        let iss = answer.get("iss").and_then(Value::as_str);
+        if let (Some(want), Some(iss)) = (&self.issuer, iss)
+            && want != iss
+        {
+            return Err(TokenError::Invalid(format!(
+                "the token was not issued by {want} (`iss`)"
+            )));
+        }
+        let subject = (answer.get("sub").or_else(|| answer.get("client_id")))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let Some(subject) = subject else {
+            return invalid("the introspection answer names no subject (`sub`)");
+        };
+        let scopes = (answer.get("scope").and_then(Value::as_str))
+            .map(|s| {
+                s.split(' ')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(TokenClaims {
+            issuer: self.issuer.clone().or_else(|| iss.map(str::to_owned)),
+            subject: subject.to_owned(),
+            scopes: Some(scopes),
+            expires_at: exp.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
+        })
+    }
+}
+
+impl TokenValidator for Introspection {
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
+        Box::pin(self.check(token))
+    }
+}

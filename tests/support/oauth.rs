@@ -1,0 +1,200 @@
+//! The OAuth tests' authorization server (`tests/oauth/issuer.mjs`: oauth2-mock-server, installed
+//! pinned by `tests/oauth/install.sh`) and example servers that take its tokens.
+
+use crate::{example_bin, workspace_root};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// Installs oauth2-mock-server (once per test process); the `node` to run it with. Panics with the
+/// installer's message (what is missing and how to get it) when it cannot.
+fn install() -> String {
+    static NODE: OnceLock<Result<String, String>> = OnceLock::new();
+    let node = NODE.get_or_init(|| {
+        let out = Command::new("bash")
+            .current_dir(workspace_root())
+            .arg("tests/oauth/install.sh")
+            .output()
+            .map_err(|e| format!("could not run tests/oauth/install.sh: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        } else {
+            Err(format!(
+                "tests/oauth/install.sh failed ({}); the OAuth tests need Node.js >= 20.19 and npm \
+                 with the npm registry reachable:\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    });
+    match node {
+        Ok(node) => node.clone(),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// A running authorization server, killed on drop.
+#[derive(Debug)]
+pub struct Issuer {
+    child: Child,
+    io: Mutex<(ChildStdin, Receiver<String>)>,
+    /// Its issuer identifier, `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl Issuer {
+    /// Starts one on a free loopback port.
+    pub fn start() -> Issuer {
+        let node = install();
+        let mut child = Command::new(node)
+            .arg(workspace_root().join("tests/oauth/issuer.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start node tests/oauth/issuer.mjs");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let first = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the issuer printed its URL");
+        let url = serde_json::from_str::<Value>(&first).expect("JSON")["issuer"]
+            .as_str()
+            .expect("issuer")
+            .to_owned();
+        Issuer {
+            child,
+            io: Mutex::new((stdin, rx)),
+            url,
+        }
+    }
+
+    /// Sends one command (see `issuer.mjs`) and returns its answer.
+    pub fn command(&self, command: Value) -> Value {
+        let mut io = self.io.lock().unwrap();
+        writeln!(io.0, "{command}").expect("write to the issuer");
+        io.0.flush().unwrap();
+        let line =
+            io.1.recv_timeout(Duration::from_secs(30))
+                .expect("the issuer answers");
+        let answer: Value = serde_json::from_str(&line).expect("JSON");
+        assert!(answer.get("error").is_none(), "issuer: {answer}");
+        answer
+    }
+
+    /// A token signed with the current key, its claims set over `{iss, iat, exp, nbf, sub: alice}`.
+    pub fn token(&self, claims: Value) -> String {
+        self.token_with(json!({ "claims": claims }))
+    }
+
+    /// A token of a `token` command with these other fields (`drop`, `foreign`, `kid`, ...).
+    pub fn token_with(&self, mut command: Value) -> String {
+        command["cmd"] = json!("token");
+        self.command(command)["token"]
+            .as_str()
+            .expect("token")
+            .to_owned()
+    }
+
+    /// How many times its JWKS, metadata and introspection endpoints were asked.
+    pub fn stats(&self) -> Value {
+        self.command(json!({ "cmd": "stats" }))
+    }
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free loopback port (bound then released): the resource URI must be known before the server
+/// starts, since it is the audience the tokens name.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// `example_server --http 127.0.0.1:PORT --oauth-issuer ISSUER --oauth-audience URL [extra]`,
+/// killed on drop.
+#[derive(Debug)]
+pub struct ProtectedServer {
+    child: Child,
+    /// Its MCP endpoint, also the resource URI (the tokens' audience).
+    pub url: String,
+}
+
+impl ProtectedServer {
+    /// Serves at a free port, for `issuer`'s tokens.
+    pub fn start(issuer: &str, extra: &[&str]) -> ProtectedServer {
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        Self::start_at(&format!("127.0.0.1:{port}"), issuer, &url, extra)
+    }
+
+    /// Serves at `address` for `issuer`'s tokens naming `resource`.
+    pub fn start_at(
+        address: &str,
+        issuer: &str,
+        resource: &str,
+        extra: &[&str],
+    ) -> ProtectedServer {
+        let mut child = Command::new(example_bin("example_server"))
+            .args([
+                "--http",
+                address,
+                "--oauth-issuer",
+                issuer,
+                "--oauth-audience",
+                resource,
+            ])
+            .args(extra)
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start example_server");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            for _ in lines {}
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("example_server printed `listening on`");
+        assert!(line.starts_with("listening on "), "{line}");
+        ProtectedServer {
+            child,
+            url: resource.to_owned(),
+        }
+    }
+}
+
+impl Drop for ProtectedServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
