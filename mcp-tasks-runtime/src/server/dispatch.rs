@@ -193,7 +193,7 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Incoming) -> Result<V
     let principal = peer
         .principal()
         .filter(|p| server.config.list_only_permitted_tools && p.scopes().is_some());
-    let permitted = |t: &&Arc<crate::tool::RegisteredTool>| {
+    let permitted = |t: &&Arc<RegisteredTool>| {
         (principal.as_ref()).is_none_or(|p| t.info.scopes.iter().all(|s| p.has_scope(s)))
     };
     let mut tools: Vec<ToolDescription<'_>> = server
