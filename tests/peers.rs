@@ -153,9 +153,11 @@ fn last_lines(text: &str, n: usize) -> String {
 fn install(part: &'static str) {
     static NODE: OnceLock<Result<(), String>> = OnceLock::new();
     static PYTHON: OnceLock<Result<(), String>> = OnceLock::new();
+    static FASTMCP: OnceLock<Result<(), String>> = OnceLock::new();
     let cell = match part {
         "node" => &NODE,
         "python" => &PYTHON,
+        "fastmcp" => &FASTMCP,
         _ => unreachable!("install.sh has no part {part}"),
     };
     let outcome = cell.get_or_init(|| {
@@ -320,6 +322,24 @@ fn legacy_typescript_sdk_1_32() {
 #[test]
 fn modern_typescript_ext_tasks_0_2() {
     run_node_script("modern_tasks.mjs");
+}
+
+/// The same ext-tasks 0.2.2 script against `rmcp_bridge_server` (an rmcp 3.11 server serving
+/// mcp-tasks' `research` and `countdown` through `mcp_tasks_runtime::rmcp::TaskTools`), over
+/// stdio: `research` to completion through its two questions, a `countdown` task cancelled, and
+/// the server's own rmcp tools (`echo`, `add`) inline.
+#[test]
+fn rmcp_bridge_typescript_ext_tasks_0_2() {
+    require_node();
+    install("node");
+    let bridge = example_bin("rmcp_bridge_server");
+    run_script_with(
+        Path::new(&node()),
+        "modern_tasks.mjs",
+        &[bridge.as_os_str(), bridge.as_os_str()],
+        &[("MCP_PEERS_BRIDGE", std::ffi::OsStr::new("1"))],
+        &String::new,
+    );
 }
 
 /// @modelcontextprotocol/sdk 1.32.2 experimental tasks, legacy era: `callToolStream` on the
@@ -800,6 +820,66 @@ fn http_modern_typescript_ext_tasks_0_2() {
     run_http_script("http/modern_tasks.mjs");
 }
 
+/// [`rmcp_bridge_typescript_ext_tasks_0_2`] over rmcp's Streamable HTTP server: the same flows,
+/// each exchange a stateless POST with the routing headers.
+#[test]
+fn http_rmcp_bridge_typescript_ext_tasks_0_2() {
+    require_node();
+    install("node");
+    let bridge = example_bin("rmcp_bridge_server");
+    let first = HttpPeerServer::start(&bridge, "rmcp_bridge_server");
+    let second = HttpPeerServer::start(&bridge, "rmcp_bridge_server");
+    run_http_script_on(
+        "http/modern_tasks.mjs",
+        first,
+        second,
+        &[("MCP_PEERS_BRIDGE", std::ffi::OsStr::new("1"))],
+    );
+}
+
+/// fastmcp 4.1.4 + fastmcp-tasks 4.1.4 (the Python client of the tasks extension, its own venv:
+/// `install.sh fastmcp`) against `rmcp_bridge_server` over stdio: the rmcp tools inline,
+/// `research` through its elicitation and sampling to completion with a `ToolTask` handle (the
+/// library's own driver answers elicitations only, and says so), a `countdown` task cancelled.
+#[test]
+fn rmcp_bridge_python_fastmcp_tasks_4_1() {
+    install("fastmcp");
+    let bridge = example_bin("rmcp_bridge_server");
+    run_script_with(
+        &fastmcp_python(),
+        "tasks_fastmcp.py",
+        &[bridge.as_os_str()],
+        &[],
+        &String::new,
+    );
+}
+
+/// [`rmcp_bridge_python_fastmcp_tasks_4_1`] over rmcp's Streamable HTTP server (the script adds
+/// the `Mcp-Name` header fastmcp-tasks 4.1.4 leaves off `tasks/*`).
+#[test]
+fn http_rmcp_bridge_python_fastmcp_tasks_4_1() {
+    install("fastmcp");
+    let bridge = HttpPeerServer::start(&example_bin("rmcp_bridge_server"), "rmcp_bridge_server");
+    let context = || {
+        format!(
+            "\nrmcp_bridge_server log {}:\n{}",
+            bridge.log.display(),
+            bridge.log_tail(15)
+        )
+    };
+    run_script_with(
+        &fastmcp_python(),
+        "tasks_fastmcp.py",
+        &[std::ffi::OsStr::new(&bridge.url)],
+        &[],
+        &context,
+    );
+}
+
+fn fastmcp_python() -> PathBuf {
+    peers_dir().join("fastmcp").join("bin").join("python")
+}
+
 /// @modelcontextprotocol/sdk 1.32.2 `StreamableHTTPClientTransport`, legacy era: a session's
 /// in-task elicitation reaches the client's handler on the GET stream, and, for a client without a
 /// GET stream, on the SSE response of its `tasks/result` POST; `cancelTask`, `listTasks`,
@@ -862,7 +942,12 @@ async fn every_listing() -> Vec<serde_json::Value> {
     let modern_tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
     let mut listings = Vec::new();
     for server in &servers {
+        // rmcp_bridge_server is an rmcp server: the task fallback is not the bridge's to offer.
+        let fallback = server != "rmcp_bridge_server";
         for flags in [&[][..], &["--task-fallback"][..]] {
+            if !flags.is_empty() && !fallback {
+                continue;
+            }
             let name = [server.as_str()]
                 .iter()
                 .chain(flags)

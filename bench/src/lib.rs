@@ -1,4 +1,4 @@
-//! Benchmarks of mcp-tasks against rmcp 3.9 and a bare JSON-RPC echo (the floor), over stdio and
+//! Benchmarks of mcp-tasks against rmcp 3.11 and a bare JSON-RPC echo (the floor), over stdio and
 //! in-process pipes, with one load driver for every server. `cargo run --release -p
 //! mcp-tasks-bench` runs everything; see `bench/README.md`.
 

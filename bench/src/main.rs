@@ -1,4 +1,4 @@
-//! `cargo run --release -p mcp-tasks-bench [-- OPTIONS]`: measures mcp-tasks, rmcp 3.9 and a bare
+//! `cargo run --release -p mcp-tasks-bench [-- OPTIONS]`: measures mcp-tasks, rmcp 3.11 and a bare
 //! JSON-RPC echo (the floor) with one load driver, prints a table and writes
 //! `target/bench/results.json`. `--help` lists the options (`opts.rs`).
 

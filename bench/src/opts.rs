@@ -31,7 +31,7 @@ impl Transport {
 /// The scenarios, in the order they run.
 const SCENARIOS: [&str; 5] = ["inline", "lifecycle", "elicit", "store", "scale"];
 
-/// Measures mcp-tasks, rmcp 3.9 and a bare JSON-RPC echo (the floor) with one load driver, prints
+/// Measures mcp-tasks, rmcp 3.11 and a bare JSON-RPC echo (the floor) with one load driver, prints
 /// a table and writes `target/bench/results.json`.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-tasks-bench", args_override_self = true)]
@@ -47,8 +47,10 @@ struct Args {
     /// Transports, comma-separated [default: all]; tasks skip `pipes`; `store` is stdio.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     transport: Vec<Transport>,
-    /// Servers, comma-separated: mcp-tasks,mcp-sqlite,mcp-redis,mcp-postgres,rmcp [default: all]
-    /// (the floor always runs where a floor is needed); mcp-sqlite keeps tasks in a SQLite file
+    /// Servers, comma-separated: mcp-tasks,mcp-sqlite,mcp-redis,mcp-postgres,rmcp,rmcp-bridge
+    /// [default: all but rmcp-bridge] (the floor always runs where a floor is needed); rmcp-bridge
+    /// is rmcp with mcp-tasks' task tools merged in (`rmcp::TaskTools`, what the bridge costs:
+    /// `--only lifecycle --servers mcp-tasks,rmcp,rmcp-bridge`); mcp-sqlite keeps tasks in a SQLite file
     /// (lifecycle and store only); mcp-redis is mcp-tasks on a RedisTaskStore (a pinned
     /// redis-server the run starts), mcp-postgres on a PostgresTaskStore (a PostgreSQL 15 the run
     /// starts, a fresh database per server), both in the stdio task rows only. With a build

@@ -270,7 +270,7 @@ pub fn write_json(o: &Opts, r: &Report, total: Duration) -> Result<(), Error> {
         .collect();
     let doc = json!({
         "generated_by": "mcp-tasks-bench",
-        "rmcp_version": "3.9.0",
+        "rmcp_version": "3.11.0",
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "total_secs": total.as_secs_f64(),
         "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "stored_large": o.stored_large, "result_bytes": RESULT_SIZE, "stored_result_bytes": STORED_RESULT_SIZE },

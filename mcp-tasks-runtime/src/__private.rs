@@ -6,6 +6,9 @@
 
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Ok};
+/// rmcp, for what `rmcp_task_methods!` writes (feature `rmcp`).
+#[cfg(feature = "rmcp")]
+pub use ::rmcp;
 pub use ::serde_json;
 
 pub use crate::protocol::ToolAnnotations;

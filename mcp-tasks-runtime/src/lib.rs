@@ -133,6 +133,13 @@ pub use ::serde;
 pub use ::serde_json;
 pub mod server;
 mod task;
+
+/// This crate's tools inside an existing rmcp server (feature `rmcp`, rmcp 3.11): see
+/// [`TaskTools`](rmcp::TaskTools) and the guide page "Adding task tools to an rmcp server".
+#[cfg(feature = "rmcp")]
+pub mod rmcp {
+    pub use crate::server::rmcp_bridge::TaskTools;
+}
 pub mod telemetry;
 mod transport;
 

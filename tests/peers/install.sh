@@ -2,11 +2,12 @@
 # Installs the third-party MCP clients the peer tests drive, at exact versions:
 #   node:   package.json + package-lock.json (npm ci)    -> $PEERS_DIR/node/node_modules
 #   python: requirements.txt (a pip freeze, all ==)      -> $PEERS_DIR/py (a venv)
+#   fastmcp: requirements-fastmcp.txt (the same, fastmcp-tasks) -> $PEERS_DIR/fastmcp (a venv)
 # PEERS_DIR defaults to <repo>/target/peers (gitignored). Each half is skipped when a
 # stamp file records the same inputs (manifest hashes + interpreter version), so a warm
 # run costs a few hashes and no network.
 #
-# Usage: tests/peers/install.sh [node|python|all]   (default: all)
+# Usage: tests/peers/install.sh [node|python|fastmcp|all]   (default: all)
 # Env:   PEERS_DIR, NODE (default: node), NPM (default: npm), PYTHON (default: python3)
 set -euo pipefail
 
@@ -61,32 +62,38 @@ install_node() {
     ln -sfn "$dest/node_modules" "$here/node_modules"
 }
 
-install_python() {
+# A venv at $peers_dir/$1 from the frozen requirements file $2 (installed with --no-deps), skipped
+# when its stamp matches; $3 is the package whose version the log names.
+install_venv() {
+    local name="$1" requirements="$here/$2" package="$3"
     command -v "$python_bin" >/dev/null 2>&1 || die "'$python_bin' not found on PATH: the Python peer tests need CPython >= 3.10 (set PYTHON=...)"
     local py_version
     py_version="$("$python_bin" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')"
     "$python_bin" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-        || die "Python $py_version is too old: mcp 1.x needs >= 3.10 (set PYTHON=...)"
+        || die "Python $py_version is too old: $package needs >= 3.10 (set PYTHON=...)"
 
-    local dest="$peers_dir/py" stamp want
-    stamp="$peers_dir/py.stamp"
-    want="$(fingerprint "python $py_version $(command -v "$python_bin")" "$here/requirements.txt")"
+    local dest="$peers_dir/$name" stamp want
+    stamp="$peers_dir/$name.stamp"
+    want="$(fingerprint "python $py_version $(command -v "$python_bin")" "$requirements")"
     if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$dest/bin/python" ]]; then
-        log "python: up to date ($dest, requirements ${want:0:12})"
+        log "$name: up to date ($dest, requirements ${want:0:12})"
         return
     fi
-    log "python: creating venv $dest (python $py_version) and installing requirements.txt"
+    log "$name: creating venv $dest (python $py_version) and installing $2"
     rm -f "$stamp"
     rm -rf "$dest"
     "$python_bin" -m venv "$dest" || die "python -m venv failed (Debian: apt-get install python3-venv)"
-    # --no-deps: requirements.txt is the complete, frozen tree; nothing unpinned may slip in.
-    "$dest/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$here/requirements.txt" >&2 \
-        || die "pip install -r tests/peers/requirements.txt failed (is PyPI reachable?)"
+    # --no-deps: the requirements file is the complete, frozen tree; nothing unpinned may slip in.
+    "$dest/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$requirements" >&2 \
+        || die "pip install -r tests/peers/$2 failed (is PyPI reachable?)"
     "$dest/bin/python" -m pip check >&2 \
-        || die "pip check failed: tests/peers/requirements.txt is not a complete dependency tree; regenerate it with pip freeze"
+        || die "pip check failed: tests/peers/$2 is not a complete dependency tree; regenerate it with pip freeze"
     printf '%s\n' "$want" > "$stamp"
-    log "python: installed $("$dest/bin/python" -c 'import importlib.metadata as m; print("mcp==" + m.version("mcp"))')"
+    log "$name: installed $("$dest/bin/python" -c "import importlib.metadata as m; print('$package==' + m.version('$package'))")"
 }
+
+install_python() { install_venv py requirements.txt mcp; }
+install_fastmcp() { install_venv fastmcp requirements-fastmcp.txt fastmcp-tasks; }
 
 what="${1:-all}"
 mkdir -p "$peers_dir"
@@ -96,6 +103,7 @@ flock 9
 case "$what" in
     node) install_node ;;
     python) install_python ;;
-    all) install_node; install_python ;;
-    *) die "unknown argument '$what' (expected node, python or all)" ;;
+    fastmcp) install_fastmcp ;;
+    all) install_node; install_python; install_fastmcp ;;
+    *) die "unknown argument '$what' (expected node, python, fastmcp or all)" ;;
 esac

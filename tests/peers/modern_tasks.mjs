@@ -90,6 +90,30 @@ async function until(read, done) {
     }
 }
 
+/**
+ * `MCP_PEERS_BRIDGE=1`: the server is `rmcp_bridge_server` (an rmcp server with `research` and
+ * `countdown` of mcp-tasks beside its own `echo` and `add`), which has no fixture tools: after
+ * `research`, a `countdown {seconds: 30}` task is cancelled and the rmcp tools are called inline.
+ */
+const BRIDGE = Boolean(process.env.MCP_PEERS_BRIDGE);
+
+async function bridgeSteps(bridge) {
+    const countdown = await bridge.session.callTool('countdown', { seconds: 30 }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    assertEq(countdown.kind, 'task', 'countdown execution kind (optional, the client declares tasks)');
+    const id = countdown.handle.taskId;
+    await until(() => bridge.session.task(id).snapshot(), (t) => t.statusMessage !== undefined || t.status !== 'working');
+    await countdown.cancel();
+    assertEq((await countdown.result()).status, 'cancelled', 'countdown outcome after execution.cancel()');
+    const after = await until(() => bridge.session.task(id).snapshot(), (t) => t.status !== 'working');
+    assertEq(after.status, 'cancelled', 'tasks/get after the cancel: status');
+    ok(`countdown ${id} cancelled`);
+    for (const [name, args, text] of [['echo', { text: 'hi' }, 'hi'], ['add', { a: 2, b: 3 }, '5']]) {
+        const result = await bridge.client.callTool({ name, arguments: args });
+        assertEq(result.content?.[0]?.text, text, `${name} (an rmcp tool) inline result text`);
+    }
+    ok('echo and add (the rmcp tools) answered inline');
+}
+
 /** Waits (up to 5 s) for `text` in a server's log. */
 async function waitForLog(log, text) {
     const deadline = Date.now() + 5_000;
@@ -142,7 +166,7 @@ function completedResult(wire, taskId, outcome, what) {
 
 await main('modern tasks (@modelcontextprotocol/client 2.4.0 + @modelcontextprotocol/ext-tasks 0.2.2)', async () => {
     const exampleBin = serverBin();
-    const fixtureBin = conformanceBin();
+    const fixtureBin = BRIDGE ? exampleBin : conformanceBin();
     const wire = traceTransport(StdioClientTransport, 'tasks2');
 
     // Every input request the library hands the application, with its context.
@@ -214,8 +238,16 @@ await main('modern tasks (@modelcontextprotocol/client 2.4.0 + @modelcontextprot
     const final = await example.session.task(researchId).snapshot();
     assertEq(final.status, 'completed', 'tasks/get after completion: status');
     assertEq(final.raw.result?.structuredContent?.sources, 3, 'tasks/get after completion: result.structuredContent.sources');
+    if (BRIDGE) {
+        step(`countdown {seconds: 30} cancelled, then echo and add inline, on ${exampleBin}`);
+        await bridgeSteps(example);
+    }
     await example.session.close();
     await example.client.close();
+    if (BRIDGE) {
+        if (deviations.length > 0) fail(`the server deviates from what this client requires:\n    - ${deviations.join('\n    - ')}`);
+        return;
+    }
 
     step(`confirm_delete {filename: "a.txt"} then slow_compute {seconds: 60} cancelled, on ${fixtureBin}`);
     const fixture = await connect(fixtureBin, onInputRequest);

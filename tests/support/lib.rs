@@ -51,6 +51,7 @@ book! {
     Fallback = "fallback.md",
     Limits = "limits.md",
     Logs = "logs.md",
+    Rmcp = "rmcp.md",
     Client = "client.md",
     Testing = "testing.md",
     Cli = "cli.md",

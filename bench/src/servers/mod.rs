@@ -1,8 +1,9 @@
-//! The three servers under test, each with its own serve function over any reader and writer:
+//! The servers under test, each with its own serve function over any reader and writer:
 //! the stdio binaries in `src/bin/` and the in-process runs call the same functions.
 
 pub mod echo;
 pub mod mcp_tasks;
+pub mod rmcp_bridge;
 pub mod rmcp_server;
 #[cfg(feature = "telemetry")]
 pub mod telemetry;
@@ -31,8 +32,10 @@ pub enum Kind {
     McpTasksRedis,
     /// mcp-tasks with its tasks in PostgreSQL (`PostgresTaskStore`); stdio only.
     McpTasksPostgres,
-    /// rmcp 3.9.
+    /// rmcp 3.11.
     Rmcp,
+    /// rmcp 3.11 with mcp-tasks' `work` and `ask` through the bridge (`rmcp::TaskTools`).
+    RmcpBridge,
     /// mcp-tasks with a Prometheus recorder installed (the `metrics` feature recording); stdio
     /// child processes only (a recorder is the whole process's). Needs `--features telemetry`.
     McpMetrics,
@@ -51,6 +54,7 @@ impl Kind {
             Kind::McpTasksRedis => "mcp-redis",
             Kind::McpTasksPostgres => "mcp-postgres",
             Kind::Rmcp => "rmcp",
+            Kind::RmcpBridge => "rmcp-bridge",
             Kind::McpMetrics => "mcp-metrics",
             Kind::McpOtel => "mcp-otel",
         }
@@ -97,6 +101,7 @@ impl Kind {
             | Kind::McpMetrics
             | Kind::McpOtel => "bench-mcp-tasks-server",
             Kind::Rmcp => "bench-rmcp-server",
+            Kind::RmcpBridge => "bench-rmcp-bridge-server",
         }
     }
 
@@ -109,6 +114,7 @@ impl Kind {
             Kind::McpTasksRedis,
             Kind::McpTasksPostgres,
             Kind::Rmcp,
+            Kind::RmcpBridge,
             Kind::McpMetrics,
             Kind::McpOtel,
         ]
@@ -131,5 +137,6 @@ where
             std::io::Error::other(format!("{} runs as a child process only", kind.name())),
         ),
         Kind::Rmcp => rmcp_server::serve(reader, writer).await,
+        Kind::RmcpBridge => rmcp_bridge::serve(reader, writer).await,
     }
 }

@@ -1,4 +1,4 @@
-//! The same three tools on rmcp 3.9, wired the way rmcp's own task tests and docs show: tools in a
+//! The same three tools on rmcp 3.11, wired the way rmcp's own task tests and docs show: tools in a
 //! `#[tool_router]`, `call_tool` overridden to spawn the task-capable ones into a `TaskManager`
 //! when the request declares the tasks extension, and `tasks/get` / `tasks/update` /
 //! `tasks/cancel` forwarded to the manager.

@@ -23,6 +23,7 @@ use crate::protocol::{
     MODERN_VERSION, MODERN_VERSIONS, ServerCapabilities, TASKS_EXTENSION, ToolDescription,
     ToolMeta,
 };
+use crate::tool::registry::RegisteredTool;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -155,6 +156,33 @@ fn discover(server: &ServerInner) -> Value {
     serde_json::to_value(result).unwrap_or_default()
 }
 
+/// One tool as a client in `era` sees it in `tools/list` (`fallback`: the fallback serves this
+/// client); also what the rmcp bridge lists (`rmcp_bridge.rs`).
+pub(crate) fn describe<'a>(
+    server: &ServerInner,
+    t: &'a RegisteredTool,
+    era: &super::era::Era,
+    fallback: bool,
+) -> ToolDescription<'a> {
+    let info = &t.info;
+    ToolDescription {
+        name: info.name,
+        title: info.title,
+        description: info.description,
+        input_schema: &t.input_schema,
+        output_schema: (t.output_schema.as_deref())
+            .filter(|_| !(fallback && fallback::may_answer_started(server, t))),
+        annotations: info.annotations,
+        execution: (!era.is_modern()).then(|| Execution {
+            task_support: fallback::listed_task_support(fallback, info.task_support),
+        }),
+        meta: info.ui.map(|ui| ToolMeta {
+            resource_uri: ui.resource_uri,
+            visibility: ui.visibility.wire(),
+        }),
+    }
+}
+
 /// `tools/list`: the tools as this client's era shows them, and the fallback's companion tools
 /// when it is on, a page at a time (`page.rs`). To a client the fallback serves, a tool is listed
 /// the way that client's library will call it ([`fallback::listed_task_support`]).
@@ -165,32 +193,14 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Incoming) -> Result<V
     let principal = peer
         .principal()
         .filter(|p| server.config.list_only_permitted_tools && p.scopes().is_some());
-    let permitted = |t: &&Arc<crate::tool::RegisteredTool>| {
+    let permitted = |t: &&Arc<RegisteredTool>| {
         (principal.as_ref()).is_none_or(|p| t.info.scopes.iter().all(|s| p.has_scope(s)))
     };
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
         .iter()
         .filter(permitted)
-        .map(|t| {
-            let info = &t.info;
-            ToolDescription {
-                name: info.name,
-                title: info.title,
-                description: info.description,
-                input_schema: &t.input_schema,
-                output_schema: (t.output_schema.as_deref())
-                    .filter(|_| !(fallback && fallback::may_answer_started(server, t))),
-                annotations: info.annotations,
-                execution: (!era.is_modern()).then(|| Execution {
-                    task_support: fallback::listed_task_support(fallback, info.task_support),
-                }),
-                meta: info.ui.map(|ui| ToolMeta {
-                    resource_uri: ui.resource_uri,
-                    visibility: ui.visibility.wire(),
-                }),
-            }
-        })
+        .map(|t| describe(server, t, era, fallback))
         .collect();
     if server.task_fallback {
         tools.extend(fallback::tools(era));

@@ -31,6 +31,8 @@ mod peer;
 mod plan;
 mod prompts;
 mod resources;
+#[cfg(feature = "rmcp")]
+pub(crate) mod rmcp_bridge;
 mod serve;
 mod session;
 mod setup;

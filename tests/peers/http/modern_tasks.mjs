@@ -33,6 +33,30 @@ async function until(read, done) {
     }
 }
 
+/**
+ * `MCP_PEERS_BRIDGE=1`: the server is `rmcp_bridge_server` (an rmcp server with `research` and
+ * `countdown` of mcp-tasks beside its own `echo` and `add`), which has no fixture tools: after
+ * `research`, a `countdown {seconds: 30}` task is cancelled and the rmcp tools are called inline.
+ */
+const BRIDGE = Boolean(process.env.MCP_PEERS_BRIDGE);
+
+async function bridgeSteps(bridge) {
+    const countdown = await bridge.session.callTool('countdown', { seconds: 30 }, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    assertEq(countdown.kind, 'task', 'countdown execution kind (optional, the client declares tasks)');
+    const id = countdown.handle.taskId;
+    await until(() => bridge.session.task(id).snapshot(), (t) => t.statusMessage !== undefined || t.status !== 'working');
+    await countdown.cancel();
+    assertEq((await countdown.result()).status, 'cancelled', 'countdown outcome after execution.cancel()');
+    const after = await until(() => bridge.session.task(id).snapshot(), (t) => t.status !== 'working');
+    assertEq(after.status, 'cancelled', 'tasks/get after the cancel: status');
+    ok(`countdown ${id} cancelled`);
+    for (const [name, args, text] of [['echo', { text: 'hi' }, 'hi'], ['add', { a: 2, b: 3 }, '5']]) {
+        const result = await bridge.client.callTool({ name, arguments: args });
+        assertEq(result.content?.[0]?.text, text, `${name} (an rmcp tool) inline result text`);
+    }
+    ok('echo and add (the rmcp tools) answered inline');
+}
+
 /** The POSTs of `method` (with the exchange each went on), oldest first. */
 function posts(trace, method) {
     return trace.exchanges.filter((e) => e.method === 'POST' && e.body?.method === method);
@@ -68,7 +92,7 @@ function assertQuiet(actual, expected) {
 
 await main('modern tasks over Streamable HTTP (@modelcontextprotocol/client 2.4.0 + @modelcontextprotocol/ext-tasks 0.2.2)', async () => {
     const exampleUrl = serverUrl('server');
-    const fixtureUrl = serverUrl('conformance');
+    const fixtureUrl = BRIDGE ? exampleUrl : serverUrl('conformance');
 
     // Every input request the library hands the application, with its context.
     const asked = [];
@@ -119,9 +143,14 @@ await main('modern tasks over Streamable HTTP (@modelcontextprotocol/client 2.4.
     }
     const final = await example.session.task(researchId).snapshot();
     assertEq(final.status, 'completed', 'tasks/get after completion: status');
+    if (BRIDGE) {
+        step(`countdown {seconds: 30} cancelled, then echo and add inline, on ${exampleUrl}`);
+        await bridgeSteps(example);
+    }
     checkHttpShape(example.trace, 'example');
     await example.session.close();
     await example.client.close();
+    if (BRIDGE) return;
 
     step(`confirm_delete {filename: "a.txt"} then slow_compute {seconds: 60} cancelled, on ${fixtureUrl}`);
     const fixture = await connect(fixtureUrl, 'fixture', onInputRequest);
