@@ -602,6 +602,7 @@ async fn call(client: &Client, ui: &Arc<Ui>, tool: &str, args: ArgSpec, json: bo
             return Outcome::Failure;
         }
     };
+    listen_for_ctrl_c(ui);
     ui.inline_call(Some(tool));
     let started = client.call_tool(tool, Value::Object(args));
     let call = tokio::select! {
@@ -740,18 +741,23 @@ async fn cancel(ui: &Arc<Ui>, task: &TaskHandle, why: &str) {
     }
 }
 
-/// Resolves on Ctrl-C (the signal, or the key pressed while a prompt had the terminal), or when
-/// the command must stop for another reason (see [`Stop`]).
-async fn interrupt(ui: &Arc<Ui>) -> Stop {
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => {
-            if r.is_err() {
-                std::future::pending::<()>().await;
-            }
-            Stop::Interrupted
+/// Listens for Ctrl-C for the rest of the command: one listener, which stops the command
+/// ([`Stop::Interrupted`]). A listener made anew around each wait would lose a Ctrl-C that came
+/// between two waits: once the first one has replaced the default action, a signal nobody
+/// listens for is dropped, and the command ran on to the task's end.
+fn listen_for_ctrl_c(ui: &Arc<Ui>) {
+    let ui = ui.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ui.stop(Stop::Interrupted);
         }
-        stop = ui.stopped() => stop,
-    }
+    });
+}
+
+/// Resolves on Ctrl-C (the signal, see [`listen_for_ctrl_c`], or the key pressed while a prompt
+/// had the terminal), or when the command must stop for another reason (see [`Stop`]).
+async fn interrupt(ui: &Arc<Ui>) -> Stop {
+    ui.stopped().await
 }
 
 fn report_error(e: &Error) -> Outcome {
