@@ -21,6 +21,8 @@
 # PROFILE_SERVER=mcp-metrics or mcp-otel profiles that server instead (built with `--features
 # telemetry`; mcp-otel's export thread counts too, its sink is the bench's), and
 # PROFILE_TRACEPARENT=1 puts a `traceparent` in every request's `_meta` (`--traceparent`).
+# PROFILE_BIN=DIR profiles the binaries in DIR (a copy of target/profiling/release made before a
+# change, say) and builds nothing: the before and after of one change on the same inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenarios=("${@:-lifecycle elicit}")
@@ -33,7 +35,8 @@ features=()
 [ "$server" = mcp-tasks ] || features=(--features telemetry)
 traceparent=()
 [ "${PROFILE_TRACEPARENT:-0}" = 1 ] && traceparent=(--traceparent)
-cargo build --release --quiet -p mcp-tasks-bench --bins "${features[@]}"
+bin=${PROFILE_BIN:-target/profiling/release}
+[ -n "${PROFILE_BIN:-}" ] || cargo build --release --quiet -p mcp-tasks-bench --bins "${features[@]}"
 out=target/bench/profile
 mkdir -p "$out"
 
@@ -41,7 +44,7 @@ mkdir -p "$out"
 run() {
   local scenario=$1 tasks=$2 tag=$3
   rm -f "$out"/callgrind."$tag".*
-  target/profiling/release/mcp-tasks-bench --quick --only "$scenario" --transport stdio \
+  "$bin"/mcp-tasks-bench --quick --only "$scenario" --transport stdio \
     --servers "$server" --tasks "$tasks" --stored 20000 --out "$out/$tag.json" "${traceparent[@]}" \
     --wrap "valgrind --tool=callgrind --quiet --callgrind-out-file=$out/callgrind.$tag.%p" \
     > "$out/$tag.txt"

@@ -52,6 +52,8 @@ impl Metrics {
                 }
             })
             .map_err(|e| MetricsError(e.to_string()))?;
+        // The recorder is the process's for good: the server's metrics may keep their handles.
+        crate::telemetry::keep_metric_handles();
         Ok(Metrics { handle })
     }
 

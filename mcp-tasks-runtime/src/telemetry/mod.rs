@@ -33,6 +33,11 @@
 
 #[cfg(feature = "opentelemetry")]
 mod export;
+#[cfg(feature = "metrics")]
+mod handles;
+
+#[cfg(feature = "metrics")]
+pub use handles::keep_metric_handles;
 pub(crate) mod trace;
 
 #[cfg(feature = "opentelemetry")]
@@ -71,21 +76,27 @@ const METHODS: &[&str] = &[
     "roots/list",
 ];
 
-/// `method` as a label: itself if MCP defines it, else `other`.
+/// `method` as a label: its index in [`METHODS`] if MCP defines it, else `METHODS.len()`
+/// (`other`).
 #[cfg(feature = "metrics")]
-fn method_label(method: &str) -> &'static str {
+fn method_label(method: &str) -> usize {
     METHODS
         .iter()
-        .find(|known| **known == method)
-        .copied()
-        .unwrap_or("other")
+        .position(|known| *known == method)
+        .unwrap_or(METHODS.len())
+}
+
+/// The label of a [`method_label`].
+#[cfg(feature = "metrics")]
+fn method_name(i: usize) -> &'static str {
+    METHODS.get(i).copied().unwrap_or("other")
 }
 
 /// Measures one request, from [`start`](Self::start) to [`done`](Self::done).
 #[derive(Debug)]
 pub(crate) struct RequestTimer {
     #[cfg(feature = "metrics")]
-    method: &'static str,
+    method: usize,
     #[cfg(feature = "metrics")]
     start: Instant,
 }
@@ -106,11 +117,15 @@ impl RequestTimer {
     pub(crate) fn done(self, ok: bool) {
         #[cfg(feature = "metrics")]
         {
+            let seconds = self.start.elapsed().as_secs_f64();
+            if let Some(kept) = handles::kept() {
+                return kept.request(self.method, ok, seconds);
+            }
+            let method = method_name(self.method);
             let outcome = if ok { "ok" } else { "error" };
-            metrics::counter!("mcp_requests_total", "method" => self.method, "outcome" => outcome)
+            metrics::counter!("mcp_requests_total", "method" => method, "outcome" => outcome)
                 .increment(1);
-            metrics::histogram!("mcp_request_duration_seconds", "method" => self.method)
-                .record(self.start.elapsed().as_secs_f64());
+            metrics::histogram!("mcp_request_duration_seconds", "method" => method).record(seconds);
         }
         #[cfg(not(feature = "metrics"))]
         let _ = ok;
@@ -122,9 +137,14 @@ impl RequestTimer {
 pub(crate) async fn timed_tool<F: Future>(tool: &'static str, task: bool, run: F) -> F::Output {
     let start = Instant::now();
     let out = run.await;
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(kept) = handles::kept() {
+        kept.tool(tool).durations[usize::from(task)].record(seconds);
+        return out;
+    }
     let mode = if task { "task" } else { "inline" };
     metrics::histogram!("mcp_tool_call_duration_seconds", "tool" => tool, "mode" => mode)
-        .record(start.elapsed().as_secs_f64());
+        .record(seconds);
     out
 }
 
@@ -138,7 +158,7 @@ pub(crate) fn timed_tool<F>(_tool: &'static str, _task: bool, run: F) -> F {
 #[derive(Debug)]
 pub(crate) struct InputTimer {
     #[cfg(feature = "metrics")]
-    method: &'static str,
+    method: usize,
     #[cfg(feature = "metrics")]
     start: Instant,
 }
@@ -158,15 +178,26 @@ impl InputTimer {
     /// The answer came.
     pub(crate) fn done(self) {
         #[cfg(feature = "metrics")]
-        metrics::histogram!("mcp_input_wait_seconds", "method" => self.method)
-            .record(self.start.elapsed().as_secs_f64());
+        {
+            let seconds = self.start.elapsed().as_secs_f64();
+            match handles::kept() {
+                Some(kept) => kept.input_wait(self.method, seconds),
+                None => metrics::histogram!("mcp_input_wait_seconds", "method" => method_name(self.method))
+                    .record(seconds),
+            }
+        }
     }
 }
 
 /// A task of `tool` was created.
 pub(crate) fn task_created(tool: &'static str) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => "created").increment(1);
+    match handles::kept() {
+        Some(kept) => kept.tool(tool).events[0].increment(1),
+        None => {
+            metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => "created").increment(1)
+        }
+    }
     #[cfg(not(feature = "metrics"))]
     let _ = tool;
 }
@@ -175,13 +206,18 @@ pub(crate) fn task_created(tool: &'static str) {
 pub(crate) fn task_ended(tool: &'static str, status: TaskStatus) {
     #[cfg(feature = "metrics")]
     {
-        let event = match status {
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Cancelled => "cancelled",
+        let (i, event) = match status {
+            TaskStatus::Completed => (1, "completed"),
+            TaskStatus::Failed => (2, "failed"),
+            TaskStatus::Cancelled => (3, "cancelled"),
             _ => return,
         };
-        metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => event).increment(1);
+        match handles::kept() {
+            Some(kept) => kept.tool(tool).events[i].increment(1),
+            None => {
+                metrics::counter!("mcp_tasks_total", "tool" => tool, "event" => event).increment(1)
+            }
+        }
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (tool, status);
@@ -190,6 +226,14 @@ pub(crate) fn task_ended(tool: &'static str, status: TaskStatus) {
 /// A store operation answered after `elapsed` (`ok`: not a backend failure).
 #[cfg(feature = "metrics")]
 pub(crate) fn store_operation(operation: &'static str, ok: bool, elapsed: Duration) {
+    if let Some(kept) = handles::kept() {
+        let handles = kept.operation(operation);
+        handles.duration.record(elapsed.as_secs_f64());
+        if !ok {
+            handles.errors.increment(1);
+        }
+        return;
+    }
     metrics::histogram!("mcp_store_operation_duration_seconds", "operation" => operation)
         .record(elapsed.as_secs_f64());
     if !ok {
@@ -220,7 +264,10 @@ impl Held {
     /// Adds one to `gauge` until dropped.
     pub(crate) fn new(gauge: Gauge) -> Held {
         #[cfg(feature = "metrics")]
-        gauge_handle(gauge).increment(1.0);
+        match handles::kept() {
+            Some(kept) => kept.gauge(gauge).increment(1.0),
+            None => gauge_handle(gauge).increment(1.0),
+        }
         Held(gauge)
     }
 }
@@ -228,7 +275,10 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         #[cfg(feature = "metrics")]
-        gauge_handle(self.0).decrement(1.0);
+        match handles::kept() {
+            Some(kept) => kept.gauge(self.0).decrement(1.0),
+            None => gauge_handle(self.0).decrement(1.0),
+        }
     }
 }
 
