@@ -448,6 +448,24 @@ async fn over_stdio_a_legacy_call_has_no_principal_and_the_client_of_initialize(
             "elicitation": false,
         })
     );
+    // The server reads a `_meta` sent again once, and makes its tree only when a tool asks:
+    // each call still sees its own, whether the text changed (a trace id per request) or not.
+    for (id, trace) in [(3, "t-2"), (4, "t-1"), (5, "t-1"), (6, "t-3")] {
+        send(
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "whoami", "arguments": {}, "_meta": { "example.com/trace": trace } } }),
+        )
+        .await;
+        let reply = loop {
+            let line = lines.next_line().await.expect("read").expect("a line");
+            let msg: Value = serde_json::from_str(&line).expect("JSON");
+            if msg["id"] == id {
+                break msg;
+            }
+        };
+        let seen: Value = serde_json::from_str(text(&reply["result"])).expect("JSON text");
+        assert_eq!(seen["trace"], trace, "call {id}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

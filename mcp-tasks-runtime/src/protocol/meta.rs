@@ -228,7 +228,7 @@ pub(crate) struct ReadMeta {
     /// it).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) version: Option<Box<str>>,
-    tree: OnceLock<Arc<Map<String, Value>>>,
+    tree: OnceLock<Map<String, Value>>,
 }
 
 impl ReadMeta {
@@ -249,10 +249,10 @@ impl ReadMeta {
         }
     }
 
-    /// The `_meta` object as a tree, made once.
-    pub(crate) fn tree(&self) -> Arc<Map<String, Value>> {
-        let tree = || Arc::new(serde_json::from_str(self.text.get()).unwrap_or_default());
-        self.tree.get_or_init(tree).clone()
+    /// The `_meta` object as a tree, made once (when a tool first asks for it).
+    pub(crate) fn tree_ref(&self) -> &Map<String, Value> {
+        let tree = || serde_json::from_str(self.text.get()).unwrap_or_default();
+        self.tree.get_or_init(tree)
     }
 }
 
@@ -421,7 +421,7 @@ mod tests {
         let first = MetaCache::read(raw(&meta("debug")));
         let again = MetaCache::read(raw(&meta("debug")));
         assert!(Arc::ptr_eq(&first, &again));
-        assert!(Arc::ptr_eq(&first.tree(), &again.tree()));
+        assert!(std::ptr::eq(first.tree_ref(), again.tree_ref()));
         let other = MetaCache::read(raw(&meta("error")));
         assert!(!Arc::ptr_eq(&first, &other));
         let level = |m: &ReadMeta| {
@@ -434,7 +434,10 @@ mod tests {
         };
         assert_eq!(level(&first), Some(LogLevel::Debug));
         assert_eq!(level(&other), Some(LogLevel::Error));
-        assert_eq!(other.tree()["io.modelcontextprotocol/logLevel"], "error");
+        assert_eq!(
+            other.tree_ref()["io.modelcontextprotocol/logLevel"],
+            "error"
+        );
         // The client is read once for both: only the log level differs.
         let client = |m: &ReadMeta| {
             m.facts

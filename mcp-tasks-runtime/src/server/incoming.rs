@@ -97,13 +97,13 @@ pub(crate) fn meta_error(error: &MetaError) -> RpcError {
 /// What a tool sees of the request: who calls, from which client, in which era, with which
 /// `_meta`. A task keeps it.
 pub(crate) fn request_info(peer: &dyn Peer, req: &Incoming) -> Arc<RequestInfo> {
-    let meta = req.meta.as_ref().map(|m| m.tree()).unwrap_or_default();
-    Arc::new(
-        RequestInfo::new(req.era, req.version.clone())
-            .with_principal(peer.principal())
-            .with_client(req.client.info.clone())
-            .with_meta(meta),
-    )
+    let info = RequestInfo::new(req.era, req.version.clone())
+        .with_principal(peer.principal())
+        .with_client(req.client.info.clone());
+    Arc::new(match &req.meta {
+        Some(meta) => info.with_read_meta(meta.clone()),
+        None => info,
+    })
 }
 
 /// A method's answer: `None` when none is due (the request was cancelled); a result may already

@@ -1,6 +1,7 @@
 //! Who is calling: the authenticated principal, the client, the protocol era and the request's
 //! `_meta`, as a tool sees them through [`ToolContext`](super::ToolContext).
 
+use crate::protocol::meta::ReadMeta;
 use crate::protocol::{Era, Implementation};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -94,9 +95,24 @@ pub struct RequestInfo {
     pub era: Era,
     /// The protocol version (`2025-11-25`, `2026-07-28`, ...).
     pub protocol_version: String,
-    /// The request's `_meta`, as sent (empty when there was none). Shared: the runtime reads a
-    /// `_meta` a client sends again and again once.
-    pub meta: Arc<Map<String, Value>>,
+    /// The request's `_meta` ([`meta`](Self::meta)).
+    meta: MetaField,
+}
+
+/// A request's `_meta`: a tree given whole, or the text the server read, made a tree only when a
+/// tool asks for it ([`RequestInfo::meta`]). Most tools never look, and a `_meta` that changes
+/// with every request (a `traceparent` per request, from a traced host) would otherwise be
+/// parsed into a tree for each call.
+#[derive(Debug, Clone)]
+enum MetaField {
+    Tree(Arc<Map<String, Value>>),
+    Read(Arc<ReadMeta>),
+}
+
+impl Default for MetaField {
+    fn default() -> Self {
+        MetaField::Tree(Arc::default())
+    }
 }
 
 impl RequestInfo {
@@ -123,7 +139,22 @@ impl RequestInfo {
 
     /// With this `_meta`.
     pub fn with_meta(mut self, meta: impl Into<Arc<Map<String, Value>>>) -> Self {
-        self.meta = meta.into();
+        self.meta = MetaField::Tree(meta.into());
         self
+    }
+
+    /// With the `_meta` the server read (shared: the server reads a `_meta` a client sends again
+    /// and again once, and makes its tree once).
+    pub(crate) fn with_read_meta(mut self, meta: Arc<ReadMeta>) -> Self {
+        self.meta = MetaField::Read(meta);
+        self
+    }
+
+    /// The request's `_meta`, as sent (empty when there was none).
+    pub fn meta(&self) -> &Map<String, Value> {
+        match &self.meta {
+            MetaField::Tree(tree) => tree,
+            MetaField::Read(read) => read.tree_ref(),
+        }
     }
 }

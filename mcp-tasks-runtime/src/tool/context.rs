@@ -259,7 +259,7 @@ impl ToolContext {
 
     /// The request's `_meta` object, as the client sent it.
     pub fn meta(&self) -> &serde_json::Map<String, Value> {
-        &self.request.meta
+        self.request.meta()
     }
 
     /// Whether this run of the tool is a *replay*. Inline in the 2026-07-28 era, a call that asks
