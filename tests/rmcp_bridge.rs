@@ -6,6 +6,7 @@
 
 use mcp_tasks_client::{Asked, Client, EraChoice, Error, Scripted, TaskStatus, ToolCall};
 use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::instances::{self, Instance};
 use mcp_tasks_tests::{StdioClient, WAIT, example_bin, modern};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -486,6 +487,137 @@ async fn the_mcp_tasks_command_runs_research_and_the_rmcp_tools() {
         assert_eq!(code, Some(0), "{target:?}: {err}");
         assert!(out.contains("42"), "{target:?}: {out}");
     }
+}
+
+/// `mcp-tasks <args>` with stderr read line by line: once a line satisfies `interrupt_at`, the
+/// command gets SIGINT (what Ctrl-C sends). Its end: (exit code, stdout, stderr, which holds the
+/// server's log too when the command started the server over stdio).
+async fn mcp_tasks_interrupted(
+    args: &[&str],
+    log_filter: &str,
+    interrupt_at: fn(&str) -> bool,
+) -> (Option<i32>, String, String) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let mut child = tokio::process::Command::new(mcp_tasks_tests::cli::mcp_tasks_bin())
+        .args(args)
+        .env("RUST_LOG", log_filter)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcp-tasks starts");
+    let pid = child.id().expect("running").to_string();
+    let mut stdout = child.stdout.take().expect("piped");
+    let out = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    let err = tokio::spawn(async move {
+        let (mut all, mut sent) = (String::new(), false);
+        while let Ok(Some(line)) = lines.next_line().await {
+            if !sent && interrupt_at(&line) {
+                sent = true;
+                let kill = tokio::process::Command::new("kill")
+                    .args(["-INT", &pid])
+                    .status();
+                assert!(kill.await.is_ok_and(|s| s.success()), "kill -INT {pid}");
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let status = timeout(WAIT, child.wait())
+        .await
+        .expect("mcp-tasks ends in time")
+        .expect("mcp-tasks runs");
+    let err = timeout(WAIT, err).await.expect("stderr closes").unwrap();
+    let out = timeout(WAIT, out).await.expect("stdout closes").unwrap();
+    (status.code(), out, err)
+}
+
+/// The task id in the command's confirmation `mcp-tasks: task ID cancelled`, which it prints
+/// only once the server's `tasks/get` said `cancelled`.
+fn confirmed_cancelled(code: Option<i32>, err: &str) -> String {
+    assert_eq!(code, Some(130), "Ctrl-C ends the command with 130:\n{err}");
+    assert!(err.contains("^C: cancelling task"), "{err}");
+    let id = err
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-tasks: task ")?
+                .strip_suffix(" cancelled")
+        })
+        .unwrap_or_else(|| panic!("the server did not confirm the cancellation:\n{err}"));
+    id.to_owned()
+}
+
+/// A line of the command's task display showing the countdown running (`task ID: ... 29s left`).
+fn counting_down(line: &str) -> bool {
+    line.starts_with("task ") && line.ends_with("s left")
+}
+
+/// Ctrl-C on `mcp-tasks call countdown` against the bridge, over stdio: the command sends
+/// `tasks/cancel`, the server's `tasks/get` says `cancelled` (the command's confirmation, exit
+/// 130), and the server's engine logs that the tool itself stopped (it honoured its cancellation
+/// within the grace period, not cut off after it).
+#[tokio::test]
+async fn the_mcp_tasks_command_cancels_a_countdown_task_over_stdio() {
+    let bin = example_bin(BIN);
+    let args = [
+        "call",
+        "countdown",
+        "--era",
+        "modern",
+        "--args",
+        "seconds=30",
+        "--",
+        bin.to_str().unwrap(),
+    ];
+    // The server inherits the command's stderr and its RUST_LOG.
+    let filter = "warn,mcp_tasks_runtime::task=debug";
+    let (code, out, err) = mcp_tasks_interrupted(&args, filter, counting_down).await;
+    let id = confirmed_cancelled(code, &err);
+    assert!(!out.contains("liftoff"), "{out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains(&id) && l.contains("the tool stopped")),
+        "the server's tool did not stop on its own:\n{err}"
+    );
+}
+
+/// [`the_mcp_tasks_command_cancels_a_countdown_task_over_stdio`] over rmcp's Streamable HTTP
+/// server (with a bearer token): and afterwards the server, still running, answers `tasks/get`
+/// with `cancelled`.
+#[tokio::test]
+async fn the_mcp_tasks_command_cancels_a_countdown_task_over_http() {
+    let server = Instance::start_bin(BIN, "bridge", "memory", &[]);
+    let args = [
+        "call",
+        "countdown",
+        "--era",
+        "modern",
+        "--args",
+        "seconds=30",
+        "--url",
+        &server.url,
+        "--token",
+        instances::TOKEN,
+    ];
+    let (code, out, err) = mcp_tasks_interrupted(&args, "warn", counting_down).await;
+    let id = confirmed_cancelled(code, &err);
+    assert!(!out.contains("liftoff"), "{out}");
+    server.wait_for_log(&[&id, "the tool stopped"]).await;
+    let task = instances::result(
+        &instances::client(),
+        &server.url,
+        "tasks/get",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(task["status"], "cancelled", "{task}");
 }
 
 /// One modern request over HTTP (with a bearer token, if any), answered as JSON or as an SSE
