@@ -235,6 +235,83 @@ async fn task_support_is_served_as_mcp_tasks_serves_it() {
     c.close().await;
 }
 
+/// Malformed `tasks/*` params: rmcp cannot read them into its types and hands the request to
+/// `on_custom_request` instead of the task method; the bridge (written there by
+/// `rmcp_task_methods!`) answers them as mcp-tasks does: `-32602` naming the parameter, behind the
+/// same capability gate (`-32021`) as a well-formed request. Other unknown methods stay rmcp's
+/// `-32601`, and the server goes on serving. Over stdio, then over HTTP.
+#[tokio::test]
+async fn malformed_task_params_are_invalid_params() {
+    let cases = [
+        (
+            "tasks/get",
+            json!({}),
+            "missing required parameter `taskId`",
+        ),
+        (
+            "tasks/get",
+            json!({ "taskId": 7 }),
+            "`taskId` must be a string",
+        ),
+        (
+            "tasks/cancel",
+            json!({ "taskId": null }),
+            "`taskId` must be a string",
+        ),
+        (
+            "tasks/update",
+            json!({ "taskId": "no-such-task" }),
+            "missing required parameter `inputResponses`",
+        ),
+    ];
+    let mut c = bridge();
+    for (method, params, message) in &cases {
+        let err = ask(&mut c, method, params.clone(), task_caps()).await;
+        assert_eq!(err["error"]["code"], -32602, "{method} {params}: {err}");
+        assert_eq!(
+            err["error"]["message"], *message,
+            "{method} {params}: {err}"
+        );
+        let gated = ask(&mut c, method, params.clone(), json!({})).await;
+        assert_eq!(gated["error"]["code"], -32021, "{method} {params}: {gated}");
+    }
+    for method in ["tasks/list", "tasks/result", "no/such/method"] {
+        let err = ask(&mut c, method, json!({ "taskId": "x" }), task_caps()).await;
+        assert_eq!(err["error"]["code"], -32601, "{method}: {err}");
+        assert_eq!(err["error"]["message"], method, "{method}: {err}");
+    }
+    let still = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "up" } }),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(still["result"]["content"][0]["text"], "up", "{still}");
+    c.close().await;
+
+    let server = HttpServer::start_bin(BIN, &[]);
+    for (method, params, message) in &cases {
+        let err = post(&server.url, None, method, params.clone()).await;
+        assert_eq!(
+            err["error"]["code"], -32602,
+            "HTTP {method} {params}: {err}"
+        );
+        assert_eq!(
+            err["error"]["message"], *message,
+            "HTTP {method} {params}: {err}"
+        );
+    }
+    let echoed = post(
+        &server.url,
+        None,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "up" } }),
+    )
+    .await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "up", "{echoed}");
+}
+
 /// The bridge's tasks in another store: `--store sqlite:PATH` (as every example server takes it),
 /// a task created, answered and read back through the three delegated methods.
 #[tokio::test]
