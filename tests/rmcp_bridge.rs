@@ -43,6 +43,28 @@ async fn settled(c: &mut StdioClient, id: &str) -> Value {
     }
 }
 
+/// `research` started as a task over raw stdio by a client that declares the tasks extension:
+/// its task id.
+async fn start_research(c: &mut StdioClient, topic: &str) -> String {
+    let call = json!({ "name": "research", "arguments": { "topic": topic } });
+    let created = ask(c, "tools/call", call, task_caps()).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task id in {created}"))
+        .to_owned()
+}
+
+/// The one outstanding input request of a task read with `tasks/get`: its key and the request.
+fn only_question(task: &Value) -> (String, Value) {
+    let requests = task["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputRequests in {task}"));
+    assert_eq!(requests.len(), 1, "{task}");
+    let (key, request) = requests.iter().next().expect("one request");
+    (key.clone(), request.clone())
+}
+
 /// The guard on `rmcp_task_methods!` (and on any hand-written delegation): each of the three task
 /// methods reaches the engine. rmcp answers a method its handler does not implement with
 /// `-32601`, so dropping any one of the three delegations fails here, on that method.
@@ -56,28 +78,12 @@ async fn the_three_task_methods_are_delegated_to_the_engine() {
         "{found}"
     );
 
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "owls" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
-    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = start_research(&mut c, "owls").await;
 
     // tasks/get: the stored input request.
     let task = settled(&mut c, &id).await;
     assert_eq!(task["status"], "input_required", "{task}");
-    let (key, request) = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .next()
-        .unwrap();
+    let (key, request) = only_question(&task);
     assert_eq!(request["method"], "elicitation/create");
 
     // tasks/update: the answer resumes the tool, which asks the client's model next.
@@ -196,22 +202,8 @@ async fn task_support_is_served_as_mcp_tasks_serves_it() {
         "{wrong}"
     );
     // An answer that does not fit its question: -32602, and the question stays open.
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "x" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let task = settled(&mut c, &id).await;
-    let key = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let id = start_research(&mut c, "x").await;
+    let (key, _) = only_question(&settled(&mut c, &id).await);
     let bad = ask(
         &mut c,
         "tasks/update",
@@ -321,25 +313,8 @@ async fn tasks_live_in_the_store_the_server_was_built_with() {
     let db = dir.join("tasks.db");
     let store = format!("sqlite:{}", db.display());
     let mut c = StdioClient::spawn_logging(&example_bin(BIN), &["--store", &store], "warn");
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "owls" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
-    let task = settled(&mut c, &id).await;
-    let key = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let id = start_research(&mut c, "owls").await;
+    let (key, _) = only_question(&settled(&mut c, &id).await);
     let answer = json!({ "taskId": id, "inputResponses": { key: { "action": "decline" } } });
     ask(&mut c, "tasks/update", answer, task_caps()).await;
     let task = settled(&mut c, &id).await;
