@@ -6,6 +6,7 @@
 
 use mcp_tasks_client::{Asked, Client, EraChoice, Error, Scripted, TaskStatus, ToolCall};
 use mcp_tasks_tests::http::HttpServer;
+use mcp_tasks_tests::instances::{self, Instance};
 use mcp_tasks_tests::{StdioClient, WAIT, example_bin, modern};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,6 +43,28 @@ async fn settled(c: &mut StdioClient, id: &str) -> Value {
     }
 }
 
+/// `research` started as a task over raw stdio by a client that declares the tasks extension:
+/// its task id.
+async fn start_research(c: &mut StdioClient, topic: &str) -> String {
+    let call = json!({ "name": "research", "arguments": { "topic": topic } });
+    let created = ask(c, "tools/call", call, task_caps()).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task id in {created}"))
+        .to_owned()
+}
+
+/// The one outstanding input request of a task read with `tasks/get`: its key and the request.
+fn only_question(task: &Value) -> (String, Value) {
+    let requests = task["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputRequests in {task}"));
+    assert_eq!(requests.len(), 1, "{task}");
+    let (key, request) = requests.iter().next().expect("one request");
+    (key.clone(), request.clone())
+}
+
 /// The guard on `rmcp_task_methods!` (and on any hand-written delegation): each of the three task
 /// methods reaches the engine. rmcp answers a method its handler does not implement with
 /// `-32601`, so dropping any one of the three delegations fails here, on that method.
@@ -55,28 +78,12 @@ async fn the_three_task_methods_are_delegated_to_the_engine() {
         "{found}"
     );
 
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "owls" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
-    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = start_research(&mut c, "owls").await;
 
     // tasks/get: the stored input request.
     let task = settled(&mut c, &id).await;
     assert_eq!(task["status"], "input_required", "{task}");
-    let (key, request) = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .next()
-        .unwrap();
+    let (key, request) = only_question(&task);
     assert_eq!(request["method"], "elicitation/create");
 
     // tasks/update: the answer resumes the tool, which asks the client's model next.
@@ -195,22 +202,8 @@ async fn task_support_is_served_as_mcp_tasks_serves_it() {
         "{wrong}"
     );
     // An answer that does not fit its question: -32602, and the question stays open.
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "x" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let task = settled(&mut c, &id).await;
-    let key = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let id = start_research(&mut c, "x").await;
+    let (key, _) = only_question(&settled(&mut c, &id).await);
     let bad = ask(
         &mut c,
         "tasks/update",
@@ -234,6 +227,83 @@ async fn task_support_is_served_as_mcp_tasks_serves_it() {
     c.close().await;
 }
 
+/// Malformed `tasks/*` params: rmcp cannot read them into its types and hands the request to
+/// `on_custom_request` instead of the task method; the bridge (written there by
+/// `rmcp_task_methods!`) answers them as mcp-tasks does: `-32602` naming the parameter, behind the
+/// same capability gate (`-32021`) as a well-formed request. Other unknown methods stay rmcp's
+/// `-32601`, and the server goes on serving. Over stdio, then over HTTP.
+#[tokio::test]
+async fn malformed_task_params_are_invalid_params() {
+    let cases = [
+        (
+            "tasks/get",
+            json!({}),
+            "missing required parameter `taskId`",
+        ),
+        (
+            "tasks/get",
+            json!({ "taskId": 7 }),
+            "`taskId` must be a string",
+        ),
+        (
+            "tasks/cancel",
+            json!({ "taskId": null }),
+            "`taskId` must be a string",
+        ),
+        (
+            "tasks/update",
+            json!({ "taskId": "no-such-task" }),
+            "missing required parameter `inputResponses`",
+        ),
+    ];
+    let mut c = bridge();
+    for (method, params, message) in &cases {
+        let err = ask(&mut c, method, params.clone(), task_caps()).await;
+        assert_eq!(err["error"]["code"], -32602, "{method} {params}: {err}");
+        assert_eq!(
+            err["error"]["message"], *message,
+            "{method} {params}: {err}"
+        );
+        let gated = ask(&mut c, method, params.clone(), json!({})).await;
+        assert_eq!(gated["error"]["code"], -32021, "{method} {params}: {gated}");
+    }
+    for method in ["tasks/list", "tasks/result", "no/such/method"] {
+        let err = ask(&mut c, method, json!({ "taskId": "x" }), task_caps()).await;
+        assert_eq!(err["error"]["code"], -32601, "{method}: {err}");
+        assert_eq!(err["error"]["message"], method, "{method}: {err}");
+    }
+    let still = ask(
+        &mut c,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "up" } }),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(still["result"]["content"][0]["text"], "up", "{still}");
+    c.close().await;
+
+    let server = HttpServer::start_bin(BIN, &[]);
+    for (method, params, message) in &cases {
+        let err = post(&server.url, None, method, params.clone()).await;
+        assert_eq!(
+            err["error"]["code"], -32602,
+            "HTTP {method} {params}: {err}"
+        );
+        assert_eq!(
+            err["error"]["message"], *message,
+            "HTTP {method} {params}: {err}"
+        );
+    }
+    let echoed = post(
+        &server.url,
+        None,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "up" } }),
+    )
+    .await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "up", "{echoed}");
+}
+
 /// The bridge's tasks in another store: `--store sqlite:PATH` (as every example server takes it),
 /// a task created, answered and read back through the three delegated methods.
 #[tokio::test]
@@ -243,25 +313,8 @@ async fn tasks_live_in_the_store_the_server_was_built_with() {
     let db = dir.join("tasks.db");
     let store = format!("sqlite:{}", db.display());
     let mut c = StdioClient::spawn_logging(&example_bin(BIN), &["--store", &store], "warn");
-    let created = ask(
-        &mut c,
-        "tools/call",
-        json!({ "name": "research", "arguments": { "topic": "owls" } }),
-        task_caps(),
-    )
-    .await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .expect("a task")
-        .to_owned();
-    let task = settled(&mut c, &id).await;
-    let key = task["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let id = start_research(&mut c, "owls").await;
+    let (key, _) = only_question(&settled(&mut c, &id).await);
     let answer = json!({ "taskId": id, "inputResponses": { key: { "action": "decline" } } });
     ask(&mut c, "tasks/update", answer, task_caps()).await;
     let task = settled(&mut c, &id).await;
@@ -486,6 +539,137 @@ async fn the_mcp_tasks_command_runs_research_and_the_rmcp_tools() {
         assert_eq!(code, Some(0), "{target:?}: {err}");
         assert!(out.contains("42"), "{target:?}: {out}");
     }
+}
+
+/// `mcp-tasks <args>` with stderr read line by line: once a line satisfies `interrupt_at`, the
+/// command gets SIGINT (what Ctrl-C sends). Its end: (exit code, stdout, stderr, which holds the
+/// server's log too when the command started the server over stdio).
+async fn mcp_tasks_interrupted(
+    args: &[&str],
+    log_filter: &str,
+    interrupt_at: fn(&str) -> bool,
+) -> (Option<i32>, String, String) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    let mut child = tokio::process::Command::new(mcp_tasks_tests::cli::mcp_tasks_bin())
+        .args(args)
+        .env("RUST_LOG", log_filter)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcp-tasks starts");
+    let pid = child.id().expect("running").to_string();
+    let mut stdout = child.stdout.take().expect("piped");
+    let out = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
+    let err = tokio::spawn(async move {
+        let (mut all, mut sent) = (String::new(), false);
+        while let Ok(Some(line)) = lines.next_line().await {
+            if !sent && interrupt_at(&line) {
+                sent = true;
+                let kill = tokio::process::Command::new("kill")
+                    .args(["-INT", &pid])
+                    .status();
+                assert!(kill.await.is_ok_and(|s| s.success()), "kill -INT {pid}");
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let status = timeout(WAIT, child.wait())
+        .await
+        .expect("mcp-tasks ends in time")
+        .expect("mcp-tasks runs");
+    let err = timeout(WAIT, err).await.expect("stderr closes").unwrap();
+    let out = timeout(WAIT, out).await.expect("stdout closes").unwrap();
+    (status.code(), out, err)
+}
+
+/// The task id in the command's confirmation `mcp-tasks: task ID cancelled`, which it prints
+/// only once the server's `tasks/get` said `cancelled`.
+fn confirmed_cancelled(code: Option<i32>, err: &str) -> String {
+    assert_eq!(code, Some(130), "Ctrl-C ends the command with 130:\n{err}");
+    assert!(err.contains("^C: cancelling task"), "{err}");
+    let id = err
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-tasks: task ")?
+                .strip_suffix(" cancelled")
+        })
+        .unwrap_or_else(|| panic!("the server did not confirm the cancellation:\n{err}"));
+    id.to_owned()
+}
+
+/// A line of the command's task display showing the countdown running (`task ID: ... 29s left`).
+fn counting_down(line: &str) -> bool {
+    line.starts_with("task ") && line.ends_with("s left")
+}
+
+/// Ctrl-C on `mcp-tasks call countdown` against the bridge, over stdio: the command sends
+/// `tasks/cancel`, the server's `tasks/get` says `cancelled` (the command's confirmation, exit
+/// 130), and the server's engine logs that the tool itself stopped (it honoured its cancellation
+/// within the grace period, not cut off after it).
+#[tokio::test]
+async fn the_mcp_tasks_command_cancels_a_countdown_task_over_stdio() {
+    let bin = example_bin(BIN);
+    let args = [
+        "call",
+        "countdown",
+        "--era",
+        "modern",
+        "--args",
+        "seconds=30",
+        "--",
+        bin.to_str().unwrap(),
+    ];
+    // The server inherits the command's stderr and its RUST_LOG.
+    let filter = "warn,mcp_tasks_runtime::task=debug";
+    let (code, out, err) = mcp_tasks_interrupted(&args, filter, counting_down).await;
+    let id = confirmed_cancelled(code, &err);
+    assert!(!out.contains("liftoff"), "{out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains(&id) && l.contains("the tool stopped")),
+        "the server's tool did not stop on its own:\n{err}"
+    );
+}
+
+/// [`the_mcp_tasks_command_cancels_a_countdown_task_over_stdio`] over rmcp's Streamable HTTP
+/// server (with a bearer token): and afterwards the server, still running, answers `tasks/get`
+/// with `cancelled`.
+#[tokio::test]
+async fn the_mcp_tasks_command_cancels_a_countdown_task_over_http() {
+    let server = Instance::start_bin(BIN, "bridge", "memory", &[]);
+    let args = [
+        "call",
+        "countdown",
+        "--era",
+        "modern",
+        "--args",
+        "seconds=30",
+        "--url",
+        &server.url,
+        "--token",
+        instances::TOKEN,
+    ];
+    let (code, out, err) = mcp_tasks_interrupted(&args, "warn", counting_down).await;
+    let id = confirmed_cancelled(code, &err);
+    assert!(!out.contains("liftoff"), "{out}");
+    server.wait_for_log(&[&id, "the tool stopped"]).await;
+    let task = instances::result(
+        &instances::client(),
+        &server.url,
+        "tasks/get",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(task["status"], "cancelled", "{task}");
 }
 
 /// One modern request over HTTP (with a bearer token, if any), answered as JSON or as an SSE

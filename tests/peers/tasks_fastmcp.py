@@ -10,9 +10,25 @@ What fastmcp-tasks 4.1.4 does with a task (read from fastmcp_tasks/client.py):
     (`tasks/update`); any other input request (sampling, roots) ends the call with a `ToolError`
     ("only elicitation is supported on the modern protocol"). So `research`'s second question,
     a sampling request, cannot be answered by the library's own driver, against any server.
-  - `call_tool_task` returns a `ToolTask` handle at once (`status`, `result`, `cancel`).
+  - `call_tool_task` returns a `ToolTask` handle at once (`status`, `wait`, `result`, `cancel`).
 The script checks that limit as the library states it, then runs `research` to completion with
 the handle, answering both questions with the library's own `tasks/update` request model.
+
+Three workarounds, each for a behaviour of fastmcp-tasks 4.1.4 (none hides a fault of the server
+under test; each is checked against the library's source, named below):
+  1. Sampling inside a task: `_answer_input_requests` (client.py) raises `ToolError` for any
+     input request whose method is not `elicitation/create`, so `ToolTask.result()` and
+     `Client.call_tool` cannot finish `research`. The script answers with `tasks/update` itself.
+  2. No public `tasks/update`: `ToolTask` has no method that sends one (`_send_update` is
+     private, and `wait(state="input_required")` only observes the question), so the script
+     sends the library's own `UpdateTaskRequest` (client_models.py) through `client.session`.
+  3. `Mcp-Name` over HTTP: `GetTaskRequest`, `UpdateTaskRequest` and `CancelTaskRequest`
+     (client_models.py) declare no `name_param`, and mcp 2.x's `NAME_BEARING_METHODS`
+     (mcp/shared/inbound.py) lists only `tools/call`, `prompts/get` and `resources/read`, so
+     `tasks/*` go without the `Mcp-Name: <taskId>` header, which SEP-2663 requires of a client
+     over Streamable HTTP. rmcp 3.11's HTTP server enforces it (HTTP 400, `-32020`, before any
+     handler: `add_mcp_name` below); mcp-tasks' own HTTP transport checks the header only when
+     sent, so only the bridge, on rmcp's transport, sees the difference.
 """
 
 from __future__ import annotations
@@ -56,7 +72,9 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 
 
 async def until_settled(task) -> Any:
-    """Polls the handle's `tasks/get` until the task is no longer `working` (10 s at most)."""
+    """Polls the handle's `tasks/get` until the task is no longer `working` (10 s at most).
+    Not a workaround: `ToolTask.wait` waits for one given state (or a terminal one), and here
+    either `input_required` or a terminal state may come next."""
     with anyio.fail_after(10):
         while True:
             status = await task.status()
@@ -66,9 +84,10 @@ async def until_settled(task) -> Any:
 
 
 async def add_mcp_name(request) -> None:
-    """fastmcp-tasks 4.1.4 sends `tasks/get|update|cancel` without `Mcp-Name: <taskId>`, which
-    SEP-2663 requires of a client over Streamable HTTP (rmcp 3.11 answers `-32020`): added here,
-    from the request's own body, so that the rest of the library can be checked over HTTP."""
+    """Workaround 3 (module docstring): fastmcp-tasks 4.1.4 sends `tasks/get|update|cancel`
+    without `Mcp-Name: <taskId>`, which SEP-2663 requires of a client over Streamable HTTP
+    (rmcp 3.11 answers `-32020`): added here, from the request's own body, so that the rest of
+    the library can be checked over HTTP."""
     body = json.loads(request.content or b"{}")
     task_id = (body.get("params") or {}).get("taskId") if isinstance(body, dict) else None
     if str(body.get("method", "")).startswith("tasks/") and task_id and "mcp-name" not in request.headers:
@@ -101,6 +120,8 @@ async def body(target: str) -> None:
             check("sampling/createMessage" in str(e), f"the library's ToolError names the sampling request: {e}")
             ok(f"after answering the elicitation: {e}")
 
+        # Workarounds 1 and 2 (module docstring): the handle cannot answer the sampling request,
+        # and has no tasks/update of its own.
         step("research to completion with a ToolTask handle, both questions answered with tasks/update")
         task = await call_tool_task(client, "research", {"topic": "tides"})
         ok(f"task {task.task_id}")

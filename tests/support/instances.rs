@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 pub const TOKEN: &str = "secret-token";
 const WAIT: Duration = Duration::from_secs(20);
 
-/// `example_server --http 127.0.0.1:0 --store STORE --token ...`, killed on drop; its stderr
+/// `example_server` (or another example binary with the same arguments) with `--http
+/// 127.0.0.1:0 --store STORE --token ...`, killed on drop; its stderr
 /// is kept for [`Instance::wait_for_log`].
 #[derive(Debug)]
 pub struct Instance {
@@ -28,7 +29,13 @@ impl Instance {
 
     /// [`Instance::start`] with extra arguments.
     pub fn start_with(name: &str, store: &str, extra: &[&str]) -> Instance {
-        let bin = example_bin("example_server");
+        Self::start_bin("example_server", name, store, extra)
+    }
+
+    /// [`Instance::start_with`] with another example binary that takes the same `--http`,
+    /// `--store` and `--token` arguments (`rmcp_bridge_server`); `name` labels its log lines.
+    pub fn start_bin(bin: &str, name: &str, store: &str, extra: &[&str]) -> Instance {
+        let bin = example_bin(bin);
         let mut child = Command::new(&bin)
             .args(["--http", "127.0.0.1:0", "--store", store])
             .args(extra)

@@ -22,8 +22,9 @@ use ::rmcp::ErrorData;
 use ::rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use ::rmcp::handler::server::tool::ToolCallContext;
 use ::rmcp::model::{
-    CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, ErrorCode, GetTaskParams,
-    GetTaskResult, InputRequiredResult, ServerCapabilities, ServerJsonRpcMessage, UpdateTaskParams,
+    CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult, CustomRequest,
+    CustomResult, ErrorCode, GetTaskParams, GetTaskResult, InputRequiredResult, ServerCapabilities,
+    ServerJsonRpcMessage, UpdateTaskParams,
 };
 use ::rmcp::service::{RequestContext, RoleServer};
 use serde::Serialize;
@@ -191,15 +192,58 @@ impl TaskTools {
     /// any of the tools may run as a task: for the server's `get_info`. rmcp answers the three
     /// task methods only when it is declared.
     pub fn capabilities(&self, mut capabilities: ServerCapabilities) -> ServerCapabilities {
-        let tasks =
-            (self.server.tools.iter()).any(|t| t.info.task_support != TaskSupport::Forbidden);
-        if tasks {
+        if self.declares_tasks() {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
                 .insert(TASKS_EXTENSION.into(), Map::new());
         }
         capabilities
+    }
+
+    /// Whether any of the tools may run as a task: then the tasks extension is declared.
+    fn declares_tasks(&self) -> bool {
+        (self.server.tools.iter()).any(|t| t.info.task_support != TaskSupport::Forbidden)
+    }
+
+    /// A request rmcp could not read into one of its request types: a
+    /// `ServerHandler::on_custom_request` delegates here (`rmcp_task_methods!` writes it).
+    ///
+    /// rmcp reads a request whose params do not fit its type for the method (`tasks/get` without
+    /// `taskId`, or with a number) as a custom request, not as the method's, so its
+    /// `get_task`, `update_task` and `cancel_task` never see it, and its default answer is
+    /// `-32601` with the method's name. Here `tasks/get`, `tasks/update` and `tasks/cancel` go to
+    /// the engine as they came, and get its answer: `-32602` naming the parameter (after the
+    /// same capability gate, `-32021`, as a well-formed one). Any other method, and the task
+    /// methods of a server that declares no tasks extension, get rmcp's own answer, `-32601`
+    /// with the method's name. A server with custom methods of its own answers those and hands
+    /// the rest here.
+    pub async fn custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let CustomRequest { method, params, .. } = request;
+        let task_method = matches!(
+            method.as_str(),
+            "tasks/get" | "tasks/update" | "tasks/cancel"
+        );
+        if !task_method || !self.declares_tasks() {
+            return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None));
+        }
+        let params = match params {
+            None => Map::new(),
+            Some(Value::Object(params)) => params,
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    format!("the params of `{method}` must be an object"),
+                    None,
+                ));
+            }
+        };
+        self.dispatch(&method, params, &context)
+            .await
+            .map(CustomResult)
     }
 
     /// `tasks/get`, answered from the store for the task's owner (someone else's task id answers
@@ -532,8 +576,12 @@ impl Peer for RmcpPeer {
 /// that names one). Write it inside `impl ServerHandler for …` (the example on
 /// [`TaskTools`](crate::rmcp::TaskTools) shows it in a whole server).
 ///
-/// It writes `get_task`, `update_task` and `cancel_task`, nothing else: a handler method rmcp
-/// adds later is not silently taken over.
+/// It writes `get_task`, `update_task` and `cancel_task`, and `on_custom_request`, where rmcp
+/// puts a task method whose params it cannot read (see
+/// [`TaskTools::custom_request`](crate::rmcp::TaskTools::custom_request)); nothing
+/// else, so a handler method rmcp adds later is not silently taken over. A server that answers
+/// custom requests of its own writes the four by hand, and hands the custom requests it does not
+/// know to [`TaskTools::custom_request`](crate::rmcp::TaskTools::custom_request).
 #[macro_export]
 macro_rules! rmcp_task_methods {
     ($field:ident) => {
@@ -577,6 +625,22 @@ macro_rules! rmcp_task_methods {
         > + ::core::marker::Send
         + '_ {
             self.$field.cancel_task(request, context)
+        }
+
+        fn on_custom_request(
+            &self,
+            request: $crate::__private::rmcp::model::CustomRequest,
+            context: $crate::__private::rmcp::service::RequestContext<
+                $crate::__private::rmcp::service::RoleServer,
+            >,
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<
+                $crate::__private::rmcp::model::CustomResult,
+                $crate::__private::rmcp::ErrorData,
+            >,
+        > + ::core::marker::Send
+        + '_ {
+            self.$field.custom_request(request, context)
         }
     };
 }

@@ -150,14 +150,12 @@ impl Run {
                             crate::telemetry::task_ended(self.tool, status);
                             // Cancelled or expired elsewhere: tell the tool, give it a moment.
                             tracing::debug!(task = %self.id, %status, "the task ended outside its tool; stopping the tool");
-                            self.cancel.cancel();
-                            let _ = tokio::time::timeout(self.grace, &mut run).await;
+                            self.stop_tool(&mut run).await;
                             return;
                         }
                     }
                     Err(StoreError::NotFound) => {
-                        self.cancel.cancel();
-                        let _ = tokio::time::timeout(self.grace, &mut run).await;
+                        self.stop_tool(&mut run).await;
                         return;
                     }
                     Err(e) => {
@@ -166,6 +164,22 @@ impl Run {
                     }
                 }
             }
+        }
+    }
+
+    /// Stops the tool of a task that ended outside it: its cancellation token, then the grace
+    /// period to wind down; a tool still running then is dropped (its future is not polled
+    /// again). Either way the log says which, so an operator can tell a tool that honours
+    /// cancellation from one that had to be cut off.
+    async fn stop_tool(&self, run: &mut CaughtFuture) {
+        self.cancel.cancel();
+        match tokio::time::timeout(self.grace, run).await {
+            Ok(_) => tracing::debug!(task = %self.id, "the tool stopped"),
+            Err(_) => tracing::warn!(
+                task = %self.id,
+                grace = ?self.grace,
+                "the tool did not stop within the grace period after its task ended; dropped"
+            ),
         }
     }
 
