@@ -406,3 +406,40 @@ async fn otlp_exports_spans_to_a_receiver_over_http() {
     traces.shutdown().expect("shut down");
     receiver_rt.shutdown_background();
 }
+
+/// The client's sampling decision holds (the default sampler follows the parent): a request whose
+/// `traceparent` says "not sampled" (flags `00`) exports no span, and the next one, sampled, does.
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_its_client_did_not_sample_exports_no_span() {
+    let (server, exporter, _guard) = traced();
+    let mut c = server.connect_in_memory();
+    let unsampled = format!("00-{TRACE_ID}-{PARENT_ID}-00");
+    for (id, traceparent) in [(1, unsampled), (2, traceparent())] {
+        let meta = with_trace(modern_meta(json!({})), &traceparent, None);
+        let got = request(
+            &mut c,
+            id,
+            "tools/call",
+            json!({ "name": "work", "arguments": {}, "_meta": meta }),
+        )
+        .await;
+        assert_eq!(got["result"]["content"][0]["text"], "done", "{got}");
+    }
+    assert_joined_without_state(&request_span(&exporter, 2).await);
+    let ids: Vec<_> = finished(&exporter)
+        .iter()
+        .filter(|s| s.name == "request")
+        .filter_map(|s| attribute(s, "id"))
+        .collect();
+    assert_eq!(ids, ["2"], "only the sampled request's span");
+}
+
+/// [`assert_joined`] for a request that sent no `tracestate`.
+fn assert_joined_without_state(span: &SpanData) {
+    assert_eq!(
+        span.span_context.trace_id(),
+        TraceId::from_hex(TRACE_ID).unwrap()
+    );
+    assert_eq!(span.parent_span_id, SpanId::from_hex(PARENT_ID).unwrap());
+    assert!(span.span_context.is_sampled());
+}
