@@ -51,14 +51,21 @@ async fn request(url: &str, token: Option<&str>, method: &str, mut params: Value
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
+    let named = (params["name"].as_str())
+        .or(params["taskId"].as_str())
+        .or(params["uri"].as_str());
+    if let Some(name) = named {
         b = b.header("mcp-name", name);
     }
     if let Some(token) = token {
         b = b.bearer_auth(token);
     }
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let response = b.body(body.to_string()).send().await.expect("an answer");
+    answer_of(b.body(body.to_string()).send().await.expect("an answer")).await
+}
+
+/// The status, challenge and JSON body (or an SSE body's last message) of a response.
+async fn answer_of(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let challenge = (response.headers().get("www-authenticate"))
         .map(|v| v.to_str().unwrap().to_owned())
@@ -641,4 +648,301 @@ async fn a_legacy_session_runs_on_a_client_credentials_token() {
         1,
         "one token for the whole session"
     );
+}
+
+/// Resources and prompts declaring scopes (`#[resource(scope)]`, `#[prompt(scope)]`), served in
+/// this process for the issuer's tokens.
+mod scoped {
+    use mcp_tasks_runtime::resource::ListedResource;
+    use mcp_tasks_runtime::{ToolContext, prompt, resource};
+
+    /// Open to any valid token.
+    #[resource(uri = "notes://welcome")]
+    pub async fn welcome() -> String {
+        "welcome".into()
+    }
+
+    /// The plan (needs `secrets`).
+    #[resource(uri = "secret://plan", scope = "secrets")]
+    pub async fn plan() -> String {
+        "the plan".into()
+    }
+
+    /// A secret document (needs `secrets`).
+    #[resource(uri = "secret://docs/{name}", scope = "secrets", list = "list_docs")]
+    pub async fn doc(#[complete(values = ["alpha", "beta"])] name: String) -> String {
+        format!("document {name}")
+    }
+
+    /// The secret documents.
+    pub async fn list_docs(_ctx: ToolContext) -> Vec<ListedResource> {
+        vec![ListedResource::new("secret://docs/alpha", "alpha")]
+    }
+
+    /// Says hello.
+    #[prompt]
+    pub async fn hello(#[complete(values = ["Ada", "Alan"])] name: String) -> String {
+        format!("Say hello to {name}")
+    }
+
+    /// Tells the secret (needs `secrets`).
+    #[prompt(scope = "secrets")]
+    pub async fn confess(#[complete(values = ["all", "some"])] how: String) -> String {
+        format!("Tell {how} of it")
+    }
+}
+
+/// `server` on a free loopback port, protected by the resource server `oauth` makes for its
+/// endpoint URL (also the resource URI, the tokens' audience); that URL.
+async fn serve_in_process(
+    server: mcp_tasks_runtime::ServerBuilder,
+    oauth: impl FnOnce(&str) -> mcp_tasks_runtime::server::oauth::ResourceServer,
+) -> String {
+    use mcp_tasks_runtime::server::HttpConfig;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let oauth = oauth(&url);
+    let server = server.build().unwrap();
+    tokio::spawn(async move {
+        server
+            .serve_http(listener)
+            .config(HttpConfig::default().authenticator(oauth))
+            .await
+    });
+    url
+}
+
+/// The scoped server for `issuer`'s tokens; `list_all`: lists everything to everyone
+/// (`ServerConfig::list_only_permitted_tools(false)`).
+async fn scoped_server(issuer: &Issuer, list_all: bool) -> String {
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    use mcp_tasks_runtime::{Server, ServerConfig};
+    let server = Server::builder("scoped", "1.0.0")
+        .config(ServerConfig::default().list_only_permitted_tools(!list_all))
+        .resource::<scoped::welcome>()
+        .resource::<scoped::plan>()
+        .resource::<scoped::doc>()
+        .prompt::<scoped::hello>()
+        .prompt::<scoped::confess>();
+    serve_in_process(server, |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+            .scopes_supported(["secrets"])
+    })
+    .await
+}
+
+/// The 403 a request for something needing `secrets` gets, as tools get it.
+fn assert_needs_secrets(answer: &Answer, url: &str, what: &str) {
+    assert_eq!(answer.status, 403, "{what}: {answer:?}");
+    let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        answer.challenge.starts_with(&format!(
+            "Bearer resource_metadata=\"{metadata}\", error=\"insufficient_scope\", scope=\"secrets\""
+        )),
+        "{what}: {answer:?}"
+    );
+    assert_eq!(answer.body["error"]["data"]["scope"], "secrets", "{what}");
+    assert!(
+        answer.message().contains(what) && answer.message().contains("`secrets`"),
+        "{what}: {answer:?}"
+    );
+}
+
+/// The names (or URIs) under `key` of a list's result.
+fn names(answer: &Answer, list: &str, key: &str) -> Vec<String> {
+    answer.result()[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer:?}"))
+        .iter()
+        .map(|item| item[key].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `#[resource(scope)]` and `#[prompt(scope)]`: a token without the scope gets 403
+/// `insufficient_scope` naming it on a read, a get and a completion, as for a tool, and does not
+/// see them listed; with the scope, all of it works; listing everything is the same switch as
+/// for tools.
+#[tokio::test]
+async fn resources_and_prompts_need_their_scopes() {
+    let issuer = Issuer::start();
+    let url = scoped_server(&issuer, false).await;
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let secrets = issuer.token(json!({ "aud": url, "scope": "profile secrets" }));
+    let read = |uri: &str| json!({ "uri": uri });
+    let get =
+        |name: &str, arg: &str, value: &str| json!({ "name": name, "arguments": { arg: value } });
+    let complete = |reference: Value, arg: &str| json!({ "ref": reference, "argument": { "name": arg, "value": "" } });
+    let confess_ref = json!({ "type": "ref/prompt", "name": "confess" });
+    let doc_ref = json!({ "type": "ref/resource", "uri": "secret://docs/{name}" });
+
+    // Without `secrets`: 403 naming it, for each way in.
+    for (method, params, what) in [
+        (
+            "resources/read",
+            read("secret://plan"),
+            "the resource `secret://plan`",
+        ),
+        (
+            "resources/read",
+            read("secret://docs/alpha"),
+            "the resource `secret://docs/{name}`",
+        ),
+        (
+            "prompts/get",
+            get("confess", "how", "all"),
+            "the prompt `confess`",
+        ),
+        (
+            "completion/complete",
+            complete(confess_ref.clone(), "how"),
+            "the prompt `confess`",
+        ),
+        (
+            "completion/complete",
+            complete(doc_ref.clone(), "name"),
+            "the resource `secret://docs/{name}`",
+        ),
+    ] {
+        let answer = request(&url, Some(&plain), method, params).await;
+        assert_needs_secrets(&answer, &url, what);
+    }
+    // What needs no scope is served to the same token.
+    let answer = request(
+        &url,
+        Some(&plain),
+        "resources/read",
+        read("notes://welcome"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "welcome",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&plain),
+        "prompts/get",
+        get("hello", "name", "Ada"),
+    )
+    .await;
+    assert!(answer.result()["messages"].is_array(), "{answer:?}");
+    let hello_ref = json!({ "type": "ref/prompt", "name": "hello" });
+    let answer = request(
+        &url,
+        Some(&plain),
+        "completion/complete",
+        complete(hello_ref, "name"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["Ada", "Alan"])
+    );
+    // An unknown name or URI is answered as unknown, not 403.
+    let answer = request(
+        &url,
+        Some(&plain),
+        "resources/read",
+        read("secret://nothing"),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.body["error"]["code"], -32602, "{answer:?}");
+
+    // The lists show the token only what it may use.
+    let lists = |url: String, token: String| async move {
+        let resources = request(&url, Some(&token), "resources/list", json!({})).await;
+        let templates = request(&url, Some(&token), "resources/templates/list", json!({})).await;
+        let prompts = request(&url, Some(&token), "prompts/list", json!({})).await;
+        (
+            names(&resources, "resources", "uri"),
+            names(&templates, "resourceTemplates", "uriTemplate"),
+            names(&prompts, "prompts", "name"),
+        )
+    };
+    let (resources, templates, prompts) = lists(url.clone(), plain.clone()).await;
+    assert_eq!(resources, ["notes://welcome"]);
+    assert!(templates.is_empty(), "{templates:?}");
+    assert_eq!(prompts, ["hello"]);
+    let (resources, templates, prompts) = lists(url.clone(), secrets.clone()).await;
+    assert_eq!(
+        resources,
+        ["notes://welcome", "secret://plan", "secret://docs/alpha"]
+    );
+    assert_eq!(templates, ["secret://docs/{name}"]);
+    assert_eq!(prompts, ["hello", "confess"]);
+
+    // With `secrets`: all of it.
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "resources/read",
+        read("secret://plan"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "the plan",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "resources/read",
+        read("secret://docs/beta"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "document beta",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "prompts/get",
+        get("confess", "how", "all"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["messages"][0]["content"]["text"],
+        "Tell all of it",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "completion/complete",
+        complete(confess_ref, "how"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["all", "some"])
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "completion/complete",
+        complete(doc_ref, "name"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["alpha", "beta"])
+    );
+
+    // The switch that lists every tool lists every resource and prompt too; reads still need
+    // the scope.
+    let url = scoped_server(&issuer, true).await;
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let (resources, templates, prompts) = lists(url.clone(), plain.clone()).await;
+    assert_eq!(resources.len(), 3, "{resources:?}");
+    assert_eq!(templates, ["secret://docs/{name}"]);
+    assert_eq!(prompts, ["hello", "confess"]);
+    let answer = request(&url, Some(&plain), "resources/read", read("secret://plan")).await;
+    assert_needs_secrets(&answer, &url, "the resource `secret://plan`");
 }

@@ -325,15 +325,17 @@ async fn post_request(
     run_request(&state, principal, session, req, meta.as_deref(), accept).await
 }
 
-/// A `tools/call` of a tool declaring scopes (`#[tool(scope = "...")]`), or a task request
-/// (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) on a task such a call created,
-/// by a caller whose token lacks one: HTTP 403 with
-/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every scope the
-/// tool needs, so that the client can ask for them and retry (step-up authorization). Checked
-/// here, on the request's own token: in a legacy session, each request may carry a different
-/// token for the same principal. Callers not limited by scopes (static tokens, no authenticator)
-/// pass. A task of another owner, or none, passes on to be answered as unknown: a 403 would tell
-/// that it exists.
+/// A request that uses something declaring OAuth scopes, by a caller whose token lacks one:
+/// HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every
+/// scope it needs, so that the client can ask for them and retry (step-up authorization). What
+/// declares scopes (`scope = "..."` on the attribute): the tool of a `tools/call`, or of the task
+/// a task request (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) is about; the
+/// resource of a `resources/read` (a template's, for what it stands for); the prompt of a
+/// `prompts/get`; the prompt or resource template a `completion/complete` completes for.
+/// Checked here, on the request's own token: in a legacy session, each request may carry a
+/// different token for the same principal. Callers not limited by scopes (static tokens, no
+/// authenticator) pass. A task of another owner, or none, passes on to be answered as unknown: a
+/// 403 would tell that it exists; so do a URI or a name that names nothing.
 async fn check_scopes(
     state: &HttpState,
     principal: Option<&Principal>,
@@ -341,26 +343,58 @@ async fn check_scopes(
     params: &Params,
 ) -> Option<Response> {
     let principal = principal.filter(|p| p.scopes().is_some())?;
-    let tool = match req.method.as_str() {
-        "tools/call" => params
-            .str("name")
-            .flatten()
-            .and_then(|name| state.server.tools.get(&name))?,
+    let server = &state.server;
+    let (what, needed): (String, &[&str]) = match req.method.as_str() {
+        "tools/call" => {
+            let tool = server.tools.get(&params.str("name").flatten()?)?;
+            (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+        }
         "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result"
-            if state.server.tools.iter().any(|t| !t.info.scopes.is_empty()) =>
+            if server.tools.iter().any(|t| !t.info.scopes.is_empty()) =>
         {
             let id = crate::protocol::task::TaskId::new(params.str("taskId").flatten()?);
             // Read only for the tool's name; a store failure is left to the method to report.
-            let record = state.server.store.get_unchecked(&id).await.ok()??;
+            let record = server.store.get_unchecked(&id).await.ok()??;
             if record.owner != owner_of(Some(principal)) {
                 return None;
             }
-            state.server.tools.get(record.tool.as_deref()?)?
+            let tool = server.tools.get(record.tool.as_deref()?)?;
+            (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+        }
+        "resources/read" => {
+            let uri = params.str("uri").flatten()?;
+            let found = server.resources.find(&uri)?;
+            let info = &found.resource.info;
+            (format!("the resource `{}`", info.uri), info.scopes)
+        }
+        "prompts/get" => {
+            let prompt = server.prompts.get(&params.str("name").flatten()?)?;
+            (
+                format!("the prompt `{}`", prompt.info.name),
+                prompt.info.scopes,
+            )
+        }
+        "completion/complete" => {
+            let reference = params.value("ref")?;
+            match reference.get("type").and_then(Value::as_str)? {
+                "ref/prompt" => {
+                    let prompt = server.prompts.get(reference.get("name")?.as_str()?)?;
+                    (
+                        format!("the prompt `{}`", prompt.info.name),
+                        prompt.info.scopes,
+                    )
+                }
+                "ref/resource" => {
+                    let uri = reference.get("uri")?.as_str()?;
+                    let resource = server.resources.iter().find(|r| r.info.uri == uri)?;
+                    (format!("the resource `{uri}`"), resource.info.scopes)
+                }
+                _ => return None,
+            }
         }
         _ => return None,
     };
-    let needed = tool.info.scopes;
-    if needed.iter().all(|s| principal.has_scope(s)) {
+    if principal.has_scopes(needed) {
         return None;
     }
     let missing: Vec<&str> = needed
@@ -369,8 +403,7 @@ async fn check_scopes(
         .filter(|s| !principal.has_scope(s))
         .collect();
     let error = RpcError::invalid_request(format!(
-        "Forbidden: the tool `{}` needs the scope `{}`, which this token does not grant",
-        tool.info.name,
+        "Forbidden: {what} needs the scope `{}`, which this token does not grant",
         missing.join(" ")
     ))
     .with_data(serde_json::json!({
