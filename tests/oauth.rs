@@ -946,3 +946,104 @@ async fn resources_and_prompts_need_their_scopes() {
     let answer = request(&url, Some(&plain), "resources/read", read("secret://plan")).await;
     assert_needs_secrets(&answer, &url, "the resource `secret://plan`");
 }
+
+/// A request in the 2025-11-25 session `session` (none: `initialize`, which opens one) with
+/// `token`; the answer, and the session's id.
+async fn legacy(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    method: &str,
+    params: Value,
+) -> (Answer, String) {
+    let mut b = client()
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(id) = session {
+        b = b
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params });
+    let response = b.body(body.to_string()).send().await.expect("an answer");
+    let id = (response.headers().get("mcp-session-id"))
+        .map(|v| v.to_str().unwrap().to_owned())
+        .or(session.map(str::to_owned))
+        .unwrap_or_default();
+    (answer_of(response).await, id)
+}
+
+/// A 2025-11-25 session's tasks are its own (owned by the session, not the principal), and their
+/// requests need their tool's scope too: the same principal with a token without it gets 403
+/// naming it, as a 2026-07-28 task's requests do.
+#[tokio::test]
+async fn a_legacy_sessions_task_needs_its_tools_scope() {
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start(&issuer.url, &[]);
+    let url = &server.url;
+    let research = issuer.token(json!({ "aud": url, "scope": "research" }));
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let capabilities = json!({ "elicitation": {}, "sampling": {},
+        "tasks": { "requests": { "elicitation": { "create": {} }, "sampling": { "createMessage": {} } } } });
+    let (answer, session) = legacy(
+        url,
+        &research,
+        None,
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": { "name": "oauth-tests", "version": "0" },
+        }),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(!session.is_empty(), "a session id");
+    let session = Some(session.as_str());
+    let (answer, _) = legacy(
+        url,
+        &research,
+        session,
+        "notifications/initialized",
+        json!({}),
+    )
+    .await;
+    assert!(answer.status < 300, "{answer:?}");
+    let call =
+        json!({ "name": "research", "arguments": { "topic": "owls" }, "task": { "ttl": 60000 } });
+    let (answer, _) = legacy(url, &research, session, "tools/call", call).await;
+    let id = answer.result()["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {answer:?}"))
+        .to_owned();
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let (answer, _) = legacy(url, &plain, session, method, json!({ "taskId": id })).await;
+        assert_eq!(answer.status, 403, "{method}: {answer:?}");
+        assert!(
+            answer.challenge.contains("error=\"insufficient_scope\"")
+                && answer.challenge.contains("scope=\"research\""),
+            "{method}: {answer:?}"
+        );
+        assert!(
+            answer.message().contains("`research`"),
+            "{method}: {answer:?}"
+        );
+    }
+    // With the scope, the session's task as before.
+    let (answer, _) = legacy(
+        url,
+        &research,
+        session,
+        "tasks/get",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(answer.result()["taskId"], id.as_str(), "{answer:?}");
+    // Another principal naming this session and task learns nothing from a 403: it is not let
+    // into the session at all.
+    let bob = issuer.token(json!({ "aud": url, "sub": "bob", "scope": "profile" }));
+    let (answer, _) = legacy(url, &bob, session, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+}

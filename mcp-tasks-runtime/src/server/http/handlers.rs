@@ -1,7 +1,7 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
-use super::super::connection::{Connection, Requestor, Sink, owner_of};
+use super::super::connection::{Connection, Requestor, Sink, owner_of, session_owner};
 use super::super::driver;
 use super::super::peer::Peer;
 use super::super::session::{already_initialized, initialize as open_session};
@@ -311,7 +311,10 @@ async fn post_request(
     if let Err(e) = checked {
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
     }
-    if let Some(response) = check_scopes(&state, principal.as_ref(), &req, params).await {
+    let legacy_session = session_header.as_deref().filter(|_| !modern);
+    if let Some(response) =
+        check_scopes(&state, principal.as_ref(), legacy_session, &req, params).await
+    {
         return response;
     }
     // Modern requests are stateless: a session id they carry means nothing.
@@ -333,12 +336,14 @@ async fn post_request(
 /// resource of a `resources/read` (a template's, for what it stands for); the prompt of a
 /// `prompts/get`; the prompt or resource template a `completion/complete` completes for.
 /// Checked here, on the request's own token: in a legacy session, each request may carry a
-/// different token for the same principal. Callers not limited by scopes (static tokens, no
-/// authenticator) pass. A task of another owner, or none, passes on to be answered as unknown: a
+/// different token for the same principal (`session`: the 2025-11-25 session the request names,
+/// whose tasks are checked as the principal's own). Callers not limited by scopes (static
+/// tokens, no authenticator) pass. A task of another owner, or none, passes on to be answered as unknown: a
 /// 403 would tell that it exists; so do a URI or a name that names nothing.
 async fn check_scopes(
     state: &HttpState,
     principal: Option<&Principal>,
+    session: Option<&str>,
     req: &jsonrpc::Request,
     params: &Params,
 ) -> Option<Response> {
@@ -355,7 +360,14 @@ async fn check_scopes(
             let id = crate::protocol::task::TaskId::new(params.str("taskId").flatten()?);
             // Read only for the tool's name; a store failure is left to the method to report.
             let record = server.store.get_unchecked(&id).await.ok()??;
-            if record.owner != owner_of(Some(principal)) {
+            // The principal's own tasks, and in its 2025-11-25 session the session's: over HTTP a
+            // session owns the legacy tasks its calls create (`Connection::owner`).
+            let own = record.owner == owner_of(Some(principal))
+                || session.is_some_and(|id| {
+                    record.owner == session_owner(id)
+                        && state.sessions.get(id, &Some(principal.clone())).is_some()
+                });
+            if !own {
                 return None;
             }
             let tool = server.tools.get(record.tool.as_deref()?)?;
