@@ -1047,3 +1047,166 @@ async fn a_legacy_sessions_task_needs_its_tools_scope() {
     let (answer, _) = legacy(url, &bob, session, "tasks/get", json!({ "taskId": id })).await;
     assert_eq!(answer.status, 404, "{answer:?}");
 }
+
+/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            // A client that does not trust the certificate gives up in the handshake.
+            if let Ok(tls) = self.tls.accept(stream).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// A private CA (its certificate as PEM) and a TLS acceptor for `localhost` with a certificate
+/// that CA signed.
+fn private_ca() -> (String, tokio_rustls::TlsAcceptor) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    use tokio_rustls::rustls;
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "mcp-tasks OAuth test CA");
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![leaf.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    (
+        ca.pem(),
+        tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    )
+}
+
+/// Echoes its text.
+#[mcp_tasks_runtime::tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// HTTPS (rustls): a protected server behind a certificate of a private CA. The client, told to
+/// trust that CA, gets a token with client credentials and calls a tool; so does the `mcp-tasks`
+/// command with `--ca-cert`; without the CA both refuse the certificate, saying so.
+// Multi-threaded: the command runs as a blocking child process while this process serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_and_the_command_call_a_protected_server_over_https() {
+    use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::HttpConfig;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let (ca, tls) = private_ca();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
+    let oauth = ResourceServer::new(&url, JwtValidator::new(&issuer.url, &url))
+        .unwrap()
+        .authorization_server(&issuer.url);
+    let server = Server::builder("tls", "1.0.0")
+        .tool::<echo>()
+        .build()
+        .unwrap();
+    let router = server.http_router(
+        HttpConfig::default()
+            .allowed_hosts(["localhost"])
+            .authenticator(oauth),
+    );
+    tokio::spawn(async move { axum::serve(TlsListener { tcp, tls }, router).await });
+
+    let client = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .root_certificate_pem(ca.clone())
+        .connect_http(&url)
+        .await
+        .expect("connects over TLS, getting a token on the way");
+    let echoed = client
+        .call_tool("echo", json!({ "text": "over TLS" }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&echoed), "over TLS");
+    assert_eq!(issuer.stats()["token"], 1);
+    let refused = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .connect_http(&url)
+        .await
+        .expect_err("a certificate of a CA nobody was told of");
+    assert!(
+        matches!(&refused, mcp_tasks_client::Error::Transport(why) if why.to_lowercase().contains("certificate")),
+        "{refused:?}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-oauth-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &ca).unwrap();
+    let not_pem = dir.join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let bin = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .args(["call", "echo", "--args", r#"{"text":"from the command"}"#])
+            .args([
+                "--url",
+                &url,
+                "--client-id",
+                "robot",
+                "--client-secret",
+                "s",
+            ])
+            .args(extra)
+            .output()
+            .expect("mcp-tasks runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let ca_arg = ca_file.to_str().unwrap();
+    let (code, out, err) = run(&["--ca-cert", ca_arg]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("from the command"), "{out}");
+    let (code, out, err) = run(&[]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    let (code, out, err) = run(&["--ca-cert", not_pem.to_str().unwrap()]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("no PEM certificate"), "{err}");
+    let (code, out, err) = run(&["--ca-cert", "/nonexistent/ca.pem"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("--ca-cert /nonexistent/ca.pem"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
