@@ -26,6 +26,8 @@ fn caps() -> Value {
 struct Answer {
     status: u16,
     challenge: String,
+    /// The `Retry-After` header, if any.
+    retry_after: Option<String>,
     body: Value,
 }
 
@@ -70,6 +72,8 @@ async fn answer_of(response: reqwest::Response) -> Answer {
     let challenge = (response.headers().get("www-authenticate"))
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
+    let retry_after =
+        (response.headers().get("retry-after")).map(|v| v.to_str().unwrap().to_owned());
     let text = response.text().await.unwrap();
     let body = serde_json::from_str(&text).unwrap_or_else(|_| {
         // An SSE body: its last message.
@@ -82,6 +86,7 @@ async fn answer_of(response: reqwest::Response) -> Answer {
     Answer {
         status,
         challenge,
+        retry_after,
         body,
     }
 }
@@ -137,14 +142,15 @@ async fn no_token_gets_401_pointing_at_the_metadata() {
     let server = ProtectedServer::start(&issuer.url, &[]);
     let answer = greet(&server.url, None).await;
     assert_eq!(answer.status, 401, "{answer:?}");
-    assert!(
-        answer.challenge.starts_with(&format!(
-            "Bearer resource_metadata=\"{}\"",
+    // The scope to ask for: the example sets no `challenge_scopes`, so its `scopes_supported`.
+    assert_eq!(
+        answer.challenge,
+        format!(
+            "Bearer resource_metadata=\"{}\", scope=\"research\"",
             metadata_url(&server)
-        )),
+        ),
         "{answer:?}"
     );
-    assert!(!answer.challenge.contains("error="), "{answer:?}");
     assert!(answer.message().contains("access token"), "{answer:?}");
     let good = issuer.token(json!({ "aud": server.url }));
     still_serves(&server, &good).await;
@@ -287,6 +293,12 @@ async fn the_jwks_endpoint_down_gets_a_clear_503_without_hanging() {
             "{mode}: {answer:?}"
         );
         assert!(took < Duration::from_secs(8), "{mode}: took {took:?}");
+        // When to come back: the validator's refresh cooldown.
+        assert_eq!(
+            answer.retry_after.as_deref(),
+            Some("10"),
+            "{mode}: {answer:?}"
+        );
         // Within the cooldown: answered at once, without asking the issuer again.
         let fetches = issuer.stats()["jwks"].clone();
         let started = Instant::now();
@@ -637,7 +649,7 @@ async fn a_legacy_session_runs_on_a_client_credentials_token() {
         .await
         .unwrap();
     assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
-    // No scope configured and none challenged: the client asked for what the server supports.
+    // The challenge names the scope the server supports, and the client asked for it.
     let call = client
         .call_tool("research", json!({ "topic": "owls" }))
         .await
@@ -1209,4 +1221,47 @@ async fn the_client_and_the_command_call_a_protected_server_over_https() {
     assert_ne!(code, Some(0), "{out}");
     assert!(err.contains("--ca-cert /nonexistent/ca.pem"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The 401 challenge names the scopes a client should ask for (the MCP authorization spec: a
+/// server SHOULD send `scope`): `challenge_scopes` when set, else `scopes_supported` (what a
+/// client would fall back to), else none.
+#[tokio::test]
+async fn the_401_challenge_names_the_scopes_to_ask_for() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (&[], &[], ""),
+        (&["research", "notes"], &[], ", scope=\"research notes\""),
+        (&["research", "notes"], &["notes"], ", scope=\"notes\""),
+    ];
+    for (supported, challenged, scope) in cases {
+        let server = Server::builder("challenges", "1.0.0").tool::<echo>();
+        let url = serve_in_process(server, |url| {
+            ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+                .unwrap()
+                .authorization_server(&issuer.url)
+                .scopes_supported(supported.iter().copied())
+                .challenge_scopes(challenged.iter().copied())
+        })
+        .await;
+        let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+        let answer = request(&url, None, "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 401, "{answer:?}");
+        assert_eq!(
+            answer.challenge,
+            format!("Bearer resource_metadata=\"{metadata}\"{scope}"),
+            "{supported:?} {challenged:?}"
+        );
+        // A bad token's challenge names them too, before the error.
+        let answer = request(&url, Some("garbage"), "tools/call", echo).await;
+        assert!(
+            answer.challenge.starts_with(&format!(
+                "Bearer resource_metadata=\"{metadata}\"{scope}, error=\"invalid_token\""
+            )),
+            "{answer:?}"
+        );
+    }
 }
