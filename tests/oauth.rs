@@ -1265,3 +1265,63 @@ async fn the_401_challenge_names_the_scopes_to_ask_for() {
         );
     }
 }
+
+/// `Introspection::discover`: the introspection endpoint comes from the issuer's metadata, read
+/// once; an issuer whose metadata cannot be read gets a clear 503 with `Retry-After`, and is not
+/// asked again on every token.
+#[tokio::test]
+async fn the_introspection_endpoint_is_found_in_the_issuers_metadata() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{Introspection, ResourceServer};
+    let issuer = Issuer::start();
+    let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+    let url = serve_in_process(server, |url| {
+        let validator = Introspection::discover(&issuer.url, url).client("mcp-server", "s3cret");
+        ResourceServer::new(url, validator)
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let far = 4_000_000_000u64;
+    for token in ["opaque-1", "opaque-2"] {
+        let answer = json!({ "active": true, "sub": "carol", "aud": url, "exp": far });
+        issuer.command(json!({ "cmd": "opaque", "token": token, "answer": answer }));
+    }
+    let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+    let mut metadata_reads = Vec::new();
+    for token in ["opaque-1", "opaque-2"] {
+        let answer = request(&url, Some(token), "tools/call", echo.clone()).await;
+        assert_eq!(answer.result()["content"][0]["text"], "hi", "{answer:?}");
+        metadata_reads.push(issuer.stats()["metadata"].as_u64().unwrap());
+    }
+    let stats = issuer.stats();
+    assert_eq!(stats["introspect"], 2, "{stats}");
+    // Read for the first token (RFC 8414, then OpenID Connect Discovery), not again.
+    assert!(metadata_reads[0] >= 1, "{stats}");
+    assert_eq!(metadata_reads[0], metadata_reads[1], "{stats}");
+    let answer = request(&url, Some("opaque-unknown"), "tools/call", echo.clone()).await;
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert!(answer.message().contains("not active"), "{answer:?}");
+
+    // An issuer that does not answer: 503 naming it, Retry-After, and no second try at once.
+    let gone = format!("http://127.0.0.1:{}", free_port());
+    let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+    let url = serve_in_process(server, |url| {
+        ResourceServer::new(url, Introspection::discover(&gone, url))
+            .unwrap()
+            .authorization_server(&gone)
+    })
+    .await;
+    for _ in 0..2 {
+        let started = Instant::now();
+        let answer = request(&url, Some("opaque-1"), "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 503, "{answer:?}");
+        assert!(
+            answer.message().contains("metadata could not be read")
+                && answer.message().contains(&gone),
+            "{answer:?}"
+        );
+        assert_eq!(answer.retry_after.as_deref(), Some("10"), "{answer:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
