@@ -1325,3 +1325,59 @@ async fn the_introspection_endpoint_is_found_in_the_issuers_metadata() {
         assert!(started.elapsed() < Duration::from_secs(5));
     }
 }
+
+/// The header `typ` (RFC 9068 section 4): by default an untyped or `JWT`-typed token passes (as
+/// Keycloak, Auth0 and Entra ID issue them) and so does `at+jwt`, while a `typ` naming another
+/// kind of JWT is refused; with `require_access_token_typ(true)` only `at+jwt` passes.
+#[tokio::test]
+async fn the_token_type_is_checked() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    for require in [false, true] {
+        let server = Server::builder("typed", "1.0.0").tool::<echo>();
+        let url = serve_in_process(server, |url| {
+            let validator = JwtValidator::new(&issuer.url, url).require_access_token_typ(require);
+            ResourceServer::new(url, validator)
+                .unwrap()
+                .authorization_server(&issuer.url)
+        })
+        .await;
+        let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+        let cases = [
+            (Value::Null, !require, "has no `typ`"),
+            (json!("JWT"), !require, "not `at+jwt`"),
+            (json!("at+jwt"), true, ""),
+            (json!("application/AT+JWT"), true, ""),
+            (
+                json!("logout+jwt"),
+                false,
+                "`logout+jwt` says it is not an access token",
+            ),
+            (
+                json!("dpop+jwt"),
+                false,
+                "`dpop+jwt` says it is not an access token",
+            ),
+            (json!(7), false, "`typ` is not a string"),
+        ];
+        for (typ, passes, says) in cases {
+            let token = issuer.token_with(json!({ "claims": { "aud": url }, "typ": typ }));
+            let answer = request(&url, Some(&token), "tools/call", echo.clone()).await;
+            if passes {
+                assert_eq!(
+                    answer.result()["content"][0]["text"],
+                    "hi",
+                    "{typ} {require}"
+                );
+            } else {
+                assert_eq!(answer.status, 401, "{typ} {require}: {answer:?}");
+                assert!(
+                    answer.challenge.contains("error=\"invalid_token\"")
+                        && answer.message().contains(says),
+                    "{typ} {require}: {answer:?}"
+                );
+            }
+        }
+    }
+}
