@@ -533,12 +533,21 @@ async fn two_principals_on_two_instances_see_only_their_own_tasks() {
 #[tokio::test]
 async fn the_client_gets_tokens_with_client_credentials_and_steps_up() {
     use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
     let issuer = Issuer::start();
-    let server = ProtectedServer::start(&issuer.url, &[]);
+    // The example's tools, with a 401 challenge that asks for `profile` only (by default it
+    // names `scopes_supported`, `research` included, and the client would ask for it at once).
+    let url = serve_in_process(mcp_tasks_examples::example_server(), |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+            .scopes_supported(["research"])
+            .challenge_scopes(["profile"])
+    })
+    .await;
     let client = Client::builder()
         .client_credentials("robot", "robot-secret")
-        .oauth_scopes("profile")
-        .connect_http(&server.url)
+        .connect_http(&url)
         .await
         .expect("connects, getting a token on the way");
     let greeting = client
@@ -569,7 +578,7 @@ async fn the_client_gets_tokens_with_client_credentials_and_steps_up() {
     // A static token that is not valid: the server's refusal, as an HTTP error.
     let refused = Client::builder()
         .bearer_token("not-a-token")
-        .connect_http(&server.url)
+        .connect_http(&url)
         .await
         .expect_err("a bad static token is refused");
     assert!(
