@@ -1390,3 +1390,78 @@ async fn the_token_type_is_checked() {
         }
     }
 }
+
+/// Publishes the plan as the task's output (needs `secrets`).
+#[mcp_tasks_runtime::tool(task_support = "required", scope = "secrets")]
+async fn export_plan(
+    ctx: mcp_tasks_runtime::ToolContext,
+) -> Result<mcp_tasks_runtime::CallToolResult, mcp_tasks_runtime::ToolError> {
+    let link = ctx
+        .publish_text("plan.md", "text/markdown", "the plan".to_owned())
+        .await?;
+    Ok(mcp_tasks_runtime::CallToolResult::from_content(vec![link]))
+}
+
+/// A task's outputs (`task://{taskId}/{name}`, read with `resources/read`) need the scopes of the
+/// tool that made them, as the task's own requests do.
+#[tokio::test]
+async fn a_tasks_outputs_need_its_tools_scope() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let server = Server::builder("outputs", "1.0.0").tool::<export_plan>();
+    let url = serve_in_process(server, |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let secrets = issuer.token(json!({ "aud": url, "scope": "secrets" }));
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "tools/call",
+        json!({ "name": "export_plan" }),
+    )
+    .await;
+    let id = answer.result()["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {answer:?}"))
+        .to_owned();
+    let uri = format!("task://{id}/plan.md");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = request(
+            &url,
+            Some(&secrets),
+            "resources/read",
+            json!({ "uri": uri }),
+        )
+        .await;
+        if answer.status == 200 && answer.body.get("result").is_some() {
+            assert_eq!(
+                answer.result()["contents"][0]["text"],
+                "the plan",
+                "{answer:?}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the output never appeared: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let answer = request(&url, Some(&plain), "resources/read", json!({ "uri": uri })).await;
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(
+        answer.challenge.contains("error=\"insufficient_scope\"")
+            && answer.challenge.contains("scope=\"secrets\""),
+        "{answer:?}"
+    );
+    assert!(
+        answer.message().contains("the tool `export_plan`"),
+        "{answer:?}"
+    );
+}

@@ -332,8 +332,9 @@ async fn post_request(
 /// HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every
 /// scope it needs, so that the client can ask for them and retry (step-up authorization). What
 /// declares scopes (`scope = "..."` on the attribute): the tool of a `tools/call`, or of the task
-/// a task request (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) is about; the
-/// resource of a `resources/read` (a template's, for what it stands for); the prompt of a
+/// a task request (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) or a
+/// `resources/read` of a task's output is about; the resource of any other `resources/read` (a
+/// template's, for what it stands for); the prompt of a
 /// `prompts/get`; the prompt or resource template a `completion/complete` completes for.
 /// Checked here, on the request's own token: in a legacy session, each request may carry a
 /// different token for the same principal (`session`: the 2025-11-25 session the request names,
@@ -354,30 +355,22 @@ async fn check_scopes(
             let tool = server.tools.get(&params.str("name").flatten()?)?;
             (format!("the tool `{}`", tool.info.name), tool.info.scopes)
         }
-        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result"
-            if server.tools.iter().any(|t| !t.info.scopes.is_empty()) =>
-        {
+        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" => {
             let id = crate::protocol::task::TaskId::new(params.str("taskId").flatten()?);
-            // Read only for the tool's name; a store failure is left to the method to report.
-            let record = server.store.get_unchecked(&id).await.ok()??;
-            // The principal's own tasks, and in its 2025-11-25 session the session's: over HTTP a
-            // session owns the legacy tasks its calls create (`Connection::owner`).
-            let own = record.owner == owner_of(Some(principal))
-                || session.is_some_and(|id| {
-                    record.owner == session_owner(id)
-                        && state.sessions.get(id, &Some(principal.clone())).is_some()
-                });
-            if !own {
-                return None;
-            }
-            let tool = server.tools.get(record.tool.as_deref()?)?;
+            let tool = task_tool(state, principal, session, &id).await?;
             (format!("the tool `{}`", tool.info.name), tool.info.scopes)
         }
         "resources/read" => {
             let uri = params.str("uri").flatten()?;
-            let found = server.resources.find(&uri)?;
-            let info = &found.resource.info;
-            (format!("the resource `{}`", info.uri), info.scopes)
+            // A task's output (`task://{taskId}/{name}`) needs what its task's requests need.
+            if let Some((id, _)) = crate::protocol::task::parse_output_uri(&uri) {
+                let tool = task_tool(state, principal, session, &id).await?;
+                (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+            } else {
+                let found = server.resources.find(&uri)?;
+                let info = &found.resource.info;
+                (format!("the resource `{}`", info.uri), info.scopes)
+            }
         }
         "prompts/get" => {
             let prompt = server.prompts.get(&params.str("name").flatten()?)?;
@@ -432,6 +425,34 @@ async fn check_scopes(
         response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
     }
     Some(response)
+}
+
+/// The tool that created task `id`, when the task is `principal`'s own (or, in the 2025-11-25
+/// `session` it names, the session's: over HTTP a session owns the legacy tasks its calls create,
+/// `Connection::owner`) and some tool declares scopes. `None` otherwise: another owner's task, or
+/// none, is left to the method to answer as unknown (a 403 would tell that it exists), and a
+/// store failure to the method to report.
+async fn task_tool(
+    state: &HttpState,
+    principal: &Principal,
+    session: Option<&str>,
+    id: &crate::protocol::task::TaskId,
+) -> Option<Arc<crate::tool::RegisteredTool>> {
+    let server = &state.server;
+    if server.tools.iter().all(|t| t.info.scopes.is_empty()) {
+        return None;
+    }
+    // Read only for the tool's name.
+    let record = server.store.get_unchecked(id).await.ok()??;
+    let own = record.owner == owner_of(Some(principal))
+        || session.is_some_and(|s| {
+            record.owner == session_owner(s)
+                && state.sessions.get(s, &Some(principal.clone())).is_some()
+        });
+    if !own {
+        return None;
+    }
+    server.tools.get(record.tool.as_deref()?).cloned()
 }
 
 #[allow(clippy::result_large_err)] // as in check_host
