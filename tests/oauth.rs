@@ -26,6 +26,8 @@ fn caps() -> Value {
 struct Answer {
     status: u16,
     challenge: String,
+    /// The `Retry-After` header, if any.
+    retry_after: Option<String>,
     body: Value,
 }
 
@@ -51,18 +53,27 @@ async fn request(url: &str, token: Option<&str>, method: &str, mut params: Value
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method);
-    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
+    let named = (params["name"].as_str())
+        .or(params["taskId"].as_str())
+        .or(params["uri"].as_str());
+    if let Some(name) = named {
         b = b.header("mcp-name", name);
     }
     if let Some(token) = token {
         b = b.bearer_auth(token);
     }
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let response = b.body(body.to_string()).send().await.expect("an answer");
+    answer_of(b.body(body.to_string()).send().await.expect("an answer")).await
+}
+
+/// The status, challenge and JSON body (or an SSE body's last message) of a response.
+async fn answer_of(response: reqwest::Response) -> Answer {
     let status = response.status().as_u16();
     let challenge = (response.headers().get("www-authenticate"))
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
+    let retry_after =
+        (response.headers().get("retry-after")).map(|v| v.to_str().unwrap().to_owned());
     let text = response.text().await.unwrap();
     let body = serde_json::from_str(&text).unwrap_or_else(|_| {
         // An SSE body: its last message.
@@ -75,6 +86,7 @@ async fn request(url: &str, token: Option<&str>, method: &str, mut params: Value
     Answer {
         status,
         challenge,
+        retry_after,
         body,
     }
 }
@@ -130,14 +142,15 @@ async fn no_token_gets_401_pointing_at_the_metadata() {
     let server = ProtectedServer::start(&issuer.url, &[]);
     let answer = greet(&server.url, None).await;
     assert_eq!(answer.status, 401, "{answer:?}");
-    assert!(
-        answer.challenge.starts_with(&format!(
-            "Bearer resource_metadata=\"{}\"",
+    // The scope to ask for: the example sets no `challenge_scopes`, so its `scopes_supported`.
+    assert_eq!(
+        answer.challenge,
+        format!(
+            "Bearer resource_metadata=\"{}\", scope=\"research\"",
             metadata_url(&server)
-        )),
+        ),
         "{answer:?}"
     );
-    assert!(!answer.challenge.contains("error="), "{answer:?}");
     assert!(answer.message().contains("access token"), "{answer:?}");
     let good = issuer.token(json!({ "aud": server.url }));
     still_serves(&server, &good).await;
@@ -280,6 +293,12 @@ async fn the_jwks_endpoint_down_gets_a_clear_503_without_hanging() {
             "{mode}: {answer:?}"
         );
         assert!(took < Duration::from_secs(8), "{mode}: took {took:?}");
+        // When to come back: the validator's refresh cooldown.
+        assert_eq!(
+            answer.retry_after.as_deref(),
+            Some("10"),
+            "{mode}: {answer:?}"
+        );
         // Within the cooldown: answered at once, without asking the issuer again.
         let fetches = issuer.stats()["jwks"].clone();
         let started = Instant::now();
@@ -514,12 +533,21 @@ async fn two_principals_on_two_instances_see_only_their_own_tasks() {
 #[tokio::test]
 async fn the_client_gets_tokens_with_client_credentials_and_steps_up() {
     use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
     let issuer = Issuer::start();
-    let server = ProtectedServer::start(&issuer.url, &[]);
+    // The example's tools, with a 401 challenge that asks for `profile` only (by default it
+    // names `scopes_supported`, `research` included, and the client would ask for it at once).
+    let url = serve_in_process(mcp_tasks_examples::example_server(), |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+            .scopes_supported(["research"])
+            .challenge_scopes(["profile"])
+    })
+    .await;
     let client = Client::builder()
         .client_credentials("robot", "robot-secret")
-        .oauth_scopes("profile")
-        .connect_http(&server.url)
+        .connect_http(&url)
         .await
         .expect("connects, getting a token on the way");
     let greeting = client
@@ -550,7 +578,7 @@ async fn the_client_gets_tokens_with_client_credentials_and_steps_up() {
     // A static token that is not valid: the server's refusal, as an HTTP error.
     let refused = Client::builder()
         .bearer_token("not-a-token")
-        .connect_http(&server.url)
+        .connect_http(&url)
         .await
         .expect_err("a bad static token is refused");
     assert!(
@@ -630,7 +658,7 @@ async fn a_legacy_session_runs_on_a_client_credentials_token() {
         .await
         .unwrap();
     assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
-    // No scope configured and none challenged: the client asked for what the server supports.
+    // The challenge names the scope the server supports, and the client asked for it.
     let call = client
         .call_tool("research", json!({ "topic": "owls" }))
         .await
@@ -640,5 +668,800 @@ async fn a_legacy_session_runs_on_a_client_credentials_token() {
         issuer.stats()["token"],
         1,
         "one token for the whole session"
+    );
+}
+
+/// Resources and prompts declaring scopes (`#[resource(scope)]`, `#[prompt(scope)]`), served in
+/// this process for the issuer's tokens.
+mod scoped {
+    use mcp_tasks_runtime::resource::ListedResource;
+    use mcp_tasks_runtime::{ToolContext, prompt, resource};
+
+    /// Open to any valid token.
+    #[resource(uri = "notes://welcome")]
+    pub async fn welcome() -> String {
+        "welcome".into()
+    }
+
+    /// The plan (needs `secrets`).
+    #[resource(uri = "secret://plan", scope = "secrets")]
+    pub async fn plan() -> String {
+        "the plan".into()
+    }
+
+    /// A secret document (needs `secrets`).
+    #[resource(uri = "secret://docs/{name}", scope = "secrets", list = "list_docs")]
+    pub async fn doc(#[complete(values = ["alpha", "beta"])] name: String) -> String {
+        format!("document {name}")
+    }
+
+    /// The secret documents.
+    pub async fn list_docs(_ctx: ToolContext) -> Vec<ListedResource> {
+        vec![ListedResource::new("secret://docs/alpha", "alpha")]
+    }
+
+    /// Says hello.
+    #[prompt]
+    pub async fn hello(#[complete(values = ["Ada", "Alan"])] name: String) -> String {
+        format!("Say hello to {name}")
+    }
+
+    /// Tells the secret (needs `secrets`).
+    #[prompt(scope = "secrets")]
+    pub async fn confess(#[complete(values = ["all", "some"])] how: String) -> String {
+        format!("Tell {how} of it")
+    }
+}
+
+/// `server` on a free loopback port, protected by the resource server `oauth` makes for its
+/// endpoint URL (also the resource URI, the tokens' audience); that URL.
+async fn serve_in_process(
+    server: mcp_tasks_runtime::ServerBuilder,
+    oauth: impl FnOnce(&str) -> mcp_tasks_runtime::server::oauth::ResourceServer,
+) -> String {
+    use mcp_tasks_runtime::server::HttpConfig;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let oauth = oauth(&url);
+    let server = server.build().unwrap();
+    tokio::spawn(async move {
+        server
+            .serve_http(listener)
+            .config(HttpConfig::default().authenticator(oauth))
+            .await
+    });
+    url
+}
+
+/// The scoped server for `issuer`'s tokens; `list_all`: lists everything to everyone
+/// (`ServerConfig::list_only_permitted_tools(false)`).
+async fn scoped_server(issuer: &Issuer, list_all: bool) -> String {
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    use mcp_tasks_runtime::{Server, ServerConfig};
+    let server = Server::builder("scoped", "1.0.0")
+        .config(ServerConfig::default().list_only_permitted_tools(!list_all))
+        .resource::<scoped::welcome>()
+        .resource::<scoped::plan>()
+        .resource::<scoped::doc>()
+        .prompt::<scoped::hello>()
+        .prompt::<scoped::confess>();
+    serve_in_process(server, |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+            .scopes_supported(["secrets"])
+    })
+    .await
+}
+
+/// The 403 a request for something needing `secrets` gets, as tools get it.
+fn assert_needs_secrets(answer: &Answer, url: &str, what: &str) {
+    assert_eq!(answer.status, 403, "{what}: {answer:?}");
+    let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        answer.challenge.starts_with(&format!(
+            "Bearer resource_metadata=\"{metadata}\", error=\"insufficient_scope\", scope=\"secrets\""
+        )),
+        "{what}: {answer:?}"
+    );
+    assert_eq!(answer.body["error"]["data"]["scope"], "secrets", "{what}");
+    assert!(
+        answer.message().contains(what) && answer.message().contains("`secrets`"),
+        "{what}: {answer:?}"
+    );
+}
+
+/// The names (or URIs) under `key` of a list's result.
+fn names(answer: &Answer, list: &str, key: &str) -> Vec<String> {
+    answer.result()[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer:?}"))
+        .iter()
+        .map(|item| item[key].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `#[resource(scope)]` and `#[prompt(scope)]`: a token without the scope gets 403
+/// `insufficient_scope` naming it on a read, a get and a completion, as for a tool, and does not
+/// see them listed; with the scope, all of it works; listing everything is the same switch as
+/// for tools.
+#[tokio::test]
+async fn resources_and_prompts_need_their_scopes() {
+    let issuer = Issuer::start();
+    let url = scoped_server(&issuer, false).await;
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let secrets = issuer.token(json!({ "aud": url, "scope": "profile secrets" }));
+    let read = |uri: &str| json!({ "uri": uri });
+    let get =
+        |name: &str, arg: &str, value: &str| json!({ "name": name, "arguments": { arg: value } });
+    let complete = |reference: Value, arg: &str| json!({ "ref": reference, "argument": { "name": arg, "value": "" } });
+    let confess_ref = json!({ "type": "ref/prompt", "name": "confess" });
+    let doc_ref = json!({ "type": "ref/resource", "uri": "secret://docs/{name}" });
+
+    // Without `secrets`: 403 naming it, for each way in.
+    for (method, params, what) in [
+        (
+            "resources/read",
+            read("secret://plan"),
+            "the resource `secret://plan`",
+        ),
+        (
+            "resources/read",
+            read("secret://docs/alpha"),
+            "the resource `secret://docs/{name}`",
+        ),
+        (
+            "prompts/get",
+            get("confess", "how", "all"),
+            "the prompt `confess`",
+        ),
+        (
+            "completion/complete",
+            complete(confess_ref.clone(), "how"),
+            "the prompt `confess`",
+        ),
+        (
+            "completion/complete",
+            complete(doc_ref.clone(), "name"),
+            "the resource `secret://docs/{name}`",
+        ),
+    ] {
+        let answer = request(&url, Some(&plain), method, params).await;
+        assert_needs_secrets(&answer, &url, what);
+    }
+    // What needs no scope is served to the same token.
+    let answer = request(
+        &url,
+        Some(&plain),
+        "resources/read",
+        read("notes://welcome"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "welcome",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&plain),
+        "prompts/get",
+        get("hello", "name", "Ada"),
+    )
+    .await;
+    assert!(answer.result()["messages"].is_array(), "{answer:?}");
+    let hello_ref = json!({ "type": "ref/prompt", "name": "hello" });
+    let answer = request(
+        &url,
+        Some(&plain),
+        "completion/complete",
+        complete(hello_ref, "name"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["Ada", "Alan"])
+    );
+    // An unknown name or URI is answered as unknown, not 403.
+    let answer = request(
+        &url,
+        Some(&plain),
+        "resources/read",
+        read("secret://nothing"),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.body["error"]["code"], -32602, "{answer:?}");
+
+    // The lists show the token only what it may use.
+    let lists = |url: String, token: String| async move {
+        let resources = request(&url, Some(&token), "resources/list", json!({})).await;
+        let templates = request(&url, Some(&token), "resources/templates/list", json!({})).await;
+        let prompts = request(&url, Some(&token), "prompts/list", json!({})).await;
+        (
+            names(&resources, "resources", "uri"),
+            names(&templates, "resourceTemplates", "uriTemplate"),
+            names(&prompts, "prompts", "name"),
+        )
+    };
+    let (resources, templates, prompts) = lists(url.clone(), plain.clone()).await;
+    assert_eq!(resources, ["notes://welcome"]);
+    assert!(templates.is_empty(), "{templates:?}");
+    assert_eq!(prompts, ["hello"]);
+    let (resources, templates, prompts) = lists(url.clone(), secrets.clone()).await;
+    assert_eq!(
+        resources,
+        ["notes://welcome", "secret://plan", "secret://docs/alpha"]
+    );
+    assert_eq!(templates, ["secret://docs/{name}"]);
+    assert_eq!(prompts, ["hello", "confess"]);
+
+    // With `secrets`: all of it.
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "resources/read",
+        read("secret://plan"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "the plan",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "resources/read",
+        read("secret://docs/beta"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["contents"][0]["text"],
+        "document beta",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "prompts/get",
+        get("confess", "how", "all"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["messages"][0]["content"]["text"],
+        "Tell all of it",
+        "{answer:?}"
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "completion/complete",
+        complete(confess_ref, "how"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["all", "some"])
+    );
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "completion/complete",
+        complete(doc_ref, "name"),
+    )
+    .await;
+    assert_eq!(
+        answer.result()["completion"]["values"],
+        json!(["alpha", "beta"])
+    );
+
+    // The switch that lists every tool lists every resource and prompt too; reads still need
+    // the scope.
+    let url = scoped_server(&issuer, true).await;
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let (resources, templates, prompts) = lists(url.clone(), plain.clone()).await;
+    assert_eq!(resources.len(), 3, "{resources:?}");
+    assert_eq!(templates, ["secret://docs/{name}"]);
+    assert_eq!(prompts, ["hello", "confess"]);
+    let answer = request(&url, Some(&plain), "resources/read", read("secret://plan")).await;
+    assert_needs_secrets(&answer, &url, "the resource `secret://plan`");
+}
+
+/// A request in the 2025-11-25 session `session` (none: `initialize`, which opens one) with
+/// `token`; the answer, and the session's id.
+async fn legacy(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    method: &str,
+    params: Value,
+) -> (Answer, String) {
+    let mut b = client()
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(id) = session {
+        b = b
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params });
+    let response = b.body(body.to_string()).send().await.expect("an answer");
+    let id = (response.headers().get("mcp-session-id"))
+        .map(|v| v.to_str().unwrap().to_owned())
+        .or(session.map(str::to_owned))
+        .unwrap_or_default();
+    (answer_of(response).await, id)
+}
+
+/// A 2025-11-25 session's tasks are its own (owned by the session, not the principal), and their
+/// requests need their tool's scope too: the same principal with a token without it gets 403
+/// naming it, as a 2026-07-28 task's requests do.
+#[tokio::test]
+async fn a_legacy_sessions_task_needs_its_tools_scope() {
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start(&issuer.url, &[]);
+    let url = &server.url;
+    let research = issuer.token(json!({ "aud": url, "scope": "research" }));
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let capabilities = json!({ "elicitation": {}, "sampling": {},
+        "tasks": { "requests": { "elicitation": { "create": {} }, "sampling": { "createMessage": {} } } } });
+    let (answer, session) = legacy(
+        url,
+        &research,
+        None,
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": { "name": "oauth-tests", "version": "0" },
+        }),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(!session.is_empty(), "a session id");
+    let session = Some(session.as_str());
+    let (answer, _) = legacy(
+        url,
+        &research,
+        session,
+        "notifications/initialized",
+        json!({}),
+    )
+    .await;
+    assert!(answer.status < 300, "{answer:?}");
+    let call =
+        json!({ "name": "research", "arguments": { "topic": "owls" }, "task": { "ttl": 60000 } });
+    let (answer, _) = legacy(url, &research, session, "tools/call", call).await;
+    let id = answer.result()["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {answer:?}"))
+        .to_owned();
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let (answer, _) = legacy(url, &plain, session, method, json!({ "taskId": id })).await;
+        assert_eq!(answer.status, 403, "{method}: {answer:?}");
+        assert!(
+            answer.challenge.contains("error=\"insufficient_scope\"")
+                && answer.challenge.contains("scope=\"research\""),
+            "{method}: {answer:?}"
+        );
+        assert!(
+            answer.message().contains("`research`"),
+            "{method}: {answer:?}"
+        );
+    }
+    // With the scope, the session's task as before.
+    let (answer, _) = legacy(
+        url,
+        &research,
+        session,
+        "tasks/get",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(answer.result()["taskId"], id.as_str(), "{answer:?}");
+    // Another principal naming this session and task learns nothing from a 403: it is not let
+    // into the session at all.
+    let bob = issuer.token(json!({ "aud": url, "sub": "bob", "scope": "profile" }));
+    let (answer, _) = legacy(url, &bob, session, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+}
+
+/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            // A client that does not trust the certificate gives up in the handshake.
+            if let Ok(tls) = self.tls.accept(stream).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// A private CA (its certificate as PEM) and a TLS acceptor for `localhost` with a certificate
+/// that CA signed.
+fn private_ca() -> (String, tokio_rustls::TlsAcceptor) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    use tokio_rustls::rustls;
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "mcp-tasks OAuth test CA");
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![leaf.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    (
+        ca.pem(),
+        tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    )
+}
+
+/// Echoes its text.
+#[mcp_tasks_runtime::tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// HTTPS (rustls): a protected server behind a certificate of a private CA. The client, told to
+/// trust that CA, gets a token with client credentials and calls a tool; so does the `mcp-tasks`
+/// command with `--ca-cert`; without the CA both refuse the certificate, saying so.
+// Multi-threaded: the command runs as a blocking child process while this process serves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_and_the_command_call_a_protected_server_over_https() {
+    use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::HttpConfig;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let (ca, tls) = private_ca();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
+    let oauth = ResourceServer::new(&url, JwtValidator::new(&issuer.url, &url))
+        .unwrap()
+        .authorization_server(&issuer.url);
+    let server = Server::builder("tls", "1.0.0")
+        .tool::<echo>()
+        .build()
+        .unwrap();
+    let router = server.http_router(
+        HttpConfig::default()
+            .allowed_hosts(["localhost"])
+            .authenticator(oauth),
+    );
+    tokio::spawn(async move { axum::serve(TlsListener { tcp, tls }, router).await });
+
+    let client = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .root_certificate_pem(ca.clone())
+        .connect_http(&url)
+        .await
+        .expect("connects over TLS, getting a token on the way");
+    let echoed = client
+        .call_tool("echo", json!({ "text": "over TLS" }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&echoed), "over TLS");
+    assert_eq!(issuer.stats()["token"], 1);
+    let refused = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .connect_http(&url)
+        .await
+        .expect_err("a certificate of a CA nobody was told of");
+    assert!(
+        matches!(&refused, mcp_tasks_client::Error::Transport(why) if why.to_lowercase().contains("certificate")),
+        "{refused:?}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-oauth-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &ca).unwrap();
+    let not_pem = dir.join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let bin = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .args(["call", "echo", "--args", r#"{"text":"from the command"}"#])
+            .args([
+                "--url",
+                &url,
+                "--client-id",
+                "robot",
+                "--client-secret",
+                "s",
+            ])
+            .args(extra)
+            .output()
+            .expect("mcp-tasks runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let ca_arg = ca_file.to_str().unwrap();
+    let (code, out, err) = run(&["--ca-cert", ca_arg]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("from the command"), "{out}");
+    let (code, out, err) = run(&[]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    let (code, out, err) = run(&["--ca-cert", not_pem.to_str().unwrap()]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("no PEM certificate"), "{err}");
+    let (code, out, err) = run(&["--ca-cert", "/nonexistent/ca.pem"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("--ca-cert /nonexistent/ca.pem"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The 401 challenge names the scopes a client should ask for (the MCP authorization spec: a
+/// server SHOULD send `scope`): `challenge_scopes` when set, else `scopes_supported` (what a
+/// client would fall back to), else none.
+#[tokio::test]
+async fn the_401_challenge_names_the_scopes_to_ask_for() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (&[], &[], ""),
+        (&["research", "notes"], &[], ", scope=\"research notes\""),
+        (&["research", "notes"], &["notes"], ", scope=\"notes\""),
+    ];
+    for (supported, challenged, scope) in cases {
+        let server = Server::builder("challenges", "1.0.0").tool::<echo>();
+        let url = serve_in_process(server, |url| {
+            ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+                .unwrap()
+                .authorization_server(&issuer.url)
+                .scopes_supported(supported.iter().copied())
+                .challenge_scopes(challenged.iter().copied())
+        })
+        .await;
+        let metadata = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+        let answer = request(&url, None, "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 401, "{answer:?}");
+        assert_eq!(
+            answer.challenge,
+            format!("Bearer resource_metadata=\"{metadata}\"{scope}"),
+            "{supported:?} {challenged:?}"
+        );
+        // A bad token's challenge names them too, before the error.
+        let answer = request(&url, Some("garbage"), "tools/call", echo).await;
+        assert!(
+            answer.challenge.starts_with(&format!(
+                "Bearer resource_metadata=\"{metadata}\"{scope}, error=\"invalid_token\""
+            )),
+            "{answer:?}"
+        );
+    }
+}
+
+/// `Introspection::discover`: the introspection endpoint comes from the issuer's metadata, read
+/// once; an issuer whose metadata cannot be read gets a clear 503 with `Retry-After`, and is not
+/// asked again on every token.
+#[tokio::test]
+async fn the_introspection_endpoint_is_found_in_the_issuers_metadata() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{Introspection, ResourceServer};
+    let issuer = Issuer::start();
+    let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+    let url = serve_in_process(server, |url| {
+        let validator = Introspection::discover(&issuer.url, url).client("mcp-server", "s3cret");
+        ResourceServer::new(url, validator)
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let far = 4_000_000_000u64;
+    for token in ["opaque-1", "opaque-2"] {
+        let answer = json!({ "active": true, "sub": "carol", "aud": url, "exp": far });
+        issuer.command(json!({ "cmd": "opaque", "token": token, "answer": answer }));
+    }
+    let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+    let mut metadata_reads = Vec::new();
+    for token in ["opaque-1", "opaque-2"] {
+        let answer = request(&url, Some(token), "tools/call", echo.clone()).await;
+        assert_eq!(answer.result()["content"][0]["text"], "hi", "{answer:?}");
+        metadata_reads.push(issuer.stats()["metadata"].as_u64().unwrap());
+    }
+    let stats = issuer.stats();
+    assert_eq!(stats["introspect"], 2, "{stats}");
+    // Read for the first token (RFC 8414, then OpenID Connect Discovery), not again.
+    assert!(metadata_reads[0] >= 1, "{stats}");
+    assert_eq!(metadata_reads[0], metadata_reads[1], "{stats}");
+    let answer = request(&url, Some("opaque-unknown"), "tools/call", echo.clone()).await;
+    assert_eq!(answer.status, 401, "{answer:?}");
+    assert!(answer.message().contains("not active"), "{answer:?}");
+
+    // An issuer that does not answer: 503 naming it, Retry-After, and no second try at once.
+    let gone = format!("http://127.0.0.1:{}", free_port());
+    let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+    let url = serve_in_process(server, |url| {
+        ResourceServer::new(url, Introspection::discover(&gone, url))
+            .unwrap()
+            .authorization_server(&gone)
+    })
+    .await;
+    for _ in 0..2 {
+        let started = Instant::now();
+        let answer = request(&url, Some("opaque-1"), "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 503, "{answer:?}");
+        assert!(
+            answer.message().contains("metadata could not be read")
+                && answer.message().contains(&gone),
+            "{answer:?}"
+        );
+        assert_eq!(answer.retry_after.as_deref(), Some("10"), "{answer:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
+
+/// The header `typ` (RFC 9068 section 4): by default an untyped or `JWT`-typed token passes (as
+/// Keycloak, Auth0 and Entra ID issue them) and so does `at+jwt`, while a `typ` naming another
+/// kind of JWT is refused; with `require_access_token_typ(true)` only `at+jwt` passes.
+#[tokio::test]
+async fn the_token_type_is_checked() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    for require in [false, true] {
+        let server = Server::builder("typed", "1.0.0").tool::<echo>();
+        let url = serve_in_process(server, |url| {
+            let validator = JwtValidator::new(&issuer.url, url).require_access_token_typ(require);
+            ResourceServer::new(url, validator)
+                .unwrap()
+                .authorization_server(&issuer.url)
+        })
+        .await;
+        let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+        let cases = [
+            (Value::Null, !require, "has no `typ`"),
+            (json!("JWT"), !require, "not `at+jwt`"),
+            (json!("at+jwt"), true, ""),
+            (json!("application/AT+JWT"), true, ""),
+            (
+                json!("logout+jwt"),
+                false,
+                "`logout+jwt` says it is not an access token",
+            ),
+            (
+                json!("dpop+jwt"),
+                false,
+                "`dpop+jwt` says it is not an access token",
+            ),
+            (json!(7), false, "`typ` is not a string"),
+        ];
+        for (typ, passes, says) in cases {
+            let token = issuer.token_with(json!({ "claims": { "aud": url }, "typ": typ }));
+            let answer = request(&url, Some(&token), "tools/call", echo.clone()).await;
+            if passes {
+                assert_eq!(
+                    answer.result()["content"][0]["text"],
+                    "hi",
+                    "{typ} {require}"
+                );
+            } else {
+                assert_eq!(answer.status, 401, "{typ} {require}: {answer:?}");
+                assert!(
+                    answer.challenge.contains("error=\"invalid_token\"")
+                        && answer.message().contains(says),
+                    "{typ} {require}: {answer:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Publishes the plan as the task's output (needs `secrets`).
+#[mcp_tasks_runtime::tool(task_support = "required", scope = "secrets")]
+async fn export_plan(
+    ctx: mcp_tasks_runtime::ToolContext,
+) -> Result<mcp_tasks_runtime::CallToolResult, mcp_tasks_runtime::ToolError> {
+    let link = ctx
+        .publish_text("plan.md", "text/markdown", "the plan".to_owned())
+        .await?;
+    Ok(mcp_tasks_runtime::CallToolResult::from_content(vec![link]))
+}
+
+/// A task's outputs (`task://{taskId}/{name}`, read with `resources/read`) need the scopes of the
+/// tool that made them, as the task's own requests do.
+#[tokio::test]
+async fn a_tasks_outputs_need_its_tools_scope() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let server = Server::builder("outputs", "1.0.0").tool::<export_plan>();
+    let url = serve_in_process(server, |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let secrets = issuer.token(json!({ "aud": url, "scope": "secrets" }));
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let answer = request(
+        &url,
+        Some(&secrets),
+        "tools/call",
+        json!({ "name": "export_plan" }),
+    )
+    .await;
+    let id = answer.result()["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {answer:?}"))
+        .to_owned();
+    let uri = format!("task://{id}/plan.md");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = request(
+            &url,
+            Some(&secrets),
+            "resources/read",
+            json!({ "uri": uri }),
+        )
+        .await;
+        if answer.status == 200 && answer.body.get("result").is_some() {
+            assert_eq!(
+                answer.result()["contents"][0]["text"],
+                "the plan",
+                "{answer:?}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the output never appeared: {answer:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let answer = request(&url, Some(&plain), "resources/read", json!({ "uri": uri })).await;
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(
+        answer.challenge.contains("error=\"insufficient_scope\"")
+            && answer.challenge.contains("scope=\"secrets\""),
+        "{answer:?}"
+    );
+    assert!(
+        answer.message().contains("the tool `export_plan`"),
+        "{answer:?}"
     );
 }

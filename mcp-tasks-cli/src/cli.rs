@@ -228,6 +228,11 @@ pub struct TargetArgs {
     /// challenge or metadata name).
     #[arg(long, value_name = "SCOPES", requires = "client_id")]
     pub scope: Option<String>,
+    /// For an `https://` `--url` (and the authorization server it sends to): also trust the CA
+    /// certificate(s) in this PEM file, besides the Mozilla roots built in: a private CA or a
+    /// self-signed certificate. Repeat for several files.
+    #[arg(long, value_name = "FILE", env = "MCP_TASKS_CA_CERT")]
+    pub ca_cert: Vec<std::path::PathBuf>,
     /// For `--url`: join this 2025-11-25 session (its `Mcp-Session-Id`, which `call` names when it
     /// starts a task) instead of opening one: a legacy server knows a task only in its session.
     #[arg(long, value_name = "ID")]
@@ -283,6 +288,8 @@ pub enum Target {
         credentials: Option<Credentials>,
         /// `--session`: a 2025-11-25 session to join.
         session: Option<String>,
+        /// `--ca-cert`: the PEM text of each file, read when the arguments are checked.
+        ca_certs: Vec<Vec<u8>>,
     },
     Stdio {
         program: String,
@@ -732,11 +739,24 @@ impl TargetArgs {
                             client_secret,
                             scope: self.scope,
                         });
+                let mut ca_certs = Vec::new();
+                for path in &self.ca_cert {
+                    let pem = std::fs::read(path)
+                        .map_err(|e| format!("--ca-cert {}: {e}", path.display()))?;
+                    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+                        return Err(format!(
+                            "--ca-cert {}: no PEM certificate in it (expected a `-----BEGIN CERTIFICATE-----` block)",
+                            path.display()
+                        ));
+                    }
+                    ca_certs.push(pem);
+                }
                 Ok(Target::Http {
                     url,
                     token: self.token,
                     credentials,
                     session: self.session,
+                    ca_certs,
                 })
             }
             (None, Some((program, args))) => {
@@ -750,6 +770,9 @@ impl TargetArgs {
                     return Err(
                         "--session is for --url; a stdio server's session is its process".into(),
                     );
+                }
+                if !self.ca_cert.is_empty() {
+                    return Err("--ca-cert is for an https:// --url; stdio has no TLS".into());
                 }
                 let stderr = match self.server_stderr.as_deref() {
                     None | Some("inherit") => ServerStderr::Inherit,
@@ -897,6 +920,7 @@ mod tests {
                         token: Some("t".into()),
                         credentials: None,
                         session: None,
+                        ca_certs: Vec::new(),
                     }
                 }
             })

@@ -1,7 +1,7 @@
 //! `mcp-tasks`: try an MCP server from the terminal.
 //!
 //! ```text
-//! mcp-tasks tools [--json] (--url URL [--token T | --client-id ID --client-secret S [--scope S]] | -- CMD [ARGS...])
+//! mcp-tasks tools [--json] (--url URL [--token T | --client-id ID --client-secret S [--scope S]] [--ca-cert FILE] | -- CMD [ARGS...])
 //! mcp-tasks call TOOL [--args JSON] [--json] [--answers JSON] (--url URL [--token T] | -- CMD [ARGS...])
 //! mcp-tasks task get|cancel|watch ID ...
 //! mcp-tasks tasks list ...
@@ -236,7 +236,10 @@ async fn connect_as(
             token,
             credentials,
             session,
+            ca_certs,
         } => {
+            let builder =
+                (ca_certs.iter()).fold(builder, |b, pem| b.root_certificate_pem(pem.clone()));
             let builder = match (token, credentials) {
                 (Some(t), _) => builder.bearer_token(t.clone()),
                 (None, Some(c)) => {

@@ -108,6 +108,7 @@ pub fn example(key: &str) -> &'static str {
         "name" => "#[prompt(name = \"code_review\")]",
         "title" => "#[prompt(title = \"Review code\")]",
         "description" => "#[prompt(description = \"Reviews code.\")]",
+        "scope" => "#[prompt(scope = \"review\")]",
         "crate" => "#[prompt(crate = \"::mcp_tasks_runtime\")]",
         "values" => "#[complete(values = [\"rust\", \"python\"])]",
         "with" => "#[complete(with = complete_language)]",

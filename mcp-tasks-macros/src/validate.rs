@@ -135,10 +135,22 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
 /// `scope = "a b"`: OAuth scope tokens separated by spaces (RFC 6749 section 3.3: printable ASCII
 /// but space, `"` and `\\`).
 fn scopes(attr: &ToolAttr, diag: &mut Diagnostics) -> Vec<String> {
-    let Some(kv) = &attr.scope else {
-        return Vec::new();
-    };
-    let written = kv.value.value();
+    match &attr.scope {
+        Some(kv) => scope_list(&kv.value, kv.span, "tool", diag),
+        None => Vec::new(),
+    }
+}
+
+/// The scopes of `scope = "a b"` on `#[attribute(...)]` (`tool`, `resource`, `prompt`), each an
+/// OAuth scope token (RFC 6749 section 3.3: printable ASCII but space, `"` and `\\`); errors at
+/// `span`, the literal.
+pub fn scope_list(
+    lit: &syn::LitStr,
+    span: Span,
+    attribute: &str,
+    diag: &mut Diagnostics,
+) -> Vec<String> {
+    let written = lit.value();
     let scopes: Vec<String> = written
         .split(' ')
         .filter(|s| !s.is_empty())
@@ -150,13 +162,15 @@ fn scopes(attr: &ToolAttr, diag: &mut Diagnostics) -> Vec<String> {
     };
     if scopes.is_empty() {
         diag.error(
-            kv.span,
-            "`scope` names the OAuth scopes a caller needs, separated by spaces: write \
-             `#[tool(scope = \"research\")]`, or leave it out for any authenticated caller",
+            span,
+            format!(
+                "`scope` names the OAuth scopes a caller needs, separated by spaces: write \
+                 `#[{attribute}(scope = \"research\")]`, or leave it out for any authenticated caller"
+            ),
         );
     } else if let Some(s) = scopes.iter().find(|s| bad(s)) {
         diag.error(
-            kv.span,
+            span,
             format!(
                 "`{s}` is not an OAuth scope: a scope is printable ASCII without spaces, `\"` or \
                  `\\` (RFC 6749 section 3.3); separate several with single spaces"

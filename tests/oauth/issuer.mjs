@@ -9,9 +9,10 @@
 //
 // Prints `{"issuer": URL}` on its first line, then answers one JSON command per stdin line with one
 // JSON line:
-//   {"cmd":"token", "claims":{...}, "drop":["exp"], "kid":K, "foreign":true, "expiresIn":S}
+//   {"cmd":"token", "claims":{...}, "drop":["exp"], "kid":K, "foreign":true, "expiresIn":S, "typ":T}
 //       -> {"token"}: a JWT signed with the current key (or, `foreign`, with a key of the same kid
-//          that the issuer never published); `claims` are set over the defaults, `drop` removed
+//          that the issuer never published); `claims` are set over the defaults, `drop` removed;
+//          `typ` replaces the header's "JWT" (null: no `typ`)
 //   {"cmd":"forge","alg":"none"|"HS256", "claims":{...}} -> {"token"}: what an attacker sends: an
 //          unsigned token, or one "signed" with HMAC using the issuer's public key (PEM) as secret
 //   {"cmd":"rotate"}        -> {"kid"}: a new key, published beside the old, signs from now on
@@ -88,7 +89,9 @@ async function sign(cmd) {
   return signer.buildToken({
     kid: cmd.kid ?? currentKid,
     expiresIn: cmd.expiresIn ?? 600,
-    scopesOrTransform: (_header, payload) => {
+    scopesOrTransform: (header, payload) => {
+      // `typ`: the header's type (oauth2-mock-server writes "JWT"); null leaves it out.
+      if ("typ" in cmd) header.typ = cmd.typ ?? undefined;
       Object.assign(payload, { sub: "alice" }, cmd.claims ?? {});
       for (const claim of cmd.drop ?? []) delete payload[claim];
     },

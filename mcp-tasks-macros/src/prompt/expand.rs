@@ -35,6 +35,7 @@ pub fn fallback(item: &syn::ItemFn, runtime: Option<&syn::Path>) -> TokenStream 
         name: &ident.unraw().to_string(),
         title: None,
         description: None,
+        scopes: &[],
     };
     out.extend(quote! {
         const _: () = {
@@ -125,6 +126,7 @@ struct Info<'a> {
     name: &'a str,
     title: Option<&'a str>,
     description: Option<&'a str>,
+    scopes: &'a [String],
 }
 
 fn opt(value: Option<&str>) -> TokenStream {
@@ -138,11 +140,13 @@ impl ToTokens for Info<'_> {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let name = self.name;
         let (title, description) = (opt(self.title), opt(self.description));
+        let scopes = self.scopes;
         tokens.extend(quote! {
             #Rt::PromptInfo {
                 name: #name,
                 title: #title,
                 description: #description,
+                scopes: &[#(#scopes),*],
             }
         });
     }
@@ -159,6 +163,7 @@ impl ToTokens for ImplPrompt<'_> {
             name: &spec.name,
             title: spec.title.as_deref(),
             description: spec.description.as_deref(),
+            scopes: &spec.scopes,
         };
         let describe = Describe(&spec.params);
         let get = Get(spec);

@@ -29,6 +29,8 @@ pub struct PromptSpec {
     pub title: Option<String>,
     /// Description, from `description = "..."` or the doc comment.
     pub description: Option<String>,
+    /// The OAuth scopes a caller needs (`scope = "a b"`), each checked as `#[tool(scope)]`'s.
+    pub scopes: Vec<String>,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The `async fn`'s output type (`()` at the function name when omitted).

@@ -22,6 +22,8 @@ pub struct PromptAttr {
     pub title: Option<Key<syn::LitStr>>,
     /// `description = "..."`: overrides the doc comment.
     pub description: Option<Key<syn::LitStr>>,
+    /// `scope = "review"`: the OAuth scopes a caller's token must grant.
+    pub scope: Option<Key<syn::LitStr>>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<Key<syn::Path>>,

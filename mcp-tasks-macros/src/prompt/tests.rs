@@ -110,3 +110,51 @@ fn expansion_snapshot() {
     expect_file!["../../tests/snapshots/prompt.expanded.rs"]
         .assert_eq(&prettyplease::unparse(&file));
 }
+
+#[test]
+fn scopes_are_oauth_scope_tokens() {
+    let scoped = spec(
+        quote!(scope = "review  code:read"),
+        quote!(
+            async fn review(code: String) -> String {
+                code
+            }
+        ),
+    )
+    .unwrap();
+    assert_eq!(scoped.scopes, ["review", "code:read"]);
+    let none = spec_of_plain();
+    assert!(none.scopes.is_empty());
+    let err = spec(
+        quote!(scope = "re\"view"),
+        quote!(
+            async fn review(code: String) -> String {
+                code
+            }
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("is not an OAuth scope"), "{err}");
+    let err = spec(
+        quote!(scope = " "),
+        quote!(
+            async fn review(code: String) -> String {
+                code
+            }
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("#[prompt(scope = \\\"research\\\")]"), "{err}");
+}
+
+fn spec_of_plain() -> super::model::PromptSpec {
+    spec(
+        quote!(),
+        quote!(
+            async fn review(code: String) -> String {
+                code
+            }
+        ),
+    )
+    .unwrap()
+}

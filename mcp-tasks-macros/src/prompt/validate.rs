@@ -5,7 +5,7 @@ use super::model::{Param, PromptSpec};
 use super::parse::{PromptAttr, PromptFn};
 use crate::diag::Diagnostics;
 use crate::paths;
-use crate::validate::join_docs;
+use crate::validate::{join_docs, scope_list};
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::ext::IdentExt;
@@ -51,6 +51,9 @@ pub fn validate(
         .krate
         .map_or_else(paths::default_runtime, |kv| kv.value);
     let title = attr.title.map(|kv| kv.value.value());
+    let scopes = (attr.scope.as_ref()).map_or_else(Vec::new, |kv| {
+        scope_list(&kv.value, kv.span, "prompt", diag)
+    });
     let description = match attr.description {
         Some(kv) => Some(kv.value.value()).filter(|d| !d.trim().is_empty()),
         None => join_docs(&p.f.docs),
@@ -61,6 +64,7 @@ pub fn validate(
         name,
         title,
         description,
+        scopes,
         params,
         output,
     })

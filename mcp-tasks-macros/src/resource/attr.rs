@@ -24,6 +24,8 @@ pub struct ResourceAttr {
     pub size: Option<SpannedValue<u64>>,
     /// `list = "path::to::fn"`: a template's enumeration of its concrete resources.
     pub list: Option<SpannedValue<syn::Path>>,
+    /// `scope = "notes write"`: the OAuth scopes a caller's token must grant.
+    pub scope: Option<syn::LitStr>,
     /// `crate = "path"`: where the runtime is.
     #[darling(rename = "crate")]
     pub krate: Option<syn::Path>,

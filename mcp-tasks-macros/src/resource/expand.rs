@@ -114,6 +114,7 @@ struct Info<'a> {
     description: Option<&'a str>,
     mime_type: Option<&'a str>,
     size: Option<u64>,
+    scopes: &'a [String],
 }
 
 impl ToTokens for Info<'_> {
@@ -127,6 +128,7 @@ impl ToTokens for Info<'_> {
         let (title, description, mime_type) =
             (Opt(self.title), Opt(self.description), Opt(self.mime_type));
         let size = Opt(self.size.map(proc_macro2::Literal::u64_suffixed));
+        let scopes = self.scopes;
         tokens.extend(quote! {
             #Rt::ResourceInfo {
                 uri: #uri,
@@ -136,6 +138,7 @@ impl ToTokens for Info<'_> {
                 description: #description,
                 mime_type: #mime_type,
                 size: #size,
+                scopes: &[#(#scopes),*],
             }
         });
     }
@@ -155,6 +158,7 @@ impl ToTokens for ImplResource<'_> {
             description: spec.description.as_deref(),
             mime_type: spec.mime_type.as_deref(),
             size: spec.size,
+            scopes: &spec.scopes,
         };
         let used = !spec.params.is_empty();
         let params = local("params", used);
@@ -253,6 +257,7 @@ impl ToTokens for Stub<'_> {
             description: None,
             mime_type: None,
             size: None,
+            scopes: &[],
         };
         tokens.extend(quote! {
             const _: () = {

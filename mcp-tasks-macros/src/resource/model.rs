@@ -39,6 +39,8 @@ pub struct ResourceSpec {
     pub size: Option<u64>,
     /// A template's `list` function.
     pub list: Option<syn::Path>,
+    /// The OAuth scopes a caller needs (`scope = "a b"`), each checked as `#[tool(scope)]`'s.
+    pub scopes: Vec<String>,
     /// Parameters, in order.
     pub params: Vec<Param>,
     /// The output type (`()` at the function name when omitted).

@@ -180,3 +180,54 @@ fn a_template_variable_completes_and_nothing_else_does() {
     .expect_err("values and with");
     assert!(err.contains("not both"), "{err}");
 }
+
+#[test]
+fn scopes_are_oauth_scope_tokens() {
+    let scoped = spec(
+        quote!(uri = "notes://{title}", scope = "notes notes:read"),
+        quote!(
+            async fn note(title: String) -> String {
+                title
+            }
+        ),
+    )
+    .unwrap();
+    assert_eq!(scoped.scopes, ["notes", "notes:read"]);
+    let plain = spec_of(quote!(uri = "config://app"));
+    assert!(plain.scopes.is_empty());
+    let err = spec(
+        quote!(uri = "config://app", scope = "a\\b"),
+        quote!(
+            async fn app() -> String {
+                String::new()
+            }
+        ),
+    )
+    .unwrap_err();
+    assert!(err.contains("`a\\\\b` is not an OAuth scope"), "{err}");
+    let err = spec(
+        quote!(uri = "config://app", scope = ""),
+        quote!(
+            async fn app() -> String {
+                String::new()
+            }
+        ),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("#[resource(scope = \\\"research\\\")]"),
+        "{err}"
+    );
+}
+
+fn spec_of(args: proc_macro2::TokenStream) -> super::model::ResourceSpec {
+    spec(
+        args,
+        quote!(
+            async fn app() -> String {
+                String::new()
+            }
+        ),
+    )
+    .unwrap()
+}

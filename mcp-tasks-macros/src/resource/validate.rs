@@ -8,7 +8,7 @@ use crate::complete::{self, CompleteAttr};
 use crate::diag::Diagnostics;
 use crate::parse::ToolFn;
 use crate::paths;
-use crate::validate::join_docs;
+use crate::validate::{join_docs, scope_list};
 use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{FnArg, Pat, ReturnType};
@@ -121,6 +121,9 @@ pub fn validate(
         Some(lit) => Some(lit.value()).filter(|d| !d.trim().is_empty()),
         None => join_docs(&f.docs),
     };
+    let scopes = (attr.scope.as_ref()).map_or_else(Vec::new, |lit| {
+        scope_list(lit, lit.span(), "resource", diag)
+    });
     (diag.len() == errors_before).then(|| ResourceSpec {
         item: f.item.clone(),
         runtime: attr.krate.clone().unwrap_or_else(paths::default_runtime),
@@ -132,6 +135,7 @@ pub fn validate(
         mime_type,
         size,
         list,
+        scopes,
         params,
         output,
     })

@@ -36,6 +36,7 @@ const _: () = {
             description: __mcp_tasks::Some("One note, by title."),
             mime_type: __mcp_tasks::Some("text/markdown"),
             size: __mcp_tasks::None,
+            scopes: &[],
         };
         const COMPLETERS: &'static [(&'static str, __mcp_tasks::Completer)] = &[
             (

@@ -37,6 +37,7 @@ const _: () = {
             name: "plan",
             title: __mcp_tasks::None,
             description: __mcp_tasks::Some("Plans a trip."),
+            scopes: &[],
         };
         fn describe(prompt: &mut __mcp_tasks::PromptBuilder) {
             (__mcp_tasks_arg0.describe)(prompt, "ctx", __mcp_tasks::None);

@@ -28,6 +28,10 @@ pub struct PromptInfo {
     pub title: Option<&'static str>,
     /// Description, from the doc comment unless overridden.
     pub description: Option<&'static str>,
+    /// The OAuth scopes a caller's token must grant, all of them, to get this prompt or complete
+    /// its arguments (`#[prompt(scope = "review")]`). Empty: any authenticated caller may.
+    /// Checked as a tool's [`scopes`](crate::tool::ToolInfo::scopes) are.
+    pub scopes: &'static [&'static str],
 }
 
 /// The future a `prompts/get` runs: the messages, or a JSON-RPC error.

@@ -79,10 +79,6 @@ impl PromptRegistry {
         self.order.iter()
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.order.len()
-    }
-
     pub(crate) fn is_empty(&self) -> bool {
         self.order.is_empty()
     }

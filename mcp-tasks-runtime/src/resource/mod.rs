@@ -46,6 +46,11 @@ pub struct ResourceInfo {
     pub mime_type: Option<&'static str>,
     /// Size in bytes, if known ahead (fixed resources only).
     pub size: Option<u64>,
+    /// The OAuth scopes a caller's token must grant, all of them, to read this resource (for a
+    /// template: any resource it stands for) or complete its variables
+    /// (`#[resource(scope = "notes")]`). Empty: any authenticated caller may. Checked as a
+    /// tool's [`scopes`](crate::tool::ToolInfo::scopes) are.
+    pub scopes: &'static [&'static str],
 }
 
 /// The future a resource read runs: the contents, or a JSON-RPC error.

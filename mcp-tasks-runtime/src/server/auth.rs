@@ -22,6 +22,9 @@ pub struct Unauthorized {
     /// authorization server's keys could not be fetched, say): the client should retry later,
     /// not drop its token.
     pub status: axum::http::StatusCode,
+    /// For a 503: when to try again, sent as `Retry-After` (whole seconds, rounded up; RFC 9110
+    /// section 10.2.3). `None`: no `Retry-After`.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl Unauthorized {
@@ -31,6 +34,7 @@ impl Unauthorized {
             message: message.into(),
             challenge: "Bearer".into(),
             status: axum::http::StatusCode::UNAUTHORIZED,
+            retry_after: None,
         }
     }
 
@@ -41,7 +45,14 @@ impl Unauthorized {
             message: message.into(),
             challenge: String::new(),
             status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            retry_after: None,
         }
+    }
+
+    /// Tells the client when to try again (`Retry-After`).
+    pub fn with_retry_after(mut self, after: std::time::Duration) -> Self {
+        self.retry_after = Some(after);
+        self
     }
 
     /// Replaces the `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="…"`).

@@ -215,9 +215,11 @@ impl ServerConfig {
 
     /// Whether `tools/list` shows a caller limited by OAuth scopes only the tools its token may
     /// call (default `true`): a tool declaring `#[tool(scope = "...")]` is left out for a token
-    /// without all of its scopes. `false` lists every tool to everyone (a call still needs the
-    /// scopes: HTTP 403 `insufficient_scope` tells the client which to ask for). Callers not
-    /// limited by scopes (static tokens, stdio) always see every tool.
+    /// without all of its scopes. The same goes for resources (`resources/list`,
+    /// `resources/templates/list`; `#[resource(scope)]`) and prompts (`prompts/list`;
+    /// `#[prompt(scope)]`). `false` lists everything to everyone (a call, read or get still
+    /// needs the scopes: HTTP 403 `insufficient_scope` tells the client which to ask for).
+    /// Callers not limited by scopes (static tokens, stdio) always see everything.
     pub fn list_only_permitted_tools(mut self, only: bool) -> Self {
         self.list_only_permitted_tools = only;
         self

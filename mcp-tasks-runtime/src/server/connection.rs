@@ -125,6 +125,12 @@ impl Requestor {
 /// without an authorization context).
 const ANONYMOUS_OWNER: &str = "anonymous";
 
+/// The owner of the legacy-era tasks created in the HTTP session `id` (see
+/// [`Requestor::session_owns_legacy_tasks`]).
+pub(crate) fn session_owner(id: &str) -> Owner {
+    Owner::new(format!("session:{id}"))
+}
+
 /// The owner of the tasks of `principal`'s requests (`None`: an anonymous caller).
 pub(crate) fn owner_of(principal: Option<&Principal>) -> Owner {
     match principal {
@@ -304,7 +310,7 @@ impl Peer for Connection {
     fn owner(&self, era: &Era) -> Owner {
         match (era, lock(&self.session).as_ref()) {
             (Era::Legacy, Some(session)) if self.requestor.session_owns_legacy_tasks => {
-                Owner::new(format!("session:{}", session.id))
+                session_owner(&session.id)
             }
             _ => self.requestor.owner.clone(),
         }

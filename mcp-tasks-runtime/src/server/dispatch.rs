@@ -74,7 +74,7 @@ async fn route(
         ("logging/setLevel", false) => tree(Some(set_log_level(&**peer, &req))),
         ("tools/list", _) => tree(Some(tools_list(server, &**peer, &req))),
         ("prompts/list", _) if !server.prompts.is_empty() => {
-            tree(Some(prompts::prompts_list(server, &req)))
+            tree(Some(prompts::prompts_list(server, &**peer, &req)))
         }
         ("prompts/get", _) if !server.prompts.is_empty() => {
             Box::pin(prompts::prompts_get(server, peer, req, cancel)).await
@@ -190,12 +190,8 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Incoming) -> Result<V
     let (era, client) = (&req.era, &req.client);
     let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     // A caller limited by scopes sees only the tools its token may call (unless configured off).
-    let principal = peer
-        .principal()
-        .filter(|p| server.config.list_only_permitted_tools && p.scopes().is_some());
-    let permitted = |t: &&Arc<RegisteredTool>| {
-        (principal.as_ref()).is_none_or(|p| t.info.scopes.iter().all(|s| p.has_scope(s)))
-    };
+    let listing = server.listing_for(peer);
+    let permitted = |t: &&Arc<RegisteredTool>| listing.shows(t.info.scopes);
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
         .iter()

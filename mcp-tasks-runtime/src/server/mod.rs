@@ -104,6 +104,16 @@ pub struct Server {
     inner: Arc<ServerInner>,
 }
 
+/// Which items a listing shows one caller ([`ServerInner::listing_for`]).
+pub(crate) struct Listing(Option<crate::tool::Principal>);
+
+impl Listing {
+    /// Whether an item needing `scopes` is listed.
+    pub(crate) fn shows(&self, scopes: &[&str]) -> bool {
+        self.0.as_ref().is_none_or(|p| p.has_scopes(scopes))
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
@@ -138,6 +148,16 @@ pub(crate) struct ServerInner {
 }
 
 impl ServerInner {
+    /// What a listing shows `peer`: everything, unless the caller is limited by OAuth scopes and
+    /// [`ServerConfig::list_only_permitted_tools`] is on; then only what its token may use
+    /// (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` alike).
+    pub(crate) fn listing_for(&self, peer: &dyn peer::Peer) -> Listing {
+        Listing(
+            peer.principal()
+                .filter(|p| self.config.list_only_permitted_tools && p.scopes().is_some()),
+        )
+    }
+
     /// The capabilities this server declares beside tools: `resources` when it serves them
     /// ([`serves_resources`](Self::serves_resources)), `prompts` when it has any, `completions`
     /// when any argument completes.

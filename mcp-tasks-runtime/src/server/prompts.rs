@@ -27,15 +27,18 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// `prompts/list`: a page of the prompts, in registration order (`page.rs`), with the
-/// 2026-07-28 caching hints.
-pub(crate) fn prompts_list(server: &ServerInner, req: &Incoming) -> Result<Value, RpcError> {
-    let (range, next_cursor) =
-        page::page(&req.params, server.prompts.len(), server.config.page_size)?;
-    let prompts = server
+/// 2026-07-28 caching hints; to a caller limited by OAuth scopes, only the prompts its token may
+/// get ([`ServerInner::listing_for`]).
+pub(crate) fn prompts_list(
+    server: &ServerInner,
+    peer: &dyn Peer,
+    req: &Incoming,
+) -> Result<Value, RpcError> {
+    let listing = server.listing_for(peer);
+    let mut prompts: Vec<PromptDescription<'_>> = server
         .prompts
         .iter()
-        .skip(range.start)
-        .take(range.len())
+        .filter(|p| listing.shows(p.info.scopes))
         .map(|p| PromptDescription {
             name: p.info.name,
             title: p.info.title,
@@ -43,6 +46,9 @@ pub(crate) fn prompts_list(server: &ServerInner, req: &Incoming) -> Result<Value
             arguments: &p.arguments,
         })
         .collect();
+    let (range, next_cursor) = page::page(&req.params, prompts.len(), server.config.page_size)?;
+    prompts.truncate(range.end);
+    prompts.drain(..range.start);
     let result = ListPromptsResult {
         prompts,
         next_cursor,

@@ -52,7 +52,7 @@ pub(crate) async fn method(
     let work = async {
         match req.method.as_str() {
             "resources/list" => list(server, peer, req, cache).await,
-            "resources/templates/list" => templates(server, req, cache),
+            "resources/templates/list" => templates(server, &**peer, req, cache),
             "resources/read" => read(server, peer, req, cache, cancel.clone()).await,
             "resources/subscribe" => subscription(server, peer, req, true),
             _ => subscription(server, peer, req, false),
@@ -136,9 +136,12 @@ async fn list(
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
     let registry = &server.resources;
+    // A caller limited by OAuth scopes sees only what its token may read.
+    let listing = server.listing_for(&**peer);
     let mut items: Vec<ListedResource> = registry
         .fixed()
         .iter()
+        .filter(|r| listing.shows(r.info.scopes))
         .map(|r| {
             let info = &r.info;
             ListedResource {
@@ -152,6 +155,9 @@ async fn list(
         })
         .collect();
     for template in registry.templates() {
+        if !listing.shows(template.info.scopes) {
+            continue;
+        }
         let ctx = context(server, peer, req, CancellationToken::new());
         if let Some(listing) = template.list(ctx) {
             let listed = AssertUnwindSafe(listing)
@@ -187,16 +193,19 @@ struct TemplateEntry {
     mime_type: Option<&'static str>,
 }
 
-/// `resources/templates/list`.
+/// `resources/templates/list` (to a caller limited by scopes, the templates it may read).
 fn templates(
     server: &ServerInner,
+    peer: &dyn Peer,
     req: &Incoming,
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
+    let listing = server.listing_for(peer);
     let items: Vec<TemplateEntry> = server
         .resources
         .templates()
         .iter()
+        .filter(|r| listing.shows(r.info.scopes))
         .map(|r| TemplateEntry {
             uri_template: r.info.uri,
             name: r.info.name,

@@ -57,6 +57,11 @@ impl Principal {
             .as_deref()
             .is_none_or(|granted| granted.iter().any(|s| s == scope))
     }
+
+    /// Whether this request may use something that needs all of `scopes`.
+    pub(crate) fn has_scopes(&self, scopes: &[&str]) -> bool {
+        scopes.iter().all(|s| self.has_scope(s))
+    }
 }
 
 impl PartialEq for Principal {

@@ -1,7 +1,7 @@
 //! The handlers: POST (modern requests, legacy requests in a session, `initialize`), GET (a legacy
 //! session's stream), DELETE (ends a session), and how JSON-RPC replies map to HTTP responses.
 
-use super::super::connection::{Connection, Requestor, Sink, owner_of};
+use super::super::connection::{Connection, Requestor, Sink, owner_of, session_owner};
 use super::super::driver;
 use super::super::peer::Peer;
 use super::super::session::{already_initialized, initialize as open_session};
@@ -311,7 +311,10 @@ async fn post_request(
     if let Err(e) = checked {
         return rpc_error_response(StatusCode::BAD_REQUEST, Some(&req.id), &e);
     }
-    if let Some(response) = check_scopes(&state, principal.as_ref(), &req, params).await {
+    let legacy_session = session_header.as_deref().filter(|_| !modern);
+    if let Some(response) =
+        check_scopes(&state, principal.as_ref(), legacy_session, &req, params).await
+    {
         return response;
     }
     // Modern requests are stateless: a session id they carry means nothing.
@@ -325,42 +328,78 @@ async fn post_request(
     run_request(&state, principal, session, req, meta.as_deref(), accept).await
 }
 
-/// A `tools/call` of a tool declaring scopes (`#[tool(scope = "...")]`), or a task request
-/// (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) on a task such a call created,
-/// by a caller whose token lacks one: HTTP 403 with
-/// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every scope the
-/// tool needs, so that the client can ask for them and retry (step-up authorization). Checked
-/// here, on the request's own token: in a legacy session, each request may carry a different
-/// token for the same principal. Callers not limited by scopes (static tokens, no authenticator)
-/// pass. A task of another owner, or none, passes on to be answered as unknown: a 403 would tell
-/// that it exists.
+/// A request that uses something declaring OAuth scopes, by a caller whose token lacks one:
+/// HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` naming every
+/// scope it needs, so that the client can ask for them and retry (step-up authorization). What
+/// declares scopes (`scope = "..."` on the attribute): the tool of a `tools/call`, or of the task
+/// a task request (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`) or a
+/// `resources/read` of a task's output is about; the resource of any other `resources/read` (a
+/// template's, for what it stands for); the prompt of a
+/// `prompts/get`; the prompt or resource template a `completion/complete` completes for.
+/// Checked here, on the request's own token: in a legacy session, each request may carry a
+/// different token for the same principal (`session`: the 2025-11-25 session the request names,
+/// whose tasks are checked as the principal's own). Callers not limited by scopes (static
+/// tokens, no authenticator) pass. A task of another owner, or none, passes on to be answered as unknown: a
+/// 403 would tell that it exists; so do a URI or a name that names nothing.
 async fn check_scopes(
     state: &HttpState,
     principal: Option<&Principal>,
+    session: Option<&str>,
     req: &jsonrpc::Request,
     params: &Params,
 ) -> Option<Response> {
     let principal = principal.filter(|p| p.scopes().is_some())?;
-    let tool = match req.method.as_str() {
-        "tools/call" => params
-            .str("name")
-            .flatten()
-            .and_then(|name| state.server.tools.get(&name))?,
-        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result"
-            if state.server.tools.iter().any(|t| !t.info.scopes.is_empty()) =>
-        {
+    let server = &state.server;
+    let (what, needed): (String, &[&str]) = match req.method.as_str() {
+        "tools/call" => {
+            let tool = server.tools.get(&params.str("name").flatten()?)?;
+            (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+        }
+        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" => {
             let id = crate::protocol::task::TaskId::new(params.str("taskId").flatten()?);
-            // Read only for the tool's name; a store failure is left to the method to report.
-            let record = state.server.store.get_unchecked(&id).await.ok()??;
-            if record.owner != owner_of(Some(principal)) {
-                return None;
+            let tool = task_tool(state, principal, session, &id).await?;
+            (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+        }
+        "resources/read" => {
+            let uri = params.str("uri").flatten()?;
+            // A task's output (`task://{taskId}/{name}`) needs what its task's requests need.
+            if let Some((id, _)) = crate::protocol::task::parse_output_uri(&uri) {
+                let tool = task_tool(state, principal, session, &id).await?;
+                (format!("the tool `{}`", tool.info.name), tool.info.scopes)
+            } else {
+                let found = server.resources.find(&uri)?;
+                let info = &found.resource.info;
+                (format!("the resource `{}`", info.uri), info.scopes)
             }
-            state.server.tools.get(record.tool.as_deref()?)?
+        }
+        "prompts/get" => {
+            let prompt = server.prompts.get(&params.str("name").flatten()?)?;
+            (
+                format!("the prompt `{}`", prompt.info.name),
+                prompt.info.scopes,
+            )
+        }
+        "completion/complete" => {
+            let reference = params.value("ref")?;
+            match reference.get("type").and_then(Value::as_str)? {
+                "ref/prompt" => {
+                    let prompt = server.prompts.get(reference.get("name")?.as_str()?)?;
+                    (
+                        format!("the prompt `{}`", prompt.info.name),
+                        prompt.info.scopes,
+                    )
+                }
+                "ref/resource" => {
+                    let uri = reference.get("uri")?.as_str()?;
+                    let resource = server.resources.iter().find(|r| r.info.uri == uri)?;
+                    (format!("the resource `{uri}`"), resource.info.scopes)
+                }
+                _ => return None,
+            }
         }
         _ => return None,
     };
-    let needed = tool.info.scopes;
-    if needed.iter().all(|s| principal.has_scope(s)) {
+    if principal.has_scopes(needed) {
         return None;
     }
     let missing: Vec<&str> = needed
@@ -369,8 +408,7 @@ async fn check_scopes(
         .filter(|s| !principal.has_scope(s))
         .collect();
     let error = RpcError::invalid_request(format!(
-        "Forbidden: the tool `{}` needs the scope `{}`, which this token does not grant",
-        tool.info.name,
+        "Forbidden: {what} needs the scope `{}`, which this token does not grant",
         missing.join(" ")
     ))
     .with_data(serde_json::json!({
@@ -387,6 +425,34 @@ async fn check_scopes(
         response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
     }
     Some(response)
+}
+
+/// The tool that created task `id`, when the task is `principal`'s own (or, in the 2025-11-25
+/// `session` it names, the session's: over HTTP a session owns the legacy tasks its calls create,
+/// `Connection::owner`) and some tool declares scopes. `None` otherwise: another owner's task, or
+/// none, is left to the method to answer as unknown (a 403 would tell that it exists), and a
+/// store failure to the method to report.
+async fn task_tool(
+    state: &HttpState,
+    principal: &Principal,
+    session: Option<&str>,
+    id: &crate::protocol::task::TaskId,
+) -> Option<Arc<crate::tool::RegisteredTool>> {
+    let server = &state.server;
+    if server.tools.iter().all(|t| t.info.scopes.is_empty()) {
+        return None;
+    }
+    // Read only for the tool's name.
+    let record = server.store.get_unchecked(id).await.ok()??;
+    let own = record.owner == owner_of(Some(principal))
+        || session.is_some_and(|s| {
+            record.owner == session_owner(s)
+                && state.sessions.get(s, &Some(principal.clone())).is_some()
+        });
+    if !own {
+        return None;
+    }
+    server.tools.get(record.tool.as_deref()?).cloned()
 }
 
 #[allow(clippy::result_large_err)] // as in check_host

@@ -211,6 +211,13 @@ async fn handle(State(state): State<Arc<HttpState>>, request: Request) -> Respon
                 {
                     response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
                 }
+                if let Some(after) = rejected.retry_after {
+                    // Whole seconds, rounded up: a client never comes back too early.
+                    let secs = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+                }
                 return response;
             }
         },

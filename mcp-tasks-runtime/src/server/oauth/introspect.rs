@@ -20,6 +20,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// [`cache_size`](Self::cache_size) tokens, keyed by the token's SHA-256 (the tokens themselves
 /// are not kept).
 ///
+/// The endpoint is given, or found in the issuer's metadata
+/// ([`discover`](Self::discover)):
+///
 /// ```
 /// use mcp_tasks_runtime::server::oauth::Introspection;
 ///
@@ -28,10 +31,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 ///     "https://mcp.example.com/mcp",
 /// )
 /// .client("mcp-server", "s3cret");
-/// # let _ = validator;
+/// let discovered =
+///     Introspection::discover("https://auth.example.com", "https://mcp.example.com/mcp")
+///         .client("mcp-server", "s3cret");
+/// # let _ = (validator, discovered);
 /// ```
 pub struct Introspection {
-    endpoint: String,
+    /// Configured; `None`: found in the issuer's metadata.
+    endpoint: Option<String>,
+    discovered: tokio::sync::Mutex<Discovery>,
     audience: String,
     require_audience: bool,
     issuer: Option<String>,
@@ -43,6 +51,16 @@ pub struct Introspection {
     http: OnceLock<reqwest::Client>,
     cache: Mutex<HashMap<[u8; 32], Cached>>,
 }
+
+/// The endpoint found in the issuer's metadata, or why it could not be, and when.
+#[derive(Default)]
+struct Discovery {
+    endpoint: Option<String>,
+    failed: Option<(Instant, String)>,
+}
+
+/// How long a failed discovery is answered from memory before the issuer is asked again.
+const DISCOVERY_COOLDOWN: Duration = Duration::from_secs(10);
 
 struct Cached {
     answer: Result<TokenClaims, TokenError>,
@@ -65,9 +83,25 @@ impl Introspection {
     /// Tokens checked at `endpoint` (the issuer's `introspection_endpoint`) that must be for
     /// `audience`, this resource's canonical URI.
     pub fn new(endpoint: impl Into<String>, audience: impl Into<String>) -> Self {
+        Self::with_endpoint(Some(endpoint.into()), audience.into())
+    }
+
+    /// Tokens of `issuer` (its issuer identifier) that must be for `audience`, this resource's
+    /// canonical URI, checked at the `introspection_endpoint` its metadata names (RFC 8414
+    /// `/.well-known/oauth-authorization-server`, else OpenID Connect Discovery, as
+    /// [`JwtValidator`](super::JwtValidator) finds its keys). The metadata is read at the first
+    /// token and the endpoint kept; until it can be read, tokens get HTTP 503 (the issuer is
+    /// asked again at most every 10 s). Principals are qualified with `issuer`, as with
+    /// [`issuer`](Self::issuer).
+    pub fn discover(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        Self::with_endpoint(None, audience.into()).issuer(issuer)
+    }
+
+    fn with_endpoint(endpoint: Option<String>, audience: String) -> Self {
         Introspection {
-            endpoint: endpoint.into(),
-            audience: audience.into(),
+            endpoint,
+            discovered: tokio::sync::Mutex::default(),
+            audience,
             require_audience: true,
             issuer: None,
             client: None,
@@ -177,10 +211,60 @@ impl Introspection {
         );
     }
 
+    fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| fetch::client(self.timeout))
+    }
+
+    /// The endpoint: configured, or found in the issuer's metadata (once; a failure is
+    /// remembered for [`DISCOVERY_COOLDOWN`] so that a down issuer is not asked on every token).
+    async fn endpoint(&self) -> Result<String, TokenError> {
+        if let Some(endpoint) = &self.endpoint {
+            return Ok(endpoint.clone());
+        }
+        let mut discovery = self.discovered.lock().await;
+        if let Some(endpoint) = &discovery.endpoint {
+            return Ok(endpoint.clone());
+        }
+        if let Some((at, why)) = &discovery.failed
+            && at.elapsed() < DISCOVERY_COOLDOWN
+        {
+            return Err(TokenError::Unavailable(why.clone()));
+        }
+        let issuer = self.issuer.as_deref().unwrap_or_default();
+        let found = fetch::issuer_metadata(self.http(), issuer, self.max_response)
+            .await
+            .and_then(|metadata| {
+                (metadata
+                    .get("introspection_endpoint")
+                    .and_then(Value::as_str))
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    format!(
+                        "the metadata of {issuer} names no `introspection_endpoint`; give the \
+                             endpoint with `Introspection::new`"
+                    )
+                })
+            });
+        match found {
+            Ok(endpoint) => {
+                tracing::debug!(issuer, endpoint, "found the introspection endpoint");
+                discovery.endpoint = Some(endpoint.clone());
+                discovery.failed = None;
+                Ok(endpoint)
+            }
+            Err(why) => {
+                tracing::warn!(issuer, error = %why, "could not find the introspection endpoint");
+                discovery.failed = Some((Instant::now(), why.clone()));
+                Err(TokenError::Unavailable(why))
+            }
+        }
+    }
+
     async fn introspect(&self, token: &str) -> Result<TokenClaims, TokenError> {
-        let http = self.http.get_or_init(|| fetch::client(self.timeout));
-        let mut request = http
-            .post(&self.endpoint)
+        let endpoint = self.endpoint().await?;
+        let mut request = self
+            .http()
+            .post(&endpoint)
             .form(&[("token", token), ("token_type_hint", "access_token")]);
         if let Some((id, secret)) = &self.client {
             request = request.basic_auth(id, Some(secret));

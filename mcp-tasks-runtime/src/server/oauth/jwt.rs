@@ -54,6 +54,7 @@ struct Settings {
     timeout: Duration,
     max_response: usize,
     jwks_uri: Option<String>,
+    require_typ: bool,
 }
 
 /// The keys, and how they were last fetched.
@@ -129,6 +130,7 @@ impl JwtValidator {
                 timeout: fetch::DEFAULT_TIMEOUT,
                 max_response: fetch::DEFAULT_MAX_RESPONSE,
                 jwks_uri: None,
+                require_typ: false,
             },
             state: Arc::default(),
         }
@@ -196,6 +198,22 @@ impl JwtValidator {
         self
     }
 
+    /// Whether a token must say it is an access token, with the header `typ` `at+jwt` (or
+    /// `application/at+jwt`), as RFC 9068 section 4 has resource servers check (default `false`).
+    ///
+    /// Off by default because Keycloak, Auth0 and Entra ID issue access tokens typed `JWT`, or
+    /// not typed at all, so requiring it would refuse every token they give. Turn it on when
+    /// your issuer types its access tokens (Auth0 and Okta can be set to; oauth2-proxy-style
+    /// issuers built on RFC 9068 do): an ID token or any other JWT the same issuer signs can then
+    /// never pass for an access token, even one naming this resource in `aud`. Whatever this
+    /// says, a token whose `typ` names another kind of JWT (`logout+jwt`, `dpop+jwt`,
+    /// `secevent+jwt`, ...) is always refused: only a missing `typ`, the generic `JWT` and
+    /// `at+jwt` pass.
+    pub fn require_access_token_typ(mut self, require: bool) -> Self {
+        self.settings.require_typ = require;
+        self
+    }
+
     fn client(&self) -> &reqwest::Client {
         self.state
             .client
@@ -259,6 +277,7 @@ impl JwtValidator {
                     accepted()
                 ))
             })?;
+        check_typ(header.get("typ"), self.settings.require_typ)?;
         let kid = header.get("kid").and_then(Value::as_str).map(str::to_owned);
         Ok((alg, kid))
     }
@@ -418,6 +437,43 @@ impl JwtValidator {
             }
         }
         Ok(keys)
+    }
+}
+
+/// The header's `typ` (RFC 9068 section 4). A media type, compared without case and with the
+/// `application/` prefix RFC 7515 section 4.1.9 lets a writer leave out. `at+jwt`: an access
+/// token. Missing, or the generic `JWT` (RFC 7519 section 5.1), as Keycloak, Auth0 and Entra ID
+/// write their access tokens: taken unless `require` (RFC 9068 wants `at+jwt`). Anything else
+/// names another kind of JWT (a logout token, a DPoP proof, a security event, ...), which RFC
+/// 9068 section 4 has resource servers refuse, and which explicit typing exists to tell apart
+/// (RFC 8725 section 3.11): always refused.
+fn check_typ(typ: Option<&Value>, require: bool) -> Result<(), TokenError> {
+    let written = match typ {
+        None => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => {
+            return Err(TokenError::Invalid(
+                "the token's header `typ` is not a string".into(),
+            ));
+        }
+    };
+    let lower = written.map(str::to_ascii_lowercase);
+    let normal = (lower.as_deref()).map(|t| t.strip_prefix("application/").unwrap_or(t));
+    match (normal, require) {
+        (Some("at+jwt"), _) | (None | Some("jwt"), false) => Ok(()),
+        (None, true) => Err(TokenError::Invalid(
+            "the token has no `typ`; this server takes only access tokens typed `at+jwt` (RFC 9068)"
+                .into(),
+        )),
+        (Some("jwt"), true) => Err(TokenError::Invalid(format!(
+            "the token's `typ` is `{}`, not `at+jwt`; this server takes only access tokens typed \
+             as RFC 9068 has them",
+            written.unwrap_or_default()
+        ))),
+        (Some(_), _) => Err(TokenError::Invalid(format!(
+            "the token's `typ` `{}` says it is not an access token (RFC 9068 section 4: `at+jwt`)",
+            written.unwrap_or_default()
+        ))),
     }
 }
 

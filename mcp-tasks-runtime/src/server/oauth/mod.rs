@@ -6,8 +6,9 @@
 //!   [`TokenValidator`], and turns the answer into a principal (the token's issuer and subject,
 //!   who then owns the tasks it creates) or a challenge:
 //!   `401` + `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` without a token,
-//!   the same with `error="invalid_token"` for a bad one, `503` when the issuer could not be
-//!   asked. A token lacking a tool's scope gets `403` `error="insufficient_scope"`.
+//!   the same with `error="invalid_token"` for a bad one, `503` with `Retry-After` when the
+//!   issuer could not be asked. A token lacking a tool's scope gets `403`
+//!   `error="insufficient_scope"`.
 //! - The validators: [`JwtValidator`] (JWT access tokens, RFC 9068, checked against the issuer's
 //!   JWKS), [`Introspection`] (opaque tokens, RFC 7662), and the static [`BearerTokens`].
 //!
@@ -31,7 +32,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
+
+/// [`ResourceServer::retry_after`] unless set.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// What a valid access token says: whose it is and what it grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +190,7 @@ pub struct ResourceServer {
     scopes_supported: Vec<String>,
     challenge_scopes: Vec<String>,
     resource_name: Option<String>,
+    retry_after: Duration,
     validator: Arc<dyn TokenValidator>,
 }
 
@@ -240,6 +245,7 @@ impl ResourceServer {
             scopes_supported: Vec::new(),
             challenge_scopes: Vec::new(),
             resource_name: None,
+            retry_after: DEFAULT_RETRY_AFTER,
             validator: Arc::new(validator),
         })
     }
@@ -262,14 +268,25 @@ impl ResourceServer {
     }
 
     /// The scopes a `401` challenge asks for (`scope="…"`): what a client should request to use
-    /// the server at all (default none: the challenge then names no scope, and clients fall back
-    /// to `scopes_supported`).
+    /// the server at all. Default: the [`scopes_supported`](Self::scopes_supported), which is
+    /// what the MCP authorization spec has a client ask for when the challenge names none (its
+    /// *Scope Selection Strategy*), said in the challenge as the spec's servers SHOULD; with
+    /// neither, the challenge names no scope (any token the issuer gives for this resource will
+    /// do).
     pub fn challenge_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         self.challenge_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a client told `503` (the issuer's keys or introspection endpoint did not answer)
+    /// should wait before retrying, sent as `Retry-After` (default 10 s: [`JwtValidator`]'s
+    /// refresh cooldown, within which it would not ask the issuer again anyway).
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = after;
         self
     }
 
@@ -293,8 +310,13 @@ impl ResourceServer {
     /// `Bearer resource_metadata="…"[, scope="…"]` plus `extra` parameters.
     fn challenge(&self, extra: &[(&str, &str)]) -> String {
         let mut challenge = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
-        if !self.challenge_scopes.is_empty() && !extra.iter().any(|(k, _)| *k == "scope") {
-            challenge.push_str(&format!(", scope=\"{}\"", self.challenge_scopes.join(" ")));
+        let scopes = if self.challenge_scopes.is_empty() {
+            &self.scopes_supported
+        } else {
+            &self.challenge_scopes
+        };
+        if !scopes.is_empty() && !extra.iter().any(|(k, _)| *k == "scope") {
+            challenge.push_str(&format!(", scope=\"{}\"", scopes.join(" ")));
         }
         for (key, value) in extra {
             challenge.push_str(&format!(", {key}=\"{}\"", quoted(value)));
@@ -336,7 +358,8 @@ impl ResourceServer {
             Err(TokenError::Invalid(why)) => Err(invalid(why)),
             Err(TokenError::Unavailable(why)) => Err(Unauthorized::unavailable(format!(
                 "Service unavailable: the access token could not be checked now ({why}); retry later"
-            ))),
+            ))
+            .with_retry_after(self.retry_after)),
         }
     }
 }
