@@ -4,7 +4,7 @@
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use std::fmt;
 use tracing::Subscriber;
 use tracing_subscriber::Layer;
@@ -76,17 +76,27 @@ impl Traces {
     }
 
     /// The layer to add to the process's `tracing` subscriber. Its spans carry their fields as
-    /// attributes, where in the code they were made, and how long they were busy and idle; not
-    /// the thread (a task moves between a runtime's threads, and naming one costs an allocation
-    /// per span).
+    /// attributes, and entering one makes it OpenTelemetry's current context (so OpenTelemetry
+    /// instrumentation inside a tool, an HTTP client's, joins the task's or request's trace).
+    /// Left out, for what they cost against what they say (`bench/HISTORY.md` has the figures):
+    /// where in the code a span was made (for the server's spans always the same lines of the
+    /// runtime), how long it was busy and idle, and the thread (a task moves between a runtime's
+    /// threads). For them, build a layer of your own on [`tracer`](Self::tracer).
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
-        let tracer = self.provider.tracer(env!("CARGO_PKG_NAME"));
         tracing_opentelemetry::layer()
-            .with_tracer(tracer)
+            .with_tracer(self.tracer())
             .with_threads(false)
+            .with_location(false)
+            .with_tracked_inactivity(false)
+    }
+
+    /// The tracer the layer uses, for a `tracing_opentelemetry::layer()` of your own (other
+    /// settings; the versions the type's documentation names).
+    pub fn tracer(&self) -> SdkTracer {
+        self.provider.tracer(env!("CARGO_PKG_NAME"))
     }
 
     /// Sends every span not yet exported, waiting for the exporter.
