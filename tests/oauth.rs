@@ -1465,3 +1465,29 @@ async fn a_tasks_outputs_need_its_tools_scope() {
         "{answer:?}"
     );
 }
+
+/// A token that passed is kept, so that the same token again (a client sends it with every
+/// request) costs no signature check; kept never past its `exp`: once expired it is refused like
+/// any expired token, and the issuer's key is fetched once for all of it.
+#[tokio::test]
+async fn a_token_that_passed_is_kept_but_not_past_its_expiry() {
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, TokenValidator};
+    let issuer = Issuer::start();
+    let audience = "https://mcp.example.test/mcp";
+    let validator = JwtValidator::new(&issuer.url, audience).leeway(Duration::ZERO);
+    let token = issuer.token_with(json!({ "claims": { "aud": audience }, "expiresIn": 2 }));
+    for _ in 0..50 {
+        let claims = validator.validate(&token).await.expect("a good token");
+        assert_eq!(claims.subject, "alice");
+    }
+    assert_eq!(issuer.stats()["jwks"], 1, "the key fetched once");
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let refused = validator
+        .validate(&token)
+        .await
+        .expect_err("expired, kept or not");
+    assert!(refused.to_string().contains("expired"), "{refused}");
+    // A fresh token of the same subject passes.
+    let fresh = issuer.token(json!({ "aud": audience }));
+    validator.validate(&fresh).await.expect("a fresh token");
+}

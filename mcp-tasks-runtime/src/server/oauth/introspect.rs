@@ -1,13 +1,12 @@
 //! Opaque access tokens, asked about at the issuer's introspection endpoint (RFC 7662), with the
 //! answers kept for a while so that a busy client does not cost one round trip per request.
 
+use super::answers::Answers;
 use super::fetch::{self, FetchError};
 use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Validates opaque access tokens at the authorization server's introspection endpoint (RFC 7662),
@@ -44,12 +43,10 @@ pub struct Introspection {
     require_audience: bool,
     issuer: Option<String>,
     client: Option<(String, String)>,
-    cache_ttl: Duration,
-    cache_size: usize,
     timeout: Duration,
     max_response: usize,
     http: OnceLock<reqwest::Client>,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    answers: Answers,
 }
 
 /// The endpoint found in the issuer's metadata, or why it could not be, and when.
@@ -62,19 +59,14 @@ struct Discovery {
 /// How long a failed discovery is answered from memory before the issuer is asked again.
 const DISCOVERY_COOLDOWN: Duration = Duration::from_secs(10);
 
-struct Cached {
-    answer: Result<TokenClaims, TokenError>,
-    until: Instant,
-}
-
 impl fmt::Debug for Introspection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Introspection")
             .field("endpoint", &self.endpoint)
             .field("audience", &self.audience)
             .field("client_id", &self.client.as_ref().map(|(id, _)| id))
-            .field("cache_ttl", &self.cache_ttl)
-            .field("cache_size", &self.cache_size)
+            .field("cache_ttl", &self.answers.ttl())
+            .field("cache_size", &self.answers.size())
             .finish_non_exhaustive()
     }
 }
@@ -105,12 +97,11 @@ impl Introspection {
             require_audience: true,
             issuer: None,
             client: None,
-            cache_ttl: Duration::from_secs(60),
-            cache_size: 10_000,
+
             timeout: fetch::DEFAULT_TIMEOUT,
             max_response: fetch::DEFAULT_MAX_RESPONSE,
             http: OnceLock::new(),
-            cache: Mutex::new(HashMap::new()),
+            answers: Answers::new(Duration::from_secs(60), 10_000),
         }
     }
 
@@ -137,13 +128,13 @@ impl Introspection {
     /// How long an answer is kept (default 60 s; zero: not kept). A revoked token may be
     /// accepted this long after its revocation.
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
-        self.cache_ttl = ttl;
+        self.answers = self.answers.with_ttl(ttl);
         self
     }
 
     /// How many answers are kept at most (default 10,000).
     pub fn cache_size(mut self, n: usize) -> Self {
-        self.cache_size = n;
+        self.answers = self.answers.with_size(n);
         self
     }
 
@@ -160,55 +151,15 @@ impl Introspection {
     }
 
     async fn check(&self, token: &str) -> Result<TokenClaims, TokenError> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(answer) = self.cached(&key) {
+        let key = Answers::key(token);
+        if let Some(answer) = self.answers.get(&key) {
             return answer;
         }
         let answer = self.introspect(token).await;
         if !matches!(answer, Err(TokenError::Unavailable(_))) {
-            self.keep(key, &answer);
+            self.answers.keep(key, &answer);
         }
         answer
-    }
-
-    fn cached(&self, key: &[u8; 32]) -> Option<Result<TokenClaims, TokenError>> {
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        (cache.get(key))
-            .filter(|c| c.until > Instant::now())
-            .map(|c| c.answer.clone())
-    }
-
-    fn keep(&self, key: [u8; 32], answer: &Result<TokenClaims, TokenError>) {
-        if self.cache_ttl.is_zero() || self.cache_size == 0 {
-            return;
-        }
-        let mut until = Instant::now() + self.cache_ttl;
-        if let Ok(TokenClaims {
-            expires_at: Some(exp),
-            ..
-        }) = answer
-        {
-            let left = exp.duration_since(SystemTime::now()).unwrap_or_default();
-            until = until.min(Instant::now() + left);
-        }
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= self.cache_size {
-            let now = Instant::now();
-            cache.retain(|_, c| c.until > now);
-            if cache.len() >= self.cache_size {
-                // Still full of live answers: drop the one that would lapse first.
-                if let Some(oldest) = cache.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| *k) {
-                    cache.remove(&oldest);
-                }
-            }
-        }
-        cache.insert(
-            key,
-            Cached {
-                answer: answer.clone(),
-                until,
-            },
-        );
     }
 
     fn http(&self) -> &reqwest::Client {

@@ -7,6 +7,7 @@
 //! stream of tokens with made-up key ids costs one fetch, not one each. Requests that need the
 //! keys while a fetch is under way wait for that fetch rather than starting their own.
 
+use super::answers::Answers;
 use super::fetch::{self, FetchError};
 use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
 use base64::Engine as _;
@@ -55,6 +56,7 @@ struct Settings {
     max_response: usize,
     jwks_uri: Option<String>,
     require_typ: bool,
+    cache_size: usize,
 }
 
 /// The keys, and how they were last fetched.
@@ -64,6 +66,8 @@ struct State {
     /// Held while fetching: one fetch at a time.
     refresh: tokio::sync::Mutex<Refresh>,
     client: OnceLock<reqwest::Client>,
+    /// Tokens that passed, kept until their `exp` (at most `max_key_age`).
+    passed: OnceLock<Answers>,
 }
 
 #[derive(Default)]
@@ -131,6 +135,7 @@ impl JwtValidator {
                 max_response: fetch::DEFAULT_MAX_RESPONSE,
                 jwks_uri: None,
                 require_typ: false,
+                cache_size: 10_000,
             },
             state: Arc::default(),
         }
@@ -212,6 +217,21 @@ impl JwtValidator {
     pub fn require_access_token_typ(mut self, require: bool) -> Self {
         self.settings.require_typ = require;
         self
+    }
+
+    /// How many tokens that passed are kept (default 10,000), so that the same token again, as
+    /// a client sends it with each request, costs a lookup instead of a signature check; each for
+    /// at most [`max_key_age`](Self::max_key_age) and never past its `exp`. Only tokens that
+    /// passed are kept, by their SHA-256. Zero keeps none.
+    pub fn cache_size(mut self, n: usize) -> Self {
+        self.settings.cache_size = n;
+        self
+    }
+
+    fn passed(&self) -> &Answers {
+        self.state
+            .passed
+            .get_or_init(|| Answers::new(self.settings.max_key_age, self.settings.cache_size))
     }
 
     fn client(&self) -> &reqwest::Client {
@@ -568,6 +588,16 @@ fn explain(e: &jsonwebtoken::errors::Error, settings: &Settings) -> String {
 
 impl TokenValidator for JwtValidator {
     fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
-        Box::pin(self.check(token))
+        Box::pin(async move {
+            let key = Answers::key(token);
+            if let Some(passed) = self.passed().get(&key) {
+                return passed;
+            }
+            let answer = self.check(token).await;
+            if answer.is_ok() {
+                self.passed().keep(key, &answer);
+            }
+            answer
+        })
     }
 }

@@ -19,6 +19,7 @@
 //! | `introspect.rs` | [`Introspection`] and its token cache |
 //! | `fetch.rs` | bounded HTTP fetches (timeouts, a size cap) and issuer discovery |
 
+mod answers;
 mod fetch;
 mod introspect;
 mod jwt;
