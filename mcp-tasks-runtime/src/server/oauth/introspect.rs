@@ -2,7 +2,7 @@
 //! answers kept for a while so that a busy client does not cost one round trip per request.
 
 use super::fetch::{self, FetchError};
-use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
+use super::{InvalidCertificate, TokenClaims, TokenError, TokenValidator, ValidateFuture};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -48,6 +48,8 @@ pub struct Introspection {
     cache_size: usize,
     timeout: Duration,
     max_response: usize,
+    /// Trusted besides the built-in roots.
+    roots: Vec<reqwest::Certificate>,
     http: OnceLock<reqwest::Client>,
     cache: Mutex<HashMap<[u8; 32], Cached>>,
 }
@@ -75,6 +77,7 @@ impl fmt::Debug for Introspection {
             .field("client_id", &self.client.as_ref().map(|(id, _)| id))
             .field("cache_ttl", &self.cache_ttl)
             .field("cache_size", &self.cache_size)
+            .field("root_certificates", &self.roots.len())
             .finish_non_exhaustive()
     }
 }
@@ -109,6 +112,7 @@ impl Introspection {
             cache_size: 10_000,
             timeout: fetch::DEFAULT_TIMEOUT,
             max_response: fetch::DEFAULT_MAX_RESPONSE,
+            roots: Vec::new(),
             http: OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
         }
@@ -157,6 +161,21 @@ impl Introspection {
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response = bytes;
         self
+    }
+
+    /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) as roots for the introspection endpoint and the
+    /// issuer's metadata, besides the Mozilla roots built in: for an issuer behind a private CA
+    /// or with a self-signed certificate. Call once per file.
+    ///
+    /// # Errors
+    /// When `pem` holds no certificate, or one that cannot be a root; the error says which.
+    pub fn root_certificate_pem(
+        mut self,
+        pem: impl AsRef<[u8]>,
+    ) -> Result<Self, InvalidCertificate> {
+        self.roots.extend(fetch::roots(pem.as_ref())?);
+        Ok(self)
     }
 
     async fn check(&self, token: &str) -> Result<TokenClaims, TokenError> {
@@ -212,7 +231,7 @@ impl Introspection {
     }
 
     fn http(&self) -> &reqwest::Client {
-        self.http.get_or_init(|| fetch::client(self.timeout))
+        (self.http).get_or_init(|| fetch::client_or_default(self.timeout, &self.roots))
     }
 
     /// The endpoint: configured, or found in the issuer's metadata (once; a failure is
