@@ -1398,24 +1398,51 @@ async fn the_example_server_trusts_the_issuers_ca_with_oauth_ca_cert() {
     );
     assert_eq!(greet(&without.url, None).await.status, 401);
 
+    // The example server's stderr once it has stopped, as it must within 10 s.
+    let refused = |args: &[&str]| {
+        let mut child = std::process::Command::new(mcp_tasks_tests::example_bin("example_server"))
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("example_server runs");
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("example_server {args:?} went on serving");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
     for (file, says) in [
         (not_pem.to_str().unwrap(), "holds no certificate"),
         ("/nonexistent/ca.pem", "No such file"),
     ] {
-        let out = std::process::Command::new(mcp_tasks_tests::example_bin("example_server"))
-            .args(["--http", "127.0.0.1:0", "--oauth-issuer", &issuer.url])
-            .args(["--oauth-audience", "http://127.0.0.1:1/mcp"])
-            .args(["--oauth-ca-cert", file])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("example_server runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{file}: {err}");
+        let err = refused(&[
+            "--oauth-issuer",
+            &issuer.url,
+            "--oauth-audience",
+            "http://127.0.0.1:1/mcp",
+            "--oauth-ca-cert",
+            file,
+        ]);
         assert!(
             err.contains(&format!("--oauth-ca-cert {file}: ")) && err.contains(says),
             "{file}: {err}"
         );
     }
+    // Without an issuer to trust it for, the flag is a mistake, not ignored.
+    let err = refused(&["--oauth-ca-cert", ca_arg]);
+    assert!(
+        err.contains("--oauth-ca-cert goes with --oauth-issuer"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
