@@ -17,7 +17,7 @@
 //! | `mod.rs` | [`ResourceServer`], the metadata, the challenges, [`TokenValidator`] |
 //! | `jwt.rs` | [`JwtValidator`] and its key cache |
 //! | `introspect.rs` | [`Introspection`] and its token cache |
-//! | `fetch.rs` | bounded HTTP fetches (timeouts, a size cap) and issuer discovery |
+//! | `fetch.rs` | bounded HTTP fetches (timeouts, a size cap, extra PEM roots) and issuer discovery |
 
 mod fetch;
 mod introspect;
