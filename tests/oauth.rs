@@ -1096,9 +1096,18 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
-/// A private CA (its certificate as PEM) and a TLS acceptor for `localhost` with a certificate
-/// that CA signed.
-fn private_ca() -> (String, tokio_rustls::TlsAcceptor) {
+/// A private CA and a certificate for `localhost` it signed.
+struct PrivateCa {
+    /// The CA's certificate, PEM: what a client is told to trust.
+    ca: String,
+    /// The `localhost` certificate and its private key, PEM: what a server presents.
+    leaf: String,
+    key: String,
+    /// A TLS acceptor presenting `leaf`.
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+fn private_ca() -> PrivateCa {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
     use tokio_rustls::rustls;
     let ca_key = KeyPair::generate().unwrap();
@@ -1124,10 +1133,12 @@ fn private_ca() -> (String, tokio_rustls::TlsAcceptor) {
         rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
     )
     .unwrap();
-    (
-        ca.pem(),
-        tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
-    )
+    PrivateCa {
+        ca: ca.pem(),
+        leaf: leaf.pem(),
+        key: key.serialize_pem(),
+        tls: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+    }
 }
 
 /// Echoes its text.
@@ -1147,7 +1158,7 @@ async fn the_client_and_the_command_call_a_protected_server_over_https() {
     use mcp_tasks_runtime::server::HttpConfig;
     use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
     let issuer = Issuer::start();
-    let (ca, tls) = private_ca();
+    let PrivateCa { ca, tls, .. } = private_ca();
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
     let oauth = ResourceServer::new(&url, JwtValidator::new(&issuer.url, &url))
@@ -1229,6 +1240,209 @@ async fn the_client_and_the_command_call_a_protected_server_over_https() {
     let (code, out, err) = run(&["--ca-cert", "/nonexistent/ca.pem"]);
     assert_ne!(code, Some(0), "{out}");
     assert!(err.contains("--ca-cert /nonexistent/ca.pem"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// HTTPS to the issuer (rustls): an issuer behind a private CA, as an in-house Keycloak is. A
+/// `JwtValidator` told to trust that CA fetches the metadata and keys over TLS and takes the
+/// issuer's tokens, and `mcp-tasks-client`, trusting it too, gets its token there with client
+/// credentials; the same server without the CA answers 503 (with `Retry-After`) saying the
+/// certificate is why, and goes on serving. `Introspection` likewise. A PEM text without a
+/// usable certificate is refused when configured, not at the first token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_trusting_a_private_ca_takes_tokens_of_an_issuer_behind_it() {
+    use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{
+        Introspection, JwtValidator, ResourceServer, TokenError, TokenValidator,
+    };
+    let pki = private_ca();
+    let issuer = Issuer::start_https(&pki.leaf, &pki.key);
+    assert!(
+        issuer.url.starts_with("https://localhost:"),
+        "{}",
+        issuer.url
+    );
+    let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+
+    let trusting = serve_in_process(Server::builder("trusting", "1.0.0").tool::<echo>(), |url| {
+        let validator = JwtValidator::new(&issuer.url, url)
+            .root_certificate_pem(&pki.ca)
+            .expect("a CA certificate");
+        ResourceServer::new(url, validator)
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let token = issuer.token(json!({ "aud": trusting }));
+    let answer = request(&trusting, Some(&token), "tools/call", echo.clone()).await;
+    assert_eq!(answer.result()["content"][0]["text"], "hi", "{answer:?}");
+    let stats = issuer.stats();
+    assert!(stats["metadata"].as_u64().unwrap() >= 1, "{stats}");
+    assert_eq!(stats["jwks"], 1, "{stats}");
+
+    // The client finds the issuer in the server's metadata and gets a token from it over TLS.
+    let mcp = Client::builder()
+        .client_credentials("robot", "robot-secret")
+        .root_certificate_pem(pki.ca.clone())
+        .connect_http(&trusting)
+        .await
+        .expect("connects, getting a token from the issuer over TLS");
+    let echoed = mcp
+        .call_tool("echo", json!({ "text": "end to end" }))
+        .await
+        .unwrap()
+        .result()
+        .await
+        .unwrap();
+    assert_eq!(mcp_tasks_client::text(&echoed), "end to end");
+    assert_eq!(issuer.stats()["token"], 1);
+
+    // Without the CA the issuer cannot be asked: 503, the certificate named, and the server
+    // goes on serving.
+    let doubting = serve_in_process(Server::builder("doubting", "1.0.0").tool::<echo>(), |url| {
+        ResourceServer::new(url, JwtValidator::new(&issuer.url, url))
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let token = issuer.token(json!({ "aud": doubting }));
+    for _ in 0..2 {
+        let answer = request(&doubting, Some(&token), "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 503, "{answer:?}");
+        assert_eq!(answer.retry_after.as_deref(), Some("10"), "{answer:?}");
+        let message = answer.message();
+        assert!(
+            message.contains("could not be checked now")
+                && message.contains(&issuer.url)
+                && message.to_lowercase().contains("certificate"),
+            "{answer:?}"
+        );
+    }
+    assert_eq!(
+        request(&doubting, None, "tools/call", echo.clone())
+            .await
+            .status,
+        401
+    );
+    let health = doubting.replace("/mcp", "/healthz");
+    assert_eq!(client().get(&health).send().await.unwrap().status(), 200);
+
+    // Introspection: the metadata and the endpoint over TLS, with the CA and without.
+    let active =
+        json!({ "active": true, "sub": "carol", "aud": trusting, "exp": 4_000_000_000u64 });
+    issuer.command(json!({ "cmd": "opaque", "token": "opaque-1", "answer": active }));
+    let introspection = Introspection::discover(&issuer.url, &trusting)
+        .client("mcp-server", "s3cret")
+        .root_certificate_pem(pki.ca.as_bytes())
+        .expect("a CA certificate");
+    let claims = (introspection.validate("opaque-1").await).expect("introspected over TLS");
+    assert_eq!(claims.subject, "carol");
+    assert_eq!(issuer.stats()["introspect"], 1);
+    match Introspection::discover(&issuer.url, &trusting)
+        .validate("opaque-1")
+        .await
+    {
+        Err(TokenError::Unavailable(why)) if why.to_lowercase().contains("certificate") => {}
+        other => panic!("{other:?}"),
+    }
+
+    // PEM texts that trust nothing: refused at once, saying what is wrong.
+    let block =
+        |body: &str| format!("-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n");
+    let (not_der, not_base64) = (block("AAAA"), block("!!!!"));
+    let cut = "-----BEGIN CERTIFICATE-----\nAAAA\n";
+    for (pem, says) in [
+        ("hello", "holds no certificate"),
+        (pki.key.as_str(), "holds no certificate"),
+        (&not_der, "cannot be a trusted root"),
+        (&not_base64, "not valid base64"),
+        (cut, "a block has no `-----END CERTIFICATE-----` line"),
+    ] {
+        let jwt = JwtValidator::new(&issuer.url, &trusting).root_certificate_pem(pem);
+        let why = jwt.expect_err(pem).to_string();
+        assert!(why.contains(says), "{pem}: {why}");
+        let introspection =
+            Introspection::discover(&issuer.url, &trusting).root_certificate_pem(pem);
+        let why = introspection.expect_err(pem).to_string();
+        assert!(why.contains(says), "{pem}: {why}");
+    }
+}
+
+/// The example server with `--oauth-issuer https://...`: `--oauth-ca-cert FILE` makes it trust
+/// the issuer's CA; without it, a token gets 503 naming the certificate; a file that cannot be
+/// read or holds no certificate stops it at start, naming the file.
+#[tokio::test]
+async fn the_example_server_trusts_the_issuers_ca_with_oauth_ca_cert() {
+    let pki = private_ca();
+    let issuer = Issuer::start_https(&pki.leaf, &pki.key);
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-oauth-ca-cert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &pki.ca).unwrap();
+    let not_pem = dir.join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    let ca_arg = ca_file.to_str().unwrap();
+
+    let server = ProtectedServer::start(&issuer.url, &["--oauth-ca-cert", ca_arg]);
+    let token = issuer.token(json!({ "aud": server.url }));
+    still_serves(&server, &token).await;
+
+    let without = ProtectedServer::start(&issuer.url, &[]);
+    let token = issuer.token(json!({ "aud": without.url }));
+    let answer = greet(&without.url, Some(&token)).await;
+    assert_eq!(answer.status, 503, "{answer:?}");
+    assert!(
+        answer.message().to_lowercase().contains("certificate"),
+        "{answer:?}"
+    );
+    assert_eq!(greet(&without.url, None).await.status, 401);
+
+    // The example server's stderr once it has stopped, as it must within 10 s.
+    let refused = |args: &[&str]| {
+        let mut child = std::process::Command::new(mcp_tasks_tests::example_bin("example_server"))
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("example_server runs");
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("example_server {args:?} went on serving");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (file, says) in [
+        (not_pem.to_str().unwrap(), "holds no certificate"),
+        ("/nonexistent/ca.pem", "No such file"),
+    ] {
+        let err = refused(&[
+            "--oauth-issuer",
+            &issuer.url,
+            "--oauth-audience",
+            "http://127.0.0.1:1/mcp",
+            "--oauth-ca-cert",
+            file,
+        ]);
+        assert!(
+            err.contains(&format!("--oauth-ca-cert {file}: ")) && err.contains(says),
+            "{file}: {err}"
+        );
+    }
+    // Without an issuer to trust it for, the flag is a mistake, not ignored.
+    let err = refused(&["--oauth-ca-cert", ca_arg]);
+    assert!(
+        err.contains("--oauth-ca-cert goes with --oauth-issuer"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

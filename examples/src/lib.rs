@@ -264,7 +264,8 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// (repeatable) requires `Authorization: Bearer TOKEN` and binds tasks to PRINCIPAL,
 /// `--oauth-issuer ISSUER --oauth-audience RESOURCE_URL` makes the endpoint an OAuth 2.1 resource
 /// server for ISSUER's tokens (`research` needs the scope `research`; every other tool a valid
-/// token), and
+/// token; `--oauth-ca-cert FILE`, repeatable, trusts the PEM CA certificates in FILE for an
+/// issuer behind a private CA), and
 /// `--session-idle-ms N` sets how long an idle legacy session lives, `--max-body BYTES` the largest
 /// request body, `--header-timeout-ms N` and `--body-timeout-ms N` how long a connection may take
 /// to send a request's headers and body, `--max-connections N` how many may be open at once,
@@ -393,6 +394,7 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
             "--oauth-audience" => oauth.audience = Some(text(&mut args, &arg)?),
             "--oauth-introspection" => oauth.introspection = Some(text(&mut args, &arg)?),
             "--oauth-client" => oauth.client = Some(text(&mut args, &arg)?),
+            "--oauth-ca-cert" => oauth.ca_certs.push(text(&mut args, &arg)?),
             "--max-body" => http_config = http_config.max_body(number(&mut args, &arg)?),
             "--session-idle-ms" => {
                 http_config = http_config.session_idle(millis(&mut args, &arg)?);
@@ -432,7 +434,11 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     }
     let server = server.config(config).build()?;
     let Some(addr) = http else {
-        if !tokens.is_empty() || oauth.issuer.is_some() || oauth.audience.is_some() {
+        if !tokens.is_empty()
+            || oauth.issuer.is_some()
+            || oauth.audience.is_some()
+            || !oauth.ca_certs.is_empty()
+        {
             return Err(usage(
                 "--token and --oauth-* apply to --http only (stdio is not authenticated)",
             ));
@@ -460,24 +466,34 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
 }
 
 /// `--oauth-issuer ISSUER --oauth-audience RESOURCE_URL [--oauth-introspection ENDPOINT
-/// --oauth-client ID:SECRET]`: an OAuth 2.1 resource server whose tokens come from ISSUER and
-/// name RESOURCE_URL (this endpoint's URL) as their audience: JWTs checked against the issuer's
-/// keys, or opaque tokens asked about at ENDPOINT as client ID.
+/// --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...`: an OAuth 2.1 resource server whose tokens
+/// come from ISSUER and name RESOURCE_URL (this endpoint's URL) as their audience: JWTs checked
+/// against the issuer's keys, or opaque tokens asked about at ENDPOINT as client ID; the issuer
+/// reached over HTTPS trusting, besides the built-in roots, the CA certificates in each FILE (PEM).
 #[derive(Debug, Default)]
 struct OAuthArgs {
     issuer: Option<String>,
     audience: Option<String>,
     introspection: Option<String>,
     client: Option<String>,
+    /// `--oauth-ca-cert FILE` (repeatable): PEM files of roots to trust for the issuer over HTTPS.
+    ca_certs: Vec<String>,
 }
 
 impl OAuthArgs {
     fn resource_server(
         self,
     ) -> std::io::Result<Option<mcp_tasks_runtime::server::oauth::ResourceServer>> {
-        use mcp_tasks_runtime::server::oauth::{Introspection, JwtValidator, ResourceServer};
+        use mcp_tasks_runtime::server::oauth::{
+            Introspection, InvalidCertificate, JwtValidator, ResourceServer,
+        };
         let (issuer, audience) = match (self.issuer, self.audience) {
-            (None, None) => return Ok(None),
+            (None, None) if self.ca_certs.is_empty() => return Ok(None),
+            (None, None) => {
+                return Err(usage(
+                    "--oauth-ca-cert goes with --oauth-issuer (it is the CA the issuer's certificate comes from)",
+                ));
+            }
             (Some(issuer), Some(audience)) => (issuer, audience),
             _ => {
                 return Err(usage(
@@ -485,9 +501,22 @@ impl OAuthArgs {
                 ));
             }
         };
+        let mut pems = Vec::new();
+        for file in &self.ca_certs {
+            let pem =
+                std::fs::read(file).map_err(|e| usage(&format!("--oauth-ca-cert {file}: {e}")))?;
+            pems.push((file, pem));
+        }
+        let bad_pem =
+            |file: &str, e: InvalidCertificate| usage(&format!("--oauth-ca-cert {file}: {e}"));
         let server = match self.introspection {
             Some(endpoint) => {
                 let mut validator = Introspection::new(endpoint, &audience).issuer(&issuer);
+                for (file, pem) in &pems {
+                    validator = validator
+                        .root_certificate_pem(pem)
+                        .map_err(|e| bad_pem(file, e))?;
+                }
                 if let Some(client) = &self.client {
                     let (id, secret) = client
                         .split_once(':')
@@ -496,7 +525,15 @@ impl OAuthArgs {
                 }
                 ResourceServer::new(&audience, validator)
             }
-            None => ResourceServer::new(&audience, JwtValidator::new(&issuer, &audience)),
+            None => {
+                let mut validator = JwtValidator::new(&issuer, &audience);
+                for (file, pem) in &pems {
+                    validator = validator
+                        .root_certificate_pem(pem)
+                        .map_err(|e| bad_pem(file, e))?;
+                }
+                ResourceServer::new(&audience, validator)
+            }
         };
         let server = server.map_err(|e| usage(&format!("--oauth-audience: {e}")))?;
         Ok(Some(
@@ -533,7 +570,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET]] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
         ),
     )
 }

@@ -7,6 +7,10 @@
 //   the client asked for (RFC 8707), as Keycloak, Auth0 and Entra ID do with audience settings;
 // - `/introspect` (RFC 7662) answers about the opaque tokens registered with `opaque`.
 //
+// With ISSUER_TLS_CERT and ISSUER_TLS_KEY (paths of PEM files: a certificate for `localhost`, and
+// its key) it serves HTTPS, and its issuer URL is `https://localhost:PORT`; else HTTP, and
+// `http://127.0.0.1:PORT`.
+//
 // Prints `{"issuer": URL}` on its first line, then answers one JSON command per stdin line with one
 // JSON line:
 //   {"cmd":"token", "claims":{...}, "drop":["exp"], "kid":K, "foreign":true, "expiresIn":S, "typ":T}
@@ -19,7 +23,9 @@
 //   {"cmd":"jwks","mode":"up"|"down"|"hang"}  -> {}: the JWKS answers, answers 503, or never answers
 //   {"cmd":"opaque","token":T,"answer":{...}} -> {}: what /introspect says about T
 //   {"cmd":"stats"}         -> {"jwks": N, "metadata": N, "introspect": N, "token": N} requests served
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import { createInterface } from "node:readline";
 import { SignJWT, exportSPKI, importJWK } from "jose";
 import { OAuth2Issuer, OAuth2Service } from "oauth2-mock-server";
@@ -50,7 +56,11 @@ const stats = { jwks: 0, metadata: 0, introspect: 0, token: 0 };
 let jwksMode = "up";
 const opaque = new Map();
 
-const server = createServer((req, res) => {
+const tls = process.env.ISSUER_TLS_CERT && process.env.ISSUER_TLS_KEY
+  ? { cert: readFileSync(process.env.ISSUER_TLS_CERT), key: readFileSync(process.env.ISSUER_TLS_KEY) }
+  : null;
+
+const handler = (req, res) => {
   const path = new URL(req.url, "http://x").pathname;
   if (path === "/jwks") {
     stats.jwks += 1;
@@ -75,9 +85,12 @@ const server = createServer((req, res) => {
     return;
   }
   service.requestHandler(req, res);
-});
+};
+const server = tls ? createTlsServer(tls, handler) : createServer(handler);
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-issuer.url = `http://127.0.0.1:${server.address().port}`;
+issuer.url = tls
+  ? `https://localhost:${server.address().port}`
+  : `http://127.0.0.1:${server.address().port}`;
 forger.url = issuer.url;
 console.log(JSON.stringify({ issuer: issuer.url }));
 

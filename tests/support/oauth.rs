@@ -41,15 +41,43 @@ fn install() -> String {
 pub struct Issuer {
     child: Child,
     io: Mutex<(ChildStdin, Receiver<String>)>,
-    /// Its issuer identifier, `http://127.0.0.1:PORT`.
+    /// Its issuer identifier, `http://127.0.0.1:PORT` (HTTPS: `https://localhost:PORT`).
     pub url: String,
+    /// HTTPS: the directory of its certificate and key files, removed on drop.
+    tls_dir: Option<std::path::PathBuf>,
 }
 
 impl Issuer {
     /// Starts one on a free loopback port.
     pub fn start() -> Issuer {
+        Self::spawn(None)
+    }
+
+    /// Starts one serving HTTPS with `cert_pem` (a certificate for `localhost`, PEM) and
+    /// `key_pem` (its private key, PEM), on a free loopback port; its URL is
+    /// `https://localhost:PORT`.
+    pub fn start_https(cert_pem: &str, key_pem: &str) -> Issuer {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("mcp-tasks-oauth-issuer-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory for the issuer's certificate");
+        std::fs::write(dir.join("cert.pem"), cert_pem).expect("write cert.pem");
+        std::fs::write(dir.join("key.pem"), key_pem).expect("write key.pem");
+        let issuer = Self::spawn(Some(dir));
+        assert!(issuer.url.starts_with("https://"), "{}", issuer.url);
+        issuer
+    }
+
+    fn spawn(tls_dir: Option<std::path::PathBuf>) -> Issuer {
         let node = install();
-        let mut child = Command::new(node)
+        let mut command = Command::new(node);
+        if let Some(dir) = &tls_dir {
+            command
+                .env("ISSUER_TLS_CERT", dir.join("cert.pem"))
+                .env("ISSUER_TLS_KEY", dir.join("key.pem"));
+        }
+        let mut child = command
             .arg(workspace_root().join("tests/oauth/issuer.mjs"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -77,6 +105,7 @@ impl Issuer {
             child,
             io: Mutex::new((stdin, rx)),
             url,
+            tls_dir,
         }
     }
 
@@ -117,6 +146,9 @@ impl Drop for Issuer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.tls_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

@@ -7,8 +7,10 @@
 //! With `--http 127.0.0.1:8080` it serves Streamable HTTP at `http://127.0.0.1:8080/mcp` instead;
 //! add `--token TOKEN=PRINCIPAL` to require a bearer token, or
 //! `--oauth-issuer ISSUER_URL --oauth-audience http://127.0.0.1:8080/mcp` to take OAuth access
-//! tokens from an authorization server (`research` then needs the scope `research`). `--keepalive-ms N` (or `off`) sets how often
-//! a long call with a progress token gets a keepalive `notifications/progress` (default 10 s).
+//! tokens from an authorization server (`research` then needs the scope `research`; add
+//! `--oauth-ca-cert FILE` for an issuer whose HTTPS certificate comes from a private CA).
+//! `--keepalive-ms N` (or `off`) sets how often a long call with a progress token gets a
+//! keepalive `notifications/progress` (default 10 s).
 
 use mcp_tasks_examples::example_server;
 use std::io::IsTerminal;

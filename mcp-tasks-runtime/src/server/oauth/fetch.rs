@@ -2,6 +2,7 @@
 //! Every fetch has a deadline and a cap on the response's size, so that a slow or hostile issuer
 //! can neither hold a request nor fill the server's memory.
 
+use super::InvalidCertificate;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -13,15 +14,79 @@ pub(super) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) const DEFAULT_MAX_RESPONSE: usize = 256 * 1024;
 
 /// An HTTP client for the issuer's endpoints: `timeout` for a whole fetch, no redirects (a
-/// metadata or key URL is used as published), rustls.
-pub(super) fn client(timeout: Duration) -> reqwest::Client {
-    reqwest::Client::builder()
+/// metadata or key URL is used as published), rustls trusting the built-in roots and `roots`.
+/// Fails only when a root cannot be one, which [`roots`] has already ruled out for those it read.
+pub(super) fn client(
+    timeout: Duration,
+    roots: &[reqwest::Certificate],
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
         .timeout(timeout)
         .connect_timeout(timeout)
         .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("mcp-tasks/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_default()
+        .user_agent(concat!("mcp-tasks/", env!("CARGO_PKG_VERSION")));
+    for root in roots {
+        builder = builder.add_root_certificate(root.clone());
+    }
+    builder.build().map_err(|e| with_causes(&e))
+}
+
+/// [`client`], or (should building it fail after all) one with the defaults, logged: a fetch then
+/// fails saying what, rather than the server failing.
+pub(super) fn client_or_default(
+    timeout: Duration,
+    roots: &[reqwest::Certificate],
+) -> reqwest::Client {
+    client(timeout, roots).unwrap_or_else(|why| {
+        tracing::error!(error = %why, "could not build the HTTP client for the issuer; using the defaults");
+        reqwest::Client::default()
+    })
+}
+
+/// The certificates of `pem` (one or more `-----BEGIN CERTIFICATE-----` blocks), checked now as
+/// roots so that a bad one is a configuration error rather than a failure at the first token.
+pub(super) fn roots(pem: &[u8]) -> Result<Vec<reqwest::Certificate>, InvalidCertificate> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::{Error, PemObject};
+    let mut certs = Vec::new();
+    for der in CertificateDer::pem_slice_iter(pem) {
+        let der = der.map_err(|e| {
+            InvalidCertificate(match e {
+                Error::MissingSectionEnd { end_marker } => format!(
+                    "the PEM text is cut short: a block has no `-----END {}-----` line",
+                    String::from_utf8_lossy(&end_marker)
+                ),
+                Error::IllegalSectionStart { line } => format!(
+                    "the PEM text has a malformed `-----BEGIN` line: `{}`",
+                    String::from_utf8_lossy(&line)
+                ),
+                Error::Base64Decode(why) => {
+                    format!("a certificate block of the PEM text is not valid base64 ({why})")
+                }
+                other => format!("the PEM text cannot be read: {other}"),
+            })
+        })?;
+        let cert = reqwest::Certificate::from_der(&der).map_err(|e| {
+            InvalidCertificate(format!(
+                "a certificate of the PEM text cannot be read: {}",
+                with_causes(&e)
+            ))
+        })?;
+        certs.push(cert);
+    }
+    if certs.is_empty() {
+        return Err(InvalidCertificate(
+            "the PEM text holds no certificate (expected one or more `-----BEGIN CERTIFICATE-----` blocks)"
+                .into(),
+        ));
+    }
+    client(DEFAULT_TIMEOUT, &certs).map_err(|why| {
+        InvalidCertificate(format!(
+            "a certificate of the PEM text cannot be a trusted root ({why})"
+        ))
+    })?;
+    Ok(certs)
 }
 
 /// What went wrong with a fetch, for people.
@@ -86,10 +151,37 @@ fn describe(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         "no answer within the timeout".into()
     } else if e.is_connect() {
-        "could not connect".into()
+        // Why: refused, no such host, or (HTTPS) a certificate that does not verify, which
+        // reqwest's own text ("error sending request") does not say.
+        let mut why = "could not connect".to_owned();
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if c.source().is_none() || !text.starts_with("client error") {
+                why.push_str(": ");
+                why.push_str(&text);
+            }
+            cause = c.source();
+        }
+        why
     } else {
-        e.to_string()
+        with_causes(e)
     }
+}
+
+/// An error and its causes, `: `-separated.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// The authorization server's metadata: RFC 8414 (`/.well-known/oauth-authorization-server`,

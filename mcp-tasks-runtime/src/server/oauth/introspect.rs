@@ -3,7 +3,7 @@
 
 use super::answers::Answers;
 use super::fetch::{self, FetchError};
-use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
+use super::{InvalidCertificate, TokenClaims, TokenError, TokenValidator, ValidateFuture};
 use serde_json::Value;
 use std::fmt;
 use std::sync::OnceLock;
@@ -45,6 +45,8 @@ pub struct Introspection {
     client: Option<(String, String)>,
     timeout: Duration,
     max_response: usize,
+    /// Trusted besides the built-in roots.
+    roots: Vec<reqwest::Certificate>,
     http: OnceLock<reqwest::Client>,
     answers: Answers,
 }
@@ -67,6 +69,7 @@ impl fmt::Debug for Introspection {
             .field("client_id", &self.client.as_ref().map(|(id, _)| id))
             .field("cache_ttl", &self.answers.ttl())
             .field("cache_size", &self.answers.size())
+            .field("root_certificates", &self.roots.len())
             .finish_non_exhaustive()
     }
 }
@@ -100,6 +103,7 @@ impl Introspection {
 
             timeout: fetch::DEFAULT_TIMEOUT,
             max_response: fetch::DEFAULT_MAX_RESPONSE,
+            roots: Vec::new(),
             http: OnceLock::new(),
             answers: Answers::new(Duration::from_secs(60), 10_000),
         }
@@ -150,6 +154,21 @@ impl Introspection {
         self
     }
 
+    /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) as roots for the introspection endpoint and the
+    /// issuer's metadata, besides the Mozilla roots built in: for an issuer behind a private CA
+    /// or with a self-signed certificate. Call once per file.
+    ///
+    /// # Errors
+    /// When `pem` holds no certificate, or one that cannot be a root; the error says which.
+    pub fn root_certificate_pem(
+        mut self,
+        pem: impl AsRef<[u8]>,
+    ) -> Result<Self, InvalidCertificate> {
+        self.roots.extend(fetch::roots(pem.as_ref())?);
+        Ok(self)
+    }
+
     async fn check(&self, token: &str) -> Result<TokenClaims, TokenError> {
         let key = Answers::key(token);
         if let Some(answer) = self.answers.get(&key) {
@@ -163,7 +182,7 @@ impl Introspection {
     }
 
     fn http(&self) -> &reqwest::Client {
-        self.http.get_or_init(|| fetch::client(self.timeout))
+        (self.http).get_or_init(|| fetch::client_or_default(self.timeout, &self.roots))
     }
 
     /// The endpoint: configured, or found in the issuer's metadata (once; a failure is

@@ -9,7 +9,7 @@
 
 use super::answers::Answers;
 use super::fetch::{self, FetchError};
-use super::{TokenClaims, TokenError, TokenValidator, ValidateFuture};
+use super::{InvalidCertificate, TokenClaims, TokenError, TokenValidator, ValidateFuture};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use serde_json::Value;
@@ -57,6 +57,8 @@ struct Settings {
     jwks_uri: Option<String>,
     require_typ: bool,
     cache_size: usize,
+    /// Trusted besides the built-in roots.
+    roots: Vec<reqwest::Certificate>,
 }
 
 /// The keys, and how they were last fetched.
@@ -136,6 +138,7 @@ impl JwtValidator {
                 jwks_uri: None,
                 require_typ: false,
                 cache_size: 10_000,
+                roots: Vec::new(),
             },
             state: Arc::default(),
         }
@@ -234,10 +237,32 @@ impl JwtValidator {
             .get_or_init(|| Answers::new(self.settings.max_key_age, self.settings.cache_size))
     }
 
+    /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
+    /// `-----BEGIN CERTIFICATE-----` blocks) as roots for the issuer's metadata and keys, besides
+    /// the Mozilla roots built in: for an issuer behind a private CA (an in-house Keycloak) or
+    /// with a self-signed certificate. Call once per file.
+    ///
+    /// # Errors
+    /// When `pem` holds no certificate, or one that cannot be a root; the error says which.
+    ///
+    /// ```
+    /// use mcp_tasks_runtime::server::oauth::JwtValidator;
+    ///
+    /// let refused = JwtValidator::new("https://auth.internal", "https://mcp.internal/mcp")
+    ///     .root_certificate_pem("not a certificate");
+    /// assert!(refused.unwrap_err().to_string().contains("no certificate"));
+    /// ```
+    pub fn root_certificate_pem(
+        mut self,
+        pem: impl AsRef<[u8]>,
+    ) -> Result<Self, InvalidCertificate> {
+        self.settings.roots.extend(fetch::roots(pem.as_ref())?);
+        Ok(self)
+    }
+
     fn client(&self) -> &reqwest::Client {
-        self.state
-            .client
-            .get_or_init(|| fetch::client(self.settings.timeout))
+        (self.state.client)
+            .get_or_init(|| fetch::client_or_default(self.settings.timeout, &self.settings.roots))
     }
 
     async fn check(&self, token: &str) -> Result<TokenClaims, TokenError> {

@@ -17,7 +17,7 @@
 //! | `mod.rs` | [`ResourceServer`], the metadata, the challenges, [`TokenValidator`] |
 //! | `jwt.rs` | [`JwtValidator`] and its key cache |
 //! | `introspect.rs` | [`Introspection`] and its token cache |
-//! | `fetch.rs` | bounded HTTP fetches (timeouts, a size cap) and issuer discovery |
+//! | `fetch.rs` | bounded HTTP fetches (timeouts, a size cap, extra PEM roots) and issuer discovery |
 
 mod answers;
 mod fetch;
@@ -216,6 +216,20 @@ impl fmt::Display for InvalidResource {
 }
 
 impl std::error::Error for InvalidResource {}
+
+/// A PEM text given to trust as a root ([`JwtValidator::root_certificate_pem`],
+/// [`Introspection::root_certificate_pem`]) that holds no usable certificate. The text says what
+/// is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidCertificate(String);
+
+impl fmt::Display for InvalidCertificate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidCertificate {}
 
 impl ResourceServer {
     /// The resource server for the MCP endpoint at `resource`, its canonical URI (e.g.
