@@ -14,6 +14,10 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio::time::timeout;
 
+#[path = "support/tls.rs"]
+mod tls;
+use tls::TlsListener;
+
 async fn stdio(bin: &str, era: EraChoice, script: &Scripted) -> Client {
     let mut command = tokio::process::Command::new(example_bin(bin));
     command.env("RUST_LOG", "warn");
@@ -1383,54 +1387,17 @@ async fn a_server_that_never_answers_times_out_instead_of_hanging() {
 
 // ---- TLS. ----
 
-/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
-struct TlsListener {
-    tcp: tokio::net::TcpListener,
-    tls: tokio_rustls::TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((stream, addr)) = self.tcp.accept().await else {
-                continue;
-            };
-            // A client that does not trust the certificate gives up in the handshake.
-            if let Ok(tls) = self.tls.accept(stream).await {
-                return (tls, addr);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
 /// Serves `server` over HTTPS on 127.0.0.1 with a new self-signed certificate for `localhost`;
 /// returns the URL and the certificate (PEM).
 async fn serve_https(server: &Server) -> (String, String) {
-    use tokio_rustls::rustls;
     let issued = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(issued.key_pair.serialize_der().into());
-    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![issued.cert.der().clone()], key)
-    .unwrap();
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("https://localhost:{}/mcp", tcp.local_addr().unwrap().port());
     let router = server
         .http_router(mcp_tasks_runtime::server::HttpConfig::default().allowed_hosts(["localhost"]));
     let listener = TlsListener {
         tcp,
-        tls: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+        tls: tls::acceptor(issued.cert.der().clone(), issued.key_pair.serialize_der()),
     };
     tokio::spawn(async move { axum::serve(listener, router).await });
     (url, issued.cert.pem())

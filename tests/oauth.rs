@@ -10,6 +10,10 @@ use mcp_tasks_tests::redis::RedisServer;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
+#[path = "support/tls.rs"]
+mod tls;
+use tls::TlsListener;
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -1069,33 +1073,6 @@ async fn a_legacy_sessions_task_needs_its_tools_scope() {
     assert_eq!(answer.status, 404, "{answer:?}");
 }
 
-/// Accepts TCP connections and completes the TLS handshake; for `axum::serve`.
-struct TlsListener {
-    tcp: tokio::net::TcpListener,
-    tls: tokio_rustls::TlsAcceptor,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            let Ok((stream, addr)) = self.tcp.accept().await else {
-                continue;
-            };
-            // A client that does not trust the certificate gives up in the handshake.
-            if let Ok(tls) = self.tls.accept(stream).await {
-                return (tls, addr);
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
-}
-
 /// A private CA and a certificate for `localhost` it signed.
 struct PrivateCa {
     /// The CA's certificate, PEM: what a client is told to trust.
@@ -1109,7 +1086,6 @@ struct PrivateCa {
 
 fn private_ca() -> PrivateCa {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
-    use tokio_rustls::rustls;
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -1122,22 +1098,11 @@ fn private_ca() -> PrivateCa {
         .unwrap()
         .signed_by(&key, &ca, &ca_key)
         .unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(
-        vec![leaf.der().clone()],
-        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-    )
-    .unwrap();
     PrivateCa {
         ca: ca.pem(),
         leaf: leaf.pem(),
         key: key.serialize_pem(),
-        tls: tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)),
+        tls: tls::acceptor(leaf.der().clone(), key.serialize_der()),
     }
 }
 
