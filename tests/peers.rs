@@ -904,6 +904,29 @@ fn http_keepalive_typescript_sdk_1_32() {
     run_http_script("keepalive.mjs");
 }
 
+/// OAuth (issue 28): @modelcontextprotocol/sdk 1.32.2, given an access token from the issuer
+/// (oauth2-mock-server, `tests/oauth/install.sh`), against `example_server --oauth-issuer`:
+/// refused with 401 without it; with it, lists the tools and runs `research` (scope `research`) as
+/// a task through its elicitation and sampling to its report.
+#[test]
+fn http_legacy_typescript_sdk_1_32_with_an_oauth_token() {
+    require_node();
+    install("node");
+    let issuer = mcp_tasks_tests::oauth::Issuer::start();
+    let server = mcp_tasks_tests::oauth::ProtectedServer::start(&issuer.url, &[]);
+    let token = issuer.token(serde_json::json!({ "aud": server.url, "scope": "research" }));
+    run_script_with(
+        Path::new(&node()),
+        "http/oauth_legacy.mjs",
+        &[server.url.as_ref()],
+        &[
+            ("MCP_SERVER_URL", server.url.as_ref()),
+            ("MCP_BEARER_TOKEN", token.as_ref()),
+        ],
+        &|| String::new(),
+    );
+}
+
 /// @modelcontextprotocol/client 2.4.0 + ext-tasks 0.2.2 against two example servers sharing
 /// their tasks through one Redis (`--store redis://...`, the same bearer token on both): a
 /// `research` task started through A is answered (`tasks/update`, twice) and read to completion
