@@ -16,13 +16,12 @@ use super::Expiry;
 use super::TaskRecord;
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
+use super::frozen;
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::task::{
-    AsTaskView, OutcomeView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView,
-};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 use crate::protocol::{InputRequest, ResourceContents};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
@@ -115,56 +114,26 @@ impl Entry {
     /// The whole record, result included.
     fn snapshot(&self) -> TaskRecord {
         let mut record = self.record.clone();
-        if let Some(result) = &self.result {
-            record.outcome = Some(TaskOutcome::Result(parse_result(result)));
-        }
+        frozen::thaw(&mut record, self.result.as_deref());
         record
     }
 
     /// The task's view, its result as the text kept, without copying the record.
     fn view(&self) -> TaskView<'_> {
-        let mut view = self.record.task_view();
-        if let Some(result) = &self.result {
-            view.outcome = Some(OutcomeView::ResultText(result));
-        }
-        view
+        frozen::view(&self.record, self.result.as_deref())
     }
 
     /// Puts the result back into the record, before a change.
     fn thaw(&mut self) {
-        if let Some(result) = self.result.take() {
-            self.record.outcome = Some(TaskOutcome::Result(parse_result(&result)));
-        }
+        frozen::thaw(&mut self.record, self.result.take().as_deref());
     }
 
     /// Keeps an ended task's result as text, after a change.
     fn freeze(&mut self) {
-        if let Some(TaskOutcome::Result(result)) = &self.record.outcome
-            && self.record.status.is_terminal()
-            && depth_within(result, MAX_FROZEN_DEPTH)
-            && let Ok(text) = serde_json::value::to_raw_value(result)
-        {
+        if let Some(text) = frozen::freeze(&mut self.record) {
             self.result = Some(text);
-            self.record.outcome = None;
         }
     }
-}
-
-/// Results nested deeper than this stay trees: `serde_json` refuses to parse text nested deeper
-/// than 128 levels, so such a result could not be read back.
-const MAX_FROZEN_DEPTH: usize = 100;
-
-fn depth_within(value: &Value, limit: usize) -> bool {
-    match value {
-        Value::Array(items) => limit > 0 && items.iter().all(|v| depth_within(v, limit - 1)),
-        Value::Object(map) => limit > 0 && map.values().all(|v| depth_within(v, limit - 1)),
-        _ => true,
-    }
-}
-
-fn parse_result(text: &RawValue) -> Value {
-    // The text was written from a `Value` no deeper than `MAX_FROZEN_DEPTH`, so it parses.
-    serde_json::from_str(text.get()).unwrap_or(Value::Null)
 }
 
 impl MemoryTaskStore {

@@ -65,6 +65,7 @@ mod columns;
 pub mod contract;
 mod cursor;
 mod fast;
+mod frozen;
 mod machine;
 mod memory;
 #[cfg(feature = "metrics")]

@@ -23,7 +23,8 @@ use tokio::sync::oneshot;
 
 use super::{Shared, backend, lock};
 use crate::protocol::task::TaskId;
-use crate::store::{StoreError, TaskRecord};
+use crate::store::StoreError;
+use crate::store::frozen::Frozen;
 
 /// The most writes one transaction takes: bounds how long a write waits behind the others.
 const MAX_BATCH: usize = 256;
@@ -34,21 +35,22 @@ const MAX_BATCH: usize = 256;
 /// committed (and never if it does not).
 #[derive(Default)]
 pub(super) struct Changes {
-    written: Vec<(Arc<TaskRecord>, bool)>,
+    written: Vec<(Arc<Frozen>, bool)>,
     /// Task → its latest record in `written`.
     latest: HashMap<TaskId, usize>,
 }
 
 impl Changes {
     /// The task as this transaction last wrote it.
-    pub(super) fn latest(&self, id: &TaskId) -> Option<&Arc<TaskRecord>> {
+    pub(super) fn latest(&self, id: &TaskId) -> Option<&Arc<Frozen>> {
         self.latest.get(id).map(|&at| &self.written[at].0)
     }
 
-    /// Records that the transaction wrote `record`. Call it after the write succeeded.
-    pub(super) fn wrote(&mut self, record: Arc<TaskRecord>, visible: bool) {
-        self.latest.insert(record.id.clone(), self.written.len());
-        self.written.push((record, visible));
+    /// Records that the transaction wrote `task`. Call it after the write succeeded.
+    pub(super) fn wrote(&mut self, task: Arc<Frozen>, visible: bool) {
+        self.latest
+            .insert(task.record.id.clone(), self.written.len());
+        self.written.push((task, visible));
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
@@ -15,11 +16,12 @@ use super::TaskRecord;
 use super::columns::{due_column, micros, runner_column};
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
+use super::frozen::Frozen;
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
-use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 use crate::protocol::{InputRequest, ResourceContents};
 use batch::{Changes, Writes};
 
@@ -35,7 +37,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     owner TEXT NOT NULL,
     runner TEXT,
     due INTEGER,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    result TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, seq);
 CREATE INDEX IF NOT EXISTS tasks_by_due ON tasks (due) WHERE due IS NOT NULL;
@@ -46,18 +49,32 @@ CREATE TABLE IF NOT EXISTS leases (
 ) WITHOUT ROWID;
 ";
 
+/// Gives a file written before results had a column of their own that column. Its ended
+/// tasks keep their results in their records, where [`decode`] still finds them.
+fn add_result_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('tasks') WHERE name = 'result')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has {
+        conn.execute_batch("ALTER TABLE tasks ADD COLUMN result TEXT")?;
+    }
+    Ok(())
+}
+
 /// A task by id.
-const GET: &str = "SELECT record FROM tasks WHERE id = ?1";
+const GET: &str = "SELECT record, result FROM tasks WHERE id = ?1";
 /// A task by id, if it belongs to this owner.
-const GET_OWNED: &str = "SELECT record FROM tasks WHERE id = ?1 AND owner = ?2";
+const GET_OWNED: &str = "SELECT record, result FROM tasks WHERE id = ?1 AND owner = ?2";
 /// One page of an owner's tasks, after a creation sequence number.
 const LIST: &str =
-    "SELECT seq, record FROM tasks WHERE owner = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3";
+    "SELECT seq, record, result FROM tasks WHERE owner = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3";
 /// The tasks the lifetime rules may act on at ?1: due by deadline or retention, or running for
 /// an instance without a live lease.
-const CANDIDATES: &str = "SELECT record FROM tasks WHERE due <= ?1
+const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
     UNION ALL
-    SELECT record FROM tasks WHERE runner IS NOT NULL
+    SELECT record, result FROM tasks WHERE runner IS NOT NULL
         AND runner NOT IN (SELECT instance FROM leases)
         AND (due IS NULL OR due > ?1)";
 
@@ -90,7 +107,9 @@ const CANDIDATES: &str = "SELECT record FROM tasks WHERE due <= ?1
 ///   ([`TaskStore::changed`]), events and those records are in memory, which is complete because
 ///   no other process writes the file.
 ///
-/// Records are stored as JSON (the serde encoding of [`TaskRecord`]).
+/// Records are stored as JSON (the serde encoding of [`TaskRecord`]), an ended task's result in a
+/// column of its own as the JSON text it is answered with: written out once when the task ends,
+/// copied into each answer, never parsed on the way.
 pub struct SqliteTaskStore {
     db: Arc<Mutex<Connection>>,
     shared: Arc<Shared>,
@@ -107,7 +126,7 @@ struct Shared {
     /// task polled while it runs, or of a result just written, and the next change to it, start
     /// from here instead of reading and decoding the stored record. Updated after each commit,
     /// so it never shows a change that is not stored.
-    recent: Mutex<HashMap<TaskId, Arc<TaskRecord>>>,
+    recent: Mutex<HashMap<TaskId, Arc<Frozen>>>,
 }
 
 /// How many records [`Shared::recent`] keeps.
@@ -162,6 +181,7 @@ impl SqliteTaskStore {
         conn.pragma_update(None, "cache_size", -16_384)
             .map_err(in_use)?;
         conn.execute_batch(SCHEMA).map_err(in_use)?;
+        add_result_column(&conn).map_err(in_use)?;
         // Every statement the store runs stays parsed (rusqlite keeps 16 by default).
         conn.set_prepared_statement_cache_capacity(64);
         let shared = Arc::new(Shared {
@@ -226,7 +246,7 @@ impl SqliteTaskStore {
         owner: Option<&Owner>,
         visible: bool,
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<(T, TaskRecord), StoreError> {
+    ) -> Result<(T, Arc<Frozen>), StoreError> {
         self.update_from(id, owner, visible, None, change).await
     }
 
@@ -241,21 +261,22 @@ impl SqliteTaskStore {
         owner: Option<&Owner>,
         visible: bool,
         mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<(T, TaskRecord), StoreError> {
+    ) -> Result<(T, Arc<Frozen>), StoreError> {
         let ahead = self
             .shared
             .recent(id)
-            .filter(|base| owner.is_none_or(|owner| *owner == base.owner))
+            .filter(|base| owner.is_none_or(|owner| *owner == base.record.owner))
             .and_then(|base| {
-                let mut record = TaskRecord::clone(&base);
+                let mut record = base.snapshot();
                 let out = change(&mut record, self.shared.clock.now()).ok()?;
                 // A change that changes nothing, or fails, is left to the writer's thread.
-                (record.version != base.version).then_some(())?;
-                let text = encode(&record).ok()?;
+                (record.version != base.record.version).then_some(())?;
+                let task = Frozen::new(record);
+                let text = encode(&task.record).ok()?;
                 Some(Ahead {
-                    base: base.version,
+                    base: base.record.version,
                     out,
-                    record,
+                    task,
                     text,
                 })
             });
@@ -269,7 +290,7 @@ impl SqliteTaskStore {
         visible: bool,
         ahead: Option<Ahead<T>>,
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<(T, TaskRecord), StoreError> {
+    ) -> Result<(T, Arc<Frozen>), StoreError> {
         let id = id.clone();
         let owner = owner.cloned();
         self.write(move |conn, shared, changes| {
@@ -278,17 +299,18 @@ impl SqliteTaskStore {
             if let Some(ahead) = ahead
                 && latest
                     .as_ref()
-                    .is_some_and(|latest| latest.version == ahead.base)
+                    .is_some_and(|latest| latest.record.version == ahead.base)
             {
-                store(conn, &ahead.record, ahead.text)?;
-                changes.wrote(Arc::new(ahead.record.clone()), visible);
-                return Ok((ahead.out, ahead.record));
+                store(conn, &ahead.task, ahead.text)?;
+                let task = Arc::new(ahead.task);
+                changes.wrote(task.clone(), visible);
+                return Ok((ahead.out, task));
             }
             let now = shared.clock.now();
             let mut record = match latest {
-                Some(record) => TaskRecord::clone(&record),
+                Some(task) => task.snapshot(),
                 None => match fetch(conn, &id, None)? {
-                    Some(text) => decode(&text)?,
+                    Some(stored) => decode(stored)?.into_record(),
                     None => return Err(StoreError::NotFound),
                 },
             };
@@ -297,13 +319,27 @@ impl SqliteTaskStore {
             }
             let before = record.version;
             let out = change(&mut record, now)?;
-            if record.version != before {
-                write(conn, &record)?;
-                changes.wrote(Arc::new(record.clone()), visible);
+            let task = Arc::new(Frozen::new(record));
+            if task.record.version != before {
+                write(conn, &task)?;
+                changes.wrote(task.clone(), visible);
             }
-            Ok((out, record))
+            Ok((out, task))
         })
         .await
+    }
+
+    /// [`TaskStore::finish`], the task as kept: its result is not parsed back into a tree.
+    async fn finish_kept(
+        &self,
+        id: &TaskId,
+        outcome: TaskOutcome,
+    ) -> Result<Arc<Frozen>, StoreError> {
+        let change = move |record: &mut TaskRecord, now| {
+            record.finish(outcome.clone(), now);
+            Ok(())
+        };
+        Ok(self.update_ahead(id, None, true, change).await?.1)
     }
 
     /// Reads one task: from the records written lately if it is one of them, else from the
@@ -311,16 +347,16 @@ impl SqliteTaskStore {
     /// so it runs in place when the connection is free, without the round trip to the blocking
     /// pool; when a write holds the connection it waits there instead.
     async fn find(&self, id: &TaskId, owner: Option<&Owner>) -> Result<Option<Found>, StoreError> {
-        if let Some(record) = self.shared.recent(id) {
-            let owned = owner.is_none_or(|owner| *owner == record.owner);
-            return Ok(owned.then_some(Found::Recent(record)));
+        if let Some(task) = self.shared.recent(id) {
+            let owned = owner.is_none_or(|owner| *owner == task.record.owner);
+            return Ok(owned.then_some(Found::Recent(task)));
         }
         let in_place = match self.db.try_lock() {
             Ok(conn) => Some(fetch(&conn, id, owner)),
             Err(_) => None,
         };
-        let text = match in_place {
-            Some(text) => text?,
+        let stored = match in_place {
+            Some(stored) => stored?,
             None => {
                 let id = id.clone();
                 let owner = owner.cloned();
@@ -329,8 +365,8 @@ impl SqliteTaskStore {
             }
         };
         // Decoded with the connection free.
-        let record = text.as_deref().map(decode).transpose()?;
-        Ok(record.map(|record| Found::Stored(Box::new(record))))
+        let task = stored.map(decode).transpose()?;
+        Ok(task.map(|task| Found::Stored(Box::new(task))))
     }
 
     /// [`find`](Self::find), as a record of its own.
@@ -363,7 +399,7 @@ impl SqliteTaskStore {
                 }
                 return Err(StoreError::NotFound);
             };
-            if found.version > seen_version {
+            if found.record.version > seen_version {
                 return Ok(project(found));
             }
             // Ok: a newer version was committed. Err: the channel closed (the task was
@@ -376,28 +412,44 @@ impl SqliteTaskStore {
 /// A task read by [`SqliteTaskStore::find`].
 enum Found {
     /// One of the records written lately, shared.
-    Recent(Arc<TaskRecord>),
+    Recent(Arc<Frozen>),
     /// Read from the file.
-    Stored(Box<TaskRecord>),
+    Stored(Box<Frozen>),
 }
 
 impl Found {
     fn into_record(self) -> TaskRecord {
         match self {
-            Found::Recent(record) => TaskRecord::clone(&record),
-            Found::Stored(record) => *record,
+            Found::Recent(task) => task.snapshot(),
+            Found::Stored(task) => task.into_record(),
         }
     }
 }
 
 impl std::ops::Deref for Found {
-    type Target = TaskRecord;
+    type Target = Frozen;
 
-    fn deref(&self) -> &TaskRecord {
+    fn deref(&self) -> &Frozen {
         match self {
-            Found::Recent(record) => record,
-            Found::Stored(record) => record,
+            Found::Recent(task) => task,
+            Found::Stored(task) => task,
         }
+    }
+}
+
+/// A task as stored: its record and its result, both JSON text.
+struct Stored {
+    record: String,
+    result: Option<String>,
+}
+
+impl Stored {
+    /// Reads the `record` and `result` columns from `at` on.
+    fn from_row(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Stored> {
+        Ok(Stored {
+            record: row.get(at)?,
+            result: row.get(at + 1)?,
+        })
     }
 }
 
@@ -406,17 +458,19 @@ fn fetch(
     conn: &Connection,
     id: &TaskId,
     owner: Option<&Owner>,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Option<Stored>, StoreError> {
     match owner {
         Some(owner) => conn
             .prepare_cached(GET_OWNED)
             .map_err(backend)?
-            .query_row([id.as_str(), owner.as_str()], |row| row.get(0))
+            .query_row([id.as_str(), owner.as_str()], |row| {
+                Stored::from_row(row, 0)
+            })
             .optional(),
         None => conn
             .prepare_cached(GET)
             .map_err(backend)?
-            .query_row([id.as_str()], |row| row.get(0))
+            .query_row([id.as_str()], |row| Stored::from_row(row, 0))
             .optional(),
     }
     .map_err(backend)
@@ -424,26 +478,27 @@ fn fetch(
 
 impl Shared {
     /// The committed record of a task written lately, if kept (see [`Shared::recent`]).
-    fn recent(&self, id: &TaskId) -> Option<Arc<TaskRecord>> {
+    fn recent(&self, id: &TaskId) -> Option<Arc<Frozen>> {
         lock(&self.recent).get(id).cloned()
     }
 
-    /// A transaction that wrote `record` has committed: keep it as the task's latest, and tell
+    /// A transaction that wrote `task` has committed: keep it as the task's latest, and tell
     /// waiters and subscribers. Called with the connection locked, so that they learn of a
     /// task's versions in order.
-    fn committed(&self, record: Arc<TaskRecord>, visible: bool) {
-        self.announce(&record, visible);
+    fn committed(&self, task: Arc<Frozen>, visible: bool) {
+        self.announce(&task, visible);
         let mut recent = lock(&self.recent);
-        if recent.len() >= RECENT_KEPT && !recent.contains_key(&record.id) {
+        if recent.len() >= RECENT_KEPT && !recent.contains_key(&task.record.id) {
             // Full: start again (the records are only a shortcut).
             recent.clear();
         }
-        recent.insert(record.id.clone(), record);
+        recent.insert(task.record.id.clone(), task);
     }
 
     /// Tells waiters and subscribers about a change; called with the connection locked, so they
     /// learn of a task's versions in order.
-    fn announce(&self, record: &TaskRecord, visible: bool) {
+    fn announce(&self, task: &Frozen, visible: bool) {
+        let record = &task.record;
         {
             let mut waiters = lock(&self.waiters);
             if let Some(sender) = waiters.get(&record.id) {
@@ -457,7 +512,7 @@ impl Shared {
         if visible && self.events.receiver_count() > 0 {
             let _ = self
                 .events
-                .send(TaskEvent::Updated(Arc::new(record.clone())));
+                .send(TaskEvent::Updated(Arc::new(task.snapshot())));
         }
     }
 
@@ -490,17 +545,17 @@ fn sweep(
         .map_err(backend)?
         .collect::<Result<_, _>>()
         .map_err(backend)?;
-    let candidates: Vec<String> = tx
+    let candidates: Vec<Stored> = tx
         .prepare_cached(CANDIDATES)
         .map_err(backend)?
-        .query_map([now_us], |row| row.get(0))
+        .query_map([now_us], |row| Stored::from_row(row, 0))
         .map_err(backend)?
         .collect::<Result<_, _>>()
         .map_err(backend)?;
     let mut failed = Vec::new();
     let mut removed = Vec::new();
-    for record in candidates {
-        let mut record = decode(&record)?;
+    for stored in candidates {
+        let mut record = decode(stored)?.into_record();
         let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
         match record.expiry(now, alive) {
             Expiry::Keep => {}
@@ -513,16 +568,22 @@ fn sweep(
             }
             verdict => {
                 if record.apply_expiry(verdict, now) {
-                    write(&tx, &record)?;
-                    failed.push(record);
+                    let task = Frozen::new(record);
+                    write(&tx, &task)?;
+                    failed.push(task);
                 }
             }
         }
     }
     tx.commit().map_err(backend)?;
-    for record in &failed {
-        shared.committed(Arc::new(record.clone()), true);
-    }
+    let failed = failed
+        .into_iter()
+        .map(|task| {
+            let record = task.snapshot();
+            shared.committed(Arc::new(task), true);
+            record
+        })
+        .collect();
     let mut report = ExpiryReport {
         failed,
         removed: Vec::with_capacity(removed.len()),
@@ -534,22 +595,26 @@ fn sweep(
     Ok(report)
 }
 
-/// Writes a changed record back, with the columns the indexes use.
-fn write(conn: &Connection, record: &TaskRecord) -> Result<(), StoreError> {
-    store(conn, record, encode(record)?)
+/// Writes a changed task back, with the columns the indexes use.
+fn write(conn: &Connection, task: &Frozen) -> Result<(), StoreError> {
+    store(conn, task, encode(&task.record)?)
 }
 
 /// [`write`] with the record already encoded as `text`.
-fn store(conn: &Connection, record: &TaskRecord, text: String) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE tasks SET runner = ?2, due = ?3, record = ?4 WHERE id = ?1")
-        .map_err(backend)?
-        .execute(params![
-            record.id.as_str(),
-            runner_column(record),
-            due_column(record),
-            text
-        ])
-        .map_err(backend)?;
+fn store(conn: &Connection, task: &Frozen, text: String) -> Result<(), StoreError> {
+    let record = &task.record;
+    conn.prepare_cached(
+        "UPDATE tasks SET runner = ?2, due = ?3, record = ?4, result = ?5 WHERE id = ?1",
+    )
+    .map_err(backend)?
+    .execute(params![
+        record.id.as_str(),
+        runner_column(record),
+        due_column(record),
+        text,
+        task.result.as_deref().map(RawValue::get),
+    ])
+    .map_err(backend)?;
     Ok(())
 }
 
@@ -558,7 +623,7 @@ fn store(conn: &Connection, record: &TaskRecord, text: String) -> Result<(), Sto
 struct Ahead<T> {
     base: u64,
     out: T,
-    record: TaskRecord,
+    task: Frozen,
     text: String,
 }
 
@@ -566,9 +631,17 @@ fn encode(record: &TaskRecord) -> Result<String, StoreError> {
     serde_json::to_string(record).map_err(StoreError::backend)
 }
 
-fn decode(text: &str) -> Result<TaskRecord, StoreError> {
-    serde_json::from_str(text)
-        .map_err(|e| StoreError::backend(format!("a stored task record cannot be read: {e}")))
+/// A stored task. A result kept in the record itself (as files written before results had a
+/// column of their own keep it) is read from there.
+fn decode(stored: Stored) -> Result<Frozen, StoreError> {
+    let unreadable = |e| StoreError::backend(format!("a stored task record cannot be read: {e}"));
+    let record = serde_json::from_str(&stored.record).map_err(unreadable)?;
+    let result = stored
+        .result
+        .map(RawValue::from_string)
+        .transpose()
+        .map_err(unreadable)?;
+    Ok(Frozen { record, result })
 }
 
 fn backend(error: rusqlite::Error) -> StoreError {
@@ -614,7 +687,8 @@ impl TaskStore for SqliteTaskStore {
                 if inserted == 0 {
                     return Err(StoreError::DuplicateId(record.id));
                 }
-                changes.wrote(Arc::new(record.clone()), true);
+                // A new task has no result: its `result` column stays NULL.
+                changes.wrote(Arc::new(Frozen::new(record.clone())), true);
                 Ok(record)
             })
             .await
@@ -644,7 +718,7 @@ impl TaskStore for SqliteTaskStore {
             };
             let limit = limit.max(1);
             let owner = owner.clone();
-            let mut rows: Vec<(i64, String)> = self
+            let mut rows: Vec<(i64, Stored)> = self
                 .with_db(move |conn, _| {
                     conn.prepare_cached(LIST)
                         .map_err(backend)?
@@ -654,7 +728,7 @@ impl TaskStore for SqliteTaskStore {
                                 after,
                                 i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1)
                             ],
-                            |row| Ok((row.get(0)?, row.get(1)?)),
+                            |row| Ok((row.get(0)?, Stored::from_row(row, 1)?)),
                         )
                         .map_err(backend)?
                         .collect::<Result<_, _>>()
@@ -668,8 +742,8 @@ impl TaskStore for SqliteTaskStore {
                 _ => None,
             };
             let tasks = rows
-                .iter()
-                .map(|(_, record)| decode(record))
+                .into_iter()
+                .map(|(_, stored)| decode(stored).map(Frozen::into_record))
                 .collect::<Result<_, _>>()?;
             Ok(TaskPage { tasks, next_cursor })
         })
@@ -685,7 +759,11 @@ impl TaskStore for SqliteTaskStore {
                 record.set_status_message(message.clone(), now);
                 Ok(())
             };
-            Ok(self.update_ahead(id, None, true, change).await?.1)
+            Ok(self
+                .update_ahead(id, None, true, change)
+                .await?
+                .1
+                .snapshot())
         })
     }
 
@@ -697,7 +775,7 @@ impl TaskStore for SqliteTaskStore {
     ) -> StoreFuture<'a, u64> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| record.add_input_request(key, request, now);
-            Ok(self.update(id, None, true, change).await?.1.version)
+            Ok(self.update(id, None, true, change).await?.1.record.version)
         })
     }
 
@@ -712,7 +790,7 @@ impl TaskStore for SqliteTaskStore {
                 record.withdraw_input_request(&key, now);
                 Ok(())
             };
-            Ok(self.update(id, None, true, change).await?.1)
+            Ok(self.update(id, None, true, change).await?.1.snapshot())
         })
     }
 
@@ -725,7 +803,8 @@ impl TaskStore for SqliteTaskStore {
         Box::pin(async move {
             let change =
                 |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses, now));
-            let (delivery, record) = self.update(id, Some(owner), true, change).await?;
+            let (delivery, task) = self.update(id, Some(owner), true, change).await?;
+            let record = &task.record;
             Ok(DeliveryReport {
                 accepted: delivery.accepted,
                 ignored: delivery.ignored,
@@ -757,19 +836,14 @@ impl TaskStore for SqliteTaskStore {
     }
 
     fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.finish(outcome.clone(), now);
-                Ok(())
-            };
-            Ok(self.update_ahead(id, None, true, change).await?.1)
-        })
+        Box::pin(async move { Ok(self.finish_kept(id, outcome).await?.snapshot()) })
     }
 
     fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
         Box::pin(async move {
             let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.update_ahead(id, Some(owner), true, change).await?;
+            let (cancelled, task) = self.update_ahead(id, Some(owner), true, change).await?;
+            let record = task.snapshot();
             Ok(if cancelled {
                 CancelResult::Cancelled(record)
             } else {
@@ -836,7 +910,7 @@ impl FastPaths for SqliteTaskStore {
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let found = self.find(id, Some(owner)).await?;
-            Ok(found.map(|found| read(found.task_view())).is_some())
+            Ok(found.map(|found| read(found.view())).is_some())
         })
     }
 
@@ -846,8 +920,8 @@ impl FastPaths for SqliteTaskStore {
         outcome: TaskOutcome,
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         Box::pin(async move {
-            let record = self.finish(id, outcome).await?;
-            Ok((record.version, record.status))
+            let task = self.finish_kept(id, outcome).await?;
+            Ok((task.record.version, task.record.status))
         })
     }
 
@@ -856,7 +930,9 @@ impl FastPaths for SqliteTaskStore {
         id: &'a TaskId,
         seen_version: u64,
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(self.wait_past(id, seen_version, |found| (found.version, found.status)))
+        Box::pin(self.wait_past(id, seen_version, |found| {
+            (found.record.version, found.record.status)
+        }))
     }
 }
 
@@ -864,7 +940,7 @@ impl FastPaths for SqliteTaskStore {
 mod tests {
     use super::*;
     use crate::protocol::Era;
-    use crate::protocol::task::TaskStatus;
+    use crate::protocol::task::{OutcomeView, TaskShape, TaskStatus};
     use crate::store::ManualClock;
 
     /// A store in a fresh file that is unlinked at once: the open connection keeps it alive.
@@ -891,6 +967,86 @@ mod tests {
     }
 
     crate::task_store_contract_tests!(scratch);
+
+    /// A file written before results had a column of their own: its ended tasks keep their
+    /// results inside their records. It opens, reads as before, and takes new results in the
+    /// column.
+    #[tokio::test]
+    async fn a_file_from_before_the_result_column_reads_as_before() {
+        let path = scratch_path();
+        let alice = Owner::new("alice");
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let clock = ManualClock::starting_at(now);
+        let result = serde_json::json!({"content": [{"type": "text", "text": "kept \"inline\""}]});
+        let mut old = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
+        old.finish(TaskOutcome::Result(result.clone()), now);
+        let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE tasks (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    owner TEXT NOT NULL,
+                    runner TEXT,
+                    due INTEGER,
+                    record TEXT NOT NULL
+                );",
+            )
+            .unwrap();
+            for record in [&old, &running] {
+                conn.execute(
+                    "INSERT INTO tasks (id, owner, record) VALUES (?1, ?2, ?3)",
+                    params![
+                        record.id.as_str(),
+                        record.owner.as_str(),
+                        serde_json::to_string(record).unwrap()
+                    ],
+                )
+                .unwrap();
+            }
+        }
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
+        assert_eq!(store.get(&old.id, &alice).await.unwrap(), Some(old.clone()));
+        let mut rendered = None;
+        let mut read = |view: TaskView<'_>| {
+            rendered = Some(view.render(TaskShape::ModernGet).to_text().get().to_owned());
+        };
+        assert!(store.get_view(&old.id, &alice, &mut read).await.unwrap());
+        assert!(rendered.unwrap().contains(r#""text":"kept \"inline\"""#));
+        let finished = store
+            .finish(&running.id, TaskOutcome::Result(result.clone()))
+            .await
+            .unwrap();
+        assert_eq!(finished.outcome, Some(TaskOutcome::Result(result.clone())));
+        // Read back from memory, it is the text kept.
+        let mut text_kept = false;
+        let mut read = |view: TaskView<'_>| {
+            text_kept = matches!(view.outcome, Some(OutcomeView::ResultText(_)));
+        };
+        assert!(store.get_view(&running.id, &alice, &mut read).await.unwrap());
+        assert!(text_kept);
+        drop(store);
+
+        // The new result is in its column, written once, and not in the record.
+        let conn = Connection::open(&path).unwrap();
+        let (record, text): (String, String) = conn
+            .query_row(
+                "SELECT record, result FROM tasks WHERE id = ?1",
+                [running.id.as_str()],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        drop(conn);
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), result);
+        assert!(!record.contains("inline"), "{record}");
+
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock)).unwrap();
+        let page = store.list(&alice, None, 10).await.unwrap();
+        assert_eq!(page.tasks, vec![old, finished]);
+        drop(store);
+        remove(&path);
+    }
 
     #[tokio::test]
     async fn fast_paths_agree_with_the_generic_paths() {
