@@ -667,9 +667,12 @@ impl TaskStore for SqliteTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
             // Encoded here, beside the caller, not in the one thread that applies every write.
-            let record = TaskRecord::new(task, self.shared.clock.now());
-            let text = encode(&record)?;
+            // A new task has no result: its `result` column stays NULL.
+            let task = Arc::new(Frozen::new(TaskRecord::new(task, self.shared.clock.now())));
+            let text = encode(&task.record)?;
+            let kept = task.clone();
             self.write(move |conn, _, changes| {
+                let record = &kept.record;
                 let inserted = conn
                     .prepare_cached(
                         "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -679,19 +682,19 @@ impl TaskStore for SqliteTaskStore {
                     .execute(params![
                         record.id.as_str(),
                         record.owner.as_str(),
-                        runner_column(&record),
-                        due_column(&record),
+                        runner_column(record),
+                        due_column(record),
                         text
                     ])
                     .map_err(backend)?;
                 if inserted == 0 {
-                    return Err(StoreError::DuplicateId(record.id));
+                    return Err(StoreError::DuplicateId(record.id.clone()));
                 }
-                // A new task has no result: its `result` column stays NULL.
-                changes.wrote(Arc::new(Frozen::new(record.clone())), true);
-                Ok(record)
+                changes.wrote(kept, true);
+                Ok(())
             })
-            .await
+            .await?;
+            Ok(Arc::unwrap_or_clone(task).record)
         })
     }
 
