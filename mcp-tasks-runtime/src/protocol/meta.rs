@@ -36,6 +36,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 /// The keys of a request's `_meta` the runtime reads, each as the JSON text the client sent, read
@@ -79,11 +80,14 @@ impl<'a> RequestMeta<'a> {
 
 /// The string a JSON text holds, if it is one (borrowed unless it has escapes).
 pub fn as_str(value: &RawValue) -> Option<Cow<'_, str>> {
-    match serde_json::from_str::<&str>(value.get()) {
+    str_of(value.get())
+}
+
+/// [`as_str`] of a JSON text the parser already read.
+pub(crate) fn str_of(text: &str) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(text) {
         Ok(s) => Some(Cow::Borrowed(s)),
-        Err(_) => serde_json::from_str::<String>(value.get())
-            .ok()
-            .map(Cow::Owned),
+        Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
     }
 }
 
@@ -199,7 +203,10 @@ pub(crate) fn read_checked(text: &RawValue) -> Result<ReadMeta, String> {
     let fields = serde::Deserializer::deserialize_map(&mut de, Visit { check: true })
         .map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
-    Ok(ReadMeta::with(text.to_owned(), Said::of(Some(fields))))
+    Ok(ReadMeta::with(
+        text.to_owned(),
+        Said::of(Some(fields), text.get()),
+    ))
 }
 
 /// What the client said about itself: at `initialize` (legacy) or in the request's `_meta` (modern).
@@ -276,12 +283,15 @@ pub(crate) struct ReadMeta {
     /// it).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) version: Option<Box<str>>,
+    /// Where in `text` the values of `traceparent` and `tracestate` are, when it has a
+    /// `traceparent` ([`trace_context`](Self::trace_context) reads them when a span wants them).
+    trace: Option<(Range<usize>, Option<Range<usize>>)>,
     tree: OnceLock<Map<String, Value>>,
 }
 
 impl ReadMeta {
     fn new(text: Box<RawValue>) -> ReadMeta {
-        let said = Said::of(RequestMeta::read(&text));
+        let said = Said::of(RequestMeta::read(&text), text.get());
         ReadMeta::with(text, said)
     }
 
@@ -292,6 +302,7 @@ impl ReadMeta {
             facts: said.facts,
             claims_modern: said.claims_modern,
             version: said.version,
+            trace: said.trace,
             tree: OnceLock::new(),
         }
     }
@@ -299,7 +310,9 @@ impl ReadMeta {
     /// The client's span its `traceparent` and `tracestate` name, when they are valid
     /// (`trace.rs`).
     pub(crate) fn trace_context(&self) -> Option<TraceContext> {
-        TraceContext::from_meta(&self.text)
+        let (traceparent, tracestate) = self.trace.clone()?;
+        let text = self.text.get();
+        TraceContext::from_fields(&text[traceparent], tracestate.map(|at| &text[at]))
     }
 
     /// The `_meta` object as a tree, made once (when a tool first asks for it).
@@ -314,12 +327,19 @@ struct Said {
     facts: Result<MetaFacts, MetaError>,
     claims_modern: bool,
     version: Option<Box<str>>,
+    trace: Option<(Range<usize>, Option<Range<usize>>)>,
 }
 
 impl Said {
-    /// What `fields` say (`None`: the `_meta` is not an object).
-    fn of(fields: Option<RequestMeta<'_>>) -> Said {
+    /// What `fields`, read from `text`, say (`None`: the `_meta` is not an object).
+    fn of(fields: Option<RequestMeta<'_>>, text: &str) -> Said {
+        // Where a value is in `text` (the reader lends pieces of it).
+        let at = |value: &RawValue| {
+            let start = value.get().as_ptr() as usize - text.as_ptr() as usize;
+            start..start + value.get().len()
+        };
         Said {
+            trace: fields.and_then(|f| Some((at(f.traceparent?), f.tracestate.map(at)))),
             claims_modern: fields.is_some_and(|f| f.is_modern()),
             version: (fields.and_then(|f| f.protocol_version))
                 .and_then(as_str)
@@ -572,17 +592,47 @@ mod tests {
             r#"{"traceparent": [1, "2"], "tracestate": {"a": 99999999999999999999999}}"#,
         ];
         for text in metas {
-            let raw = RawValue::from_string(text.to_owned()).unwrap();
-            let tree = serde_json::from_str::<Value>(text);
-            let one_pass = read_checked(&raw);
-            assert_eq!(one_pass.is_ok(), tree.is_ok(), "{text}: {one_pass:?}");
-            let Ok(read) = one_pass else { continue };
-            let apart = ReadMeta::new(raw.clone());
-            assert_eq!(read.facts, apart.facts, "{text}");
-            assert_eq!(read.claims_modern, apart.claims_modern, "{text}");
-            assert_eq!(read.version, apart.version, "{text}");
-            assert_eq!(read.trace_context(), apart.trace_context(), "{text}");
-            assert_eq!(read.text.get(), text);
+            assert_one_pass(text);
+        }
+    }
+
+    /// [`read_checked`] of `text` (a JSON object) passes where a tree of it does, and reads what
+    /// a reading of the text alone reads.
+    fn assert_one_pass(text: &str) {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        let tree = serde_json::from_str::<Value>(text);
+        let one_pass = read_checked(&raw);
+        assert_eq!(one_pass.is_ok(), tree.is_ok(), "{text}: {one_pass:?}");
+        let Ok(read) = one_pass else { return };
+        let apart = ReadMeta::new(raw.clone());
+        assert_eq!(read.facts, apart.facts, "{text}");
+        assert_eq!(read.claims_modern, apart.claims_modern, "{text}");
+        assert_eq!(read.version, apart.version, "{text}");
+        assert_eq!(read.trace_context(), apart.trace_context(), "{text}");
+        assert_eq!(read.text.get(), text);
+    }
+
+    proptest::proptest! {
+        /// Objects of the keys the runtime reads and others, with values a raw value passes and
+        /// a tree may refuse (numbers out of range, lone surrogates) or not.
+        #[test]
+        fn the_one_pass_agrees_with_the_tree(
+            entries in proptest::collection::vec((0..10usize, 0..13usize), 0..6),
+        ) {
+            let keys = [
+                PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN,
+                RELATED_TASK, TRACEPARENT, TRACESTATE, "x", "tr\\u0061ceparent",
+            ];
+            let values = [
+                r#""2026-07-28""#, "{}", r#"{"name":"c","version":"1"}"#, r#""debug""#, "-1",
+                "1e400", r#""\ud800""#, r#""\ud83d\ude00""#, r#"[-1.5, {"a": 1E999}]"#, "null",
+                r#""00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01""#, r#""a=1""#,
+                r#"{"k": "v\"1", "n": [18446744073709551616]}"#,
+            ];
+            let fields: Vec<String> = (entries.iter())
+                .map(|&(k, v)| format!(r#""{}":{}"#, keys[k], values[v]))
+                .collect();
+            assert_one_pass(&format!("{{{}}}", fields.join(",")));
         }
     }
 
