@@ -177,10 +177,10 @@ impl<'de> Visitor<'de> for Visit {
 }
 
 /// Whether a JSON text that `serde_json` took as a [`RawValue`] (its syntax) also reads as a
-/// tree: it has no escape (a `\u` escape may be a lone surrogate, which a raw value passes and
-/// a tree refuses) and no number (one may be out of range). Digits inside strings are not
-/// numbers.
-fn reads_as_a_tree(text: &str) -> bool {
+/// tree, nested no deeper than a tree may: it has no escape (a `\u` escape may be a lone
+/// surrogate, which a raw value passes and a tree refuses) and no number (one may be out of
+/// range). Digits inside strings are not numbers.
+pub(crate) fn reads_as_a_tree(text: &str) -> bool {
     let mut in_string = false;
     for &b in text.as_bytes() {
         match b {
@@ -290,7 +290,7 @@ pub(crate) struct ReadMeta {
 }
 
 impl ReadMeta {
-    fn new(text: Box<RawValue>) -> ReadMeta {
+    pub(crate) fn new(text: Box<RawValue>) -> ReadMeta {
         let said = Said::of(RequestMeta::read(&text), text.get());
         ReadMeta::with(text, said)
     }
@@ -365,9 +365,10 @@ struct ReadClient {
 /// - `checked`: the text the parser last checked ([`MetaCache::checked`]: nesting and JSON
 ///   validity, as a tree of the whole message would refuse it) and the nesting limit it passed;
 /// - `read`: the text last read for what it says ([`MetaCache::read`]), with the reading; the
-///   parser's check of a `_meta` object it had not checked reads it too ([`read_checked`], one
-///   pass over a `_meta` that changes with each request, a `traceparent`'s), and the transport
-///   takes that reading right after the parser, on the same thread (`driver::start_request`);
+///   parser's check of a `_meta` it had not checked reads it too (`params::check_meta`: a
+///   `_meta` that changes with each request, a `traceparent`'s, is read once, not checked and
+///   read), and the transport takes that reading right after the parser, on the same thread
+///   (`driver::start_request`);
 /// - `client`: the capabilities and `clientInfo` texts a 2026-07-28 `_meta` last named, with the
 ///   client view made of them: it survives a `_meta` that changes elsewhere (a progress token per
 ///   request).
@@ -603,6 +604,8 @@ mod tests {
         let tree = serde_json::from_str::<Value>(text);
         let one_pass = read_checked(&raw);
         assert_eq!(one_pass.is_ok(), tree.is_ok(), "{text}: {one_pass:?}");
+        // A text with no escape and no number is only read: a tree of it must pass.
+        assert!(!reads_as_a_tree(text) || tree.is_ok(), "{text}");
         let Ok(read) = one_pass else { return };
         let apart = ReadMeta::new(raw.clone());
         assert_eq!(read.facts, apart.facts, "{text}");
