@@ -167,7 +167,7 @@ impl<'de> Visitor<'de> for Visit {
                 }
             };
             let value: &'de RawValue = map.next_value()?;
-            if self.check && !reads_as_a_tree(value.get()) {
+            if self.check {
                 serde_json::from_str::<Checked>(value.get()).map_err(serde::de::Error::custom)?;
             }
             *slot = Some(value);
@@ -176,22 +176,11 @@ impl<'de> Visitor<'de> for Visit {
     }
 }
 
-/// Whether a JSON text that `serde_json` took as a [`RawValue`] (its syntax) also reads as a
-/// tree, nested no deeper than a tree may: it has no escape (a `\u` escape may be a lone
-/// surrogate, which a raw value passes and a tree refuses) and no number (one may be out of
-/// range). Digits inside strings are not numbers.
-pub(crate) fn reads_as_a_tree(text: &str) -> bool {
-    // Without an escape every `"` opens or closes a string: the pieces between them alternate
-    // outside and inside strings, outside first. Both searches go by `memchr`, not byte by byte:
-    // this runs on every `_meta` that changes.
-    !text.contains('\\')
-        && (text.split('"').step_by(2)).all(|outside| !outside.bytes().any(|b| b.is_ascii_digit()))
-}
-
 /// The parser's check of a `_meta` object (`text`, nested no deeper than the parser allows) and
 /// its reading, in one pass over the text: every value is checked as a tree of the whole message
-/// would read it (the keys the runtime reads are kept as text and checked only when they hold an
-/// escape or a number), and the keys the runtime reads are read. An error is one a tree would
+/// would read it (the values of the keys the runtime reads are kept as text, and read through
+/// again: they are a few short strings and small objects), and the keys the runtime reads are
+/// read. An error is one a tree would
 /// give (its message is not the tree's: the parser reads such a message again as a tree).
 pub(crate) fn read_checked(text: &RawValue) -> Result<ReadMeta, String> {
     let mut de = serde_json::Deserializer::from_str(text.get());
@@ -285,7 +274,7 @@ pub(crate) struct ReadMeta {
 }
 
 impl ReadMeta {
-    pub(crate) fn new(text: Box<RawValue>) -> ReadMeta {
+    fn new(text: Box<RawValue>) -> ReadMeta {
         let said = Said::of(RequestMeta::read(&text), text.get());
         ReadMeta::with(text, said)
     }
@@ -360,9 +349,9 @@ struct ReadClient {
 /// - `checked`: the text the parser last checked ([`MetaCache::checked`]: nesting and JSON
 ///   validity, as a tree of the whole message would refuse it) and the nesting limit it passed;
 /// - `read`: the text last read for what it says ([`MetaCache::read`]), with the reading; the
-///   parser's check of a `_meta` it had not checked reads it too (`params::check_meta`: a
-///   `_meta` that changes with each request, a `traceparent`'s, is read once, not checked and
-///   read), and the transport takes that reading right after the parser, on the same thread
+///   parser's check of a `_meta` object it had not checked reads it too ([`read_checked`]: a
+///   `_meta` that changes with each request, a `traceparent`'s, is read in one pass, not checked
+///   and read), and the transport takes that reading right after the parser, on the same thread
 ///   (`driver::start_request`);
 /// - `client`: the capabilities and `clientInfo` texts a 2026-07-28 `_meta` last named, with the
 ///   client view made of them: it survives a `_meta` that changes elsewhere (a progress token per
@@ -599,8 +588,6 @@ mod tests {
         let tree = serde_json::from_str::<Value>(text);
         let one_pass = read_checked(&raw);
         assert_eq!(one_pass.is_ok(), tree.is_ok(), "{text}: {one_pass:?}");
-        // A text with no escape and no number is only read: a tree of it must pass.
-        assert!(!reads_as_a_tree(text) || tree.is_ok(), "{text}");
         let Ok(read) = one_pass else { return };
         let apart = ReadMeta::new(raw.clone());
         assert_eq!(read.facts, apart.facts, "{text}");

@@ -243,22 +243,16 @@ fn check(text: &str, max_depth: usize) -> Result<(), String> {
 }
 
 /// [`check`], for the same `_meta` as the last one checked on this thread nothing more (the
-/// cache is [`MetaCache`](super::meta::MetaCache)'s). The `_meta` is read as it is checked, and
-/// the reading kept for the transport: a text with no escape and no number (a client's usual
-/// `_meta`, a `traceparent`'s included) reads as a tree once its syntax is right, which the
-/// parser's raw value already checked, so it is only read; an object with either is checked as
-/// it is read, in one pass ([`meta::read_checked`]).
+/// cache is [`MetaCache`](super::meta::MetaCache)'s). An object is read as it is checked, in one
+/// pass ([`meta::read_checked`]), and the reading kept for the transport.
 fn check_meta(value: &RawValue, max_depth: usize) -> Result<(), String> {
     let text = value.get();
     meta::MetaCache::checked(text, max_depth, || {
-        if !nesting_within(text, max_depth) {
-            return Err("recursion limit exceeded".into());
-        }
-        if meta::reads_as_a_tree(text) {
-            return Ok(Some(meta::ReadMeta::new(value.to_owned())));
-        }
         if !meta::is_object(value) {
             return check(text, max_depth).map(|()| None);
+        }
+        if !nesting_within(text, max_depth) {
+            return Err("recursion limit exceeded".into());
         }
         meta::read_checked(value).map(Some)
     })
