@@ -26,7 +26,6 @@ pub const TRACEPARENT: &str = "traceparent";
 /// Request: the W3C Trace Context `tracestate` that goes with [`TRACEPARENT`] (SEP-414).
 pub const TRACESTATE: &str = "tracestate";
 
-use super::params::Checked;
 use super::trace::TraceContext;
 use super::{ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSIONS};
 use serde::Deserialize;
@@ -98,99 +97,66 @@ pub fn is_object(value: &RawValue) -> bool {
 
 impl<'de> Deserialize<'de> for RequestMeta<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(Visit { check: false })
-    }
-}
-
-/// The keys [`RequestMeta`] reads.
-const KEYS: [&str; 8] = [
-    PROTOCOL_VERSION,
-    CLIENT_CAPABILITIES,
-    CLIENT_INFO,
-    LOG_LEVEL,
-    PROGRESS_TOKEN,
-    RELATED_TASK,
-    TRACEPARENT,
-    TRACESTATE,
-];
-
-/// A key, as its index in `KEYS` (`None`: one of no interest).
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Option<usize>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for Key {
-    type Value = Option<usize>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
-        Ok(KEYS.iter().position(|k| *k == key))
-    }
-}
-
-/// Reads a [`RequestMeta`]; with `check`, also checks every value as a tree of it would read it
-/// (the parser's check of a `_meta`, [`read_checked`]).
-struct Visit {
-    check: bool,
-}
-
-impl<'de> Visitor<'de> for Visit {
-    type Value = RequestMeta<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut meta = RequestMeta::default();
-        while let Some(key) = map.next_key_seed(Key)? {
-            let slot = match key {
-                Some(0) => &mut meta.protocol_version,
-                Some(1) => &mut meta.client_capabilities,
-                Some(2) => &mut meta.client_info,
-                Some(3) => &mut meta.log_level,
-                Some(4) => &mut meta.progress_token,
-                Some(5) => &mut meta.related_task,
-                Some(6) => &mut meta.traceparent,
-                Some(_) => &mut meta.tracestate,
-                None if self.check => {
-                    map.next_value::<Checked>()?;
-                    continue;
-                }
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            let value: &'de RawValue = map.next_value()?;
-            if self.check {
-                serde_json::from_str::<Checked>(value.get()).map_err(serde::de::Error::custom)?;
+        const KEYS: [&str; 8] = [
+            PROTOCOL_VERSION,
+            CLIENT_CAPABILITIES,
+            CLIENT_INFO,
+            LOG_LEVEL,
+            PROGRESS_TOKEN,
+            RELATED_TASK,
+            TRACEPARENT,
+            TRACESTATE,
+        ];
+        /// A key, as its index in `KEYS` (`None`: one of no interest).
+        struct Key;
+        impl<'de> DeserializeSeed<'de> for Key {
+            type Value = Option<usize>;
+            fn deserialize<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.deserialize_str(self)
             }
-            *slot = Some(value);
         }
-        Ok(meta)
+        impl Visitor<'_> for Key {
+            type Value = Option<usize>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+                Ok(KEYS.iter().position(|k| *k == key))
+            }
+        }
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = RequestMeta<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut meta = RequestMeta::default();
+                while let Some(key) = map.next_key_seed(Key)? {
+                    let slot = match key {
+                        Some(0) => &mut meta.protocol_version,
+                        Some(1) => &mut meta.client_capabilities,
+                        Some(2) => &mut meta.client_info,
+                        Some(3) => &mut meta.log_level,
+                        Some(4) => &mut meta.progress_token,
+                        Some(5) => &mut meta.related_task,
+                        Some(6) => &mut meta.traceparent,
+                        Some(_) => &mut meta.tracestate,
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(meta)
+            }
+        }
+        d.deserialize_map(Visit)
     }
-}
-
-/// The parser's check of a `_meta` object (`text`, nested no deeper than the parser allows) and
-/// its reading, in one pass over the text: every value is checked as a tree of the whole message
-/// would read it (the values of the keys the runtime reads are kept as text, and read through
-/// again: they are a few short strings and small objects), and the keys the runtime reads are
-/// read. An error is one a tree would
-/// give (its message is not the tree's: the parser reads such a message again as a tree).
-pub(crate) fn read_checked(text: &RawValue) -> Result<ReadMeta, String> {
-    let mut de = serde_json::Deserializer::from_str(text.get());
-    let fields = serde::Deserializer::deserialize_map(&mut de, Visit { check: true })
-        .map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(ReadMeta::with(
-        text.to_owned(),
-        Said::of(Some(fields), text.get()),
-    ))
 }
 
 /// What the client said about itself: at `initialize` (legacy) or in the request's `_meta` (modern).
@@ -348,18 +314,13 @@ struct ReadClient {
 ///
 /// - `checked`: the text the parser last checked ([`MetaCache::checked`]: nesting and JSON
 ///   validity, as a tree of the whole message would refuse it) and the nesting limit it passed;
-/// - `read`: the text last read for what it says ([`MetaCache::read`]), with the reading; the
-///   parser's check of a `_meta` object it had not checked reads it too ([`read_checked`]: a
-///   `_meta` that changes with each request, a `traceparent`'s, is read in one pass, not checked
-///   and read), and the transport takes that reading right after the parser, on the same thread
-///   (`driver::start_request`);
+/// - `read`: the text last read for what it says ([`MetaCache::read`]), with the reading;
 /// - `client`: the capabilities and `clientInfo` texts a 2026-07-28 `_meta` last named, with the
 ///   client view made of them: it survives a `_meta` that changes elsewhere (a progress token per
 ///   request).
 ///
-/// The slots are apart because the parser and the transport may see different texts in between
-/// (a notification's `_meta` is checked, not read; an HTTP notification's is read, not checked);
-/// each slot holds one entry and is replaced on a miss. Nothing here
+/// The slots are apart because the parser and dispatch may run on different threads and see
+/// different texts in between; each slot holds one entry and is replaced on a miss. Nothing here
 /// outlives what it was read from in a way that matters: an entry is only ever compared to, or
 /// handed out as an `Arc` (a reading is immutable).
 #[derive(Default)]
@@ -374,14 +335,12 @@ thread_local! {
 }
 
 impl MetaCache {
-    /// `check()` unless `text` is the text last checked on this thread within the same
-    /// `max_depth`; a text that passes becomes the last one, and the reading `check` made of it
-    /// on the way (if it made one: [`read_checked`]) the last one read, for the transport to
-    /// take right after the parser ([`read`](Self::read)) without reading the text again.
+    /// `check(text)` unless `text` is the text last checked on this thread within the same
+    /// `max_depth`; a text that passes becomes the last one.
     pub(crate) fn checked(
         text: &str,
         max_depth: usize,
-        check: impl FnOnce() -> Result<Option<ReadMeta>, String>,
+        check: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
         let known = CACHE.with_borrow(|cache| {
             cache
@@ -392,19 +351,14 @@ impl MetaCache {
         if known {
             return Ok(());
         }
-        let read = check()?;
-        CACHE.with_borrow_mut(|cache| {
-            match &mut cache.checked {
-                Some((last, depth)) => {
-                    last.clear();
-                    last.push_str(text);
-                    *depth = max_depth;
-                }
-                None => cache.checked = Some((text.to_owned(), max_depth)),
+        check()?;
+        CACHE.with_borrow_mut(|cache| match &mut cache.checked {
+            Some((last, depth)) => {
+                last.clear();
+                last.push_str(text);
+                *depth = max_depth;
             }
-            if let Some(read) = read {
-                cache.read = Some(Arc::new(read));
-            }
+            None => cache.checked = Some((text.to_owned(), max_depth)),
         });
         Ok(())
     }
@@ -548,79 +502,6 @@ mod tests {
         }
     }
 
-    /// The parser's one pass over a `_meta` object passes exactly where a tree's reading of it
-    /// does, and reads what a reading of the text alone reads.
-    #[test]
-    fn a_meta_is_checked_and_read_in_one_pass() {
-        let metas = [
-            r#"{}"#,
-            r#"{"progressToken": 1, "x": [1, {"y": "\u00e9"}], "z": -0.5e-3}"#,
-            r#"{"progressToken": 1e400}"#,
-            r#"{"x": 1e400}"#,
-            r#"{"x": {"y": [-1E+309]}}"#,
-            r#"{"progressToken": "\udc00"}"#,
-            r#"{"x": "\udc00"}"#,
-            r#"{"progressToken": "\ud83d\ude00", "x": "a\"b"}"#,
-            r#"{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-                "tracestate": "k=v1,x=2"}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities":{"x":[-1.5e3, true, null]},
-                "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
-                "io.modelcontextprotocol/logLevel":"debug"}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities":{"x":-1e999}}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":"\ud800"}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07\u002d28",
-                "io.modelcontextprotocol/clientCapabilities":{}}"#,
-            r#"{"io.modelcontextprotocol/protocolVersion":7, "a": 1, "a": "\ud83d\ude00"}"#,
-            r#"{"progre\u0073sToken": "p", "progressToken": 18446744073709551616}"#,
-            r#"{"traceparent": [1, "2"], "tracestate": {"a": 99999999999999999999999}}"#,
-        ];
-        for text in metas {
-            assert_one_pass(text);
-        }
-    }
-
-    /// [`read_checked`] of `text` (a JSON object) passes where a tree of it does, and reads what
-    /// a reading of the text alone reads.
-    fn assert_one_pass(text: &str) {
-        let raw = RawValue::from_string(text.to_owned()).unwrap();
-        let tree = serde_json::from_str::<Value>(text);
-        let one_pass = read_checked(&raw);
-        assert_eq!(one_pass.is_ok(), tree.is_ok(), "{text}: {one_pass:?}");
-        let Ok(read) = one_pass else { return };
-        let apart = ReadMeta::new(raw.clone());
-        assert_eq!(read.facts, apart.facts, "{text}");
-        assert_eq!(read.claims_modern, apart.claims_modern, "{text}");
-        assert_eq!(read.version, apart.version, "{text}");
-        assert_eq!(read.trace_context(), apart.trace_context(), "{text}");
-        assert_eq!(read.text.get(), text);
-    }
-
-    proptest::proptest! {
-        /// Objects of the keys the runtime reads and others, with values a raw value passes and
-        /// a tree may refuse (numbers out of range, lone surrogates) or not.
-        #[test]
-        fn the_one_pass_agrees_with_the_tree(
-            entries in proptest::collection::vec((0..10usize, 0..13usize), 0..6),
-        ) {
-            let keys = [
-                PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROGRESS_TOKEN,
-                RELATED_TASK, TRACEPARENT, TRACESTATE, "x", "tr\\u0061ceparent",
-            ];
-            let values = [
-                r#""2026-07-28""#, "{}", r#"{"name":"c","version":"1"}"#, r#""debug""#, "-1",
-                "1e400", r#""\ud800""#, r#""\ud83d\ude00""#, r#"[-1.5, {"a": 1E999}]"#, "null",
-                r#""00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01""#, r#""a=1""#,
-                r#"{"k": "v\"1", "n": [18446744073709551616]}"#,
-            ];
-            let fields: Vec<String> = (entries.iter())
-                .map(|&(k, v)| format!(r#""{}":{}"#, keys[k], values[v]))
-                .collect();
-            assert_one_pass(&format!("{{{}}}", fields.join(",")));
-        }
-    }
-
     /// A text checked within a nesting limit passes again without its check; another limit or
     /// another text is checked anew, and a text that fails is not kept.
     #[test]
@@ -628,7 +509,7 @@ mod tests {
         let calls = std::cell::Cell::new(0);
         let pass = || {
             calls.set(calls.get() + 1);
-            Ok(None)
+            Ok(())
         };
         MetaCache::checked("{}", 8, pass).unwrap();
         MetaCache::checked("{}", 8, pass).unwrap();

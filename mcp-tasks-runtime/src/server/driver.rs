@@ -77,8 +77,7 @@ pub(crate) fn start_request(
         )));
     };
     let conn = conn.clone();
-    // The `_meta` is read here, on the parser's thread right after it: a `_meta` the parser had
-    // not seen before was read as it was checked, and this takes that reading (`MetaCache`).
+    // The `_meta` is read here, once for the span (its trace context) and for dispatch.
     let meta = (req.meta.take()).map(|text| MetaCache::read(Cow::Owned(text)));
     // One span per request; dispatch fills in the era, the owner, the tool and the task as it
     // learns them, so one task can be followed across its polls. The client's trace context
