@@ -27,8 +27,8 @@ pub(crate) struct TraceContext {
 }
 
 impl TraceContext {
-    /// The context from a `traceparent` and a `tracestate` as sent (JSON texts, read by the
-    /// parser: `ReadMeta::trace_context`).
+    /// The context from a `traceparent` and a `tracestate` as sent (JSON texts, where the reading
+    /// of a `_meta` found them: `ReadMeta::trace_context`).
     pub(crate) fn from_fields(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
         let Some(text) = meta::str_of(traceparent) else {
             tracing::debug!("`_meta.traceparent` is not a string; ignored");
