@@ -26,6 +26,7 @@ pub const TRACEPARENT: &str = "traceparent";
 /// Request: the W3C Trace Context `tracestate` that goes with [`TRACEPARENT`] (SEP-414).
 pub const TRACESTATE: &str = "tracestate";
 
+use super::trace::TraceContext;
 use super::{ClientCapabilities, Implementation, LEGACY_VERSIONS, LogLevel, MODERN_VERSIONS};
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
@@ -34,6 +35,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 /// The keys of a request's `_meta` the runtime reads, each as the JSON text the client sent, read
@@ -77,11 +79,14 @@ impl<'a> RequestMeta<'a> {
 
 /// The string a JSON text holds, if it is one (borrowed unless it has escapes).
 pub fn as_str(value: &RawValue) -> Option<Cow<'_, str>> {
-    match serde_json::from_str::<&str>(value.get()) {
+    str_of(value.get())
+}
+
+/// [`as_str`] of a JSON text the parser already read.
+pub(crate) fn str_of(text: &str) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(text) {
         Ok(s) => Some(Cow::Borrowed(s)),
-        Err(_) => serde_json::from_str::<String>(value.get())
-            .ok()
-            .map(Cow::Owned),
+        Err(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
     }
 }
 
@@ -228,31 +233,69 @@ pub(crate) struct ReadMeta {
     /// it).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) version: Option<Box<str>>,
+    /// Where in `text` the values of `traceparent` and `tracestate` are, when it has a
+    /// `traceparent` ([`trace_context`](Self::trace_context) reads them when a span wants them).
+    trace: Option<(Range<usize>, Option<Range<usize>>)>,
     tree: OnceLock<Map<String, Value>>,
 }
 
 impl ReadMeta {
     fn new(text: Box<RawValue>) -> ReadMeta {
-        let fields = RequestMeta::read(&text);
-        let claims_modern = fields.is_some_and(|f| f.is_modern());
-        let version = fields
-            .and_then(|f| f.protocol_version)
-            .and_then(as_str)
-            .map(Into::into);
-        let facts = facts(fields);
+        let said = Said::of(RequestMeta::read(&text), text.get());
+        ReadMeta::with(text, said)
+    }
+
+    /// `text`, which says `said`.
+    fn with(text: Box<RawValue>, said: Said) -> ReadMeta {
         ReadMeta {
-            facts,
-            claims_modern,
-            version,
             text,
+            facts: said.facts,
+            claims_modern: said.claims_modern,
+            version: said.version,
+            trace: said.trace,
             tree: OnceLock::new(),
         }
+    }
+
+    /// The client's span its `traceparent` and `tracestate` name, when they are valid
+    /// (`trace.rs`).
+    pub(crate) fn trace_context(&self) -> Option<TraceContext> {
+        let (traceparent, tracestate) = self.trace.clone()?;
+        let text = self.text.get();
+        TraceContext::from_fields(&text[traceparent], tracestate.map(|at| &text[at]))
     }
 
     /// The `_meta` object as a tree, made once (when a tool first asks for it).
     pub(crate) fn tree_ref(&self) -> &Map<String, Value> {
         let tree = || serde_json::from_str(self.text.get()).unwrap_or_default();
         self.tree.get_or_init(tree)
+    }
+}
+
+/// What the fields of a `_meta` say ([`ReadMeta`] without its text).
+struct Said {
+    facts: Result<MetaFacts, MetaError>,
+    claims_modern: bool,
+    version: Option<Box<str>>,
+    trace: Option<(Range<usize>, Option<Range<usize>>)>,
+}
+
+impl Said {
+    /// What `fields`, read from `text`, say (`None`: the `_meta` is not an object).
+    fn of(fields: Option<RequestMeta<'_>>, text: &str) -> Said {
+        // Where a value is in `text` (the reader lends pieces of it).
+        let at = |value: &RawValue| {
+            let start = value.get().as_ptr() as usize - text.as_ptr() as usize;
+            start..start + value.get().len()
+        };
+        Said {
+            trace: fields.and_then(|f| Some((at(f.traceparent?), f.tracestate.map(at)))),
+            claims_modern: fields.is_some_and(|f| f.is_modern()),
+            version: (fields.and_then(|f| f.protocol_version))
+                .and_then(as_str)
+                .map(Into::into),
+            facts: facts(fields),
+        }
     }
 }
 

@@ -6,8 +6,7 @@
 //! request is served as if it had none, the way W3C Trace Context treats a bad `traceparent`
 //! header. `baggage` is not read.
 
-use super::meta::{self, RequestMeta};
-use serde_json::value::RawValue;
+use super::meta;
 use std::fmt;
 
 /// The longest `tracestate` kept, in bytes: W3C Trace Context asks that at least 512 be passed
@@ -28,21 +27,10 @@ pub(crate) struct TraceContext {
 }
 
 impl TraceContext {
-    /// The trace context a request's `_meta` text carries, if it carries a valid one. A `_meta`
-    /// without the text `traceparent` costs one substring search (and a reading only when it has
-    /// a `\u` escape, the one way a key may spell `traceparent` without those letters).
-    pub(crate) fn from_meta(meta: &RawValue) -> Option<TraceContext> {
-        let text = meta.get();
-        if !text.contains(meta::TRACEPARENT) && !text.contains("\\u") {
-            return None;
-        }
-        let fields = RequestMeta::read(meta)?;
-        Self::from_fields(fields.traceparent?, fields.tracestate)
-    }
-
-    /// The context from a `traceparent` and a `tracestate` as sent (JSON texts).
-    fn from_fields(traceparent: &RawValue, tracestate: Option<&RawValue>) -> Option<TraceContext> {
-        let Some(text) = meta::as_str(traceparent) else {
+    /// The context from a `traceparent` and a `tracestate` as sent (JSON texts, where the reading
+    /// of a `_meta` found them: `ReadMeta::trace_context`).
+    pub(crate) fn from_fields(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
+        let Some(text) = meta::str_of(traceparent) else {
             tracing::debug!("`_meta.traceparent` is not a string; ignored");
             return None;
         };
@@ -52,7 +40,7 @@ impl TraceContext {
             return None;
         };
         context.state = tracestate.and_then(|state| {
-            let state = meta::as_str(state).filter(|s| is_tracestate(s));
+            let state = meta::str_of(state).filter(|s| is_tracestate(s));
             if state.is_none() {
                 tracing::debug!("malformed `_meta.tracestate`; ignored");
             }
@@ -137,11 +125,15 @@ impl fmt::Display for Hex<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::meta::MetaCache;
+    use serde_json::value::RawValue;
+    use std::borrow::Cow;
 
     const GOOD: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
     fn read(meta: &str) -> Option<TraceContext> {
-        TraceContext::from_meta(&RawValue::from_string(meta.to_owned()).unwrap())
+        let text = RawValue::from_string(meta.to_owned()).unwrap();
+        MetaCache::read(Cow::Owned(text)).trace_context()
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::prompts;
 use super::resources;
 use super::tasks::{self, missing_tasks_capability};
 use crate::protocol::jsonrpc::{Reply, Request, RpcError};
+use crate::protocol::meta::ReadMeta;
 use crate::protocol::{
     Cacheable, DiscoverResult, Execution, LEGACY_VERSIONS, ListToolsResult, LogLevel,
     MODERN_VERSION, MODERN_VERSIONS, ServerCapabilities, TASKS_EXTENSION, ToolDescription,
@@ -33,10 +34,11 @@ pub(crate) async fn request(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
     req: Request,
+    meta: Option<Arc<ReadMeta>>,
     cancel: CancellationToken,
 ) -> Option<Reply> {
     let id = req.id.clone();
-    let incoming = match classify(&**peer, req) {
+    let incoming = match classify(&**peer, req, meta) {
         Ok(incoming) => incoming,
         Err(err) => {
             return Some(Reply {

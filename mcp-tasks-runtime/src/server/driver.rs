@@ -13,8 +13,9 @@ use super::session;
 use crate::protocol::jsonrpc::{
     self, Message, Notification, Reply, RequestId, RpcError, error_message,
 };
-use crate::protocol::trace::TraceContext;
+use crate::protocol::meta::{MetaCache, ReadMeta};
 use futures_util::FutureExt;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -67,7 +68,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
 /// answer belongs (the sink on stdio, the POST's own response on HTTP).
 pub(crate) fn start_request(
     conn: &Arc<Connection>,
-    req: jsonrpc::Request,
+    mut req: jsonrpc::Request,
 ) -> Result<impl Future<Output = Option<Reply>> + Send + 'static, RpcError> {
     let Some(token) = conn.begin(&req.id) else {
         return Err(RpcError::invalid_request(format!(
@@ -76,6 +77,8 @@ pub(crate) fn start_request(
         )));
     };
     let conn = conn.clone();
+    // The `_meta` is read here, once for the span (its trace context) and for dispatch.
+    let meta = (req.meta.take()).map(|text| MetaCache::read(Cow::Owned(text)));
     // One span per request; dispatch fills in the era, the owner, the tool and the task as it
     // learns them, so one task can be followed across its polls. The client's trace context
     // (`_meta.traceparent`) is recorded here, before the span is first entered, when an
@@ -93,7 +96,7 @@ pub(crate) fn start_request(
         tracestate = tracing::field::Empty,
     );
     if !span.is_disabled()
-        && let Some(context) = req.meta.as_deref().and_then(TraceContext::from_meta)
+        && let Some(context) = meta.as_deref().and_then(ReadMeta::trace_context)
     {
         crate::telemetry::trace::join(&span, &context);
     }
@@ -109,7 +112,7 @@ pub(crate) fn start_request(
         // that a million stored tasks leave full of small cold holes. The box itself (about
         // 900 bytes for `tasks/get`; dispatch boxes the larger `tools/call`) is an ordinary
         // allocation, which glibc recycles from its per-thread cache.
-        Box::pin(dispatch::request(&conn.server, &peer, req, token)).await
+        Box::pin(dispatch::request(&conn.server, &peer, req, meta, token)).await
     }
     .instrument(span))
 }
@@ -195,7 +198,9 @@ mod tests {
     #[test]
     fn request_futures_stay_small() {
         let started = started_size(start_request);
-        let dispatch = future_size(dispatch::request);
+        let dispatch = future_size(|server, peer, req, cancel| {
+            dispatch::request(server, peer, req, None, cancel)
+        });
         let tools_call = future_size::<Incoming, _>(call::tools_call);
         println!(
             "request futures: start_request {started} bytes, dispatch::request {dispatch} bytes, call::tools_call {tools_call} bytes"

@@ -1,15 +1,14 @@
 //! One request as dispatch serves it: its era decided from its `_meta` (read through
-//! [`MetaCache`]) and the connection's legacy session ([`classify`]), what a tool sees of it
+//! `MetaCache`) and the connection's legacy session ([`classify`]), what a tool sees of it
 //! ([`request_info`]), and the shape of its answer ([`Answer`]).
 
 use super::era::{ClientView, Era};
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{Payload, Request, RequestId, RpcError};
-use crate::protocol::meta::{self, MetaCache, MetaError, ReadMeta};
+use crate::protocol::meta::{self, MetaError, ReadMeta};
 use crate::protocol::{LEGACY_VERSIONS, LogLevel, MODERN_VERSION, MODERN_VERSIONS, Params};
 use crate::tool::RequestInfo;
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What one request is, once its era is known.
@@ -37,10 +36,15 @@ impl Incoming {
     }
 }
 
-/// Decides the era of a request from its `_meta` and the connection's session.
-pub(crate) fn classify(peer: &dyn Peer, req: Request) -> Result<Incoming, RpcError> {
+/// Decides the era of a request from its `_meta` (`meta`, read from `req.meta`, which the
+/// caller took: see `driver::start_request`) and the connection's session.
+pub(crate) fn classify(
+    peer: &dyn Peer,
+    req: Request,
+    meta: Option<Arc<ReadMeta>>,
+) -> Result<Incoming, RpcError> {
+    debug_assert!(req.meta.is_none(), "the caller read `_meta`");
     let params = req.params.unwrap_or_default();
-    let meta = req.meta.map(|text| MetaCache::read(Cow::Owned(text)));
     let facts = match &meta {
         Some(read) => Some(read.facts.as_ref().map_err(meta_error)?),
         None => None,

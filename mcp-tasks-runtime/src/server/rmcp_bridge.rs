@@ -15,6 +15,7 @@ use super::dispatch;
 use super::era::Era;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError};
+use crate::protocol::meta::MetaCache;
 use crate::protocol::task::Owner;
 use crate::protocol::{LogLevel, MODERN_VERSION, TASKS_EXTENSION, meta};
 use crate::tool::{Principal, TaskSupport};
@@ -30,6 +31,7 @@ use ::rmcp::service::{RequestContext, RoleServer};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -360,7 +362,7 @@ impl TaskTools {
         params.insert("_meta".into(), Value::Object(request_meta(context)));
         let message =
             json!({"jsonrpc": "2.0", "id": context.id, "method": method, "params": params});
-        let request = match Message::parse(&message.to_string()) {
+        let mut request = match Message::parse(&message.to_string()) {
             Ok(Message::Request(request)) => request,
             _ => {
                 return Err(ErrorData::internal_error(
@@ -369,7 +371,8 @@ impl TaskTools {
                 ));
             }
         };
-        let reply = dispatch::request(&self.server, &peer, request, context.ct.clone())
+        let meta = (request.meta.take()).map(|text| MetaCache::read(Cow::Owned(text)));
+        let reply = dispatch::request(&self.server, &peer, request, meta, context.ct.clone())
             .await
             .ok_or_else(|| {
                 ErrorData::new(

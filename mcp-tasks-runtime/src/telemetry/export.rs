@@ -80,8 +80,10 @@ impl Traces {
     /// instrumentation inside a tool, an HTTP client's, joins the task's or request's trace).
     /// Left out, for what they cost against what they say (`bench/HISTORY.md` has the figures):
     /// where in the code a span was made (for the server's spans always the same lines of the
-    /// runtime), how long it was busy and idle, and the thread (a task moves between a runtime's
-    /// threads). For them, build a layer of your own on [`tracer`](Self::tracer).
+    /// runtime) and its `target` (the module that made it: for the server's spans always one of
+    /// the runtime's, which the instrumentation scope, `mcp-tasks-runtime`, names already), how
+    /// long it was busy and idle, and the thread (a task moves between a runtime's threads). For
+    /// them, build a layer of your own on [`tracer`](Self::tracer).
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
@@ -90,6 +92,7 @@ impl Traces {
             .with_tracer(self.tracer())
             .with_threads(false)
             .with_location(false)
+            .with_target(false)
             .with_tracked_inactivity(false)
     }
 
