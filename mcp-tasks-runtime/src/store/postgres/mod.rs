@@ -209,12 +209,16 @@ impl Sql {
             lock: format!(
                 "SELECT id, owner, record FROM {s}.tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE"
             ),
+            // `t.id = ANY($1)` says again what the join says, for the planner: without it, on a
+            // table never analysed (a new store, until autovacuum's first ANALYZE), the plan a
+            // prepared statement keeps joins by hashing a scan of the whole table: every group
+            // commit then read every task (2.3 ms a commit at 20,000 tasks, growing with them).
             update: format!(
                 "UPDATE {s}.tasks AS t
                  SET runner = u.runner, due = u.due, version = u.version, record = u.record
                  FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::text[])
                      AS u(id, runner, due, version, record)
-                 WHERE t.id = u.id"
+                 WHERE t.id = u.id AND t.id = ANY($1)"
             ),
             delete: format!("DELETE FROM {s}.tasks WHERE id = ANY($1)"),
             notify: "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p".to_owned(),
