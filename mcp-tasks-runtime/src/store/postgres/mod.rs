@@ -250,7 +250,6 @@ impl Sql {
 
 /// The statements a group commit runs, prepared on its connection.
 struct Statements {
-    begin: Statement,
     turn: Statement,
     insert: Statement,
     lock: Statement,
@@ -538,7 +537,6 @@ impl Shared {
             }
         };
         Ok(Statements {
-            begin: prepare("BEGIN").await?,
             turn: prepare("SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))").await?,
             insert: prepare_owned(&self.sql.insert).await?,
             lock: prepare_owned(&self.sql.lock).await?,
