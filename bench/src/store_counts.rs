@@ -16,6 +16,8 @@ pub struct StoreCounts {
     postgres: bool,
     /// Calls by command name.
     commands: std::collections::BTreeMap<String, u64>,
+    /// Postgres's time executing them, by command name, in milliseconds.
+    millis: std::collections::BTreeMap<String, f64>,
     /// MCP operations (tasks, gets) they served.
     pub ops: u64,
     /// JSON-RPC requests they served.
@@ -64,17 +66,23 @@ impl StoreCounts {
         let Some(pg) = &o.postgres else { return };
         let Ok(rows) = pg.try_sql(
             "postgres",
-            "SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
+            "SELECT calls, total_exec_time, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
              WHERE dbid <> (SELECT oid FROM pg_database WHERE datname = 'postgres')",
         ) else {
             return;
         };
         for line in rows.lines() {
-            let Some((calls, query)) = line.split_once('|') else {
+            let mut fields = line.splitn(3, '|');
+            let (Some(calls), Some(millis), Some(query)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
                 continue;
             };
             let calls: u64 = calls.trim().parse().unwrap_or(0);
-            *self.commands.entry(statement_name(query)).or_default() += calls;
+            let millis: f64 = millis.trim().parse().unwrap_or(0.0);
+            let name = statement_name(query);
+            *self.commands.entry(name.clone()).or_default() += calls;
+            *self.millis.entry(name).or_default() += millis;
         }
     }
 
@@ -109,7 +117,11 @@ impl StoreCounts {
         let parts: Vec<String> = self
             .commands
             .iter()
-            .map(|(name, n)| format!("{name} {:.2}", per(*n)))
+            .map(|(name, n)| match self.millis.get(name) {
+                // Postgres's mean execution time of the statement.
+                Some(ms) if *n > 0 => format!("{name} {:.2} ({:.3} ms)", per(*n), ms / *n as f64),
+                _ => format!("{name} {:.2}", per(*n)),
+            })
             .collect();
         let what = if self.postgres {
             "Postgres statements"
@@ -134,6 +146,7 @@ impl StoreCounts {
             "commands_per_op": per(self.total()),
             "commands_per_request": self.total() as f64 / self.trips.max(1) as f64,
             "by_command_per_op": self.commands.iter().map(|(k, n)| (k.clone(), json!(per(*n)))).collect::<serde_json::Map<_, _>>(),
+            "mean_ms_by_command": self.millis.iter().map(|(k, ms)| (k.clone(), json!(ms / self.commands.get(k).copied().unwrap_or(0).max(1) as f64))).collect::<serde_json::Map<_, _>>(),
         })
     }
 }
