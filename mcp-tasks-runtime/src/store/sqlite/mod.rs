@@ -1027,7 +1027,12 @@ mod tests {
         let mut read = |view: TaskView<'_>| {
             text_kept = matches!(view.outcome, Some(OutcomeView::ResultText(_)));
         };
-        assert!(store.get_view(&running.id, &alice, &mut read).await.unwrap());
+        assert!(
+            store
+                .get_view(&running.id, &alice, &mut read)
+                .await
+                .unwrap()
+        );
         assert!(text_kept);
         drop(store);
 
