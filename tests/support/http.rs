@@ -2,7 +2,6 @@
 
 use crate::{example_bin, modern_meta};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -42,22 +41,11 @@ impl HttpServer {
             .spawn()
             .unwrap_or_else(|e| panic!("start {program}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(line)) = lines.next() {
-                let _ = tx.send(line);
-            }
-            // Keep draining so the server never blocks on a full pipe.
-            for _ in lines {}
-        });
         let started = Instant::now();
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                let _ = child.kill();
-                panic!("the HTTP server printed no `listening on` line within 30 s")
-            });
+        let line = crate::first_line(stdout, Duration::from_secs(30)).unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("the HTTP server printed no `listening on` line within 30 s")
+        });
         let url = line
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"))

@@ -56,17 +56,8 @@ impl Instance {
             }
         });
         let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(line)) = lines.next() {
-                let _ = tx.send(line);
-            }
-            for _ in lines {}
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("{name} printed no `listening on` line"));
+        let line = crate::first_line(stdout, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{name} printed no `listening on` line"));
         let url = line
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))

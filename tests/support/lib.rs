@@ -88,6 +88,22 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// The first line a child process prints on `stdout`, waiting at most `within`; the rest of its
+/// output is read and dropped, so that the process never blocks on a full pipe. `None` if no
+/// line came in time (or the output ended first).
+pub fn first_line(stdout: std::process::ChildStdout, within: Duration) -> Option<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        if let Some(Ok(line)) = lines.next() {
+            let _ = tx.send(line);
+        }
+        for _ in lines {}
+    });
+    rx.recv_timeout(within).ok()
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -205,16 +205,7 @@ impl ProtectedServer {
             .spawn()
             .expect("start example_server");
         let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            if let Some(Ok(line)) = lines.next() {
-                let _ = tx.send(line);
-            }
-            for _ in lines {}
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
+        let line = crate::first_line(stdout, Duration::from_secs(30))
             .expect("example_server printed `listening on`");
         assert!(line.starts_with("listening on "), "{line}");
         ProtectedServer {
