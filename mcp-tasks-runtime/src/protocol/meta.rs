@@ -262,7 +262,12 @@ impl ReadMeta {
     pub(crate) fn trace_context(&self) -> Option<TraceContext> {
         let (traceparent, tracestate) = self.trace.clone()?;
         let text = self.text.get();
-        TraceContext::from_fields(&text[traceparent], tracestate.map(|at| &text[at]))
+        let Some(traceparent) = str_of(&text[traceparent]) else {
+            tracing::debug!("`_meta.traceparent` is not a string; ignored");
+            return None;
+        };
+        let tracestate = tracestate.map(|at| str_of(&text[at]).unwrap_or_default());
+        TraceContext::from_strs(&traceparent, tracestate.as_deref())
     }
 
     /// The `_meta` object as a tree, made once (when a tool first asks for it).

@@ -6,7 +6,6 @@
 //! request is served as if it had none, the way W3C Trace Context treats a bad `traceparent`
 //! header. `baggage` is not read.
 
-use super::meta;
 use std::fmt;
 
 /// The longest `tracestate` kept, in bytes: W3C Trace Context asks that at least 512 be passed
@@ -27,24 +26,21 @@ pub(crate) struct TraceContext {
 }
 
 impl TraceContext {
-    /// The context from a `traceparent` and a `tracestate` as sent (JSON texts, where the reading
-    /// of a `_meta` found them: `ReadMeta::trace_context`).
-    pub(crate) fn from_fields(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
-        let Some(text) = meta::str_of(traceparent) else {
-            tracing::debug!("`_meta.traceparent` is not a string; ignored");
-            return None;
-        };
-        let Some(mut context) = parse_traceparent(&text) else {
-            let shown: String = text.chars().take(64).collect();
+    /// The context from a `traceparent` and a `tracestate`, the strings sent (`ReadMeta::trace_context`
+    /// reads them where the reading of a `_meta` found them; a `tracestate` that is not a string
+    /// comes as the empty string, which is malformed).
+    pub(crate) fn from_strs(traceparent: &str, tracestate: Option<&str>) -> Option<TraceContext> {
+        let Some(mut context) = parse_traceparent(traceparent) else {
+            let shown: String = traceparent.chars().take(64).collect();
             tracing::debug!(traceparent = %shown, "malformed `_meta.traceparent`; ignored");
             return None;
         };
         context.state = tracestate.and_then(|state| {
-            let state = meta::str_of(state).filter(|s| is_tracestate(s));
-            if state.is_none() {
+            if !is_tracestate(state) {
                 tracing::debug!("malformed `_meta.tracestate`; ignored");
+                return None;
             }
-            state.map(|s| s.into())
+            Some(state.into())
         });
         Some(context)
     }
