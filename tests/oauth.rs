@@ -1655,12 +1655,19 @@ async fn a_token_that_passed_is_kept_but_not_past_its_expiry() {
     let audience = "https://mcp.example.test/mcp";
     let validator = JwtValidator::new(&issuer.url, audience).leeway(Duration::ZERO);
     let token = issuer.token_with(json!({ "claims": { "aud": audience }, "expiresIn": 2 }));
+    let mut expires_at = None;
     for _ in 0..50 {
         let claims = validator.validate(&token).await.expect("a good token");
         assert_eq!(claims.subject, "alice");
+        expires_at = claims.expires_at;
     }
     assert_eq!(issuer.stats()["jwks"], 1, "the key fetched once");
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    // `exp` counts whole seconds and a token is good through that second: it is refused once
+    // the clock is past it (a fixed sleep of 2.5 s after minting fell inside it at times).
+    let expired = expires_at.expect("an exp") + Duration::from_millis(1_200);
+    if let Ok(wait) = expired.duration_since(std::time::SystemTime::now()) {
+        tokio::time::sleep(wait).await;
+    }
     let refused = validator
         .validate(&token)
         .await
