@@ -56,6 +56,16 @@ pub trait FastPaths: Send + Sync {
         id: &'a TaskId,
         seen_version: u64,
     ) -> StoreFuture<'a, (u64, TaskStatus)>;
+
+    /// Whether [`TaskStore::create`] queues the creation when it is called, before its future
+    /// is polled, and the store applies every write it is called for afterwards after it (one
+    /// writer taking writes in order, as the SQLite store's). A write on the new task then
+    /// succeeds once the creation has been applied, and fails with
+    /// [`StoreError::NotFound`](super::StoreError::NotFound) if the creation failed; so the
+    /// engine may start the tool while its task's creation commits.
+    fn creates_in_order(&self) -> bool {
+        false
+    }
 }
 
 impl<'s> dyn TaskStore + 's {
@@ -88,6 +98,11 @@ impl<'s> dyn TaskStore + 's {
                 Ok((record.version, record.status))
             }),
         }
+    }
+
+    /// [`FastPaths::creates_in_order`], `false` for a store without fast paths.
+    pub(crate) fn creates_in_order(&self) -> bool {
+        self.fast_paths().is_some_and(FastPaths::creates_in_order)
     }
 
     /// [`FastPaths::changed_status`] if the store has it, else [`TaskStore::changed`].

@@ -197,4 +197,8 @@ impl FastPaths for Metered {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         self.inner.changed_status(id, seen_version)
     }
+
+    fn creates_in_order(&self) -> bool {
+        self.inner.creates_in_order()
+    }
 }

@@ -28,12 +28,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;
-use super::run::{Run, Settling};
+use super::run::{Created, Run, Settling};
 
 pub use super::backend::ClientChannel;
 pub(crate) use super::run::CaughtFuture;
@@ -88,7 +89,7 @@ pub struct Launch {
     pub progress_token: Option<Value>,
     /// The tool runs only once this resolves (or its sender is dropped): for a transport to say
     /// the `CreateTaskResult` has gone out.
-    pub start_after: Option<tokio::sync::oneshot::Receiver<()>>,
+    pub start_after: Option<oneshot::Receiver<()>>,
     /// The least severe level the client wants log messages for (legacy tasks send them on the
     /// session, tagged with the task; a modern task has no stream to send them on).
     pub log_level: Option<crate::protocol::LogLevel>,
@@ -121,7 +122,7 @@ pub(crate) enum Launched {
 pub(crate) struct Refused {
     result: CallToolResult,
     prepared: Prepared,
-    start_after: Option<tokio::sync::oneshot::Receiver<()>>,
+    start_after: Option<oneshot::Receiver<()>>,
 }
 
 impl Refused {
@@ -146,9 +147,11 @@ impl Refused {
             }
             Ok(Ok(result))
         });
-        engine
-            .start(prepared, fut, CancellationToken::new(), |_| {})
-            .await
+        let cancel = CancellationToken::new();
+        match engine.store.creates_in_order() {
+            true => engine.start_fresh(prepared, fut, cancel).await,
+            false => engine.start(prepared, fut, cancel, |_| {}).await,
+        }
     }
 }
 
@@ -166,6 +169,29 @@ impl Prepared {
     pub(crate) fn backend(&self) -> Arc<dyn ContextBackend> {
         self.backend.clone()
     }
+
+    /// What the store creates, and what driving the task needs.
+    fn split(self) -> (crate::store::NewTask, Starting) {
+        let starting = Starting {
+            id: self.new.id.clone(),
+            owner: self.new.owner.clone(),
+            origin: self.new.origin,
+            status: self.status,
+            tool: self.tool,
+            channel: self.channel,
+        };
+        (self.new, starting)
+    }
+}
+
+/// What driving a task needs of it, besides its tool's future.
+struct Starting {
+    id: TaskId,
+    owner: Owner,
+    origin: Era,
+    status: Arc<StatusSlot>,
+    tool: &'static str,
+    channel: Option<Arc<dyn ClientChannel>>,
 }
 
 /// The task engine. Holds the store; keeps nothing about a task that the store does not have
@@ -321,9 +347,11 @@ impl TaskEngine {
             }),
             None => caught,
         };
-        self.start(prepared, fut, cancel, |_| {})
-            .await
-            .map(Launched::Task)
+        match self.store.creates_in_order() {
+            true => self.start_fresh(prepared, fut, cancel).await,
+            false => self.start(prepared, fut, cancel, |_| {}).await,
+        }
+        .map(Launched::Task)
     }
 
     /// Everything about a task but the store record and the running tool.
@@ -372,23 +400,83 @@ impl TaskEngine {
         before_run: impl FnOnce(&TaskRecord),
     ) -> Result<TaskRecord, RpcError> {
         self.start_sweeper();
-        let Prepared {
-            new,
+        let slot = self.slots.reserve(&prepared.new.owner)?;
+        self.hold_lease().await?;
+        let (new, task) = prepared.split();
+        let record = self.store.create(new).await?;
+        before_run(&record);
+        let tool = task.tool;
+        let created = Created::Already(record.version, record.status);
+        self.drive(task, fut, cancel, slot, created);
+        crate::telemetry::task_created(tool);
+        Ok(record)
+    }
+
+    /// [`start`](Self::start) for a tool that has not begun and needs nothing done before it
+    /// goes on, with a store that applies its writes in order
+    /// ([`creates_in_order`](crate::store::fast::FastPaths::creates_in_order): SQLite's): the
+    /// tool starts while its task's creation commits, so that a quick tool's outcome is written
+    /// in the same transaction or the next, not one commit later. Nothing is answered sooner:
+    /// the caller still gets the task once its creation has committed, and a poll sees the
+    /// outcome once that has. If the creation fails, the caller gets that error and the tool is
+    /// cancelled (it may have begun its work, as an inline call's tool has when its answer
+    /// cannot be sent); whatever it writes for the task fails, as the task does not exist. The
+    /// creation is the driver's, not the caller's: a caller that goes away meanwhile leaves a
+    /// task that is created and runs all the same, not one created without its tool.
+    pub(crate) async fn start_fresh(
+        self: &Arc<Self>,
+        prepared: Prepared,
+        fut: CaughtFuture,
+        cancel: CancellationToken,
+    ) -> Result<TaskRecord, RpcError> {
+        self.start_sweeper();
+        let slot = self.slots.reserve(&prepared.new.owner)?;
+        self.hold_lease().await?;
+        let (new, task) = prepared.split();
+        // The driver queues the creation before it first polls the tool.
+        let (reply, created) = oneshot::channel();
+        self.drive(task, fut, cancel, slot, Created::Creating(new, reply));
+        match created.await {
+            Ok(created) => Ok(created?),
+            Err(_) => Err(StoreError::backend(
+                "the task's driver stopped before its creation was known",
+            )
+            .into()),
+        }
+    }
+
+    /// Drives the tool of `task` in the background, from its creation on (`created`).
+    fn drive(
+        &self,
+        task: Starting,
+        fut: CaughtFuture,
+        cancel: CancellationToken,
+        slot: super::limits::RunningSlot,
+        created: Created,
+    ) {
+        let Starting {
+            id,
+            owner,
+            origin,
             status,
             tool,
             channel,
-            ..
-        } = prepared;
-        let id = new.id.clone();
-        let slot = self.slots.reserve(&new.owner)?;
-        self.hold_lease().await?;
-        let record = self.store.create(new).await?;
-        before_run(&record);
+        } = task;
         lock(&self.running).insert(id.clone(), cancel.clone());
+        // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
+        // that started it; in OpenTelemetry, the root of a trace linked to that request).
+        let span = tracing::info_span!(
+            "task",
+            task = %id.as_str(),
+            tool,
+            era = ?origin,
+            owner = %owner.as_str(),
+        );
+        crate::telemetry::trace::link_to_request(&span);
         let run = Run {
             store: self.store.clone(),
             id,
-            owner: record.owner.clone(),
+            owner,
             tool,
             cancel,
             grace: self.config.cancel_grace,
@@ -397,19 +485,7 @@ impl TaskEngine {
             _running: crate::telemetry::Held::new(crate::telemetry::Gauge::RunningTasks),
             settling: self.settling.clone(),
         };
-        crate::telemetry::task_created(tool);
         let running = self.running.clone();
-        let created = (record.version, record.status);
-        // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
-        // that started it; in OpenTelemetry, the root of a trace linked to that request).
-        let span = tracing::info_span!(
-            "task",
-            task = %record.id.as_str(),
-            tool = run.tool,
-            era = ?record.origin,
-            owner = %record.owner.as_str(),
-        );
-        crate::telemetry::trace::link_to_request(&span);
         self.drivers.spawn(tracing::Instrument::instrument(
             async move {
                 let id = run.id.clone();
@@ -418,7 +494,6 @@ impl TaskEngine {
             },
             span,
         ));
-        Ok(record)
     }
 
     /// When the tool of task `id`, of `owner`, has returned in this engine and its outcome is
@@ -580,6 +655,196 @@ mod tests {
             }
             assert!(std::time::Instant::now() < deadline, "not swept: {now:?}");
             tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// With a store that applies its writes in order (SQLite), a task's tool starts while its
+    /// creation commits, and the caller gets the task once the creation has committed.
+    #[cfg(feature = "sqlite")]
+    mod in_order {
+        use super::*;
+        use crate::store::SqliteTaskStore;
+        use crate::tool::ToolContext;
+        use std::sync::Mutex as StdMutex;
+        use tokio::sync::Notify;
+
+        /// Told when `signals_start` starts (one test uses it).
+        fn started() -> &'static Notify {
+            static STARTED: OnceLock<Notify> = OnceLock::new();
+            STARTED.get_or_init(Notify::new)
+        }
+
+        /// Told when `waits_for_cancel` has seen its cancel (one test uses it).
+        fn stopped() -> &'static Notify {
+            static STOPPED: OnceLock<Notify> = OnceLock::new();
+            STOPPED.get_or_init(Notify::new)
+        }
+
+        /// Says it started, and returns.
+        #[crate::tool(task_support = "required")]
+        async fn signals_start() -> String {
+            started().notify_one();
+            "done".into()
+        }
+
+        /// Returns at once.
+        #[crate::tool(task_support = "required")]
+        async fn finishes() -> String {
+            "done".into()
+        }
+
+        /// Waits to be cancelled, and says so.
+        #[crate::tool(task_support = "required")]
+        async fn waits_for_cancel(ctx: ToolContext) -> String {
+            ctx.cancelled().await;
+            stopped().notify_one();
+            "stopped".into()
+        }
+
+        fn config() -> EngineConfig {
+            EngineConfig {
+                default_ttl: Duration::from_secs(60),
+                deadline: None,
+                lease: Duration::from_secs(10),
+                default_poll_interval: Duration::from_secs(1),
+                max_ttl: Duration::from_secs(3600),
+                cancel_grace: Duration::from_secs(5),
+                sweep_every: Duration::from_secs(1),
+                max_tasks: 1,
+                max_tasks_per_owner: 1,
+                max_inputs_per_task: 8,
+                store_patience: Duration::from_secs(1),
+            }
+        }
+
+        fn launch(tool: RegisteredTool) -> Launch {
+            Launch {
+                tool: Arc::new(tool),
+                arguments: None,
+                owner: Owner::new("a"),
+                origin: Era::Modern,
+                requested_ttl: None,
+                capabilities: Arc::default(),
+                channel: None,
+                progress_token: None,
+                start_after: None,
+                log_level: None,
+                request: Arc::default(),
+                state: Arc::default(),
+            }
+        }
+
+        fn open() -> (Arc<SqliteTaskStore>, Arc<StdMutex<rusqlite::Connection>>) {
+            let path = std::env::temp_dir().join(format!(
+                "mcp-tasks-engine-{}.db",
+                TaskId::generate().as_str()
+            ));
+            let store = SqliteTaskStore::open(&path).expect("open");
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            let connection = store.connection();
+            (Arc::new(store), connection)
+        }
+
+        async fn ended(store: &SqliteTaskStore, record: &TaskRecord) -> TaskRecord {
+            let give_up = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                let now = store.get(&record.id, &record.owner).await.unwrap().unwrap();
+                if now.status.is_terminal() {
+                    return now;
+                }
+                assert!(std::time::Instant::now() < give_up, "never ended: {now:?}");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[expect(
+            clippy::await_holding_lock,
+            reason = "the test holds the store's connection on purpose, so that nothing commits"
+        )]
+        async fn the_tool_starts_while_its_creation_commits() {
+            let (store, connection) = open();
+            let engine = TaskEngine::new(store.clone(), config());
+            // The engine's first task takes its lease (a write of its own).
+            let Ok(Launched::Task(first)) = engine
+                .launch(launch(RegisteredTool::of::<finishes>()))
+                .await
+            else {
+                panic!("the first task was not created");
+            };
+            ended(&store, &first).await;
+            while !lock(&engine.running).is_empty() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            // No transaction can commit while the test holds the connection.
+            let held = lock(&connection);
+            let launching = tokio::spawn({
+                let engine = engine.clone();
+                async move {
+                    engine
+                        .launch(launch(RegisteredTool::of::<signals_start>()))
+                        .await
+                }
+            });
+            tokio::time::timeout(Duration::from_secs(5), started().notified())
+                .await
+                .expect("the tool started while its creation could not commit");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(
+                !launching.is_finished(),
+                "the caller got the task before its creation committed"
+            );
+            drop(held);
+            let Ok(Ok(Launched::Task(record))) = launching.await else {
+                panic!("the task was not created");
+            };
+            assert_eq!(record.status, TaskStatus::Working);
+            let now = ended(&store, &record).await;
+            assert_eq!(now.status, TaskStatus::Completed);
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn a_failed_creation_is_the_callers_error_and_stops_the_tool() {
+            let (store, connection) = open();
+            let engine = TaskEngine::new(store.clone(), config());
+            lock(&connection)
+                .execute_batch(
+                    "CREATE TEMP TRIGGER refuse BEFORE INSERT ON tasks
+                     BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+                )
+                .unwrap();
+            let failed = engine
+                .launch(launch(RegisteredTool::of::<waits_for_cancel>()))
+                .await;
+            let Err(error) = failed else {
+                panic!("a creation the file refused made a task");
+            };
+            assert!(error.message.contains("refused by the test"), "{error:?}");
+            tokio::time::timeout(Duration::from_secs(5), stopped().notified())
+                .await
+                .expect("the tool of the task that was never created was cancelled");
+
+            // The engine goes on: its one running slot comes back, and the next task runs.
+            lock(&connection)
+                .execute_batch("DROP TRIGGER refuse")
+                .unwrap();
+            let give_up = std::time::Instant::now() + Duration::from_secs(5);
+            let record = loop {
+                match engine
+                    .launch(launch(RegisteredTool::of::<finishes>()))
+                    .await
+                {
+                    Ok(Launched::Task(record)) => break record,
+                    Ok(Launched::Refused(_)) => panic!("refused"),
+                    Err(e) => {
+                        assert!(std::time::Instant::now() < give_up, "{e:?}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            };
+            assert_eq!(ended(&store, &record).await.status, TaskStatus::Completed);
         }
     }
 }

@@ -6,11 +6,12 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{ClientChannel, StatusSlot};
@@ -18,7 +19,7 @@ use super::limits::RunningSlot;
 use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
-use crate::store::{StoreError, TaskRecord, TaskStore};
+use crate::store::{NewTask, StoreError, StoreFuture, TaskRecord, TaskStore};
 
 /// A tool's future with panics caught: what a running task drives.
 pub(crate) type CaughtFuture = Pin<
@@ -32,6 +33,15 @@ pub(crate) type CaughtFuture = Pin<
 const FINISH_RETRY_FIRST: Duration = Duration::from_millis(100);
 /// The longest wait between attempts to record a task's outcome.
 const FINISH_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// What a task's driver starts from.
+pub(super) enum Created {
+    /// The task's creation has committed, at this version and status.
+    Already(u64, TaskStatus),
+    /// The driver creates the task before it first polls the tool, and tells `reply` how that
+    /// went once it has committed (see `TaskEngine::start_fresh`).
+    Creating(NewTask, oneshot::Sender<Result<TaskRecord, StoreError>>),
+}
 
 /// One running task.
 pub(super) struct Run {
@@ -100,14 +110,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Run {
-    /// Drives the tool of a task created at version and status `created` until it ends.
+    /// Drives the tool of a task until it ends. If the driver creates the task
+    /// ([`Created::Creating`]), the tool runs while the creation commits: the store applies
+    /// writes in the order they were queued, so the tool's status messages and outcome are
+    /// written after the creation, and a quick tool's outcome commits with it or in the next
+    /// transaction. The task's changes are followed once it exists; if the creation fails, the
+    /// tool is stopped.
     pub(super) async fn drive(
         self,
         mut run: CaughtFuture,
         status: Arc<StatusSlot>,
-        created: (u64, TaskStatus),
+        created: Created,
     ) {
-        let (mut seen, mut last_status) = created;
+        // Set if the creation failed: the outcome then has no task to go to.
+        let failed = AtomicBool::new(false);
+        let (mut seen, mut last_status, mut creating) = match created {
+            Created::Already(version, status) => (Some(version), status, None),
+            // Queued now, before the tool is first polled.
+            Created::Creating(new, reply) => (
+                None,
+                TaskStatus::Working,
+                Some((self.store.create(new), reply)),
+            ),
+        };
         loop {
             tokio::select! {
                 // The tool first: a tool that is done at once ends the task without a waiter on
@@ -116,21 +141,55 @@ impl Run {
                 out = &mut run => {
                     // Until the outcome is recorded, a poll of the task may wait for it.
                     let _settling = self.settling.start(&self.id, &self.owner);
-                    if let Some(message) = status.take() {
-                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
-                    }
-                    let out = out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
-                    if let Err(error) = &out {
-                        // A failed task says why in its status message too (SEP-2663 SHOULD).
-                        let message = format!("Tool execution failed: {}", error.message);
-                        let _ = self.store.set_status_message(&self.id, Some(message)).await;
-                    }
-                    let outcome = || match &out {
-                        Ok(result) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
-                        Err(error) => TaskOutcome::Error(error.clone()),
+                    let settled = async {
+                        if let Some(message) = status.take() {
+                            let _ = self.store.set_status_message(&self.id, Some(message)).await;
+                        }
+                        let out = out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
+                        if let Err(error) = &out {
+                            // A failed task says why in its status message too (SEP-2663 SHOULD).
+                            let message = format!("Tool execution failed: {}", error.message);
+                            let _ = self.store.set_status_message(&self.id, Some(message)).await;
+                        }
+                        let outcome = || match &out {
+                            Ok(result) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
+                            Err(error) => TaskOutcome::Error(error.clone()),
+                        };
+                        self.record_outcome(outcome, &mut last_status, &failed).await;
                     };
-                    self.record_outcome(outcome, &mut last_status).await;
+                    match creating.take() {
+                        None => settled.await,
+                        // The creation is answered once it commits, while the outcome (queued
+                        // after it) is recorded.
+                        Some((creating, reply)) => {
+                            let creation = async {
+                                if self.created(creating, reply).await.is_none() {
+                                    failed.store(true, Ordering::Relaxed);
+                                }
+                            };
+                            futures_util::future::join(creation, settled).await;
+                        }
+                    }
                     return;
+                }
+                known = async {
+                    match &mut creating {
+                        Some((creating, _)) => creating.await,
+                        None => std::future::pending().await,
+                    }
+                }, if creating.is_some() => {
+                    let reply = creating.take().map(|(_, reply)| reply).expect("the creation is under way");
+                    match self.answer_creation(known, reply) {
+                        Some((version, status)) => {
+                            seen = Some(version);
+                            last_status = status;
+                        }
+                        None => {
+                            tracing::debug!(task = %self.id, "the task's creation failed; stopping its tool");
+                            self.stop_tool(&mut run).await;
+                            return;
+                        }
+                    }
                 }
                 () = status.changed() => {
                     if let Some(message) = status.take()
@@ -139,9 +198,9 @@ impl Run {
                         tracing::debug!(task = %self.id, error = %e, "status message not recorded");
                     }
                 }
-                changed = self.next_change(seen) => match changed {
+                changed = self.next_change(seen.unwrap_or(0)), if seen.is_some() => match changed {
                     Ok((version, status, record)) => {
-                        seen = version;
+                        seen = Some(version);
                         match &record {
                             Some(record) => self.notify(record, &mut last_status),
                             None => last_status = status,
@@ -165,6 +224,32 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Waits for the task's creation and answers `reply` with it: the task's version and status
+    /// if it was created.
+    async fn created(
+        &self,
+        creating: StoreFuture<'_, TaskRecord>,
+        reply: oneshot::Sender<Result<TaskRecord, StoreError>>,
+    ) -> Option<(u64, TaskStatus)> {
+        self.answer_creation(creating.await, reply)
+    }
+
+    /// Answers `reply` with the creation's outcome `known`: the task's version and status if it
+    /// was created.
+    fn answer_creation(
+        &self,
+        known: Result<TaskRecord, StoreError>,
+        reply: oneshot::Sender<Result<TaskRecord, StoreError>>,
+    ) -> Option<(u64, TaskStatus)> {
+        let created = known.as_ref().ok().map(|task| (task.version, task.status));
+        if created.is_some() {
+            crate::telemetry::task_created(self.tool);
+        }
+        // The caller may have gone; the task runs on regardless.
+        let _ = reply.send(known);
+        created
     }
 
     /// Stops the tool of a task that ended outside it: its cancellation token, then the grace
@@ -193,6 +278,7 @@ impl Run {
         &self,
         outcome: impl Fn() -> TaskOutcome,
         last_status: &mut TaskStatus,
+        creation_failed: &AtomicBool,
     ) {
         let mut delay = FINISH_RETRY_FIRST;
         let mut failures = 0u32;
@@ -230,7 +316,11 @@ impl Run {
                     delay = (delay * 2).min(FINISH_RETRY_MAX);
                 }
                 Err(e) => {
-                    tracing::error!(task = %self.id, error = %e, failures, "the task's outcome could not be recorded; it is lost");
+                    if creation_failed.load(Ordering::Relaxed) {
+                        tracing::debug!(task = %self.id, "the task's creation failed; its outcome is dropped");
+                    } else {
+                        tracing::error!(task = %self.id, error = %e, failures, "the task's outcome could not be recorded; it is lost");
+                    }
                     return;
                 }
             }

@@ -109,15 +109,17 @@ struct Queue {
 }
 
 impl Writes {
-    /// Queues `op` for the next transaction and waits until that transaction has committed.
-    /// `op` tells `changes` of the records it wrote: the writes after it start from them, and
-    /// waiters and subscribers hear of them after the commit, in order.
-    pub(super) async fn write<T, F>(
+    /// Queues `op` for the next transaction at once, and returns a future that resolves once
+    /// that transaction has committed. Writes are applied in the order they were queued: a write
+    /// queued after this one sees what this one wrote. `op` tells `changes` of the records it
+    /// wrote: the writes after it start from them, and waiters and subscribers hear of them after
+    /// the commit, in order.
+    pub(super) fn write<T, F>(
         self: &Arc<Self>,
         db: &Arc<Mutex<Connection>>,
         shared: &Arc<Shared>,
         op: F,
-    ) -> Result<T, StoreError>
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
@@ -139,11 +141,13 @@ impl Writes {
             let (writes, db, shared) = (self.clone(), Arc::downgrade(db), shared.clone());
             tokio::task::spawn_blocking(move || writes.flush(&db, &shared));
         }
-        answer.await.unwrap_or_else(|_| {
-            Err(StoreError::backend(
-                "the SQLite task store's writer stopped before the write was committed",
-            ))
-        })
+        async move {
+            answer.await.unwrap_or_else(|_| {
+                Err(StoreError::backend(
+                    "the SQLite task store's writer stopped before the write was committed",
+                ))
+            })
+        }
     }
 
     /// Commits batches until the queue is empty.

@@ -215,6 +215,13 @@ impl SqliteTaskStore {
         &self.shared.path
     }
 
+    /// The connection, for a test to hold (no transaction commits meanwhile) or to change the
+    /// schema under the store.
+    #[cfg(test)]
+    pub(crate) fn connection(&self) -> Arc<Mutex<Connection>> {
+        self.db.clone()
+    }
+
     /// Runs `op` with the connection on the blocking thread pool.
     async fn with_db<T: Send + 'static>(
         &self,
@@ -230,11 +237,12 @@ impl SqliteTaskStore {
     /// Applies `op` in the next transaction with the writes queued beside it (group commit,
     /// see `batch.rs`), and resolves once that transaction has committed. `op` writes with at
     /// most one statement, as its last fallible step, so that a failed `op` has changed nothing.
-    async fn write<T: Send + 'static>(
+    /// The write is queued when this is called, not when the future is first polled.
+    fn write<T: Send + 'static>(
         &self,
         op: impl FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        self.writes.write(&self.db, &self.shared, op).await
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        self.writes.write(&self.db, &self.shared, op)
     }
 
     /// Loads the task, applies `change`, writes it back if its version moved, and tells waiters
@@ -664,36 +672,40 @@ impl fmt::Debug for SqliteTaskStore {
 }
 
 impl TaskStore for SqliteTaskStore {
+    /// Queues the creation when called (see [`FastPaths::creates_in_order`]).
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        // Encoded here, beside the caller, not in the one thread that applies every write.
+        // A new task has no result: its `result` column stays NULL.
+        let task = Arc::new(Frozen::new(TaskRecord::new(task, self.shared.clock.now())));
+        let text = match encode(&task.record) {
+            Ok(text) => text,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let kept = task.clone();
+        let written = self.write(move |conn, _, changes| {
+            let record = &kept.record;
+            let inserted = conn
+                .prepare_cached(
+                    "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .map_err(backend)?
+                .execute(params![
+                    record.id.as_str(),
+                    record.owner.as_str(),
+                    runner_column(record),
+                    due_column(record),
+                    text
+                ])
+                .map_err(backend)?;
+            if inserted == 0 {
+                return Err(StoreError::DuplicateId(record.id.clone()));
+            }
+            changes.wrote(kept, true);
+            Ok(())
+        });
         Box::pin(async move {
-            // Encoded here, beside the caller, not in the one thread that applies every write.
-            // A new task has no result: its `result` column stays NULL.
-            let task = Arc::new(Frozen::new(TaskRecord::new(task, self.shared.clock.now())));
-            let text = encode(&task.record)?;
-            let kept = task.clone();
-            self.write(move |conn, _, changes| {
-                let record = &kept.record;
-                let inserted = conn
-                    .prepare_cached(
-                        "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
-                         ON CONFLICT (id) DO NOTHING",
-                    )
-                    .map_err(backend)?
-                    .execute(params![
-                        record.id.as_str(),
-                        record.owner.as_str(),
-                        runner_column(record),
-                        due_column(record),
-                        text
-                    ])
-                    .map_err(backend)?;
-                if inserted == 0 {
-                    return Err(StoreError::DuplicateId(record.id.clone()));
-                }
-                changes.wrote(kept, true);
-                Ok(())
-            })
-            .await?;
+            written.await?;
             Ok(Arc::unwrap_or_clone(task).record)
         })
     }
@@ -937,6 +949,12 @@ impl FastPaths for SqliteTaskStore {
             (found.record.version, found.record.status)
         }))
     }
+
+    /// One thread applies the writes, in the order they were queued, and `create` queues its
+    /// write when called.
+    fn creates_in_order(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -1054,6 +1072,27 @@ mod tests {
         assert_eq!(page.tasks, vec![old, finished]);
         drop(store);
         remove(&path);
+    }
+
+    /// `create` queues its write when called: a write called after it, and awaited first, is
+    /// applied after the creation (what lets the engine start a tool while its task's
+    /// creation commits).
+    #[tokio::test]
+    async fn a_creation_is_queued_when_called() {
+        let store = scratch(Arc::new(SystemClock));
+        assert!((&store as &dyn TaskStore).creates_in_order());
+        let new = NewTask::new(Owner::new("alice"), Era::Modern);
+        let id = new.id.clone();
+        let creating = store.create(new);
+        let outcome = TaskOutcome::Result(serde_json::json!({"content": []}));
+        let finished = store
+            .finish(&id, outcome)
+            .await
+            .expect("the task exists by then");
+        assert_eq!(finished.status, TaskStatus::Completed);
+        let created = creating.await.unwrap();
+        assert_eq!((created.status, created.version), (TaskStatus::Working, 1));
+        assert!(finished.version > created.version);
     }
 
     #[tokio::test]
