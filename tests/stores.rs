@@ -506,3 +506,70 @@ async fn a_poll_right_after_the_tool_returned_sees_the_task_ended_on_sqlite() {
         "{first_polls_working} of {TASKS_RUN} first polls saw the task unfinished"
     );
 }
+
+/// On SQLite a task's tool starts while its creation commits, so the example's `research` tool
+/// sets its status and asks its question (two writes) right behind the creation, before the
+/// client has the task. Over real stdio pipes, twenty such tasks created back to back each read
+/// as asking with that status, take the answer, ask for a sample, and complete with both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_that_ask_at_once_on_sqlite_over_stdio_ask_answer_and_complete() {
+    use mcp_tasks_tests::{StdioClient, modern, poll_modern};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join(format!("ask-at-once-{}.db", std::process::id()));
+    let store = format!("sqlite:{}", file.display());
+    let mut c = StdioClient::spawn_with(&example_bin("example_server"), &["--store", &store]);
+    let caps = json!({ "elicitation": {}, "sampling": {}, "extensions": { TASKS: {} } });
+    let only = |task: &Value| {
+        let requests = task["inputRequests"].as_object().expect("inputRequests");
+        assert_eq!(requests.len(), 1, "{task}");
+        let (key, request) = requests.iter().next().unwrap();
+        (key.clone(), request.clone())
+    };
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let created = c
+            .result(
+                "tools/call",
+                modern(
+                    json!({ "name": "research", "arguments": { "topic": format!("topic {i}") } }),
+                    caps.clone(),
+                ),
+            )
+            .await;
+        ids.push(created["taskId"].as_str().expect("a task").to_owned());
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let asked = poll_modern(&mut c, id, &caps, |t| t["status"] == "input_required").await;
+        assert_eq!(asked["statusMessage"], "planning", "{asked}");
+        let (key, request) = only(&asked);
+        assert_eq!(request["method"], "elicitation/create", "{asked}");
+        let sources = i + 1;
+        c.result("tasks/update", modern(json!({ "taskId": id, "inputResponses": { &key: { "action": "accept", "content": { "sources": sources } } } }), caps.clone())).await;
+        let sampling = poll_modern(&mut c, id, &caps, |t| {
+            t["inputRequests"]
+                .as_object()
+                .is_some_and(|r| r.values().any(|v| v["method"] == "sampling/createMessage"))
+        })
+        .await;
+        assert_eq!(
+            sampling["statusMessage"],
+            format!("reading {sources} sources")
+        );
+        let (key, _) = only(&sampling);
+        c.result(
+            "tasks/update",
+            modern(json!({ "taskId": id, "inputResponses": { &key: {
+                "role": "assistant", "content": { "type": "text", "text": format!("summary {i}") }, "model": "test-model" } } }), caps.clone()),
+        )
+        .await;
+        let done = poll_modern(&mut c, id, &caps, |t| t["status"] == "completed").await;
+        assert_eq!(
+            done["result"]["structuredContent"],
+            json!({ "topic": format!("topic {i}"), "sources": sources, "summary": format!("summary {i}") })
+        );
+    }
+    drop(c);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
