@@ -683,7 +683,8 @@ impl fmt::Debug for SqliteTaskStore {
 }
 
 impl TaskStore for SqliteTaskStore {
-    /// Queues the creation when called (see [`FastPaths::creates_in_order`]).
+    /// Queues the creation when called: a write on the task called afterwards is applied after
+    /// it.
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         // Encoded here, beside the caller, not in the one thread that applies every write.
         // A new task has no result: its `result` column stays NULL.
