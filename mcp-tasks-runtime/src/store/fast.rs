@@ -211,6 +211,31 @@ pub(super) mod checks {
         get_view_shows_what_get_shows(&*make()).await;
         finish_status_finishes_like_finish(&*make()).await;
         changed_status_follows_changed(make()).await;
+        creations_come_first(&*make()).await;
+    }
+
+    /// A store that says it creates in order ([`FastPaths::creates_in_order`](super::FastPaths::creates_in_order),
+    /// asked after its first operation) keeps its word: a change called after `create`, and
+    /// awaited before it, is applied after the creation (what lets the engine start a tool while
+    /// its task's creation commits). Each store's tests say whether it makes that claim.
+    async fn creations_come_first(store: &dyn TaskStore) {
+        create(store).await;
+        if !store.creates_in_order() {
+            return;
+        }
+        for _ in 0..50 {
+            let new = NewTask::new(alice(), Era::Modern);
+            let id = new.id.clone();
+            let creating = store.create(new);
+            let finished = store
+                .finish(&id, done("at once"))
+                .await
+                .expect("the task exists by then");
+            assert_eq!(finished.status, TaskStatus::Completed);
+            let created = creating.await.expect("created");
+            assert_eq!((created.status, created.version), (TaskStatus::Working, 1));
+            assert!(finished.version > created.version);
+        }
     }
 
     /// `get_view` shows what `get` shows, in every state: each wire shape written from it is,
