@@ -3,6 +3,7 @@
 //! can neither hold a request nor fill the server's memory.
 
 use super::InvalidCertificate;
+use crate::error_chain::with_causes;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -167,21 +168,6 @@ fn describe(e: &reqwest::Error) -> String {
     } else {
         with_causes(e)
     }
-}
-
-/// An error and its causes, `: `-separated.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 /// The authorization server's metadata: RFC 8414 (`/.well-known/oauth-authorization-server`,

@@ -29,6 +29,7 @@ use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
+use crate::error_chain::with_causes;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 use crate::protocol::{InputRequest, ResourceContents};
 
@@ -1082,29 +1083,13 @@ fn decode(text: &str) -> Result<TaskRecord, StoreError> {
 
 /// A Postgres failure while doing `what`.
 fn pg(what: &str, error: &tokio_postgres::Error) -> StoreError {
-    StoreError::backend(format!("Postgres: {what}: {}", explain(error)))
-}
-
-/// An error with its causes (tokio-postgres shows only its kind, "db error", by itself).
-fn explain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        // Wrappers (deadpool's, tokio-postgres's) often repeat their cause's kind.
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+    StoreError::backend(format!("Postgres: {what}: {}", with_causes(error)))
 }
 
 fn pool_error(error: deadpool_postgres::PoolError) -> StoreError {
     StoreError::backend(format!(
         "Postgres: getting a connection: {}",
-        explain(&error)
+        with_causes(&error)
     ))
 }
 

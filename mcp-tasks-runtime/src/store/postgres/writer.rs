@@ -14,6 +14,7 @@ use tokio_postgres::Client;
 
 use super::feed::payload;
 use super::{Shared, decode, due_column, encode, pg, runner_column};
+use crate::error_chain::with_causes;
 use crate::protocol::task::{Owner, TaskId};
 use crate::store::{StoreError, TaskRecord};
 
@@ -432,7 +433,7 @@ impl Shared {
                 drop(deadpool_postgres::Object::take(object));
                 return Err(Failure::Unknown(format!(
                     "Postgres: committing a group commit: {}",
-                    super::explain(&e)
+                    with_causes(&e)
                 )));
             }
         }
@@ -464,7 +465,7 @@ impl Shared {
             .await;
         if let Err(error) = sent {
             tracing::warn!(
-                error = %super::explain(&error),
+                error = %with_causes(&error),
                 "notifying other instances of committed changes failed; their waiters re-read within the resync period"
             );
         }
