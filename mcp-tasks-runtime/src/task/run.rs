@@ -164,7 +164,9 @@ impl Run {
                         Some((creating, reply)) => {
                             let creation = async {
                                 if self.created(creating, reply).await.is_none() {
+                                    // No task: recording the outcome stops trying.
                                     failed.store(true, Ordering::Relaxed);
+                                    self.cancel.cancel();
                                 }
                             };
                             futures_util::future::join(creation, settled).await;
