@@ -65,10 +65,11 @@ const SWEEP_BATCH: i64 = 1000;
 ///   queue of one of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers)),
 ///   the same for all of a task's changes, so they apply in the order they were made (and, once
 ///   the schema is ready, `create` queues when called: the engine starts a task's tool while its
-///   creation commits). Each writer takes all that has gathered on its queue (up to 128, [`batch_size`](PostgresTaskStoreBuilder::batch_size))
-///   into one transaction on one pooled connection: insert the new tasks and lock the changed
-///   ones in one pipelined round trip, apply the changes, write and commit in another, then
-///   answer every change and notify the other instances. One change's own error (unknown task,
+///   creation commits). Each writer takes all that has gathered on its queue (up to 128,
+///   [`batch_size`](PostgresTaskStoreBuilder::batch_size)) into one transaction on one pooled
+///   connection: insert the new tasks and lock the changed ones in one pipelined round trip,
+///   apply the changes, write and commit in another, then answer every change and notify the
+///   other instances. One change's own error (unknown task,
 ///   task ended, key reused) fails that change only; an error of the database rolls the batch
 ///   back and its changes run again one by one, so one bad change cannot fail its neighbours. If
 ///   the connection is lost while committing, the changes of that batch fail with an error that
