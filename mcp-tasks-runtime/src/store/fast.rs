@@ -59,8 +59,7 @@ pub trait FastPaths: Send + Sync {
 
     /// Whether [`TaskStore::create`] queues the creation when it is called, before its future
     /// is polled, and the store applies every write on that task it is called for afterwards
-    /// after it (one writer taking a task's writes in order, as the SQLite store's and the
-    /// Postgres store's). A write on the new task then
+    /// after it (one writer taking writes in order, as the SQLite store's). A write on the new task then
     /// succeeds once the creation has been applied, and fails with
     /// [`StoreError::NotFound`](super::StoreError::NotFound) if the creation failed; so the
     /// engine may start the tool while its task's creation commits.
@@ -114,8 +113,8 @@ impl<'s> dyn TaskStore + 's {
 }
 
 /// The operations of [`FastPaths`] made of [`TaskStore`]'s: what a store without fast paths is
-/// served with, and what a store that has fast paths for another reason (the Postgres store's
-/// [`FastPaths::creates_in_order`]) may answer them with.
+/// served with, and what a store that had fast paths for another reason (only
+/// [`FastPaths::creates_in_order`], say) would answer them with.
 pub(super) mod generic {
     use super::{
         AsTaskView, Owner, StoreFuture, TaskId, TaskOutcome, TaskStatus, TaskStore, TaskView,

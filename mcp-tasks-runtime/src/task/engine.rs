@@ -414,10 +414,9 @@ impl TaskEngine {
 
     /// [`start`](Self::start) for a tool that has not begun and needs nothing done before it
     /// goes on, with a store that applies a task's writes in order
-    /// ([`creates_in_order`](crate::store::fast::FastPaths::creates_in_order): SQLite's, and
-    /// Postgres's once its schema is ready): the tool starts while its task's creation commits,
-    /// so that a quick tool's outcome is written in the same transaction or the next, not one
-    /// commit later. Nothing is answered sooner:
+    /// ([`creates_in_order`](crate::store::fast::FastPaths::creates_in_order): SQLite's): the
+    /// tool starts while its task's creation commits, so that a quick tool's outcome is written
+    /// in the same transaction or the next, not one commit later. Nothing is answered sooner:
     /// the caller still gets the task once its creation has committed, and a poll sees the
     /// outcome once that has. If the creation fails, the caller gets that error and the tool is
     /// cancelled (it may have begun its work, as an inline call's tool has when its answer

@@ -24,13 +24,12 @@ use super::Expiry;
 use super::TaskRecord;
 use super::columns::{due_column, micros, runner_column};
 use super::cursor::{decode_cursor, encode_cursor};
-use super::fast::{FastPaths, generic};
 use super::{
     CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::error_chain::with_causes;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::protocol::{InputRequest, ResourceContents};
 
 mod feed;
@@ -38,7 +37,7 @@ mod schema;
 mod writer;
 
 use feed::{Note, listen, payload};
-use writer::{Job, Update};
+use writer::{Job, Queue, Update};
 
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -61,15 +60,12 @@ const SWEEP_BATCH: i64 = 1000;
 ///   the same transaction, so changes from any number of instances apply one after the other and
 ///   none is lost. The owner check is part of the same locked read. A read sees every change
 ///   acknowledged before it started.
-/// - **Group commit.** Changes arriving together share a transaction: every change goes on the
-///   queue of one of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers)),
-///   the same for all of a task's changes, so they apply in the order they were made (and, once
-///   the schema is ready, `create` queues when called: the engine starts a task's tool while its
-///   creation commits). Each writer takes all that has gathered on its queue (up to 128,
-///   [`batch_size`](PostgresTaskStoreBuilder::batch_size)) into one transaction on one pooled
-///   connection: insert the new tasks and lock the changed ones in one pipelined round trip,
-///   apply the changes, write and commit in another, then answer every change and notify the
-///   other instances. One change's own error (unknown task,
+/// - **Group commit.** Changes arriving together share a transaction: every change goes on one
+///   queue, and each of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers))
+///   takes all that has gathered (up to 128, [`batch_size`](PostgresTaskStoreBuilder::batch_size))
+///   into one transaction on one pooled connection: insert the new tasks and lock the changed
+///   ones in one pipelined round trip, apply the changes, write and commit in another, then
+///   answer every change and notify the other instances. One change's own error (unknown task,
 ///   task ended, key reused) fails that change only; an error of the database rolls the batch
 ///   back and its changes run again one by one, so one bad change cannot fail its neighbours. If
 ///   the connection is lost while committing, the changes of that batch fail with an error that
@@ -168,10 +164,7 @@ struct Shared {
     turn_key: String,
     clock: Arc<dyn Clock>,
     timeout: Duration,
-    /// Each writer's queue: a task's changes go to one writer, in order.
-    queues: Box<[mpsc::UnboundedSender<Job>]>,
-    /// Picks a task's writer.
-    route: std::hash::RandomState,
+    queue: mpsc::UnboundedSender<Job>,
     /// The most changes one group commit carries.
     batch: usize,
     /// The longest pause between the listener's attempts to reconnect.
@@ -393,8 +386,7 @@ impl PostgresTaskStoreBuilder {
             .recycle_timeout(Some(self.timeout))
             .build()
             .map_err(|e| StoreError::backend(format!("Postgres: building the pool: {e}")))?;
-        let (queues, receivers): (Vec<_>, Vec<_>) =
-            (0..writers).map(|_| mpsc::unbounded_channel()).unzip();
+        let (queue, receiver) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             config,
             pool,
@@ -405,8 +397,7 @@ impl PostgresTaskStoreBuilder {
             origin: TaskId::generate().as_str().to_owned(),
             clock: self.clock,
             timeout: self.timeout,
-            queues: queues.into(),
-            route: std::hash::RandomState::new(),
+            queue,
             batch: self.batch.max(1),
             reconnect_max: self.reconnect_max,
             migrated: OnceCell::new(),
@@ -419,10 +410,11 @@ impl PostgresTaskStoreBuilder {
             transactions: AtomicU64::new(0),
             changes: AtomicU64::new(0),
         });
+        let receiver: Queue = Arc::new(tokio::sync::Mutex::new(receiver));
         let mut tasks = vec![tokio::spawn(listen(Arc::downgrade(&shared)))];
-        for receiver in receivers {
+        for _ in 0..writers {
             tasks.push(tokio::spawn(writer::write(
-                receiver,
+                receiver.clone(),
                 Arc::downgrade(&shared),
             )));
         }
@@ -628,11 +620,8 @@ impl Shared {
         Ok((out, Arc::unwrap_or_clone(record)))
     }
 
-    /// Queues `job` for the writer of its task.
     fn enqueue(&self, job: Job) -> Result<(), StoreError> {
-        use std::hash::BuildHasher;
-        let writer = self.route.hash_one(job.id().as_str()) as usize % self.queues.len();
-        self.queues[writer]
+        self.queue
             .send(job)
             .map_err(|_| StoreError::backend("the Postgres task store's writers have stopped"))
     }
@@ -656,33 +645,14 @@ impl Shared {
         }
     }
 
-    /// Creates the task. Once the schema is ready (as it is after the first operation), the
-    /// creation is queued when this is called, not when the future is first polled.
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        if self.migrated.initialized() {
-            let queued = self.queue_creation(task);
-            return Box::pin(async move { self.created(queued?).await });
-        }
-        Box::pin(async move {
-            self.ready().await?;
-            let queued = self.queue_creation(task)?;
-            self.created(queued).await
-        })
-    }
-
-    /// Queues the creation of `task`.
-    fn queue_creation(&self, task: NewTask) -> Result<Creation, StoreError> {
+    async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
+        self.ready().await?;
         let record = Arc::new(TaskRecord::new(task, self.clock.now()));
         let (reply, answer) = oneshot::channel();
         self.enqueue(Job::Create {
             record: record.clone(),
             reply,
         })?;
-        Ok((record, answer))
-    }
-
-    /// The task once its queued creation has committed.
-    async fn created(&self, (record, answer): Creation) -> Result<TaskRecord, StoreError> {
         self.answer(answer).await?;
         Ok(Arc::unwrap_or_clone(record))
     }
@@ -865,47 +835,9 @@ impl Shared {
     }
 }
 
-/// Only [`creates_in_order`](FastPaths::creates_in_order): the other operations are the generic
-/// ones.
-impl FastPaths for PostgresTaskStore {
-    fn get_view<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool> {
-        generic::get_view(self, id, owner, read)
-    }
-
-    fn finish_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        generic::finish_status(self, id, outcome)
-    }
-
-    fn changed_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        generic::changed_status(self, id, seen_version)
-    }
-
-    /// A task's changes go to one writer, which applies them in order; `create` queues when
-    /// called once the schema is ready (after the store's first operation: until then, no).
-    fn creates_in_order(&self) -> bool {
-        self.shared.migrated.initialized()
-    }
-}
-
-/// A creation queued for a writer: the record, and the writer's answer to come.
-type Creation = (Arc<TaskRecord>, oneshot::Receiver<Result<(), StoreError>>);
-
 impl TaskStore for PostgresTaskStore {
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        self.shared.create(task)
+        Box::pin(self.shared.create(task))
     }
 
     fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
@@ -1066,10 +998,6 @@ impl TaskStore for PostgresTaskStore {
 
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
-    }
-
-    fn fast_paths(&self) -> Option<&dyn FastPaths> {
-        Some(self)
     }
 }
 

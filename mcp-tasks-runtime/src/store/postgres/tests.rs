@@ -632,24 +632,9 @@ fn passwords_stay_out_of_debug_output() {
     }
 }
 
+/// The store has no fast paths: the crate serves it through the generic ones, held to the same
+/// checks as every store's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fast_paths_agree_with_the_generic_paths() {
     crate::store::fast::checks::all(|| Arc::new(scratch(Arc::new(SystemClock)))).await;
-}
-
-/// Once the schema is ready (after the store's first operation) the store says it creates in
-/// order, so `fast_paths_agree_with_the_generic_paths` holds it to that; before, it does not.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_store_says_it_creates_in_order_once_the_schema_is_ready() {
-    let store = PostgresTaskStore::builder(database())
-        .schema(fresh_schema())
-        .writers(4)
-        .open()
-        .expect("a Postgres store");
-    assert!(!(&store as &dyn TaskStore).creates_in_order());
-    store
-        .create(NewTask::new(Owner::new("alice"), Era::Modern))
-        .await
-        .unwrap();
-    assert!((&store as &dyn TaskStore).creates_in_order());
 }

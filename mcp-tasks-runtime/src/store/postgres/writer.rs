@@ -1,15 +1,14 @@
 //! Group commit (see [`PostgresTaskStore`](super::PostgresTaskStore), "Group commit"): every
-//! change is a [`Job`] on the queue of the writer its task belongs to; each writer takes what
-//! has gathered on its queue (up to [`MAX_BATCH`] by default), applies it in one transaction on
-//! one pooled connection and answers each job only once that transaction has committed. One
-//! task's changes all go to one writer, which applies them in the order they were queued.
+//! change is a [`Job`] on one queue; each writer takes what has gathered there (up to
+//! [`MAX_BATCH`] by default), applies it in one transaction on one pooled connection and answers each job
+//! only once that transaction has committed.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 use tokio_postgres::Client;
 
 use super::feed::payload;
@@ -86,14 +85,6 @@ where
 }
 
 impl Job {
-    /// The task the job changes.
-    pub(super) fn id(&self) -> &TaskId {
-        match self {
-            Job::Create { record, .. } => &record.id,
-            Job::Update(change) => change.id(),
-        }
-    }
-
     fn fail(self, error: StoreError) {
         match self {
             Job::Create { reply, .. } => {
@@ -104,19 +95,25 @@ impl Job {
     }
 }
 
-/// One writer: takes batches off its queue until the store is dropped (the queue closes).
-pub(super) async fn write(mut queue: mpsc::UnboundedReceiver<Job>, shared: Weak<Shared>) {
+/// The queue's receiving end, shared by the writers: one at a time takes a batch.
+pub(super) type Queue = Arc<AsyncMutex<mpsc::UnboundedReceiver<Job>>>;
+
+/// One writer: takes batches off the queue until the store is dropped (the queue closes).
+pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
     loop {
         let mut batch = Vec::new();
-        match queue.recv().await {
-            Some(job) => batch.push(job),
-            None => return,
-        }
-        let most = shared.upgrade().map_or(1, |shared| shared.batch);
-        while batch.len() < most {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+        {
+            let mut receiver = queue.lock().await;
+            match receiver.recv().await {
+                Some(job) => batch.push(job),
+                None => return,
+            }
+            let most = shared.upgrade().map_or(1, |shared| shared.batch);
+            while batch.len() < most {
+                match receiver.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
             }
         }
         let Some(shared) = shared.upgrade() else {
