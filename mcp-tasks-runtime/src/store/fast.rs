@@ -59,8 +59,8 @@ pub trait FastPaths: Send + Sync {
 
     /// Whether [`TaskStore::create`] queues the creation when it is called, before its future
     /// is polled, and the store applies every write on that task it is called for afterwards
-    /// after it (one writer taking writes in order, as the SQLite store's). A write on the new task then
-    /// succeeds once the creation has been applied, and fails with
+    /// after it (one writer taking writes in order, as the SQLite store's). A write on the new
+    /// task then succeeds once the creation has been applied, and fails with
     /// [`StoreError::NotFound`](super::StoreError::NotFound) if the creation failed; so the
     /// engine may start the tool while its task's creation commits.
     fn creates_in_order(&self) -> bool {
@@ -78,7 +78,10 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, bool> {
         match self.fast_paths() {
             Some(fast) => fast.get_view(id, owner, read),
-            None => generic::get_view(self, id, owner, read),
+            None => Box::pin(async move {
+                let record = self.get(id, owner).await?;
+                Ok(record.map(|r| read(r.task_view())).is_some())
+            }),
         }
     }
 
@@ -90,7 +93,10 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         match self.fast_paths() {
             Some(fast) => fast.finish_status(id, outcome),
-            None => generic::finish_status(self, id, outcome),
+            None => Box::pin(async move {
+                let record = self.finish(id, outcome).await?;
+                Ok((record.version, record.status))
+            }),
         }
     }
 
@@ -107,54 +113,11 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         match self.fast_paths() {
             Some(fast) => fast.changed_status(id, seen_version),
-            None => generic::changed_status(self, id, seen_version),
+            None => Box::pin(async move {
+                let record = self.changed(id, seen_version).await?;
+                Ok((record.version, record.status))
+            }),
         }
-    }
-}
-
-/// The operations of [`FastPaths`] made of [`TaskStore`]'s: what a store without fast paths is
-/// served with, and what a store that had fast paths for another reason (only
-/// [`FastPaths::creates_in_order`], say) would answer them with.
-pub(super) mod generic {
-    use super::{
-        AsTaskView, Owner, StoreFuture, TaskId, TaskOutcome, TaskStatus, TaskStore, TaskView,
-    };
-
-    /// [`TaskStore::get`] and the record's view.
-    pub(in crate::store) fn get_view<'a>(
-        store: &'a (impl TaskStore + ?Sized),
-        id: &'a TaskId,
-        owner: &'a Owner,
-        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let record = store.get(id, owner).await?;
-            Ok(record.map(|r| read(r.task_view())).is_some())
-        })
-    }
-
-    /// [`TaskStore::finish`], and where the task stands after.
-    pub(in crate::store) fn finish_status<'a>(
-        store: &'a (impl TaskStore + ?Sized),
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = store.finish(id, outcome).await?;
-            Ok((record.version, record.status))
-        })
-    }
-
-    /// [`TaskStore::changed`], and where the task stands then.
-    pub(in crate::store) fn changed_status<'a>(
-        store: &'a (impl TaskStore + ?Sized),
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = store.changed(id, seen_version).await?;
-            Ok((record.version, record.status))
-        })
     }
 }
 
@@ -213,8 +176,9 @@ pub(super) mod checks {
         creations_come_first(&*make()).await;
     }
 
-    /// A store that says it creates in order ([`FastPaths::creates_in_order`](super::FastPaths::creates_in_order),
-    /// asked after its first operation) keeps its word: a change called after `create`, and
+    /// A store that says it creates in order
+    /// ([`FastPaths::creates_in_order`](super::FastPaths::creates_in_order), asked after its
+    /// first operation) keeps its word: a change called after `create`, and
     /// awaited before it, is applied after the creation (what lets the engine start a tool while
     /// its task's creation commits). Each store's tests say whether it makes that claim.
     async fn creations_come_first(store: &dyn TaskStore) {
