@@ -404,12 +404,14 @@ async fn stdio_tasks_on_sqlite_survive_a_kill_9() {
     })
     .await;
 
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &modern_client.pid().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
-    drop(modern_client);
+    // SIGKILL, and wait until the process is gone: its exclusive lock on the file goes with it,
+    // and only then can the next server open the file.
+    let killed = modern_client.kill().await;
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&killed),
+        Some(9),
+        "{killed:?}"
+    );
 
     let mut again = StdioClient::spawn_with(&example_bin("example_server"), &args);
     for id in quick.iter().chain(&legacy_ids[..1]) {

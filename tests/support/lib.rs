@@ -435,6 +435,18 @@ impl StdioClient {
         (out, status)
     }
 
+    /// SIGKILL, then waits until the process is gone (and so has released its files and locks);
+    /// returns its exit status. No shutdown code of the server runs.
+    pub async fn kill(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        tokio::time::timeout(WAIT, async {
+            self.child.start_kill().expect("SIGKILL is sent");
+            self.child.wait().await.expect("wait")
+        })
+        .await
+        .expect("the process exits after SIGKILL")
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id().expect("running")
