@@ -66,6 +66,11 @@ fn add_result_column(conn: &Connection) -> rusqlite::Result<()> {
 /// How long the write-ahead log grows, in pages, before it is copied into the file.
 const WAL_PAGES: u32 = 16_000;
 
+/// How long [`SqliteTaskStore::open`] waits for another process to let go of the file: a host
+/// that kills its server and starts it again at once may start the new one before the old one's
+/// lock is released.
+const OPEN_WAIT: Duration = Duration::from_secs(2);
+
 /// A task by id.
 const GET: &str = "SELECT record, result FROM tasks WHERE id = ?1";
 /// A task by id, if it belongs to this owner.
@@ -142,6 +147,10 @@ impl SqliteTaskStore {
     /// Opens (or creates) the store in the file at `path`, on the system clock. Tasks that a
     /// previous process left running are failed as stopped, and ended tasks past their
     /// retention are deleted. Blocks while it opens the file.
+    ///
+    /// One process holds the file at a time. If another holds it, `open` waits up to 2 seconds
+    /// for it to let go (a server killed and started again at once), then fails with an error
+    /// that says the file is in use.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with_clock(path, Arc::new(SystemClock))
     }
@@ -165,7 +174,7 @@ impl SqliteTaskStore {
             )),
         };
         let mut conn = Connection::open(&path).map_err(in_use)?;
-        conn.busy_timeout(Duration::ZERO).map_err(in_use)?;
+        conn.busy_timeout(OPEN_WAIT).map_err(in_use)?;
         conn.pragma_update_and_check(None, "locking_mode", "EXCLUSIVE", |_| Ok(()))
             .map_err(in_use)?;
         let mode: String = conn
@@ -193,6 +202,8 @@ impl SqliteTaskStore {
             .map_err(in_use)?;
         conn.execute_batch(SCHEMA).map_err(in_use)?;
         add_result_column(&conn).map_err(in_use)?;
+        // The file is this process's now; nothing else waits on its lock.
+        conn.busy_timeout(Duration::ZERO).map_err(in_use)?;
         // Every statement the store runs stays parsed (rusqlite keeps 16 by default).
         conn.set_prepared_statement_cache_capacity(64);
         let shared = Arc::new(Shared {
@@ -1385,18 +1396,43 @@ mod tests {
         remove(&path);
     }
 
-    /// A second store on a file another one holds is refused, with an error that says why.
+    /// A second store on a file another one holds is refused once the open's wait is over,
+    /// with an error that says why.
     #[test]
     fn a_file_in_use_is_refused() {
         let path = scratch_path();
         let first = SqliteTaskStore::open(&path).unwrap();
+        let started = std::time::Instant::now();
         let second = SqliteTaskStore::open(&path).unwrap_err();
         assert!(
             second.to_string().contains("in use by another process"),
             "{second}"
         );
+        let waited = started.elapsed();
+        assert!(
+            waited >= OPEN_WAIT - Duration::from_millis(100) && waited < OPEN_WAIT * 3,
+            "{waited:?}"
+        );
         drop(first);
         SqliteTaskStore::open(&path).expect("free again once the first store is closed");
+        remove(&path);
+    }
+
+    /// A store opened while another still holds the file gets it once the other lets go
+    /// within the open's wait: a server started again while the killed one is still exiting.
+    #[test]
+    fn a_file_let_go_of_during_the_open_is_taken() {
+        let path = scratch_path();
+        let first = SqliteTaskStore::open(&path).unwrap();
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(first);
+        });
+        let started = std::time::Instant::now();
+        let second = SqliteTaskStore::open(&path).expect("the file once the first lets go");
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        holder.join().unwrap();
+        drop(second);
         remove(&path);
     }
 }
