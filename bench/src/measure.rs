@@ -132,6 +132,42 @@ pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// The CPU time a process's threads have run (nanoseconds) and how often they were switched out
+/// (voluntarily and not), summed over its threads alive now, from `/proc/PID/task/*/schedstat`
+/// and `status`. Threads that have exited are not counted.
+pub fn cpu_and_switches(pid: u32) -> Option<(u64, u64)> {
+    let (mut cpu_ns, mut switches) = (0u64, 0u64);
+    for thread in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let dir = thread.path();
+        let Ok(sched) = std::fs::read_to_string(dir.join("schedstat")) else {
+            continue;
+        };
+        cpu_ns += sched
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+        switches += status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    Some((cpu_ns, switches))
+}
+
+/// The bytes a process has written with `write` and its kin (`wchar` in `/proc/PID/io`): to its
+/// pipes and sockets as well as to files.
+pub fn written_bytes(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let line = io.lines().find(|l| l.starts_with("wchar:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// A small deterministic generator (xorshift64*): the same task ids are read in every run.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

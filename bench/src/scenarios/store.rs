@@ -9,7 +9,7 @@ use crate::opts::{Opts, Transport};
 use crate::report::{Report, Row, say};
 use crate::store_counts::{StoreCounts, redis_used_memory};
 use mcp_tasks_bench::driver::{Error, task_lifecycle};
-use mcp_tasks_bench::measure::{Stop, closed_loop, memory_kib};
+use mcp_tasks_bench::measure::{Stop, closed_loop, cpu_and_switches, memory_kib, written_bytes};
 use serde_json::json;
 use std::time::Duration;
 
@@ -57,7 +57,29 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         let (rss0, _) = memory_kib(pid).ok_or("no /proc status")?;
         let redis_mem0 = redis_used_memory(o, k);
         StoreCounts::reset(o, k)?;
+        let server_before = cpu_and_switches(pid);
+        let written_before = written_bytes(pid);
+        let bench_before = cpu_and_switches(std::process::id());
         let (fill, ids) = fill(&client, &create, o.stored, fill_window(o)).await?;
+        if let (Some(s0), Some(s1), Some(b0), Some(b1), Some(w0), Some(w1)) = (
+            server_before,
+            cpu_and_switches(pid),
+            bench_before,
+            cpu_and_switches(std::process::id()),
+            written_before,
+            written_bytes(pid),
+        ) {
+            let n = fill.ops.max(1) as f64;
+            say(format!(
+                "{}: creating, per task: server {:.1} µs CPU, {:.2} switches, {:.0} bytes written; bench {:.1} µs CPU, {:.2} switches",
+                k.name(),
+                (s1.0 - s0.0) as f64 / 1000.0 / n,
+                (s1.1 - s0.1) as f64 / n,
+                (w1 - w0) as f64 / n,
+                (b1.0 - b0.0) as f64 / 1000.0 / n,
+                (b1.1 - b0.1) as f64 / n,
+            ));
+        }
         if StoreCounts::counted(k) {
             let mut counts = StoreCounts::default();
             counts.read(o, k, &fill);
