@@ -421,7 +421,7 @@ impl TaskEngine {
     /// outcome once that has. If the creation fails, the caller gets that error and the tool is
     /// cancelled (it may have begun its work, as an inline call's tool has when its answer
     /// cannot be sent); whatever it writes for the task fails, as the task does not exist (the
-    /// engine's ids are random, 128 bits, so a creation does not fail for an id in use). The
+    /// engine's ids carry 128 random bits, so a creation does not fail for an id in use). The
     /// creation is the driver's, not the caller's: a caller that goes away meanwhile leaves a
     /// task that is created and runs all the same, not one created without its tool.
     pub(crate) async fn start_fresh(
