@@ -501,6 +501,8 @@ fn task_get_cancel_watch_and_list_by_id() {
     p.get_process_mut()
         .kill(expectrl::process::unix::Signal::SIGKILL)
         .expect("kill mcp-tasks");
+    // Gone, with its connections, before another client takes the task over.
+    p.get_process().wait().expect("mcp-tasks exits");
     let (code, stdout, stderr) = headless(&[
         "task",
         "watch",
@@ -598,6 +600,8 @@ fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
     p.get_process_mut()
         .kill(expectrl::process::unix::Signal::SIGKILL)
         .expect("kill mcp-tasks");
+    // Gone, with its connections, before another client takes the task over.
+    p.get_process().wait().expect("mcp-tasks exits");
     exits_saying(
         &["task", "watch", &id, "--url", url, "--token", "tok-a"],
         2,
@@ -663,6 +667,8 @@ fn task_watch_follows_a_live_legacy_task_from_a_second_command() {
     p.get_process_mut()
         .kill(expectrl::process::unix::Signal::SIGKILL)
         .expect("kill mcp-tasks");
+    // Gone, with its connections, before another client takes the task over.
+    p.get_process().wait().expect("mcp-tasks exits");
     exits_saying(
         &["task", "get", &id, "--url", &py.url],
         2,
@@ -1304,8 +1310,11 @@ fn the_era_probe_runs_once_per_server() {
         .join("tests/peers/tasks_server.py")
         .display()
         .to_string();
-    let cache = cache_dir().join("eras.json");
-    let _ = std::fs::remove_file(&cache);
+    // A cache of its own: the other tests of this file write theirs at the same time.
+    let dir = PathBuf::from(format!("{}-probe-once", cache_dir().display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let headless = |args: &[&str]| headless_caching_in(&dir, args);
+    let cache = dir.join("eras.json");
     let (code, stdout, stderr) = headless(&["tools", "--", &python, &script]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());

@@ -45,8 +45,9 @@ fn check_pace(seen: &Seen, token: &Value, min: usize, every: Duration) {
     let mut before = Duration::ZERO;
     for (at, _) in seen {
         let gap = *at - before;
+        // At short intervals a loaded machine's stalls are several intervals long.
         assert!(
-            gap <= every * 4,
+            gap <= (every * 4).max(Duration::from_secs(1)),
             "{gap:?} passed without a keepalive: {}",
             shown()
         );
@@ -199,7 +200,9 @@ async fn a_promotion_wait_is_kept_alive_over_stdio_in_both_eras() {
             text(&response).contains("is running in the background as task"),
             "{response}"
         );
-        check_pace(&seen, &token, 2, every);
+        // Two intervals fit in the 300 ms before the promotion; one stall of the machine takes
+        // one of them.
+        check_pace(&seen, &token, 1, every);
         for (_, p) in &seen {
             let message = p["message"].as_str().expect("the status");
             assert!(message.starts_with("counted to "), "{message}");

@@ -73,13 +73,14 @@ async fn a_long_call_becomes_a_task_and_completes_once_and_a_fast_one_stays_inli
         &mut c,
         2,
         "tools/call",
-        json!({ "name": "work", "arguments": { "ms": 600 } }),
+        json!({ "name": "work", "arguments": { "ms": 2000 } }),
     )
     .await;
     let waited = started.elapsed();
     assert_eq!(created["resultType"], "task", "{created}");
+    // Long before the work ends (with room for a loaded machine).
     assert!(
-        waited >= Duration::from_millis(140) && waited < Duration::from_millis(550),
+        waited >= Duration::from_millis(140) && waited < Duration::from_millis(1500),
         "promoted at the threshold, after {waited:?}"
     );
     let id = created["taskId"].as_str().expect("taskId").to_owned();
@@ -97,7 +98,7 @@ async fn a_long_call_becomes_a_task_and_completes_once_and_a_fast_one_stays_inli
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(
-        done["result"]["content"][0]["text"], "run 2: worked 600 ms",
+        done["result"]["content"][0]["text"], "run 2: worked 2000 ms",
         "{done}"
     );
     assert_eq!(RUNS.load(Ordering::SeqCst), 2, "nothing ran twice");

@@ -727,9 +727,10 @@ async fn an_instance_killed_mid_task_has_its_tasks_failed_within_the_lease() {
     }
     let took = killed.elapsed();
     eprintln!("A's tasks failed {took:?} after the kill");
-    // Documented bound: lease + one sweep round (lease / 3); 1 s of slack for polling and CI.
+    // Documented bound: lease + one sweep round (lease / 3); 2 s of slack for polling and a
+    // loaded CI machine (two debug servers and the store on 2 cores).
     assert!(
-        took <= LEASE + LEASE / 3 + Duration::from_secs(1),
+        took <= LEASE + LEASE / 3 + Duration::from_secs(2),
         "took {took:?}"
     );
     let still = result(&c, &b.url, "tasks/get", json!({ "taskId": on_b })).await;

@@ -468,6 +468,10 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_still_answer
 #[tokio::test]
 async fn sigterm_shuts_down_cleanly() {
     let mut c = StdioClient::example();
+    // An answer (to anything) proves the serve loop runs, and so has set up its SIGTERM
+    // handler: a signal before that would stop the process the default way (signal 15).
+    let answer = c.request("tools/list", modern(json!({}), no_caps())).await;
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
     let id = c.id();
     c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": modern(json!({ "name": "sleep", "arguments": { "ms": 60000 } }), no_caps()) }))
