@@ -233,7 +233,8 @@ mod store {
             let (b, id) = (b.clone(), before.id.clone());
             tokio::spawn(async move { b.changed(&id, 1).await })
         };
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Time for the waiter to read its task and start waiting, on a loaded machine.
+        tokio::time::sleep(Duration::from_millis(500)).await;
 
         server.kill();
         let started = Instant::now();

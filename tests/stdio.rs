@@ -441,11 +441,14 @@ async fn eof_lets_in_flight_requests_finish() {
 async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_still_answers() {
     let mut c = StdioClient::example();
     let id = c.id();
-    let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": modern(json!({ "name": "sleep", "arguments": { "ms": 400 } }), no_caps()) });
-    c.send(&call).await;
+    let sleep = |ms: u64| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": modern(json!({ "name": "sleep", "arguments": { "ms": ms } }), no_caps()) })
+    };
+    // Long enough to be in flight still when the second comes, on a loaded machine.
+    c.send(&sleep(2000)).await;
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    c.send(&call).await;
+    c.send(&sleep(2000)).await;
     let refused = c.response(&id).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert!(
@@ -456,13 +459,13 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_still_answer
     );
     let first = c.response(&id).await;
     assert_eq!(
-        first["result"]["content"][0]["text"], "slept 400 ms",
+        first["result"]["content"][0]["text"], "slept 2000 ms",
         "{first}"
     );
     // Done: the id is free again.
-    c.send(&call).await;
+    c.send(&sleep(10)).await;
     let again = c.response(&id).await;
-    assert_eq!(again["result"]["content"][0]["text"], "slept 400 ms");
+    assert_eq!(again["result"]["content"][0]["text"], "slept 10 ms");
 }
 
 #[tokio::test]
