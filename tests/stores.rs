@@ -503,8 +503,10 @@ async fn a_poll_right_after_the_tool_returned_sees_the_task_ended_on_sqlite() {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
     eprintln!("{first_polls_working} of {TASKS_RUN} first polls saw `working`; {polls} polls");
+    // Here none do; a loaded machine can make a commit outlast the poll's wait for it (100 ms)
+    // now and then. Without the wait, one first poll in two saw `working`.
     assert!(
-        first_polls_working <= TASKS_RUN / 20,
+        first_polls_working <= TASKS_RUN / 5,
         "{first_polls_working} of {TASKS_RUN} first polls saw the task unfinished"
     );
 }
