@@ -70,14 +70,18 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
             written_bytes(pid),
         ) {
             let n = fill.ops.max(1) as f64;
+            // Per task. The sums are over the threads alive at each reading: a thread that
+            // exited meanwhile (an idle blocking-pool thread) takes its share out of the
+            // second, so a difference may come out below zero, read as none.
+            let per_task = |before: u64, after: u64| after.saturating_sub(before) as f64 / n;
             say(format!(
                 "{}: creating, per task: server {:.1} µs CPU, {:.2} switches, {:.0} bytes written; bench {:.1} µs CPU, {:.2} switches",
                 k.name(),
-                (s1.0 - s0.0) as f64 / 1000.0 / n,
-                (s1.1 - s0.1) as f64 / n,
-                (w1 - w0) as f64 / n,
-                (b1.0 - b0.0) as f64 / 1000.0 / n,
-                (b1.1 - b0.1) as f64 / n,
+                per_task(s0.0, s1.0) / 1000.0,
+                per_task(s0.1, s1.1),
+                per_task(w0, w1),
+                per_task(b0.0, b1.0) / 1000.0,
+                per_task(b0.1, b1.1),
             ));
         }
         if StoreCounts::counted(k) {
