@@ -1035,20 +1035,18 @@ async fn a_full_session_backlog_refuses_new_requests_and_drops_none() {
     assert!(text.contains(first.as_str()), "{text}");
 }
 
-/// `serve_http(addr).with_graceful_shutdown(..)` serves until the host's future resolves, then
+/// `serve_http(..).with_graceful_shutdown(..)` serves until the host's future resolves, then
 /// returns.
 #[tokio::test]
 async fn a_host_stops_the_http_server_with_its_own_future() {
-    // A free port: bound, read, released (loopback; nothing else takes it in between here).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Bound here and handed over: a port found free and released could be taken by a test
+    // running beside this one before the server binds it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(
         server()
-            .serve_http(("127.0.0.1", port))
+            .serve_http(listener)
             .with_graceful_shutdown(async move {
                 let _ = stopped.await;
             })
