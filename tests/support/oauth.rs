@@ -171,11 +171,21 @@ pub struct ProtectedServer {
 }
 
 impl ProtectedServer {
-    /// Serves at a free port, for `issuer`'s tokens.
+    /// Serves at a free port, for `issuer`'s tokens. A port found free can be taken by a test
+    /// running beside this one before the server binds it; the server then exits without
+    /// listening, and another port is tried.
     pub fn start(issuer: &str, extra: &[&str]) -> ProtectedServer {
-        let port = free_port();
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        Self::start_at(&format!("127.0.0.1:{port}"), issuer, &url, extra)
+        const TRIES: usize = 4;
+        for _ in 0..TRIES {
+            let port = free_port();
+            let url = format!("http://127.0.0.1:{port}/mcp");
+            if let Some(server) =
+                Self::try_start_at(&format!("127.0.0.1:{port}"), issuer, &url, extra)
+            {
+                return server;
+            }
+        }
+        panic!("example_server listened on none of {TRIES} free ports");
     }
 
     /// Serves at `address` for `issuer`'s tokens naming `resource`.
@@ -185,6 +195,18 @@ impl ProtectedServer {
         resource: &str,
         extra: &[&str],
     ) -> ProtectedServer {
+        Self::try_start_at(address, issuer, resource, extra)
+            .expect("example_server printed `listening on`")
+    }
+
+    /// [`start_at`](Self::start_at), `None` if the server exits (or prints nothing in 30 s)
+    /// before it listens.
+    fn try_start_at(
+        address: &str,
+        issuer: &str,
+        resource: &str,
+        extra: &[&str],
+    ) -> Option<ProtectedServer> {
         let mut child = Command::new(example_bin("example_server"))
             .args([
                 "--http",
@@ -205,13 +227,16 @@ impl ProtectedServer {
             .spawn()
             .expect("start example_server");
         let stdout = child.stdout.take().expect("piped stdout");
-        let line = crate::first_line(stdout, Duration::from_secs(30))
-            .expect("example_server printed `listening on`");
+        let Some(line) = crate::first_line(stdout, Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        };
         assert!(line.starts_with("listening on "), "{line}");
-        ProtectedServer {
+        Some(ProtectedServer {
             child,
             url: resource.to_owned(),
-        }
+        })
     }
 }
 
