@@ -12,6 +12,9 @@ use crate::tool::ToolContext;
 pub use crate::tool::context::{ContextBackend, InputFuture};
 pub use crate::tool::registry::RegisteredTool;
 
+/// An error and its causes, `: `-separated, a cause its wrapper's text already ends with left out.
+pub use crate::error_chain::with_causes;
+
 /// The protocol versions an `initialize` may negotiate, newest first.
 pub const LEGACY_VERSIONS: &[&str] = crate::protocol::LEGACY_VERSIONS;
 /// The protocol versions a modern request may name.

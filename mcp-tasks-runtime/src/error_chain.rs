@@ -1,12 +1,13 @@
 //! An error and its causes in one line, for messages that must say what actually failed: the
 //! Postgres driver shows only its error's kind ("db error") by itself, and an HTTP client's
 //! "error sending request" hides the refused connection or bad certificate beneath it.
+//! `mcp-tasks-client` uses it too, through `__internal`.
 
 use std::error::Error;
 
 /// `error` and each of its causes, `: `-separated. A cause whose text its wrapper already ends
 /// with (wrappers often repeat their cause's message) is not repeated.
-pub(crate) fn with_causes(error: &dyn Error) -> String {
+pub fn with_causes(error: &dyn Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

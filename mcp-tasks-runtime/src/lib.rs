@@ -100,7 +100,6 @@ pub mod __internal;
 #[doc(hidden)]
 pub mod __private;
 pub mod completion;
-#[cfg(any(feature = "oauth", feature = "postgres"))]
 mod error_chain;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

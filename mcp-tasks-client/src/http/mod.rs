@@ -11,7 +11,7 @@ pub(crate) use oauth::Auth;
 use crate::error::Error;
 use crate::wire::{Tap, WireDirection};
 use base64::Engine as _;
-use mcp_tasks_runtime::__internal::Message;
+use mcp_tasks_runtime::__internal::{Message, with_causes};
 use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -583,22 +583,6 @@ fn take_response(message: Value, id: &RequestId) -> Result<Outcome, Value> {
         Ok(Message::Response(r)) => Ok(r.outcome),
         _ => Err(message),
     }
-}
-
-/// An error and its causes, `: `-separated: reqwest's own text ("error sending request") hides
-/// what went wrong (a refused connection, a certificate that does not verify).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 #[cfg(test)]
