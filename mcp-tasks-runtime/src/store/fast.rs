@@ -21,8 +21,9 @@ use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, 
 
 use super::{StoreFuture, TaskStore};
 
-/// Operations a store may serve faster than [`TaskStore`]'s generic fallbacks can. Implemented
-/// by the built-in stores that gain from it (the memory store); not nameable outside this crate.
+/// Operations a store may serve faster than [`TaskStore`]'s generic fallbacks can, and what
+/// the engine may rely on. Implemented by the built-in stores that gain from it (memory, SQLite,
+/// Postgres); not nameable outside this crate.
 pub trait FastPaths: Send + Sync {
     /// Calls `read` on the task's [`TaskView`] if it exists and belongs to `owner`; `false` if
     /// it does not. What [`TaskStore::get`] then [`task_view`](AsTaskView::task_view) give, but
@@ -59,7 +60,8 @@ pub trait FastPaths: Send + Sync {
 
     /// Whether [`TaskStore::create`] queues the creation when it is called, before its future
     /// is polled, and the store applies every write on that task it is called for afterwards
-    /// after it (one writer taking writes in order, as the SQLite store's). A write on the new
+    /// after it (one writer taking writes in order, as the SQLite store's; or writers that hold
+    /// a task's writes back while its creation commits, as the Postgres store's). A write on the new
     /// task then succeeds once the creation has been applied, and fails with
     /// [`StoreError::NotFound`](super::StoreError::NotFound) if the creation failed; so the
     /// engine may start the tool while its task's creation commits.

@@ -632,9 +632,65 @@ fn passwords_stay_out_of_debug_output() {
     }
 }
 
-/// The store has no fast paths: the crate serves it through the generic ones, held to the same
-/// checks as every store's.
+/// The store's fast paths are its generic ones, and it says it creates in order: held to the
+/// same checks as every store's (among them, a task's write asked for right after `create`,
+/// before the creation is awaited, is applied after it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fast_paths_agree_with_the_generic_paths() {
     crate::store::fast::checks::all(|| Arc::new(scratch(Arc::new(SystemClock)))).await;
+}
+
+/// A task's write that a writer takes while another writer commits the task's creation waits
+/// for that commit: the store says it creates in order (so the engine starts a tool while its
+/// task is being created), and one writer's insert is invisible to another until it commits.
+/// Another connection holds the creators' lock, so the writer that took the creation waits in
+/// its transaction; the other writer takes the task's outcome meanwhile. (Without the hold, the
+/// outcome fails at once with "not found".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_for_its_task_being_created_by_another_writer() {
+    let store = instance(database(), &fresh_schema());
+    assert!((&*store as &dyn TaskStore).creates_in_order());
+    store.shared.ready().await.unwrap();
+    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
+    tokio::spawn(connection);
+    other.batch_execute("BEGIN").await.unwrap();
+    other
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&store.shared.turn_key],
+        )
+        .await
+        .unwrap();
+    let new = NewTask::new(Owner::new("alice"), Era::Modern);
+    let id = new.id.clone();
+    let creating = tokio::spawn({
+        let store = store.clone();
+        async move { store.create(new).await }
+    });
+    // One writer has taken the creation and waits for the creators' lock.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let finishing = tokio::spawn({
+        let (store, id) = (store.clone(), id.clone());
+        async move {
+            let done = json!({"content": [], "isError": false});
+            store.finish(&id, TaskOutcome::Result(done)).await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        !finishing.is_finished(),
+        "the outcome was answered before its task's creation committed: {:?}",
+        finishing.await
+    );
+    assert!(!creating.is_finished());
+    other.batch_execute("COMMIT").await.unwrap();
+    let created = creating.await.unwrap().expect("created");
+    assert_eq!((created.status, created.version), (TaskStatus::Working, 1));
+    let finished = finishing
+        .await
+        .unwrap()
+        .expect("the outcome is written after the creation");
+    assert_eq!(finished.status, TaskStatus::Completed);
+    let stored = store.get_unchecked(&id).await.unwrap().expect("stored");
+    assert_eq!(stored.status, TaskStatus::Completed);
 }

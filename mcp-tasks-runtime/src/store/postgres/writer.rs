@@ -12,7 +12,7 @@ use tokio::sync::{Mutex as AsyncMutex, mpsc, oneshot};
 use tokio_postgres::Client;
 
 use super::feed::payload;
-use super::{Shared, decode, due_column, encode, pg, runner_column};
+use super::{Shared, decode, due_column, encode, lock, pg, runner_column};
 use crate::error_chain::with_causes;
 use crate::protocol::task::{Owner, TaskId};
 use crate::store::{StoreError, TaskRecord};
@@ -98,6 +98,16 @@ impl Job {
 /// The queue's receiving end, shared by the writers: one at a time takes a batch.
 pub(super) type Queue = Arc<AsyncMutex<mpsc::UnboundedReceiver<Job>>>;
 
+/// A task whose creation has been asked for and not yet answered (see
+/// [`Shared::ask_creation`]).
+#[derive(Default)]
+pub(super) struct Creating {
+    /// Creations of this id not yet answered (more than one only for a reused id).
+    pending: usize,
+    /// The writes on the task a writer took without its creation, in the order they were taken.
+    held: Vec<Job>,
+}
+
 /// One writer: takes batches off the queue until the store is dropped (the queue closes).
 pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
     loop {
@@ -115,6 +125,27 @@ pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
                     Err(_) => break,
                 }
             }
+            // While the queue is still this writer's: no other writer takes a batch between.
+            if let Some(shared) = shared.upgrade() {
+                batch = shared.hold_back(batch);
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        // A creation is queued before the schema is known to be there (it is queued when
+        // `create` is called): the first batches make sure of it.
+        if let Some(shared) = shared.upgrade()
+            && let Err(error) = shared.ready().await
+        {
+            let why = match error {
+                StoreError::Backend(inner) => inner.to_string(),
+                other => other.to_string(),
+            };
+            for job in batch {
+                shared.fail(job, StoreError::backend(why.clone()));
+            }
+            continue;
         }
         let Some(shared) = shared.upgrade() else {
             for job in batch {
@@ -160,6 +191,75 @@ enum Settled {
 }
 
 impl Shared {
+    /// Registers a creation of task `id`, before it is queued: until it is answered, a write on
+    /// the task that a writer takes without it is held back ([`Self::hold_back`]).
+    pub(super) fn ask_creation(&self, id: &TaskId) {
+        lock(&self.creating).entry(id.clone()).or_default().pending += 1;
+    }
+
+    /// A creation of task `id` is answered (committed or failed), or could not be queued: once
+    /// no other is pending, the writes held for it go back to the queue, in order. Called after
+    /// the commit, so a held write finds the task.
+    pub(super) fn answered_creation(&self, id: &TaskId) {
+        let held = {
+            let mut creating = lock(&self.creating);
+            let Some(entry) = creating.get_mut(id) else {
+                return;
+            };
+            entry.pending = entry.pending.saturating_sub(1);
+            if entry.pending > 0 {
+                return;
+            }
+            creating
+                .remove(id)
+                .map(|entry| entry.held)
+                .unwrap_or_default()
+        };
+        for job in held {
+            if let Err(mpsc::error::SendError(job)) = self.queue.send(job) {
+                job.fail(StoreError::backend("the Postgres task store was closed"));
+            }
+        }
+    }
+
+    /// The batch a writer took, less the writes on tasks whose creation is not in it and not yet
+    /// answered (another writer is committing it, or it is not queued yet): a write there would
+    /// not see the task. They are held, in order, until the creation is answered. A write after
+    /// its creation in the same batch stays: the transaction inserts before it locks.
+    fn hold_back(&self, batch: Vec<Job>) -> Vec<Job> {
+        let mut creating = lock(&self.creating);
+        if creating.is_empty() {
+            return batch;
+        }
+        let mut created_here: HashSet<TaskId> = HashSet::new();
+        let mut kept = Vec::with_capacity(batch.len());
+        for job in batch {
+            match &job {
+                Job::Create { record, .. } => {
+                    created_here.insert(record.id.clone());
+                }
+                Job::Update(change) => {
+                    if let Some(entry) = creating.get_mut(change.id())
+                        && (!created_here.contains(change.id()) || !entry.held.is_empty())
+                    {
+                        entry.held.push(job);
+                        continue;
+                    }
+                }
+            }
+            kept.push(job);
+        }
+        kept
+    }
+
+    /// Answers `job` with `error`, ending its creation's registration if it is one.
+    fn fail(&self, job: Job, error: StoreError) {
+        if let Job::Create { record, .. } = &job {
+            self.answered_creation(&record.id);
+        }
+        job.fail(error);
+    }
+
     /// Runs a batch in one transaction; if that fails before the commit, runs each job alone.
     async fn run_batch(&self, mut batch: Vec<Job>) {
         match self.transact(&mut batch).await {
@@ -175,12 +275,12 @@ impl Shared {
                     "{error} (the connection was lost while committing: the change may or may not have been saved)"
                 );
                 for job in batch {
-                    job.fail(StoreError::backend(message.clone()));
+                    self.fail(job, StoreError::backend(message.clone()));
                 }
             }
             Err(Failure::RolledBack(error)) if batch.len() == 1 => {
                 for job in batch {
-                    job.fail(StoreError::backend(error.clone()));
+                    self.fail(job, StoreError::backend(error.clone()));
                 }
             }
             Err(Failure::RolledBack(error)) => {
@@ -198,6 +298,7 @@ impl Shared {
             match (job, settled) {
                 (Job::Create { reply, .. }, Settled::Created(record)) => {
                     self.announce(&record, true);
+                    self.answered_creation(&record.id);
                     let _ = reply.send(Ok(()));
                 }
                 (Job::Update(change), Settled::Updated(record, changed)) => {
@@ -206,8 +307,8 @@ impl Shared {
                     }
                     change.answer(Ok(record));
                 }
-                (job, Settled::Failed(error)) => job.fail(error),
-                (job, _) => job.fail(StoreError::backend("a change was settled out of turn")),
+                (job, Settled::Failed(error)) => self.fail(job, error),
+                (job, _) => self.fail(job, StoreError::backend("a change was settled out of turn")),
             }
         }
     }
