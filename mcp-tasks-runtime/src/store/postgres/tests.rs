@@ -648,7 +648,14 @@ async fn fast_paths_agree_with_the_generic_paths() {
 /// outcome fails at once with "not found".)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_waits_for_its_task_being_created_by_another_writer() {
-    let store = instance(database(), &fresh_schema());
+    // A timeout far past the test's waits: the held creation must not give up first.
+    let store = Arc::new(
+        PostgresTaskStore::builder(database())
+            .schema(fresh_schema())
+            .timeout(Duration::from_secs(30))
+            .open()
+            .expect("a Postgres store"),
+    );
     assert!((&*store as &dyn TaskStore).creates_in_order());
     store.shared.ready().await.unwrap();
     let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
