@@ -64,7 +64,8 @@ const SWEEP_BATCH: i64 = 1000;
 /// - **Group commit.** Changes arriving together share a transaction: every change goes on one
 ///   queue, and each of a few writers (default 2, [`writers`](PostgresTaskStoreBuilder::writers))
 ///   takes all that has gathered (up to 128, [`batch_size`](PostgresTaskStoreBuilder::batch_size))
-///   into one transaction on one pooled connection: insert the new tasks and lock the changed
+///   into one transaction on its connection (taken from the pool once and kept, with its prepared
+///   statements, until it fails): insert the new tasks and lock the changed
 ///   ones in one pipelined round trip, apply the changes, write and commit in another, then
 ///   answer every change and notify the other instances. One change's own error (unknown task,
 ///   task ended, key reused) fails that change only; an error of the database rolls the batch
