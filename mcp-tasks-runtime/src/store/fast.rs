@@ -17,16 +17,17 @@
 //! This is how `std` adds methods to `dyn Any` and `dyn Error`: inherent methods on the trait
 //! object, so a caller needs no import and a store author never sees them.
 
-use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 
 use super::{StoreFuture, TaskStore};
 
 /// Operations a store may serve faster than [`TaskStore`]'s generic fallbacks can, and what
 /// the engine may rely on. Implemented by the built-in stores that gain from it (memory, SQLite,
-/// Postgres); not nameable outside this crate.
-pub trait FastPaths: Send + Sync {
+/// Postgres); not nameable outside this crate. Each operation defaults to its generic fallback,
+/// so a store overrides only what it serves faster.
+pub trait FastPaths: TaskStore {
     /// Calls `read` on the task's [`TaskView`] if it exists and belongs to `owner`; `false` if
-    /// it does not. What [`TaskStore::get`] then [`task_view`](AsTaskView::task_view) give, but
+    /// it does not. What [`TaskStore::get`] then [`task_view`](crate::protocol::task::AsTaskView::task_view) give, but
     /// shown in place: the memory store calls `read` under its stripe lock, with a completed
     /// task's result as the text it keeps
     /// ([`OutcomeView::ResultText`](crate::protocol::task::OutcomeView::ResultText)), so a
@@ -38,7 +39,9 @@ pub trait FastPaths: Send + Sync {
         id: &'a TaskId,
         owner: &'a Owner,
         read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool>;
+    ) -> StoreFuture<'a, bool> {
+        generic::get_view(self, id, owner, read)
+    }
 
     /// [`TaskStore::finish`] for a caller that only needs to know where the task stands
     /// afterwards: its version and status, without a copy of the record (which now carries the
@@ -47,7 +50,9 @@ pub trait FastPaths: Send + Sync {
         &'a self,
         id: &'a TaskId,
         outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)>;
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        generic::finish_status(self, id, outcome)
+    }
 
     /// [`TaskStore::changed`] for a waiter that only needs to know where the task stands: its
     /// version and status once the version is past `seen_version`, without a copy of the record
@@ -56,7 +61,9 @@ pub trait FastPaths: Send + Sync {
         &'a self,
         id: &'a TaskId,
         seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)>;
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        generic::changed_status(self, id, seen_version)
+    }
 
     /// Whether [`TaskStore::create`] queues the creation when it is called, before its future
     /// is polled, and the store applies every write on that task it is called for afterwards
@@ -80,10 +87,7 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, bool> {
         match self.fast_paths() {
             Some(fast) => fast.get_view(id, owner, read),
-            None => Box::pin(async move {
-                let record = self.get(id, owner).await?;
-                Ok(record.map(|r| read(r.task_view())).is_some())
-            }),
+            None => generic::get_view(self, id, owner, read),
         }
     }
 
@@ -95,10 +99,7 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         match self.fast_paths() {
             Some(fast) => fast.finish_status(id, outcome),
-            None => Box::pin(async move {
-                let record = self.finish(id, outcome).await?;
-                Ok((record.version, record.status))
-            }),
+            None => generic::finish_status(self, id, outcome),
         }
     }
 
@@ -115,11 +116,48 @@ impl<'s> dyn TaskStore + 's {
     ) -> StoreFuture<'a, (u64, TaskStatus)> {
         match self.fast_paths() {
             Some(fast) => fast.changed_status(id, seen_version),
-            None => Box::pin(async move {
-                let record = self.changed(id, seen_version).await?;
-                Ok((record.version, record.status))
-            }),
+            None => generic::changed_status(self, id, seen_version),
         }
+    }
+}
+
+/// The generic paths: [`TaskStore`]'s own operations, and what the caller needs of their record.
+mod generic {
+    use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+    use crate::store::{StoreFuture, TaskStore};
+
+    pub(super) fn get_view<'a, S: TaskStore + ?Sized>(
+        store: &'a S,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let record = store.get(id, owner).await?;
+            Ok(record.map(|r| read(r.task_view())).is_some())
+        })
+    }
+
+    pub(super) fn finish_status<'a, S: TaskStore + ?Sized>(
+        store: &'a S,
+        id: &'a TaskId,
+        outcome: TaskOutcome,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = store.finish(id, outcome).await?;
+            Ok((record.version, record.status))
+        })
+    }
+
+    pub(super) fn changed_status<'a, S: TaskStore + ?Sized>(
+        store: &'a S,
+        id: &'a TaskId,
+        seen_version: u64,
+    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        Box::pin(async move {
+            let record = store.changed(id, seen_version).await?;
+            Ok((record.version, record.status))
+        })
     }
 }
 

@@ -30,7 +30,7 @@ use super::{
     SystemClock, TaskEvent, TaskPage, TaskStore,
 };
 use crate::error_chain::with_causes;
-use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
+use crate::protocol::task::{Owner, TaskId, TaskOutcome};
 use crate::protocol::{InputRequest, ResourceContents};
 
 mod feed;
@@ -1034,40 +1034,6 @@ impl TaskStore for PostgresTaskStore {
 
 /// The generic paths, and one property: a task's writes are applied after its creation.
 impl FastPaths for PostgresTaskStore {
-    fn get_view<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
-    ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
-            let record = self.shared.read(id, Some(owner)).await?;
-            Ok(record.map(|record| read(record.task_view())).is_some())
-        })
-    }
-
-    fn finish_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = self.finish(id, outcome).await?;
-            Ok((record.version, record.status))
-        })
-    }
-
-    fn changed_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let record = self.shared.changed(id, seen_version).await?;
-            Ok((record.version, record.status))
-        })
-    }
-
     /// `create` queues the creation when called. A write on the task that a writer takes while
     /// another writer commits the creation (its insert not yet visible) is held back and queued
     /// again once the creation is answered; a write taken in the same batch as its creation,
