@@ -33,9 +33,29 @@ async fn work(ctx: ToolContext) -> String {
     "done".into()
 }
 
+/// Works in a span of its own (`step`), with an event in it, as a task when the client supports
+/// tasks.
+#[tool(task_support = "optional", poll_interval = "10ms")]
+async fn stepped(ctx: ToolContext) -> String {
+    ctx.status("working");
+    tracing::info_span!("step").in_scope(|| tracing::info!("stepping"));
+    "done".into()
+}
+
 /// The server, with the in-memory exporter behind the process's spans on this thread (the tests
 /// run on one thread each, so the server's own tasks see the same subscriber).
 fn traced() -> (
+    Server,
+    InMemorySpanExporter,
+    tracing::subscriber::DefaultGuard,
+) {
+    traced_with(|traces| traces)
+}
+
+/// [`traced`], with `Traces` set up by `set`.
+fn traced_with(
+    set: impl FnOnce(Traces) -> Traces,
+) -> (
     Server,
     InMemorySpanExporter,
     tracing::subscriber::DefaultGuard,
@@ -44,11 +64,12 @@ fn traced() -> (
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
         .build();
-    let traces = Traces::from_provider(provider);
+    let traces = set(Traces::from_provider(provider));
     let subscriber = tracing_subscriber::registry().with(traces.layer());
     let guard = tracing::subscriber::set_default(subscriber);
     let server = Server::builder("traces", "1.0.0")
         .tool::<work>()
+        .tool::<stepped>()
         .build()
         .expect("set up");
     (server, exporter, guard)
@@ -437,4 +458,133 @@ async fn a_request_its_client_did_not_sample_exports_no_span() {
         .filter_map(|s| attribute(s, "id"))
         .collect();
     assert_eq!(ids, ["2"], "only the sampled request's span");
+}
+
+/// Calls `stepped` as a task, with `meta` as the call's `_meta`, and polls it until it has
+/// completed; its id.
+async fn stepped_task(c: &mut InMemoryConnection, id: u64, meta: Value) -> String {
+    let created = request(
+        c,
+        id,
+        "tools/call",
+        json!({ "name": "stepped", "arguments": {}, "_meta": meta }),
+    )
+    .await;
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    for poll in 1.. {
+        let got = request(
+            c,
+            id * 1000 + poll,
+            "tasks/get",
+            json!({ "taskId": task, "_meta": modern_meta(tasks_caps()) }),
+        )
+        .await;
+        if got["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(poll < 500, "the task completes: {got}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    task
+}
+
+/// A trace the client did not sample is left out whole: the request, the task it creates
+/// (whose trace is its own), and the span and event the tool makes inside the task, which do not
+/// begin traces of their own for want of a parent (the tracer's only layer is the one that left
+/// them out); a sampled client's call, next, exports all three, the tool's span a child of the
+/// task's.
+#[tokio::test(flavor = "current_thread")]
+async fn a_trace_left_out_leaves_out_its_task_and_the_spans_made_inside_it() {
+    let (server, exporter, _guard) = traced();
+    let mut c = server.connect_in_memory();
+    let unsampled = format!("00-{TRACE_ID}-{PARENT_ID}-00");
+    let left_out = stepped_task(
+        &mut c,
+        1,
+        with_trace(modern_meta(tasks_caps()), &unsampled, None),
+    )
+    .await;
+    let kept = stepped_task(
+        &mut c,
+        2,
+        with_trace(modern_meta(tasks_caps()), &traceparent(), None),
+    )
+    .await;
+    let call = request_span(&exporter, 2).await;
+    assert_joined_with(&call, "");
+    let task = wait_for_span(&exporter, |s| {
+        s.name == "task" && attribute(s, "task").as_deref() == Some(kept.as_str())
+    })
+    .await;
+    let step = wait_for_span(&exporter, |s| s.name == "step").await;
+    assert_eq!(step.span_context.trace_id(), task.span_context.trace_id());
+    assert_eq!(step.parent_span_id, task.span_context.span_id());
+    assert_eq!(step.events.len(), 1, "the tool's event: {step:#?}");
+    // Every span has ended: the left-out task ended before the kept one began.
+    let spans = finished(&exporter);
+    let names: Vec<_> = spans.iter().map(|s| s.name.as_ref()).collect();
+    let task_spans: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "task")
+        .filter_map(|s| attribute(s, "task"))
+        .collect();
+    assert_eq!(task_spans, [kept], "not {left_out}: {names:?}");
+    assert_eq!(
+        names.iter().filter(|n| **n == "step").count(),
+        1,
+        "only the kept task's step: {names:?}"
+    );
+    // The polls, without a `traceparent`, began traces of their own.
+    assert!(
+        spans
+            .iter()
+            .filter(|s| s.name == "request")
+            .all(|s| attribute(s, "id").as_deref() != Some("1")),
+        "no span of the left-out call: {names:?}"
+    );
+}
+
+/// `Traces::sample_ratio` keeps that share of the traces that begin here, chosen at random (at
+/// 0.5, 60 to 140 of 200 requests: a binomial's 5.6 standard deviations), and a client's sampled
+/// `traceparent` whatever the ratio; at 0, a task that begins here exports nothing at all.
+#[tokio::test(flavor = "current_thread")]
+async fn a_sample_ratio_keeps_that_share_of_the_traces_that_begin_here() {
+    let (server, exporter, _guard) = traced_with(|traces| traces.sample_ratio(0.5));
+    let mut c = server.connect_in_memory();
+    for id in 1..=200 {
+        let params = json!({ "_meta": modern_meta(json!({})) });
+        let got = request(&mut c, id, "tools/list", params).await;
+        assert!(got["result"]["tools"].is_array(), "{got}");
+    }
+    let kept = finished(&exporter)
+        .iter()
+        .filter(|s| s.name == "request")
+        .count();
+    assert!((60..=140).contains(&kept), "{kept} of 200 kept");
+
+    let (server, exporter, _guard) = traced_with(|traces| traces.sample_ratio(0.0));
+    let mut c = server.connect_in_memory();
+    stepped_task(&mut c, 1, modern_meta(tasks_caps())).await;
+    let meta = with_trace(modern_meta(json!({})), &traceparent(), None);
+    let got = request(
+        &mut c,
+        2,
+        "tools/call",
+        json!({ "name": "work", "arguments": {}, "_meta": meta }),
+    )
+    .await;
+    assert_eq!(got["result"]["content"][0]["text"], "done", "{got}");
+    assert_joined_with(&request_span(&exporter, 2).await, "");
+    let names: Vec<_> = finished(&exporter)
+        .iter()
+        .map(|s| format!("{} {:?}", s.name, attribute(s, "id")))
+        .collect();
+    assert_eq!(
+        names,
+        ["request Some(\"2\")"],
+        "only the sampled client's call"
+    );
 }

@@ -82,24 +82,25 @@ pub(crate) fn start_request(
     // One span per request; dispatch fills in the era, the owner, the tool and the task as it
     // learns them, so one task can be followed across its polls. The client's trace context
     // (`_meta.traceparent`) is recorded here, before the span is first entered, when an
-    // OpenTelemetry span can still take the client's span as its parent.
-    let span = tracing::info_span!(
-        "request",
-        id = %req.id,
-        method = %req.method,
-        era = tracing::field::Empty,
-        owner = tracing::field::Empty,
-        tool = tracing::field::Empty,
-        task = tracing::field::Empty,
-        trace_id = tracing::field::Empty,
-        parent_span_id = tracing::field::Empty,
-        tracestate = tracing::field::Empty,
-    );
-    if !span.is_disabled()
-        && let Some(context) = meta.as_deref().and_then(ReadMeta::trace_context)
-    {
-        crate::telemetry::trace::join(&span, &context);
-    }
+    // OpenTelemetry span can still take the client's span as its parent, and when whether its
+    // trace is kept is decided. It is read only when a subscriber may want the span (`info`).
+    let context = tracing::level_enabled!(tracing::Level::INFO)
+        .then(|| meta.as_deref().and_then(ReadMeta::trace_context))
+        .flatten();
+    let span = crate::telemetry::trace::request_span(context.as_ref(), || {
+        tracing::info_span!(
+            "request",
+            id = %req.id,
+            method = %req.method,
+            era = tracing::field::Empty,
+            owner = tracing::field::Empty,
+            tool = tracing::field::Empty,
+            task = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+            tracestate = tracing::field::Empty,
+        )
+    });
     Ok(async move {
         let _done = InflightGuard {
             conn: &conn,

@@ -466,14 +466,15 @@ impl TaskEngine {
         lock(&self.running).insert(id.clone(), cancel.clone());
         // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
         // that started it; in OpenTelemetry, the root of a trace linked to that request).
-        let span = tracing::info_span!(
-            "task",
-            task = %id.as_str(),
-            tool,
-            era = ?origin,
-            owner = %owner.as_str(),
-        );
-        crate::telemetry::trace::link_to_request(&span);
+        let span = crate::telemetry::trace::task_span(|| {
+            tracing::info_span!(
+                "task",
+                task = %id.as_str(),
+                tool,
+                era = ?origin,
+                owner = %owner.as_str(),
+            )
+        });
         let run = Run {
             store: self.store.clone(),
             id,

@@ -1,13 +1,15 @@
 //! [`Traces`]: the process's `tracing` spans as OpenTelemetry spans, exported by OTLP/HTTP or by
 //! an exporter of the application's choosing (feature `opentelemetry`).
 
+use super::trace::otel::Root;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 use std::fmt;
-use tracing::Subscriber;
+use tracing::{Metadata, Subscriber};
 use tracing_subscriber::Layer;
+use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
 /// OpenTelemetry traces of the server: a [`tracing_subscriber`] layer that turns the process's
@@ -35,9 +37,96 @@ use tracing_subscriber::registry::LookupSpan;
 /// The layer is [`tracing-opentelemetry`](https://docs.rs/tracing-opentelemetry) 0.34 on
 /// `opentelemetry` 0.33: an application that builds its own layer must use those versions for
 /// the server's spans to join their clients' traces.
+///
+/// **Sampling.** Which traces are kept is decided once, where a trace begins in this process (a
+/// request span, or a span of the application's own made outside any other), before the
+/// OpenTelemetry layer builds anything for it: a span of a trace not kept, and every span made
+/// inside it (a request's task among them), costs the layer nothing. A request whose client
+/// sent a `traceparent` keeps its client's decision (the flag `01`); the other traces are kept
+/// at the ratio [`sample_ratio`](Self::sample_ratio) sets. [`otlp`](Self::otlp) reads it from
+/// `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`, as OpenTelemetry's SDKs do.
 #[derive(Clone)]
 pub struct Traces {
     provider: SdkTracerProvider,
+    sampling: Sampling,
+}
+
+/// Which traces are kept: those that begin here at `ratio`, and those that join a client's trace
+/// as the client decided (`parent_based`) or at `ratio` too.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sampling {
+    ratio: f64,
+    parent_based: bool,
+}
+
+impl Sampling {
+    /// Every trace that begins here, and the client's decision for the others: the default of
+    /// OpenTelemetry's SDKs (`parentbased_always_on`).
+    const DEFAULT: Sampling = Sampling {
+        ratio: 1.0,
+        parent_based: true,
+    };
+
+    /// The sampler that `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` name (`sampler`,
+    /// `arg`), as OpenTelemetry's SDK configuration defines them: `always_on`, `always_off`,
+    /// `traceidratio`, and each as `parentbased_...`. An unknown sampler is the default, and a
+    /// ratio that is missing or not in `[0, 1]` is 1 (with a warning, as the SDKs do).
+    fn from_variables(sampler: Option<&str>, arg: Option<&str>) -> Sampling {
+        let Some(sampler) = sampler.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Sampling::DEFAULT;
+        };
+        let (parent_based, root) = match sampler.strip_prefix("parentbased_") {
+            Some(root) => (true, root),
+            None => (false, sampler),
+        };
+        let ratio = match root {
+            "always_on" => 1.0,
+            "always_off" => 0.0,
+            "traceidratio" => match arg.map(str::trim).map(str::parse::<f64>) {
+                Some(Ok(ratio)) if (0.0..=1.0).contains(&ratio) => ratio,
+                _ => {
+                    tracing::warn!(
+                        sampler,
+                        arg,
+                        "OTEL_TRACES_SAMPLER_ARG is not a ratio in [0, 1]: every trace is kept"
+                    );
+                    1.0
+                }
+            },
+            _ => {
+                tracing::warn!(
+                    sampler,
+                    "OTEL_TRACES_SAMPLER names a sampler this server does not have: \
+                     `parentbased_always_on` instead"
+                );
+                return Sampling::DEFAULT;
+            }
+        };
+        Sampling {
+            ratio,
+            parent_based,
+        }
+    }
+
+    /// Whether to keep a trace that begins here, joining the client's span `remote` if any.
+    fn keeps(&self, remote: Option<super::trace::otel::Remote>) -> bool {
+        match remote {
+            Some(remote) if self.parent_based => remote.sampled,
+            // As OpenTelemetry's `TraceIdRatioBased` decides: on the trace id's last 8 bytes,
+            // so that every service in the trace decides alike.
+            Some(remote) => below_ratio(
+                u64::from_be_bytes(remote.trace_id[8..].try_into().expect("8 bytes")) >> 1,
+                self.ratio,
+            ),
+            // A trace id not made yet is as random as a draw.
+            None => self.ratio >= 1.0 || below_ratio(rand::random::<u64>() >> 1, self.ratio),
+        }
+    }
+}
+
+/// Whether `draw`, uniform in `[0, 2^63)`, falls in the first `ratio` of that range.
+fn below_ratio(draw: u64, ratio: f64) -> bool {
+    draw < (ratio.max(0.0) * (1u64 << 63) as f64) as u64
 }
 
 impl Traces {
@@ -62,17 +151,46 @@ impl Traces {
         let resource = Resource::builder()
             .with_service_name(service_name.into())
             .build();
+        // The layer samples (`Sampling`): what reaches the provider is kept.
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_resource(resource)
+            .with_sampler(Sampler::AlwaysOn)
             .build();
-        Ok(Traces { provider })
+        let variable = |name| std::env::var(name).ok();
+        let sampling = Sampling::from_variables(
+            variable("OTEL_TRACES_SAMPLER").as_deref(),
+            variable("OTEL_TRACES_SAMPLER_ARG").as_deref(),
+        );
+        Ok(Traces { provider, sampling })
     }
 
     /// Traces through a tracer provider of your own: another exporter, sampler or processor
-    /// (an in-memory exporter in tests).
+    /// (an in-memory exporter in tests). The layer keeps every trace that begins here and
+    /// follows a client's `traceparent`; the provider's sampler then decides as it would
+    /// alone. For sampling that costs nothing on the traces left out, set
+    /// [`sample_ratio`](Self::sample_ratio), and leave the provider's default sampler (or
+    /// `AlwaysOn`): a ratio sampler there too would keep the product of the two ratios.
     pub fn from_provider(provider: SdkTracerProvider) -> Traces {
-        Traces { provider }
+        Traces {
+            provider,
+            sampling: Sampling::DEFAULT,
+        }
+    }
+
+    /// Keeps `ratio` (0 to 1, clamped) of the traces that begin in this process, chosen at
+    /// random; a request whose client sent a `traceparent` still keeps its client's decision.
+    /// It replaces what `OTEL_TRACES_SAMPLER` said. A trace left out costs the layer nothing.
+    pub fn sample_ratio(mut self, ratio: f64) -> Traces {
+        self.sampling = Sampling {
+            ratio: if ratio.is_nan() {
+                1.0
+            } else {
+                ratio.clamp(0.0, 1.0)
+            },
+            parent_based: true,
+        };
+        self
     }
 
     /// The layer to add to the process's `tracing` subscriber. Its spans carry their fields as
@@ -84,16 +202,20 @@ impl Traces {
     /// the runtime's, which the instrumentation scope, `mcp-tasks-runtime`, names already), how
     /// long it was busy and idle, and the thread (a task moves between a runtime's threads). For
     /// them, build a layer of your own on [`tracer`](Self::tracer).
+    /// Traces are sampled where they begin (see the type's documentation).
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
-        tracing_opentelemetry::layer()
+        let inner = tracing_opentelemetry::layer()
             .with_tracer(self.tracer())
             .with_threads(false)
             .with_location(false)
             .with_target(false)
-            .with_tracked_inactivity(false)
+            .with_tracked_inactivity(false);
+        inner.with_filter(Sample {
+            sampling: self.sampling,
+        })
     }
 
     /// The tracer the layer uses, for a `tracing_opentelemetry::layer()` of your own (other
@@ -117,6 +239,40 @@ impl Traces {
     }
 }
 
+/// The filter on the OpenTelemetry layer that samples: it shows the layer only the spans of the
+/// traces `sampling` keeps, and the events inside them. Whether a trace is kept is decided as
+/// its first span is made: for the runtime's request and task spans as `trace::Root` says, for
+/// a span made outside any other at `sampling`'s ratio; a span made inside another is kept if
+/// that span, or its nearest ancestor the layer is shown, is. A span left out stays hidden from
+/// the layer, which makes nothing for it; the registry still keeps it (a span no layer's filter
+/// enables is made all the same), so a span made inside it is left out too instead of beginning
+/// a trace of its own (`tests/traces.rs` checks it).
+struct Sample {
+    sampling: Sampling,
+}
+
+impl<S> Filter<S> for Sample
+where
+    S: Subscriber + for<'span> LookupSpan<'span>,
+{
+    fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
+        if metadata.is_span() {
+            match super::trace::otel::take_root() {
+                Some(Root::Request(remote)) => return self.sampling.keeps(remote),
+                Some(Root::Task { request_kept }) => return request_kept,
+                None => {}
+            }
+            if cx.current_span().id().is_none() {
+                return self.sampling.keeps(None);
+            }
+        }
+        // Inside a span the layer is shown (the current one, or the nearest of its ancestors
+        // that is: a span hidden by another filter does not hide its descendants). An event
+        // outside every span, which the layer has nowhere to put, is not shown either.
+        cx.lookup_current().is_some()
+    }
+}
+
 impl fmt::Debug for Traces {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Traces").finish_non_exhaustive()
@@ -134,3 +290,90 @@ impl fmt::Display for TracesError {
 }
 
 impl std::error::Error for TracesError {}
+
+#[cfg(test)]
+mod tests {
+    use super::super::trace::otel::Remote;
+    use super::*;
+
+    fn sampling(sampler: &str, arg: Option<&str>) -> Sampling {
+        Sampling::from_variables(Some(sampler), arg)
+    }
+
+    #[test]
+    fn the_sampler_variables_read_as_opentelemetry_defines_them() {
+        let at = |ratio, parent_based| Sampling {
+            ratio,
+            parent_based,
+        };
+        assert_eq!(Sampling::from_variables(None, None), Sampling::DEFAULT);
+        assert_eq!(Sampling::from_variables(Some(" "), None), Sampling::DEFAULT);
+        assert_eq!(sampling("always_on", None), at(1.0, false));
+        assert_eq!(sampling("always_off", None), at(0.0, false));
+        assert_eq!(sampling("traceidratio", Some("0.25")), at(0.25, false));
+        assert_eq!(sampling("parentbased_always_on", None), at(1.0, true));
+        assert_eq!(sampling("parentbased_always_off", None), at(0.0, true));
+        assert_eq!(
+            sampling("parentbased_traceidratio", Some(" 0.1 ")),
+            at(0.1, true)
+        );
+        // A ratio missing or out of bounds keeps everything; an unknown sampler is the default.
+        for arg in [None, Some("1.5"), Some("-0.1"), Some("half"), Some("NaN")] {
+            assert_eq!(sampling("parentbased_traceidratio", arg), at(1.0, true));
+        }
+        for unknown in ["jaeger_remote", "xray", "parentbased_sometimes"] {
+            assert_eq!(sampling(unknown, Some("0.5")), Sampling::DEFAULT);
+        }
+    }
+
+    #[test]
+    fn a_client_decides_when_parent_based_and_its_trace_id_does_otherwise() {
+        let remote = |low: u64, sampled| Remote {
+            trace_id: {
+                let mut id = [7u8; 16];
+                id[8..].copy_from_slice(&low.to_be_bytes());
+                id
+            },
+            sampled,
+        };
+        let parent_based = sampling("parentbased_traceidratio", Some("0.5"));
+        assert!(parent_based.keeps(Some(remote(u64::MAX, true))));
+        assert!(!parent_based.keeps(Some(remote(0, false))));
+        // Not parent-based: the trace id's last 8 bytes against the ratio, whatever the flag
+        // (as `TraceIdRatioBased` decides, so every service of the trace agrees).
+        let by_id = sampling("traceidratio", Some("0.5"));
+        assert!(by_id.keeps(Some(remote(0, false))));
+        assert!(by_id.keeps(Some(remote((1 << 63) - 1, false))));
+        assert!(!by_id.keeps(Some(remote(1 << 63, true))));
+        assert!(!by_id.keeps(Some(remote(u64::MAX, true))));
+        assert!(!sampling("always_off", None).keeps(Some(remote(0, true))));
+        assert!(sampling("always_on", None).keeps(Some(remote(u64::MAX, false))));
+    }
+
+    #[test]
+    fn a_trace_that_begins_here_is_kept_at_the_ratio() {
+        let at = |ratio| Sampling {
+            ratio,
+            parent_based: true,
+        };
+        assert!((0..1000).all(|_| at(1.0).keeps(None)));
+        assert!((0..1000).all(|_| !at(0.0).keeps(None)));
+        // 10,000 draws at 0.3: 3,000 expected, 46 the standard deviation.
+        let kept = (0..10_000).filter(|_| at(0.3).keeps(None)).count();
+        assert!((2_700..=3_300).contains(&kept), "{kept}");
+    }
+
+    #[test]
+    fn a_sample_ratio_is_clamped_and_parent_based() {
+        let traces = || Traces::from_provider(SdkTracerProvider::builder().build());
+        for (ratio, kept) in [(0.5, 0.5), (-1.0, 0.0), (2.0, 1.0), (f64::NAN, 1.0)] {
+            assert_eq!(
+                traces().sample_ratio(ratio).sampling,
+                Sampling {
+                    ratio: kept,
+                    parent_based: true
+                }
+            );
+        }
+    }
+}

@@ -10,11 +10,28 @@
 use crate::protocol::trace::TraceContext;
 use tracing::Span;
 
+/// Makes a request's span with `make`, and records the client's trace `context` on it. With the
+/// feature `opentelemetry`, whether the span's trace is kept is decided as it is made (by
+/// `Traces`'s sampling, from the `traceparent`'s flag and trace id), before the OpenTelemetry
+/// layer builds anything for it.
+pub(crate) fn request_span(context: Option<&TraceContext>, make: impl FnOnce() -> Span) -> Span {
+    #[cfg(feature = "opentelemetry")]
+    let span = otel::request(context, make);
+    #[cfg(not(feature = "opentelemetry"))]
+    let span = make();
+    if let Some(context) = context
+        && !span.is_disabled()
+    {
+        join(&span, context);
+    }
+    span
+}
+
 /// Records `context` on a request's `span`. Call it before the span is first entered: once
 /// entered, an OpenTelemetry span has started and its parent is fixed. When an OpenTelemetry layer
 /// takes the client's span as the parent, the span's own trace id, parent and trace state say it
 /// all, and the fields are not recorded again (a tenth of a traced request's instructions).
-pub(crate) fn join(span: &Span, context: &TraceContext) {
+fn join(span: &Span, context: &TraceContext) {
     #[cfg(feature = "opentelemetry")]
     if otel::set_remote_parent(span, context) {
         return;
@@ -29,23 +46,25 @@ pub(crate) fn join(span: &Span, context: &TraceContext) {
     }
 }
 
-/// Makes a new task's span (not yet entered) start its own trace, linked to the current span
-/// (the request that creates the task). Without the feature `opentelemetry` the task's span stays
-/// a child of the request's in `tracing`, which is all a log shows.
-pub(crate) fn link_to_request(task: &Span) {
+/// Makes a task's span with `make` (inside the request that creates the task). With the feature
+/// `opentelemetry` it starts a trace of its own, linked to the request's span, and is kept when
+/// that request is. Without it the task's span stays a child of the request's in `tracing`,
+/// which is all a log shows.
+pub(crate) fn task_span(make: impl FnOnce() -> Span) -> Span {
     #[cfg(feature = "opentelemetry")]
-    otel::link_to_current(task);
+    return otel::task(make);
     #[cfg(not(feature = "opentelemetry"))]
-    let _ = task;
+    make()
 }
 
 #[cfg(feature = "opentelemetry")]
-mod otel {
+pub(super) mod otel {
     use crate::protocol::trace::TraceContext;
     use opentelemetry::Context;
     use opentelemetry::trace::{
         SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
     };
+    use std::cell::Cell;
     use std::str::FromStr;
     use tracing::Span;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -72,12 +91,70 @@ mod otel {
             .is_ok()
     }
 
-    /// `task` as the root of a trace of its own, linked to the current span.
-    pub(super) fn link_to_current(task: &Span) {
+    thread_local! {
+        /// The root of a trace the runtime is making on this thread: the span being made.
+        static ROOT: Cell<Option<Root>> = const { Cell::new(None) };
+    }
+
+    /// A span of the runtime's that begins a trace, as it is made: what `Traces`'s sampling
+    /// decides it by.
+    #[derive(Debug, Clone, Copy)]
+    pub(in crate::telemetry) enum Root {
+        /// A request's span, and the client's span it joins, if any.
+        Request(Option<Remote>),
+        /// A task's span, and whether the request that creates it is kept.
+        Task { request_kept: bool },
+    }
+
+    /// What sampling needs of a client's span: its trace and its sampled flag.
+    #[derive(Debug, Clone, Copy)]
+    pub(in crate::telemetry) struct Remote {
+        pub(in crate::telemetry) trace_id: [u8; 16],
+        pub(in crate::telemetry) sampled: bool,
+    }
+
+    /// Runs `make` with `root` as what the span it makes begins.
+    fn making(root: Root, make: impl FnOnce() -> Span) -> Span {
+        struct Clear;
+        impl Drop for Clear {
+            fn drop(&mut self) {
+                ROOT.set(None);
+            }
+        }
+        ROOT.set(Some(root));
+        let _clear = Clear;
+        make()
+    }
+
+    /// The root that the span being made on this thread begins, taken: a span made meanwhile
+    /// (by a layer) or next is not taken for it.
+    pub(in crate::telemetry) fn take_root() -> Option<Root> {
+        ROOT.take()
+    }
+
+    /// A request's span, made by `make`, joining the client's span `context`.
+    pub(super) fn request(context: Option<&TraceContext>, make: impl FnOnce() -> Span) -> Span {
+        let remote = context.map(|context| Remote {
+            trace_id: context.trace_id,
+            sampled: context.flags & 1 == 1,
+        });
+        making(Root::Request(remote), make)
+    }
+
+    /// A task's span, made by `make`: the root of a trace of its own, linked to the current
+    /// span (the request that creates the task), and kept when that request is.
+    pub(super) fn task(make: impl FnOnce() -> Span) -> Span {
         let request = Span::current().context().span().span_context().clone();
-        if request.is_valid() {
+        let task = making(
+            Root::Task {
+                request_kept: request.is_sampled(),
+            },
+            make,
+        );
+        if request.is_valid() && !task.is_disabled() {
             let _ = task.set_parent(Context::new());
             task.add_link(request);
         }
+        task
     }
 }
