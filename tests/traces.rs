@@ -4,7 +4,8 @@
 //! `traceparent` and `tracestate` (SEP-414) joins the client's trace, in both eras and over the
 //! in-process connection and real HTTP; a task's span links to the request that created it; a
 //! malformed `traceparent` is ignored and the call still succeeds; a request without one starts a
-//! trace of its own.
+//! trace of its own. Sampling: a trace left out (by the client's flag or the ratio) exports nothing,
+//! its task and the spans made inside them included, and is still logged beside.
 
 use mcp_tasks_runtime::server::InMemoryConnection;
 use mcp_tasks_runtime::telemetry::Traces;
@@ -587,4 +588,81 @@ async fn a_sample_ratio_keeps_that_share_of_the_traces_that_begin_here() {
         ["request Some(\"2\")"],
         "only the sampled client's call"
     );
+}
+
+/// Lines written by a `fmt` layer, kept for the test to read.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Composed as the example servers compose it (a log at `info` beside the traces, each layer
+/// behind a filter of its own): the log still shows a trace left out, spans and all, and the
+/// traces keep only the sampled client's work, the tool's span inside its task.
+#[tokio::test(flavor = "current_thread")]
+async fn beside_a_log_a_trace_left_out_is_still_logged() {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::LevelFilter;
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let traces = Traces::from_provider(provider).sample_ratio(0.0);
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .with_filter(LevelFilter::INFO),
+        )
+        .with(traces.layer().with_filter(LevelFilter::INFO));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = Server::builder("traces", "1.0.0")
+        .tool::<stepped>()
+        .build()
+        .expect("set up");
+    let mut c = server.connect_in_memory();
+    let left_out = stepped_task(&mut c, 1, modern_meta(tasks_caps())).await;
+    let kept = stepped_task(
+        &mut c,
+        2,
+        with_trace(modern_meta(tasks_caps()), &traceparent(), None),
+    )
+    .await;
+    let task = wait_for_span(&exporter, |s| {
+        s.name == "task" && attribute(s, "task").as_deref() == Some(kept.as_str())
+    })
+    .await;
+    let step = wait_for_span(&exporter, |s| s.name == "step").await;
+    assert_eq!(step.parent_span_id, task.span_context.span_id());
+    let names: Vec<_> = finished(&exporter)
+        .iter()
+        .map(|s| format!("{} {:?}", s.name, attribute(s, "id")))
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("request")).count(),
+        1,
+        "the sampled call alone, not the polls: {names:?}"
+    );
+    assert_eq!(names.len(), 3, "{names:?}");
+    let log = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    for task in [&left_out, &kept] {
+        assert!(
+            log.lines().any(|l| l.contains(task.as_str())
+                && l.contains("step: ")
+                && l.contains("stepping")),
+            "{task} logged in its spans: {log}"
+        );
+    }
 }
