@@ -155,6 +155,7 @@ impl Shared {
 
     /// Tells this store's waiters and subscribers about a change it committed.
     pub(super) fn announce(&self, record: &Arc<TaskRecord>, visible: bool) {
+        self.keep_ended(record);
         if let Some(waiter) = lock(&self.waiters).get(&record.id) {
             waiter.send_if_modified(|note| match note {
                 Note::Changed(version, _) if *version >= record.version => false,
@@ -171,6 +172,7 @@ impl Shared {
 
     /// Tells this store's waiters and subscribers that a task was deleted.
     pub(super) fn announce_removed(&self, id: TaskId, owner: Owner) {
+        lock(&self.ended).remove(&id);
         if let Some(waiter) = lock(&self.waiters).get(&id) {
             waiter.send_replace(Note::Removed);
         }
@@ -215,6 +217,7 @@ impl Shared {
                 }
             }
             "d" => {
+                lock(&self.ended).remove(&id);
                 if let Some(waiter) = waiter {
                     waiter.send_replace(Note::Removed);
                 }
