@@ -89,8 +89,8 @@ const SWEEP_BATCH: i64 = 1000;
 ///   only a `list` makes them wait (while it reads one page).
 /// - **Reads** (`get`) share two connections and pipeline on them; a `get` is one statement,
 ///   through the task id's unique index. A `list` takes a pooled connection of its own. A task
-///   this store saw end (the last 4,096) is read from the record it committed, without a
-///   statement: an ended task changes no more, and is deleted only once its retention
+///   this store saw end (the last 4,096, each of at most about 16 KiB, without outputs) is read
+///   from the record it committed, without a statement: an ended task changes no more, and is deleted only once its retention
 ///   (`terminal_at + ttl`) is over, after which it is read from the table again, by the store's
 ///   clock; another instance's deletion (its sweep, by a clock ahead of this one) also drops it
 ///   as soon as its notification arrives. On the bench, the client's poll after a task ended
@@ -166,6 +166,58 @@ pub struct PostgresTaskStoreBuilder {
 
 /// The most ended tasks a store keeps for reads ([`Shared::ended`]).
 const ENDED_KEPT: usize = 4096;
+/// About the most bytes of an ended task kept for reads: its outcome's strings, numbers and
+/// keys; a task with outputs, or with more, is read from the table.
+const ENDED_SIZE: usize = 16 * 1024;
+
+/// Whether `record` is within [`ENDED_SIZE`] (its outcome, its status message, its retired
+/// keys), counted without encoding it and no further than the bound.
+fn small(record: &TaskRecord) -> bool {
+    fn within(value: &Value, left: &mut usize) -> bool {
+        let cost = match value {
+            Value::String(text) => text.len() + 2,
+            Value::Array(items) => {
+                return take(left, 2) && items.iter().all(|item| within(item, left));
+            }
+            Value::Object(entries) => {
+                return take(left, 2)
+                    && entries
+                        .iter()
+                        .all(|(key, item)| take(left, key.len() + 3) && within(item, left));
+            }
+            _ => 8,
+        };
+        take(left, cost)
+    }
+    fn take(left: &mut usize, cost: usize) -> bool {
+        *left = left.saturating_sub(cost);
+        *left > 0
+    }
+    let mut left = ENDED_SIZE;
+    if !record.outputs.is_empty()
+        || !take(
+            &mut left,
+            record.status_message.as_ref().map_or(0, String::len),
+        )
+        || !record
+            .retired_keys
+            .iter()
+            .all(|key| take(&mut left, key.len() + 3))
+    {
+        return false;
+    }
+    match &record.outcome {
+        Some(TaskOutcome::Result(value)) => within(value, &mut left),
+        Some(TaskOutcome::Error(error)) => {
+            take(&mut left, error.message.len())
+                && error
+                    .data
+                    .as_ref()
+                    .is_none_or(|data| within(data, &mut left))
+        }
+        None => true,
+    }
+}
 
 struct Shared {
     config: tokio_postgres::Config,
@@ -590,9 +642,10 @@ impl Shared {
         )
     }
 
-    /// Keeps `record` for reads if it has ended ([`Shared::ended`]).
+    /// Keeps `record` for reads if it has ended ([`Shared::ended`]) and is small: what it keeps
+    /// stays within [`ENDED_KEPT`] times [`ENDED_SIZE`], whatever the tools return.
     fn keep_ended(&self, record: &Arc<TaskRecord>) {
-        if !record.status.is_terminal() {
+        if !record.status.is_terminal() || !small(record) {
             return;
         }
         let mut ended = lock(&self.ended);

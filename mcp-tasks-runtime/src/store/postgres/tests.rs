@@ -775,3 +775,33 @@ async fn an_ended_task_is_read_from_memory_until_its_retention_is_over() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Only small ended tasks are kept for reads: a large result, or outputs, is read from the table.
+#[test]
+fn only_small_ended_tasks_are_kept() {
+    let done = |result: Value| {
+        let mut record = TaskRecord::new(
+            NewTask::new(Owner::new("alice"), Era::Modern),
+            SystemTime::UNIX_EPOCH,
+        );
+        record.finish(TaskOutcome::Result(result), SystemTime::UNIX_EPOCH);
+        record
+    };
+    let text = |len: usize| json!({ "content": [{ "type": "text", "text": "x".repeat(len) }] });
+    assert!(small(&done(text(1000))));
+    assert!(!small(&done(text(ENDED_SIZE))));
+    let many: Vec<_> = (0..ENDED_SIZE / 4).map(|i| json!(i)).collect();
+    assert!(!small(&done(
+        json!({ "content": [], "structuredContent": many })
+    )));
+    let mut with_output = done(text(10));
+    with_output.outputs.insert(
+        "report".into(),
+        ResourceContents::text("task://x/report", "text/plain", "ok"),
+    );
+    assert!(!small(&with_output));
+    let error = crate::protocol::RpcError::internal("x".repeat(ENDED_SIZE));
+    let mut failed = done(text(0));
+    failed.outcome = Some(TaskOutcome::Error(error));
+    assert!(!small(&failed));
+}
