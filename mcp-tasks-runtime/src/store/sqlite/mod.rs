@@ -142,6 +142,9 @@ struct Shared {
 
 /// How many records [`Shared::recent`] keeps.
 const RECENT_KEPT: usize = 4096;
+/// The longest result (as text) of a record [`Shared::recent`] keeps: 4,096 of them stay within
+/// 256 MiB.
+const RECENT_RESULT: usize = 64 * 1024;
 
 impl SqliteTaskStore {
     /// Opens (or creates) the store in the file at `path`, on the system clock. Tasks that a
@@ -518,6 +521,16 @@ impl Shared {
     fn committed(&self, task: Arc<Frozen>, visible: bool) {
         self.announce(&task, visible);
         let mut recent = lock(&self.recent);
+        if task
+            .result
+            .as_ref()
+            .is_some_and(|r| r.get().len() > RECENT_RESULT)
+        {
+            // Read from the file instead: what is kept stays bounded whatever tools return.
+            // The version kept before goes too (this one is the latest).
+            recent.remove(&task.record.id);
+            return;
+        }
         if recent.len() >= RECENT_KEPT && !recent.contains_key(&task.record.id) {
             // Full: start again (the records are only a shortcut).
             recent.clear();
@@ -1095,6 +1108,29 @@ mod tests {
         assert_eq!(page.tasks, vec![old, finished]);
         drop(store);
         remove(&path);
+    }
+
+    /// The records written lately are kept only with results of at most [`RECENT_RESULT`]: a
+    /// task that ends with a larger one is read from the file, and the version kept while it
+    /// ran goes (a later change must not start from it).
+    #[tokio::test]
+    async fn a_large_result_is_read_from_the_file_not_kept() {
+        let store = scratch(Arc::new(SystemClock));
+        let text = |len: usize| serde_json::json!({ "content": [{ "type": "text", "text": "x".repeat(len) }] });
+        for (len, kept) in [(RECENT_RESULT, false), (1000, true)] {
+            let new = NewTask::new(Owner::new("alice"), Era::Modern);
+            let task = store.create(new).await.unwrap();
+            assert!(
+                store.shared.recent(&task.id).is_some(),
+                "kept while it runs"
+            );
+            let done = store
+                .finish(&task.id, TaskOutcome::Result(text(len)))
+                .await
+                .unwrap();
+            assert_eq!(store.shared.recent(&task.id).is_some(), kept, "{len}");
+            assert_eq!(store.get_unchecked(&task.id).await.unwrap(), Some(done));
+        }
     }
 
     /// The write-ahead log is copied into the file at [`WAL_PAGES`], not at SQLite's 1,000
