@@ -3,9 +3,9 @@
 //! from its creation across its polls in a user's logs.
 
 use mcp_tasks_runtime::{Server, ToolContext, tool};
-use mcp_tasks_tests::in_memory_request;
+use mcp_tasks_tests::{Log, in_memory_request};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
 use tracing_subscriber::fmt::format::FmtSpan;
 
@@ -19,19 +19,6 @@ async fn work(ctx: ToolContext) -> String {
 }
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 // One thread: the subscriber set below sees the server's tasks too.
 #[tokio::test(flavor = "current_thread")]
@@ -82,7 +69,7 @@ async fn requests_and_tasks_run_in_spans_that_name_the_task_tool_era_and_owner()
     drop(c);
     tokio::time::sleep(Duration::from_millis(50)).await;
 
-    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let text = log.text();
     let lines: Vec<&str> = text.lines().collect();
     let task_spans: Vec<&&str> = lines
         .iter()

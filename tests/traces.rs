@@ -10,7 +10,7 @@
 use mcp_tasks_runtime::server::InMemoryConnection;
 use mcp_tasks_runtime::telemetry::Traces;
 use mcp_tasks_runtime::{Server, ToolContext, tool};
-use mcp_tasks_tests::modern_meta;
+use mcp_tasks_tests::{Log, modern_meta};
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
@@ -590,21 +590,6 @@ async fn a_sample_ratio_keeps_that_share_of_the_traces_that_begin_here() {
     );
 }
 
-/// Lines written by a `fmt` layer, kept for the test to read.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Composed as the example servers compose it (a log at `info` beside the traces, each layer
 /// behind a filter of its own): the log still shows a trace left out, spans and all, and the
 /// traces keep only the sampled client's work, the tool's span inside its task.
@@ -617,7 +602,7 @@ async fn beside_a_log_a_trace_left_out_is_still_logged() {
         .with_simple_exporter(exporter.clone())
         .build();
     let traces = Traces::from_provider(provider).sample_ratio(0.0);
-    let log = Captured::default();
+    let log = Log::default();
     let writer = log.clone();
     let subscriber = tracing_subscriber::registry()
         .with(
@@ -656,7 +641,7 @@ async fn beside_a_log_a_trace_left_out_is_still_logged() {
         "the sampled call alone, not the polls: {names:?}"
     );
     assert_eq!(names.len(), 3, "{names:?}");
-    let log = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let log = log.text();
     for task in [&left_out, &kept] {
         assert!(
             log.lines().any(|l| l.contains(task.as_str())

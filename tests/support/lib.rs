@@ -151,6 +151,28 @@ use tokio::sync::mpsc;
 /// How long any single wait on the server may take before a test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// What a `tracing` writer wrote, kept for the test to read (`with_writer(move || log.clone())`).
+#[derive(Debug, Clone, Default)]
+pub struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Log {
+    /// Everything written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The `_meta` of a modern (2026-07-28) request, with these client capabilities.
 pub fn modern_meta(capabilities: Value) -> Value {
     json!({
