@@ -201,27 +201,39 @@ impl Traces {
     /// runtime) and its `target` (the module that made it: for the server's spans always one of
     /// the runtime's, which the instrumentation scope, `mcp-tasks-runtime`, names already), how
     /// long it was busy and idle, and the thread (a task moves between a runtime's threads). For
-    /// them, build a layer of your own on [`tracer`](Self::tracer).
-    /// Traces are sampled where they begin (see the type's documentation).
+    /// them, build a layer of your own on [`tracer`](Self::tracer). The layer samples where
+    /// traces begin (see the type's documentation), through the filter
+    /// [`sampling`](Self::sampling) gives.
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
-        let inner = tracing_opentelemetry::layer()
+        tracing_opentelemetry::layer()
             .with_tracer(self.tracer())
             .with_threads(false)
             .with_location(false)
             .with_target(false)
-            .with_tracked_inactivity(false);
-        inner.with_filter(Sample {
-            sampling: self.sampling,
-        })
+            .with_tracked_inactivity(false)
+            .with_filter(self.sampling())
     }
 
     /// The tracer the layer uses, for a `tracing_opentelemetry::layer()` of your own (other
-    /// settings; the versions the type's documentation names).
+    /// settings; the versions the type's documentation names). [`otlp`](Self::otlp)'s provider
+    /// keeps every span it is given, so give your layer the filter [`sampling`](Self::sampling)
+    /// (`.with_filter(traces.sampling())`) to sample as [`layer`](Self::layer) does.
     pub fn tracer(&self) -> SdkTracer {
         self.provider.tracer(env!("CARGO_PKG_NAME"))
+    }
+
+    /// The per-layer filter that samples (the type's documentation says how), for an
+    /// OpenTelemetry layer of your own on [`tracer`](Self::tracer).
+    pub fn sampling<S>(&self) -> impl Filter<S> + use<S>
+    where
+        S: Subscriber + for<'span> LookupSpan<'span>,
+    {
+        Sample {
+            sampling: self.sampling,
+        }
     }
 
     /// Sends every span not yet exported, waiting for the exporter.
