@@ -271,7 +271,10 @@ where
         if metadata.is_span() {
             match super::trace::otel::take_root() {
                 Some(Root::Request(remote)) => return self.sampling.keeps(remote),
-                Some(Root::Task { request_kept }) => return request_kept,
+                Some(Root::Task {
+                    request_kept: Some(kept),
+                }) => return kept,
+                Some(Root::Task { request_kept: None }) => return self.sampling.keeps(None),
                 None => {}
             }
             if cx.current_span().id().is_none() {
@@ -387,5 +390,78 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// The names of the spans exported, kept for the test to read.
+    #[derive(Debug, Clone, Default)]
+    struct Names(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl opentelemetry_sdk::trace::SpanExporter for Names {
+        async fn export(
+            &self,
+            batch: Vec<opentelemetry_sdk::trace::SpanData>,
+        ) -> opentelemetry_sdk::error::OTelSdkResult {
+            let mut names = self.0.lock().unwrap();
+            names.extend(batch.into_iter().map(|span| span.name.into_owned()));
+            Ok(())
+        }
+    }
+
+    /// A task's span made outside any span (an rmcp handler's call has no request span) begins
+    /// a trace as any other root does; inside a request left out it is left out.
+    #[test]
+    fn a_task_made_outside_any_span_is_sampled_as_a_root() {
+        use tracing_subscriber::layer::SubscriberExt;
+        for (ratio, inside_request, exported) in [
+            (1.0, false, vec!["task"]),
+            (0.0, false, vec![]),
+            (1.0, true, vec!["task", "request"]),
+        ] {
+            let names = Names::default();
+            let provider = SdkTracerProvider::builder()
+                .with_simple_exporter(names.clone())
+                .build();
+            let traces = Traces::from_provider(provider).sample_ratio(ratio);
+            let subscriber = tracing_subscriber::registry().with(traces.layer());
+            tracing::subscriber::with_default(subscriber, || {
+                let task = || super::super::trace::task_span(|| tracing::info_span!("task"));
+                if inside_request {
+                    let request =
+                        super::super::trace::request_span(None, || tracing::info_span!("request"));
+                    request.in_scope(|| drop(task()));
+                } else {
+                    drop(task());
+                }
+            });
+            assert_eq!(
+                *names.0.lock().unwrap(),
+                exported,
+                "{ratio} {inside_request}"
+            );
+        }
+        // Inside a request its client left out, at a ratio that keeps every root: left out.
+        let names = Names::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(names.clone())
+            .build();
+        let traces = Traces::from_provider(provider);
+        let subscriber = tracing_subscriber::registry().with(traces.layer());
+        tracing::subscriber::with_default(subscriber, || {
+            let unsampled = crate::protocol::trace::TraceContext {
+                trace_id: [1; 16],
+                parent_id: [2; 8],
+                flags: 0,
+                state: None,
+            };
+            let request = super::super::trace::request_span(Some(&unsampled), || {
+                tracing::info_span!("request")
+            });
+            request.in_scope(|| {
+                drop(super::super::trace::task_span(|| {
+                    tracing::info_span!("task")
+                }));
+            });
+        });
+        assert!(names.0.lock().unwrap().is_empty(), "{:?}", names.0);
     }
 }

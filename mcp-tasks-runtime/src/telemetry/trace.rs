@@ -102,8 +102,9 @@ pub(super) mod otel {
     pub(in crate::telemetry) enum Root {
         /// A request's span, and the client's span it joins, if any.
         Request(Option<Remote>),
-        /// A task's span, and whether the request that creates it is kept.
-        Task { request_kept: bool },
+        /// A task's span, and whether the request that creates it is kept (`None`: it is made
+        /// outside any span, so it begins a trace as any other root does).
+        Task { request_kept: Option<bool> },
     }
 
     /// What sampling needs of a client's span: its trace and its sampled flag.
@@ -142,15 +143,13 @@ pub(super) mod otel {
     }
 
     /// A task's span, made by `make`: the root of a trace of its own, linked to the current
-    /// span (the request that creates the task), and kept when that request is.
+    /// span (the request that creates the task), and kept when that request is. A task made
+    /// outside any span (by an rmcp server's handler, say) is kept as a trace that begins here.
     pub(super) fn task(make: impl FnOnce() -> Span) -> Span {
-        let request = Span::current().context().span().span_context().clone();
-        let task = making(
-            Root::Task {
-                request_kept: request.is_sampled(),
-            },
-            make,
-        );
+        let current = Span::current();
+        let request = current.context().span().span_context().clone();
+        let request_kept = (!current.is_none()).then(|| request.is_sampled());
+        let task = making(Root::Task { request_kept }, make);
         if request.is_valid() && !task.is_disabled() {
             let _ = task.set_parent(Context::new());
             task.add_link(request);
