@@ -98,17 +98,31 @@ fn readyz_follows_the_task_store() {
 /// `--ops-address` moves both to a listener of their own; the MCP address no longer has them.
 #[test]
 fn ops_address_serves_them_apart() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let ops = format!("127.0.0.1:{port}");
-    let server = HttpServer::start_bin("example_server", &["--ops-address", &ops]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(&ops).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {ops}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // The ops port is found free and let go before the server takes it: anything may take it
+    // meanwhile (the server's own MCP listener, on port 0, once did), and the server then exits
+    // with `AddrInUse`. Another port is tried then.
+    let (server, ops) = (0..4)
+        .find_map(|_| {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let ops = format!("127.0.0.1:{port}");
+            let mut server = HttpServer::start_bin("example_server", &["--ops-address", &ops]);
+            if address(&server.url) == ops {
+                return None;
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while TcpStream::connect(&ops).is_err() {
+                if server.exited() {
+                    return None;
+                }
+                assert!(Instant::now() < deadline, "nothing listens on {ops}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Some((server, ops))
+        })
+        .expect("the server took its ops address within four tries");
     assert_eq!(get(&ops, "/healthz").0, 200);
     assert_eq!(get(&ops, "/readyz").0, 200);
     let at = address(&server.url);

@@ -57,6 +57,12 @@ impl HttpServer {
         HttpServer { child, url }
     }
 
+    /// Whether the server's process has exited (it could not take an address it was given,
+    /// say).
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
