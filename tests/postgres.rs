@@ -266,10 +266,12 @@ async fn two_stdio_servers_on_one_postgres_serve_each_others_tasks() {
 /// why: nothing listening on the port, or a URL that does not parse.
 #[test]
 fn an_unusable_postgres_stops_the_server_with_a_reason() {
-    let free = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
+    // A port bound and not listening: connecting to it is refused, and nothing else can take it
+    // while the test runs (a port found free and let go could be).
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().unwrap())
+        .expect("a free port");
+    let free = held.local_addr().unwrap().port();
     let bin = mcp_tasks_tests::example_bin("example_server");
     let run = |spec: &str| {
         let started = Instant::now();
