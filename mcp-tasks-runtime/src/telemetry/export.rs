@@ -411,57 +411,33 @@ mod tests {
     /// a trace as any other root does; inside a request left out it is left out.
     #[test]
     fn a_task_made_outside_any_span_is_sampled_as_a_root() {
+        use super::super::trace::{request_span, task_span};
         use tracing_subscriber::layer::SubscriberExt;
-        for (ratio, inside_request, exported) in [
-            (1.0, false, vec!["task"]),
-            (0.0, false, vec![]),
-            (1.0, true, vec!["task", "request"]),
-        ] {
+        // The names of the spans `run` exports through `Traces` at `ratio`.
+        let exported = |ratio: f64, run: &dyn Fn()| {
             let names = Names::default();
             let provider = SdkTracerProvider::builder()
                 .with_simple_exporter(names.clone())
                 .build();
             let traces = Traces::from_provider(provider).sample_ratio(ratio);
             let subscriber = tracing_subscriber::registry().with(traces.layer());
-            tracing::subscriber::with_default(subscriber, || {
-                let task = || super::super::trace::task_span(|| tracing::info_span!("task"));
-                if inside_request {
-                    let request =
-                        super::super::trace::request_span(None, || tracing::info_span!("request"));
-                    request.in_scope(|| drop(task()));
-                } else {
-                    drop(task());
-                }
-            });
-            assert_eq!(
-                *names.0.lock().unwrap(),
-                exported,
-                "{ratio} {inside_request}"
-            );
-        }
+            tracing::subscriber::with_default(subscriber, run);
+            names.0.lock().unwrap().clone()
+        };
+        let task = || drop(task_span(|| tracing::info_span!("task")));
+        let in_request = |context: Option<&crate::protocol::trace::TraceContext>| {
+            request_span(context, || tracing::info_span!("request")).in_scope(task);
+        };
+        assert_eq!(exported(1.0, &task), ["task"]);
+        assert!(exported(0.0, &task).is_empty());
+        assert_eq!(exported(1.0, &|| in_request(None)), ["task", "request"]);
         // Inside a request its client left out, at a ratio that keeps every root: left out.
-        let names = Names::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(names.clone())
-            .build();
-        let traces = Traces::from_provider(provider);
-        let subscriber = tracing_subscriber::registry().with(traces.layer());
-        tracing::subscriber::with_default(subscriber, || {
-            let unsampled = crate::protocol::trace::TraceContext {
-                trace_id: [1; 16],
-                parent_id: [2; 8],
-                flags: 0,
-                state: None,
-            };
-            let request = super::super::trace::request_span(Some(&unsampled), || {
-                tracing::info_span!("request")
-            });
-            request.in_scope(|| {
-                drop(super::super::trace::task_span(|| {
-                    tracing::info_span!("task")
-                }));
-            });
-        });
-        assert!(names.0.lock().unwrap().is_empty(), "{:?}", names.0);
+        let unsampled = crate::protocol::trace::TraceContext {
+            trace_id: [1; 16],
+            parent_id: [2; 8],
+            flags: 0,
+            state: None,
+        };
+        assert!(exported(1.0, &|| in_request(Some(&unsampled))).is_empty());
     }
 }

@@ -628,17 +628,21 @@ impl Shared {
     /// An ended task as this instance last saw it committed (`Some(None)`: another owner's),
     /// while its retention lasts by the store's clock; `None` when not kept.
     fn ended(&self, id: &TaskId, owner: Option<&Owner>) -> Option<Option<TaskRecord>> {
-        let mut ended = lock(&self.ended);
-        let record = ended.get(id)?;
-        if record.due_at().is_some_and(|due| self.clock.now() >= due) {
-            // Deleted by now, or about to be: the table says which.
-            ended.remove(id);
-            return None;
-        }
+        let record = {
+            let mut ended = lock(&self.ended);
+            let record = ended.get(id)?.clone();
+            if record.due_at().is_some_and(|due| self.clock.now() >= due) {
+                // Deleted by now, or about to be: the table says which.
+                ended.remove(id);
+                return None;
+            }
+            record
+        };
+        // Copied once the map is let go of: other reads do not wait for the copy.
         Some(
             owner
                 .is_none_or(|owner| *owner == record.owner)
-                .then(|| (**record).clone()),
+                .then(|| (*record).clone()),
         )
     }
 
