@@ -197,6 +197,10 @@ impl Writes {
                 for (record, visible) in changes.written {
                     shared.committed(record, visible);
                 }
+            } else {
+                for (record, _) in &changes.written {
+                    shared.unqueue(record);
+                }
             }
             drop(conn);
             drop(db);

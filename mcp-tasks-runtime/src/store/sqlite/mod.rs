@@ -138,6 +138,13 @@ struct Shared {
     /// from here instead of reading and decoding the stored record. Updated after each commit,
     /// so it never shows a change that is not stored.
     recent: Mutex<HashMap<TaskId, Arc<Frozen>>>,
+    /// The records queued writes will leave if they succeed, computed beside their callers (a
+    /// creation, a change computed ahead): the next change to the task is computed ahead from
+    /// here, before the one before it has committed. Only a starting point: the writer's thread
+    /// checks that the record a change was computed from is the one its transaction holds (the
+    /// same allocation), so a write that failed or lost a race costs a recomputation, never a
+    /// wrong record. Emptied as their writes commit or fail.
+    queued: Mutex<HashMap<TaskId, Arc<Frozen>>>,
 }
 
 /// How many records [`Shared::recent`] keeps.
@@ -215,6 +222,7 @@ impl SqliteTaskStore {
             waiters: Mutex::default(),
             events: broadcast::channel(EVENT_CAPACITY).0,
             recent: Mutex::default(),
+            queued: Mutex::default(),
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -297,17 +305,18 @@ impl SqliteTaskStore {
     ) -> Result<(T, Arc<Frozen>), StoreError> {
         let ahead = self
             .shared
-            .recent(id)
+            .latest(id)
             .filter(|base| owner.is_none_or(|owner| *owner == base.record.owner))
             .and_then(|base| {
                 let mut record = base.snapshot();
                 let out = change(&mut record, self.shared.clock.now()).ok()?;
                 // A change that changes nothing, or fails, is left to the writer's thread.
                 (record.version != base.record.version).then_some(())?;
-                let task = Frozen::new(record);
+                let task = Arc::new(Frozen::new(record));
                 let text = encode(&task.record).ok()?;
+                self.shared.queue(&task);
                 Some(Ahead {
-                    base: base.record.version,
+                    base,
                     out,
                     task,
                     text,
@@ -329,15 +338,20 @@ impl SqliteTaskStore {
         self.write(move |conn, shared, changes| {
             // As this transaction last wrote it, else as last committed, else as stored.
             let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
-            if let Some(ahead) = ahead
-                && latest
+            if let Some(ahead) = ahead {
+                if latest
                     .as_ref()
-                    .is_some_and(|latest| latest.record.version == ahead.base)
-            {
-                store(conn, &ahead.task, ahead.text)?;
-                let task = Arc::new(ahead.task);
-                changes.wrote(task.clone(), visible);
-                return Ok((ahead.out, task));
+                    .is_some_and(|latest| Arc::ptr_eq(latest, &ahead.base))
+                {
+                    if let Err(e) = store(conn, &ahead.task, ahead.text) {
+                        shared.unqueue(&ahead.task);
+                        return Err(e);
+                    }
+                    changes.wrote(ahead.task.clone(), visible);
+                    return Ok((ahead.out, ahead.task));
+                }
+                // Computed from a record this transaction does not hold: computed again.
+                shared.unqueue(&ahead.task);
             }
             let now = shared.clock.now();
             let mut record = match latest {
@@ -515,10 +529,35 @@ impl Shared {
         lock(&self.recent).get(id).cloned()
     }
 
+    /// The record the next change to a task starts from when computed ahead: as its queued
+    /// writes will leave it, else as last committed, if known.
+    fn latest(&self, id: &TaskId) -> Option<Arc<Frozen>> {
+        let queued = lock(&self.queued).get(id).cloned();
+        queued.or_else(|| self.recent(id))
+    }
+
+    /// `task` will be written by a write queued now.
+    fn queue(&self, task: &Arc<Frozen>) {
+        lock(&self.queued).insert(task.record.id.clone(), task.clone());
+    }
+
+    /// The write of `task` committed or failed: it is no longer queued (unless a later one
+    /// replaced it).
+    fn unqueue(&self, task: &Arc<Frozen>) {
+        let mut queued = lock(&self.queued);
+        if queued
+            .get(&task.record.id)
+            .is_some_and(|queued| Arc::ptr_eq(queued, task))
+        {
+            queued.remove(&task.record.id);
+        }
+    }
+
     /// A transaction that wrote `task` has committed: keep it as the task's latest, and tell
     /// waiters and subscribers. Called with the connection locked, so that they learn of a
     /// task's versions in order.
     fn committed(&self, task: Arc<Frozen>, visible: bool) {
+        self.unqueue(&task);
         self.announce(&task, visible);
         let mut recent = lock(&self.recent);
         if task
@@ -661,12 +700,30 @@ fn store(conn: &Connection, task: &Frozen, text: String) -> Result<(), StoreErro
     Ok(())
 }
 
-/// A change computed beside the caller ([`SqliteTaskStore::update_ahead`]) from the task at
-/// version `base`.
+/// Inserts a new task; `Ok(0)` if a task with its id is stored already.
+fn insert(conn: &Connection, task: &Frozen, text: String) -> Result<usize, StoreError> {
+    let record = &task.record;
+    conn.prepare_cached(
+        "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .map_err(backend)?
+    .execute(params![
+        record.id.as_str(),
+        record.owner.as_str(),
+        runner_column(record),
+        due_column(record),
+        text
+    ])
+    .map_err(backend)
+}
+
+/// A change computed beside the caller ([`SqliteTaskStore::update_ahead`]) from the record
+/// `base` (the one kept after its commit, or queued to be written).
 struct Ahead<T> {
-    base: u64,
+    base: Arc<Frozen>,
     out: T,
-    task: Frozen,
+    task: Arc<Frozen>,
     text: String,
 }
 
@@ -718,23 +775,14 @@ impl TaskStore for SqliteTaskStore {
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let kept = task.clone();
-        let written = self.write(move |conn, _, changes| {
+        self.shared.queue(&task);
+        let written = self.write(move |conn, shared, changes| {
             let record = &kept.record;
-            let inserted = conn
-                .prepare_cached(
-                    "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (id) DO NOTHING",
-                )
-                .map_err(backend)?
-                .execute(params![
-                    record.id.as_str(),
-                    record.owner.as_str(),
-                    runner_column(record),
-                    due_column(record),
-                    text
-                ])
-                .map_err(backend)?;
-            if inserted == 0 {
+            let inserted = insert(conn, &kept, text);
+            if !matches!(inserted, Ok(1)) {
+                shared.unqueue(&kept);
+            }
+            if inserted? == 0 {
                 return Err(StoreError::DuplicateId(record.id.clone()));
             }
             changes.wrote(kept, true);
@@ -1311,6 +1359,78 @@ mod tests {
                 "{query}\nuses no index: {plan:?}"
             );
         }
+    }
+
+    /// A change computed ahead from a queued change that then fails is computed again from what
+    /// the transaction holds: a change queued between them, from the same version, is not lost,
+    /// and the failed one is not written after all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn a_change_computed_from_a_failed_queued_one_starts_again() {
+        let path = scratch_path();
+        let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
+        let alice = Owner::new("alice");
+        let task = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        let held = lock(&store.db);
+        // Any write of the message "refused" fails, alone.
+        held.execute_batch(
+            "CREATE TRIGGER refuse BEFORE UPDATE ON tasks
+             WHEN NEW.record LIKE '%refused%' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+        )
+        .unwrap();
+        let spawn_write = |write: fn(Arc<SqliteTaskStore>, TaskId) -> StoreFuture<'static, u64>| {
+            let handle = tokio::spawn(write(store.clone(), task.id.clone()));
+            async move { handle.await.unwrap() }
+        };
+        // In this order: a message computed ahead (version 2), a plain change (version 2, from
+        // the stored version), and the task's end computed ahead from the message.
+        let message = spawn_write(|store, id| {
+            Box::pin(async move {
+                let record = store
+                    .set_status_message(&id, Some("refused".into()))
+                    .await?;
+                Ok(record.version)
+            })
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let asked = spawn_write(|store, id| {
+            Box::pin(async move {
+                let ask = InputRequest::new("elicitation/create", serde_json::json!({}));
+                store.add_input_request(&id, "k".into(), ask).await
+            })
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let finished = spawn_write(|store, id| {
+            Box::pin(async move {
+                let outcome = TaskOutcome::Result(serde_json::json!({"content": []}));
+                Ok(store.finish(&id, outcome).await?.version)
+            })
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+        assert!(message.await.is_err(), "the trigger refuses the message");
+        assert_eq!(asked.await.unwrap(), task.version + 1);
+        assert_eq!(finished.await.unwrap(), task.version + 2);
+        let stored = store.get(&task.id, &alice).await.unwrap().unwrap();
+        assert_eq!(stored.status, TaskStatus::Completed);
+        assert_eq!(stored.status_message, None, "{stored:?}");
+        assert_eq!(stored.version, task.version + 2);
+        drop(store);
+        let stored = SqliteTaskStore::open(&path)
+            .unwrap()
+            .get(&task.id, &alice)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.status_message, None, "{stored:?}");
+        assert_eq!(stored.version, task.version + 2);
+        remove(&path);
     }
 
     /// Writes that arrive while the connection is busy share one transaction, and each gets its
