@@ -2,9 +2,10 @@
 //!
 //! A write is queued with the operation to apply and a channel for its answer. Whoever queues
 //! the first write of an idle store starts a flusher on the blocking thread pool; the flusher
-//! takes every queued write (up to [`MAX_BATCH`]), applies them in one transaction, commits, and
-//! only then tells waiters and subscribers and answers each
-//! write; then it takes what queued meanwhile, until the queue is empty. So under load one commit
+//! takes every queued write (up to [`MAX_BATCH`]), applies them in one transaction, takes and
+//! applies the writes queued meanwhile (up to [`MAX_BATCH`] in all), commits, and only then
+//! tells waiters and subscribers and answers each write; then it takes what queued during the
+//! commit, until the queue is empty. So under load one commit
 //! (and one trip to the blocking pool) serves many writes, and a lone write costs about what it
 //! did on its own. Nothing is answered before its transaction has committed.
 //!
@@ -108,6 +109,14 @@ struct Queue {
     flushing: bool,
 }
 
+impl Queue {
+    /// The oldest `most` jobs; the rest wait.
+    fn take(&mut self, most: usize) -> Vec<Box<dyn Job>> {
+        let later = self.jobs.split_off(self.jobs.len().min(most));
+        std::mem::replace(&mut self.jobs, later)
+    }
+}
+
 impl Writes {
     /// Queues `op` for the next transaction at once, and returns a future that resolves once
     /// that transaction has committed. Writes are applied in the order they were queued: a write
@@ -119,7 +128,7 @@ impl Writes {
         db: &Arc<Mutex<Connection>>,
         shared: &Arc<Shared>,
         op: F,
-    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static + use<T, F>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
@@ -172,10 +181,7 @@ impl Writes {
                     queue.flushing = false;
                     return;
                 }
-                // The oldest first; the rest wait for the next transaction.
-                let take = queue.jobs.len().min(MAX_BATCH);
-                let later = queue.jobs.split_off(take);
-                std::mem::replace(&mut queue.jobs, later)
+                queue.take(MAX_BATCH)
             };
             let Some(db) = db.upgrade() else {
                 for job in jobs {
@@ -185,7 +191,7 @@ impl Writes {
             };
             let conn = lock(&db);
             let mut changes = Changes::default();
-            let committed = commit(&conn, shared, &mut jobs, &mut changes);
+            let committed = commit(&conn, shared, &mut jobs, &mut changes, &self.queue);
             #[cfg(test)]
             if committed.is_ok() {
                 self.commits
@@ -212,19 +218,30 @@ impl Writes {
     }
 }
 
-/// Applies `jobs` in one transaction and commits it.
+/// Applies `jobs` in one transaction and commits it. The writes queued while they were applied
+/// join them (up to [`MAX_BATCH`] in all), in the order they were queued: they are answered
+/// after the same commit instead of waiting for the next one.
 fn commit(
     conn: &Connection,
     shared: &Shared,
-    jobs: &mut [Box<dyn Job>],
+    jobs: &mut Vec<Box<dyn Job>>,
     changes: &mut Changes,
+    queue: &Mutex<Queue>,
 ) -> Result<(), StoreError> {
     if !conn.is_autocommit() {
         // A transaction left open by a write that panicked.
         run(conn, "ROLLBACK")?;
     }
     run(conn, "BEGIN IMMEDIATE")?;
-    let applied = apply_all(conn, shared, jobs, changes);
+    let mut applied = apply_all(conn, shared, jobs, changes);
+    while applied.is_ok() && jobs.len() < MAX_BATCH {
+        let mut late = lock(queue).take(MAX_BATCH - jobs.len());
+        if late.is_empty() {
+            break;
+        }
+        applied = apply_all(conn, shared, &mut late, changes);
+        jobs.append(&mut late);
+    }
     match applied.and_then(|()| run(conn, "COMMIT")) {
         Ok(()) => Ok(()),
         Err(why) => {

@@ -1361,6 +1361,38 @@ mod tests {
         }
     }
 
+    /// A write queued while a transaction applies its writes joins that transaction, after
+    /// them, and is answered after the same commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_queued_while_a_transaction_applies_joins_it() {
+        use std::sync::atomic::Ordering;
+        let store = scratch(Arc::new(SystemClock));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let late = Arc::new(Mutex::new(None));
+        let commits = store.writes.commits.load(Ordering::Relaxed);
+        let first = {
+            let (writes, db, shared) =
+                (store.writes.clone(), store.db.clone(), store.shared.clone());
+            let (order, late) = (order.clone(), late.clone());
+            store.write(move |_, _, _| {
+                lock(&order).push("first");
+                // Queued while this transaction applies its writes.
+                let order = order.clone();
+                let second = writes.write(&db, &shared, move |_, _, _| {
+                    lock(&order).push("second");
+                    Ok(())
+                });
+                *lock(&late) = Some(second);
+                Ok(())
+            })
+        };
+        first.await.unwrap();
+        let second = lock(&late).take().expect("queued by the first write");
+        second.await.unwrap();
+        assert_eq!(*lock(&order), ["first", "second"]);
+        assert_eq!(store.writes.commits.load(Ordering::Relaxed) - commits, 1);
+    }
+
     /// A change computed ahead from a queued change that then fails is computed again from what
     /// the transaction holds: a change queued between them, from the same version, is not lost,
     /// and the failed one is not written after all.
