@@ -39,12 +39,23 @@ pub(super) struct Changes {
     written: Vec<(Arc<Frozen>, bool)>,
     /// Task → its latest record in `written`.
     latest: HashMap<TaskId, usize>,
+    /// Told the transaction's fate once it commits or fails: the changes that joined a
+    /// creation in it.
+    waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
 
 impl Changes {
     /// The task as this transaction last wrote it.
     pub(super) fn latest(&self, id: &TaskId) -> Option<&Arc<Frozen>> {
         self.latest.get(id).map(|&at| &self.written[at].0)
+    }
+
+    /// Tells `waiting` whether the transaction committed, after it did or failed.
+    pub(super) fn answer_after_commit(
+        &mut self,
+        waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    ) {
+        self.waiting.extend(waiting);
     }
 
     /// Records that the transaction wrote `task`. Call it after the write succeeded.
@@ -210,6 +221,12 @@ impl Writes {
             }
             drop(conn);
             drop(db);
+            for waiter in changes.waiting {
+                let _ = waiter.send(match &committed {
+                    Ok(()) => Ok(()),
+                    Err(why) => Err(StoreError::backend(why.to_string())),
+                });
+            }
             let committed = committed.map_err(|why| why.to_string());
             for job in jobs {
                 job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 
 use super::Expiry;
 use super::TaskRecord;
@@ -105,10 +105,12 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 /// - **Indexed.** A task is read by its id (a unique index), `list` reads one page of one owner's
 ///   tasks (an index on owner and creation order), `expire` reads only the tasks that are due (an
 ///   index on the next time the rules act on a task) and the running tasks of lapsed leases.
-/// - **Group commit.** Changes that arrive while a transaction commits share the next one (up
-///   to 256 in one transaction), and none is answered before its transaction has committed; a
-///   change that fails (an unknown task, a task that has ended) fails alone. Under load one
-///   commit serves many changes; a lone change costs what it would on its own.
+/// - **Group commit.** Changes that arrive while a transaction is under way join it until it
+///   commits, or share the next one (up to 256 in one transaction), and none is answered before
+///   its transaction has committed; a change that fails (an unknown task, a task that has ended)
+///   fails alone. Under load one commit serves many changes; a lone change costs what it would
+///   on its own. A task that ends (or changes) while its creation still waits in the queue is
+///   inserted as it ended, in one statement, and both callers are answered after that commit.
 /// - **Off the async threads.** The one connection is used on Tokio's blocking thread pool; a
 ///   point read of one task (`get`), a few microseconds from the page cache and the file's
 ///   memory map, runs in place when the connection is free. The records of the tasks written
@@ -145,6 +147,28 @@ struct Shared {
     /// same allocation), so a write that failed or lost a race costs a recomputation, never a
     /// wrong record. Emptied as their writes commit or fail.
     queued: Mutex<HashMap<TaskId, Arc<Frozen>>>,
+    /// The creations still queued that later changes of their tasks may join (see
+    /// [`Creation`]).
+    creating: Mutex<HashMap<TaskId, Arc<Mutex<Creation>>>>,
+}
+
+/// A creation still in the queue. A change of its task computed ahead from the record it will
+/// insert joins it instead of queueing a write of its own: the creation inserts the task as the
+/// change leaves it (one statement, not an insert and an update), and the change is answered
+/// once the creation's transaction has committed. Waiters and subscribers still hear of each
+/// version in order. A write on the task that does not join closes the creation to later ones,
+/// so that changes are applied in the order they were queued.
+struct Creation {
+    /// Taken by the writer's thread, or closed by a write on the task that did not join.
+    closed: bool,
+    /// What the creation will insert: the new task, or the last change that joined it, with
+    /// its text once a change joined.
+    latest: Arc<Frozen>,
+    text: Option<String>,
+    /// The changes that joined, in order, each with whether clients see it.
+    joined: Vec<(Arc<Frozen>, bool)>,
+    /// Their callers, told once the creation's transaction has committed (or failed).
+    waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
 
 /// How many records [`Shared::recent`] keeps.
@@ -223,6 +247,7 @@ impl SqliteTaskStore {
             events: broadcast::channel(EVENT_CAPACITY).0,
             recent: Mutex::default(),
             queued: Mutex::default(),
+            creating: Mutex::default(),
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -314,7 +339,6 @@ impl SqliteTaskStore {
                 (record.version != base.record.version).then_some(())?;
                 let task = Arc::new(Frozen::new(record));
                 let text = encode(&task.record).ok()?;
-                self.shared.queue(&task);
                 Some(Ahead {
                     base,
                     out,
@@ -322,6 +346,23 @@ impl SqliteTaskStore {
                     text,
                 })
             });
+        let ahead = match ahead {
+            Some(ahead) => match self.shared.join(ahead, visible) {
+                Ok((out, task, committed)) => {
+                    committed.await.unwrap_or_else(|_| {
+                        Err(StoreError::backend(
+                            "the SQLite task store's writer stopped before the write was committed",
+                        ))
+                    })?;
+                    return Ok((out, task));
+                }
+                Err(ahead) => {
+                    self.shared.queue(&ahead.task);
+                    Some(ahead)
+                }
+            },
+            None => None,
+        };
         self.update_from(id, owner, visible, ahead, change).await
     }
 
@@ -335,6 +376,8 @@ impl SqliteTaskStore {
     ) -> Result<(T, Arc<Frozen>), StoreError> {
         let id = id.clone();
         let owner = owner.cloned();
+        // Changes queued after this one must not join the creation ahead of it.
+        self.shared.close_creation(&id);
         self.write(move |conn, shared, changes| {
             // As this transaction last wrote it, else as last committed, else as stored.
             let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
@@ -553,6 +596,45 @@ impl Shared {
         }
     }
 
+    /// Joins a change computed ahead to its task's creation, if that is still queued and open
+    /// and the change was computed from what it will insert; the change's output, its record,
+    /// and the creation's outcome to wait for. Else gives the change back.
+    #[expect(
+        clippy::type_complexity,
+        reason = "the change's parts and a receiver, used once by the caller"
+    )]
+    fn join<T>(
+        &self,
+        ahead: Ahead<T>,
+        visible: bool,
+    ) -> Result<(T, Arc<Frozen>, oneshot::Receiver<Result<(), StoreError>>), Ahead<T>> {
+        let creating = lock(&self.creating);
+        let Some(creation) = creating.get(&ahead.task.record.id) else {
+            return Err(ahead);
+        };
+        let mut creation = lock(creation);
+        if creation.closed || !Arc::ptr_eq(&creation.latest, &ahead.base) {
+            // Computed from something else (a race with another change): it queues a write
+            // of its own, and nothing after it may join.
+            creation.closed = true;
+            return Err(ahead);
+        }
+        let (tx, rx) = oneshot::channel();
+        creation.latest = ahead.task.clone();
+        creation.text = Some(ahead.text);
+        creation.joined.push((ahead.task.clone(), visible));
+        creation.waiting.push(tx);
+        self.queue(&ahead.task);
+        Ok((ahead.out, ahead.task, rx))
+    }
+
+    /// A write on the task that does not join its creation is queued: later ones may not join.
+    fn close_creation(&self, id: &TaskId) {
+        if let Some(creation) = lock(&self.creating).get(id) {
+            lock(creation).closed = true;
+        }
+    }
+
     /// A transaction that wrote `task` has committed: keep it as the task's latest, and tell
     /// waiters and subscribers. Called with the connection locked, so that they learn of a
     /// task's versions in order.
@@ -704,7 +786,8 @@ fn store(conn: &Connection, task: &Frozen, text: String) -> Result<(), StoreErro
 fn insert(conn: &Connection, task: &Frozen, text: String) -> Result<usize, StoreError> {
     let record = &task.record;
     conn.prepare_cached(
-        "INSERT INTO tasks (id, owner, runner, due, record) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO tasks (id, owner, runner, due, record, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (id) DO NOTHING",
     )
     .map_err(backend)?
@@ -713,7 +796,8 @@ fn insert(conn: &Connection, task: &Frozen, text: String) -> Result<usize, Store
         record.owner.as_str(),
         runner_column(record),
         due_column(record),
-        text
+        text,
+        task.result.as_deref().map(RawValue::get),
     ])
     .map_err(backend)
 }
@@ -775,19 +859,54 @@ impl TaskStore for SqliteTaskStore {
             Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let kept = task.clone();
+        let creation = Arc::new(Mutex::new(Creation {
+            closed: false,
+            latest: task.clone(),
+            text: None,
+            joined: Vec::new(),
+            waiting: Vec::new(),
+        }));
         self.shared.queue(&task);
+        lock(&self.shared.creating).insert(task.record.id.clone(), creation.clone());
+        let taken = creation.clone();
         let written = self.write(move |conn, shared, changes| {
-            let record = &kept.record;
-            let inserted = insert(conn, &kept, text);
+            let id = &kept.record.id;
+            let (latest, joined_text, joined) = {
+                let mut creation = lock(&taken);
+                creation.closed = true;
+                let joined = std::mem::take(&mut creation.joined);
+                (creation.latest.clone(), creation.text.take(), joined)
+            };
+            {
+                let mut creating = lock(&shared.creating);
+                if creating.get(id).is_some_and(|c| Arc::ptr_eq(c, &taken)) {
+                    creating.remove(id);
+                }
+            }
+            let waiting = std::mem::take(&mut lock(&taken).waiting);
+            let inserted = insert(conn, &latest, joined_text.unwrap_or(text));
             if !matches!(inserted, Ok(1)) {
                 shared.unqueue(&kept);
-            }
-            if inserted? == 0 {
-                return Err(StoreError::DuplicateId(record.id.clone()));
+                for (task, _) in &joined {
+                    shared.unqueue(task);
+                }
+                // The task the joined changes changed is not created.
+                for waiter in waiting {
+                    let _ = waiter.send(Err(StoreError::NotFound));
+                }
+                return match inserted {
+                    Ok(_) => Err(StoreError::DuplicateId(id.clone())),
+                    Err(e) => Err(e),
+                };
             }
             changes.wrote(kept, true);
+            for (task, visible) in joined {
+                changes.wrote(task, visible);
+            }
+            changes.answer_after_commit(waiting);
             Ok(())
         });
+        drop(creation);
         Box::pin(async move {
             written.await?;
             Ok(Arc::unwrap_or_clone(task).record)
@@ -1359,6 +1478,134 @@ mod tests {
                 "{query}\nuses no index: {plan:?}"
             );
         }
+    }
+
+    /// Counts the `UPDATE`s of the tasks table from now on, in a table of its own.
+    fn count_updates(conn: &Connection) {
+        conn.execute_batch(
+            "CREATE TABLE updates (n INTEGER);
+             CREATE TRIGGER counted AFTER UPDATE ON tasks BEGIN INSERT INTO updates VALUES (1); END",
+        )
+        .unwrap();
+    }
+
+    fn updates(store: &SqliteTaskStore) -> i64 {
+        lock(&store.db)
+            .query_row("SELECT count(*) FROM updates", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    /// A task's end computed while its creation is still queued joins the creation: the task is
+    /// inserted ended, with no update, both callers are answered once it has committed, and
+    /// subscribers hear of both versions in order. A change queued between them keeps the end
+    /// out (it is applied after that change), and an end that joined a creation that fails
+    /// fails too.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn a_change_computed_while_its_creation_is_queued_joins_it() {
+        let path = scratch_path();
+        let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
+        let alice = Owner::new("alice");
+        let existing = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        count_updates(&lock(&store.db));
+        let mut events = store.subscribe();
+        let end = || TaskOutcome::Result(serde_json::json!({"content": []}));
+        let held = lock(&store.db);
+        let create = |new: NewTask| {
+            let store = store.clone();
+            tokio::spawn(async move { store.create(new).await })
+        };
+        let finish = |id: TaskId| {
+            let store = store.clone();
+            tokio::spawn(async move { store.finish(&id, end()).await })
+        };
+        // Joins.
+        let joined_new = NewTask::new(alice.clone(), Era::Modern);
+        let joined_id = joined_new.id.clone();
+        let joined_create = create(joined_new);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let joined_end = finish(joined_id.clone());
+        // Kept out by a change queued between.
+        let apart_new = NewTask::new(alice.clone(), Era::Modern);
+        let apart_id = apart_new.id.clone();
+        let apart_create = create(apart_new);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let asked = {
+            let (store, id) = (store.clone(), apart_id.clone());
+            let ask = InputRequest::new("elicitation/create", serde_json::json!({}));
+            tokio::spawn(async move { store.add_input_request(&id, "k".into(), ask).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let apart_end = finish(apart_id.clone());
+        // Joins a creation that fails (a duplicate id).
+        let failing_create =
+            create(NewTask::new(alice.clone(), Era::Modern).id(existing.id.clone()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let failing_end = finish(existing.id.clone());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(held);
+
+        let created = joined_create.await.unwrap().unwrap();
+        let ended = joined_end.await.unwrap().unwrap();
+        assert_eq!(created.status, TaskStatus::Working);
+        assert_eq!(ended.status, TaskStatus::Completed);
+        assert_eq!(ended.version, created.version + 1);
+        let stored = store.get(&joined_id, &alice).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.status, stored.version),
+            (TaskStatus::Completed, ended.version)
+        );
+
+        let apart = apart_create.await.unwrap().unwrap();
+        assert_eq!(asked.await.unwrap().unwrap(), apart.version + 1);
+        let apart_ended = apart_end.await.unwrap().unwrap();
+        assert_eq!(apart_ended.version, apart.version + 2);
+
+        assert!(matches!(
+            failing_create.await.unwrap(),
+            Err(StoreError::DuplicateId(_))
+        ));
+        assert!(matches!(
+            failing_end.await.unwrap(),
+            Err(StoreError::NotFound)
+        ));
+        let untouched = store.get(&existing.id, &alice).await.unwrap().unwrap();
+        assert_eq!(untouched.status, TaskStatus::Working);
+
+        // The joined task was inserted ended; the other had its input request and its end
+        // written as updates.
+        assert_eq!(updates(&store), 2);
+        let mut seen = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let TaskEvent::Updated(record) = event
+                && record.id == joined_id
+            {
+                seen.push((record.version, record.status));
+            }
+        }
+        assert_eq!(
+            seen,
+            [
+                (created.version, TaskStatus::Working),
+                (ended.version, TaskStatus::Completed)
+            ]
+        );
+        // What was answered is what the file holds.
+        drop(store);
+        let reopened = SqliteTaskStore::open(&path).unwrap();
+        let stored = reopened.get(&joined_id, &alice).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.status, stored.version),
+            (TaskStatus::Completed, ended.version)
+        );
+        drop(reopened);
+        remove(&path);
     }
 
     /// A write queued while a transaction applies its writes joins that transaction, after
