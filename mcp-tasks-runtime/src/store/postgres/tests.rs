@@ -703,6 +703,126 @@ async fn a_write_waits_for_its_task_being_created_by_another_writer() {
     assert_eq!(stored.status, TaskStatus::Completed);
 }
 
+/// A change of a task created earlier in the same batch is applied to the new record and the
+/// task inserted as it leaves it: no row is updated, and both versions are announced in order.
+/// A change of a task whose creation fails in the batch (its id taken) fails as not found, and
+/// a change by someone else's owner fails alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_in_its_tasks_creation_batch_is_inserted_with_it() {
+    let schema = fresh_schema();
+    let store = Arc::new(
+        PostgresTaskStore::builder(database())
+            .schema(schema.clone())
+            .writers(1)
+            .timeout(Duration::from_secs(30))
+            .open()
+            .expect("a Postgres store"),
+    );
+    let alice = Owner::new("alice");
+    let existing = store
+        .create(NewTask::new(alice.clone(), Era::Modern))
+        .await
+        .unwrap();
+    let db = database().rsplit('/').next().unwrap();
+    PostgresServer::shared().sql(
+        db,
+        &format!(
+            "CREATE TABLE \"{schema}\".updates (id text);
+             CREATE FUNCTION \"{schema}\".count() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN INSERT INTO \"{schema}\".updates VALUES (NEW.id); RETURN NEW; END $$;
+             CREATE TRIGGER counted AFTER UPDATE ON \"{schema}\".tasks
+                 FOR EACH ROW EXECUTE FUNCTION \"{schema}\".count();"
+        ),
+    );
+    let mut events = store.subscribe();
+    // The one writer takes a creation and waits for the creators' lock, held here; what is
+    // queued meanwhile makes its next batch.
+    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
+    tokio::spawn(connection);
+    other.batch_execute("BEGIN").await.unwrap();
+    other
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&store.shared.turn_key],
+        )
+        .await
+        .unwrap();
+    let first = tokio::spawn({
+        let store = store.clone();
+        let new = NewTask::new(alice.clone(), Era::Modern);
+        async move { store.create(new).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let done = || TaskOutcome::Result(json!({"content": [], "isError": false}));
+    let new = NewTask::new(alice.clone(), Era::Modern);
+    let id = new.id.clone();
+    let creating = tokio::spawn({
+        let store = store.clone();
+        async move { store.create(new).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let foreign = tokio::spawn({
+        let (store, id) = (store.clone(), id.clone());
+        async move { store.cancel(&id, &Owner::new("mallory")).await }
+    });
+    let finishing = tokio::spawn({
+        let (store, id) = (store.clone(), id.clone());
+        async move { store.finish(&id, done()).await }
+    });
+    let taken = tokio::spawn({
+        let store = store.clone();
+        let new = NewTask::new(alice.clone(), Era::Modern).id(existing.id.clone());
+        async move { store.create(new).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let taken_finish = tokio::spawn({
+        let (store, id) = (store.clone(), existing.id.clone());
+        async move { store.finish(&id, done()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let transactions = store.shared.transactions.load(Ordering::Relaxed);
+    other.batch_execute("COMMIT").await.unwrap();
+
+    first.await.unwrap().expect("the first creation");
+    let created = creating.await.unwrap().expect("created");
+    assert!(matches!(foreign.await.unwrap(), Err(StoreError::NotFound)));
+    let finished = finishing.await.unwrap().expect("finished");
+    assert_eq!((created.status, created.version), (TaskStatus::Working, 1));
+    assert_eq!(
+        (finished.status, finished.version),
+        (TaskStatus::Completed, 2)
+    );
+    assert!(matches!(
+        taken.await.unwrap(),
+        Err(StoreError::DuplicateId(_))
+    ));
+    assert!(matches!(
+        taken_finish.await.unwrap(),
+        Err(StoreError::NotFound)
+    ));
+    // Two transactions: the first creation's, then everything else's.
+    assert_eq!(
+        store.shared.transactions.load(Ordering::Relaxed) - transactions,
+        2
+    );
+    let stored = store.get_unchecked(&id).await.unwrap().expect("stored");
+    assert_eq!((stored.status, stored.version), (TaskStatus::Completed, 2));
+    let untouched = store.get_unchecked(&existing.id).await.unwrap().unwrap();
+    assert_eq!(untouched.status, TaskStatus::Working);
+    let updated =
+        PostgresServer::shared().sql(db, &format!("SELECT count(*) FROM \"{schema}\".updates"));
+    assert_eq!(updated.trim(), "0", "rows updated");
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let TaskEvent::Updated(record) = event
+            && record.id == id
+        {
+            seen.push((record.version, record.status));
+        }
+    }
+    assert_eq!(seen, [(1, TaskStatus::Working), (2, TaskStatus::Completed)]);
+}
+
 /// An ended task changes no more until its retention is over, so a store reads the ones it saw
 /// end from what it committed, not from Postgres (a row deleted under it still reads); once the
 /// retention is over by its clock it reads the table again. Another instance's deletion (its

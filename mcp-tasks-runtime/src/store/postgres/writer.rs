@@ -348,17 +348,21 @@ impl Shared {
         let client: &Client = object;
         let now = self.clock.now();
 
-        // The new tasks; a second create of one id within the batch is a duplicate at once.
+        // The new tasks; a second create of one id within the batch is a duplicate at once. A
+        // change of a task created earlier in the batch is applied here, to the new record, and
+        // the task is inserted as the changes leave it: no lock, no update for it.
         let mut settled: Vec<Option<Settled>> = Vec::with_capacity(batch.len());
-        let mut new_ids = HashSet::new();
-        let (mut ids, mut owners, mut runners, mut dues, mut records) =
-            (vec![], vec![], vec![], vec![], vec![]);
+        let mut new_ids: HashMap<TaskId, usize> = HashMap::new();
+        let mut created: Vec<TaskRecord> = Vec::new();
+        // The notes of the changes applied to new tasks, by the new task they go with: sent
+        // only if it is inserted.
+        let mut joined_notes: Vec<Vec<String>> = Vec::new();
         let mut notes = Vec::new();
         let mut wanted = Vec::new();
-        for job in batch.iter() {
+        for job in batch.iter_mut() {
             match job {
                 Job::Create { record, .. } => {
-                    if !new_ids.insert(record.id.clone()) {
+                    if new_ids.contains_key(&record.id) {
                         settled.push(Some(Settled::Failed(StoreError::DuplicateId(
                             record.id.clone(),
                         ))));
@@ -369,22 +373,58 @@ impl Shared {
                         payload("u", record.version, &record.id, &self.origin, &json)
                             .map_err(Failure::rolled_back)?,
                     );
-                    ids.push(record.id.as_str().to_owned());
-                    owners.push(record.owner.as_str().to_owned());
-                    runners.push(runner_column(record).map(str::to_owned));
-                    dues.push(due_column(record));
-                    records.push(json);
+                    new_ids.insert(record.id.clone(), created.len());
+                    created.push(TaskRecord::clone(record));
+                    joined_notes.push(Vec::new());
                     settled.push(None);
                 }
                 Job::Update(change) => {
-                    wanted.push(change.id().as_str().to_owned());
-                    settled.push(None);
+                    let Some(&at) = new_ids.get(change.id()) else {
+                        wanted.push(change.id().as_str().to_owned());
+                        settled.push(None);
+                        continue;
+                    };
+                    let record = &mut created[at];
+                    if change.owner().is_some_and(|o| *o != record.owner) {
+                        settled.push(Some(Settled::Failed(StoreError::NotFound)));
+                        continue;
+                    }
+                    let mut next = record.clone();
+                    let before = next.version;
+                    settled.push(Some(match change.apply(&mut next, now) {
+                        Err(error) => Settled::Failed(error),
+                        Ok(()) if next.version == before => Settled::Updated(Arc::new(next), false),
+                        Ok(()) => {
+                            let visible = change.visible();
+                            let body = if visible {
+                                encode(&next).map_err(Failure::rolled_back)?
+                            } else {
+                                String::new()
+                            };
+                            let kind = if visible { "u" } else { "i" };
+                            joined_notes[at].push(
+                                payload(kind, next.version, &next.id, &self.origin, &body)
+                                    .map_err(Failure::rolled_back)?,
+                            );
+                            *record = next.clone();
+                            Settled::Updated(Arc::new(next), true)
+                        }
+                    }));
                 }
             }
         }
         wanted.sort_unstable();
         wanted.dedup();
-        let versions: Vec<i64> = vec![1; ids.len()];
+        let (mut ids, mut owners, mut runners, mut dues, mut versions, mut records) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for record in &created {
+            ids.push(record.id.as_str().to_owned());
+            owners.push(record.owner.as_str().to_owned());
+            runners.push(runner_column(record).map(str::to_owned));
+            dues.push(due_column(record));
+            versions.push(record.version as i64);
+            records.push(encode(record).map_err(Failure::rolled_back)?);
+        }
 
         // Round trip 1: BEGIN, the creators' lock, INSERT, SELECT ... FOR UPDATE.
         // Each statement of the transaction planned for its own arguments: a generic plan, kept
@@ -437,6 +477,21 @@ impl Shared {
             .iter()
             .map(|row| row.get::<_, String>(0))
             .collect();
+        // The changes applied to a new task that was not inserted (its id was taken) changed
+        // nothing: the task they changed does not exist.
+        for (job, slot) in batch.iter().zip(settled.iter_mut()) {
+            if let Job::Update(change) = job
+                && new_ids.contains_key(change.id())
+                && !inserted.contains(change.id().as_str())
+            {
+                *slot = Some(Settled::Failed(StoreError::NotFound));
+            }
+        }
+        for (record, joined) in created.iter().zip(joined_notes) {
+            if inserted.contains(record.id.as_str()) {
+                notes.extend(joined);
+            }
+        }
         let mut current: HashMap<String, (String, TaskRecord)> = HashMap::new();
         for row in locked.unwrap_or_default() {
             let id: String = row.get(0);
@@ -460,6 +515,7 @@ impl Shared {
                         Settled::Failed(StoreError::DuplicateId(record.id.clone()))
                     });
                 }
+                Job::Update(_) if slot.is_some() => {}
                 Job::Update(change) => {
                     let Some((stored_owner, record)) = current.get_mut(change.id().as_str()) else {
                         *slot = Some(Settled::Failed(StoreError::NotFound));
