@@ -67,7 +67,9 @@ const SWEEP_BATCH: i64 = 1000;
 ///   into one transaction on its connection (taken from the pool once and kept, with its prepared
 ///   statements, until it fails): insert the new tasks and lock the changed
 ///   ones in one pipelined round trip, apply the changes, write and commit in another, then
-///   answer every change and notify the other instances. One change's own error (unknown task,
+///   answer every change and notify the other instances. A change of a task created earlier in
+///   the same batch is applied to the new record before the insert, which writes the task as it
+///   leaves it (no lock, no update). One change's own error (unknown task,
 ///   task ended, key reused) fails that change only; an error of the database rolls the batch
 ///   back and its changes run again one by one, so one bad change cannot fail its neighbours. If
 ///   the connection is lost while committing, the changes of that batch fail with an error that

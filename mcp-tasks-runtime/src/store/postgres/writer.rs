@@ -319,9 +319,10 @@ impl Shared {
         }
     }
 
-    /// One transaction for the whole batch: insert the new tasks, lock and read the changed
-    /// ones (in id order, so two batches never deadlock), apply every change in Rust, write the
-    /// changed rows back, commit. Two pipelined round trips.
+    /// One transaction for the whole batch: insert the new tasks (as the batch's changes of
+    /// them leave them), lock and read the other changed ones (in id order, so two batches never
+    /// deadlock), apply every change in Rust, write the changed rows back, commit. Two pipelined
+    /// round trips.
     async fn transact(
         &self,
         batch: &mut [Job],
