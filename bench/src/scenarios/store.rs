@@ -99,51 +99,45 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         s.redis_mem0 = redis_used_memory(o, s.k);
         StoreCounts::reset(o, s.k)?;
     }
-    // The floor's turn is a slot of each round; the order rotates so that none always runs
-    // first.
-    let slots = servers.len() + 1;
     let turns = rounds * servers.len();
     let mut turn = 0;
-    for round in 0..rounds {
-        for j in 0..slots {
-            let at = (j + round) % slots;
-            let Some(s) = servers.get_mut(at) else {
-                floor.round(o).await?;
-                continue;
-            };
-            let left = (rounds - round) as u64;
-            let want = o.stored.saturating_sub(s.ids.len() as u64).div_ceil(left);
-            // What is left of the budget, shared by the turns left.
-            let within = fill_window(o) / (turns - turn) as u32;
-            turn += 1;
-            say(format!(
-                "{}: storing {want} tasks (round {} of {rounds})",
-                s.k.name(),
-                round + 1
-            ));
-            let (server_before, written_before, bench_before) = (
-                cpu_and_switches(s.pid),
-                written_bytes(s.pid),
-                cpu_and_switches(std::process::id()),
-            );
-            let (fill, ids) = fill(&s.conn.client, &create, want, within).await?;
-            // Sums over the threads alive at each reading: a thread that exited meanwhile (an
-            // idle blocking-pool thread) takes its share out of the second, so a difference
-            // may come out below zero, read as none.
-            if let (Some(s0), Some(s1)) = (server_before, cpu_and_switches(s.pid)) {
-                s.server_cpu.0 += s1.0.saturating_sub(s0.0);
-                s.server_cpu.1 += s1.1.saturating_sub(s0.1);
-            }
-            if let (Some(b0), Some(b1)) = (bench_before, cpu_and_switches(std::process::id())) {
-                s.bench_cpu.0 += b1.0.saturating_sub(b0.0);
-                s.bench_cpu.1 += b1.1.saturating_sub(b0.1);
-            }
-            if let (Some(w0), Some(w1)) = (written_before, written_bytes(s.pid)) {
-                s.written += w1.saturating_sub(w0);
-            }
-            s.ids.extend(ids.iter().cloned());
-            s.fills.push(fill);
+    for (round, at) in rotation(rounds, servers.len()) {
+        let Some(s) = servers.get_mut(at) else {
+            floor.round(o).await?;
+            continue;
+        };
+        let left = (rounds - round) as u64;
+        let want = o.stored.saturating_sub(s.ids.len() as u64).div_ceil(left);
+        // What is left of the budget, shared by the turns left.
+        let within = fill_window(o) / (turns - turn) as u32;
+        turn += 1;
+        say(format!(
+            "{}: storing {want} tasks (round {} of {rounds})",
+            s.k.name(),
+            round + 1
+        ));
+        let (server_before, written_before, bench_before) = (
+            cpu_and_switches(s.pid),
+            written_bytes(s.pid),
+            cpu_and_switches(std::process::id()),
+        );
+        let (fill, ids) = fill(&s.conn.client, &create, want, within).await?;
+        // Sums over the threads alive at each reading: a thread that exited meanwhile (an
+        // idle blocking-pool thread) takes its share out of the second, so a difference
+        // may come out below zero, read as none.
+        if let (Some(s0), Some(s1)) = (server_before, cpu_and_switches(s.pid)) {
+            s.server_cpu.0 += s1.0.saturating_sub(s0.0);
+            s.server_cpu.1 += s1.1.saturating_sub(s0.1);
         }
+        if let (Some(b0), Some(b1)) = (bench_before, cpu_and_switches(std::process::id())) {
+            s.bench_cpu.0 += b1.0.saturating_sub(b0.0);
+            s.bench_cpu.1 += b1.1.saturating_sub(b0.1);
+        }
+        if let (Some(w0), Some(w1)) = (written_before, written_bytes(s.pid)) {
+            s.written += w1.saturating_sub(w0);
+        }
+        s.ids.extend(ids.iter().cloned());
+        s.fills.push(fill);
     }
     for s in &mut servers {
         let all = Sample::merge(&s.fills);
@@ -203,17 +197,13 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         stored.push((rss1, hwm, per_task, Arc::new(std::mem::take(&mut s.ids))));
         StoreCounts::reset(o, s.k)?;
     }
-    for round in 0..rounds {
-        for j in 0..slots {
-            let at = (j + round) % slots;
-            let Some(s) = servers.get_mut(at) else {
-                floor.round(o).await?;
-                continue;
-            };
-            let gets =
-                random_gets(&s.conn.client, &stored[at].3, o.get_for / rounds as u32).await?;
-            s.gets.push(gets);
-        }
+    for (_, at) in rotation(rounds, servers.len()) {
+        let Some(s) = servers.get_mut(at) else {
+            floor.round(o).await?;
+            continue;
+        };
+        let gets = random_gets(&s.conn.client, &stored[at].3, o.get_for / rounds as u32).await?;
+        s.gets.push(gets);
     }
     for (s, (rss1, hwm, per_task, ids)) in servers.into_iter().zip(stored) {
         let (k, n) = (s.k, ids.len());
@@ -259,4 +249,11 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
     mem_row.note = get_row.note.clone();
     r.rows.extend([get_row, p99_row, fill_row, mem_row]);
     Ok(())
+}
+
+/// The turns of `rounds` rounds of `servers` servers and the floor (the slot after the last
+/// server): each round's order rotates, so that none always runs first.
+fn rotation(rounds: usize, servers: usize) -> impl Iterator<Item = (usize, usize)> {
+    let slots = servers + 1;
+    (0..rounds).flat_map(move |round| (0..slots).map(move |j| (round, (j + round) % slots)))
 }

@@ -53,6 +53,22 @@ fn question(i: usize) -> InputRequest {
     InputRequest::new("elicitation/create", json!({ "message": format!("q{i}") }))
 }
 
+/// Takes the store's creators' lock in a transaction of another connection, which holds it
+/// until it commits: a writer that takes a creation waits for it.
+async fn hold_creators_lock(store: &PostgresTaskStore) -> tokio_postgres::Client {
+    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
+    tokio::spawn(connection);
+    other.batch_execute("BEGIN").await.unwrap();
+    other
+        .execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            &[&store.shared.turn_key],
+        )
+        .await
+        .unwrap();
+    other
+}
+
 fn schema_versions(schema: &str) -> String {
     let db = database().rsplit('/').next().unwrap();
     PostgresServer::shared().sql(
@@ -659,16 +675,7 @@ async fn a_write_waits_for_its_task_being_created_by_another_writer() {
     );
     assert!((&*store as &dyn TaskStore).creates_in_order());
     store.shared.ready().await.unwrap();
-    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
-    tokio::spawn(connection);
-    other.batch_execute("BEGIN").await.unwrap();
-    other
-        .execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&store.shared.turn_key],
-        )
-        .await
-        .unwrap();
+    let other = hold_creators_lock(&store).await;
     let new = NewTask::new(Owner::new("alice"), Era::Modern);
     let id = new.id.clone();
     let creating = tokio::spawn({
@@ -737,16 +744,7 @@ async fn a_change_in_its_tasks_creation_batch_is_inserted_with_it() {
     let mut events = store.subscribe();
     // The one writer takes a creation and waits for the creators' lock, held here; what is
     // queued meanwhile makes its next batch.
-    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
-    tokio::spawn(connection);
-    other.batch_execute("BEGIN").await.unwrap();
-    other
-        .execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-            &[&store.shared.turn_key],
-        )
-        .await
-        .unwrap();
+    let other = hold_creators_lock(&store).await;
     let first = tokio::spawn({
         let store = store.clone();
         let new = NewTask::new(alice.clone(), Era::Modern);

@@ -189,6 +189,14 @@ struct Committed {
     notes: Vec<String>,
 }
 
+/// A change that moved its task's version ([`Shared::apply`]).
+struct Moved {
+    record: TaskRecord,
+    /// The record's text, when clients see the change.
+    body: Option<String>,
+    note: String,
+}
+
 /// How each job of a committed batch is answered, and what to announce.
 enum Settled {
     Created(Arc<TaskRecord>),
@@ -390,27 +398,12 @@ impl Shared {
                         settled.push(Some(Settled::Failed(StoreError::NotFound)));
                         continue;
                     }
-                    let mut next = record.clone();
-                    let before = next.version;
-                    settled.push(Some(match change.apply(&mut next, now) {
-                        Err(error) => Settled::Failed(error),
-                        Ok(()) if next.version == before => Settled::Updated(Arc::new(next), false),
-                        Ok(()) => {
-                            let visible = change.visible();
-                            let body = if visible {
-                                encode(&next).map_err(Failure::rolled_back)?
-                            } else {
-                                String::new()
-                            };
-                            let kind = if visible { "u" } else { "i" };
-                            joined_notes[at].push(
-                                payload(kind, next.version, &next.id, &self.origin, &body)
-                                    .map_err(Failure::rolled_back)?,
-                            );
-                            *record = next.clone();
-                            Settled::Updated(Arc::new(next), true)
-                        }
-                    }));
+                    let (outcome, moved) = self.apply(change.as_mut(), record, now)?;
+                    if let Some(moved) = moved {
+                        joined_notes[at].push(moved.note);
+                        *record = moved.record;
+                    }
+                    settled.push(Some(outcome));
                 }
             }
         }
@@ -526,38 +519,21 @@ impl Shared {
                         *slot = Some(Settled::Failed(StoreError::NotFound));
                         continue;
                     }
-                    let mut next = record.clone();
-                    let before = next.version;
-                    match change.apply(&mut next, now) {
-                        Err(error) => *slot = Some(Settled::Failed(error)),
-                        Ok(()) if next.version == before => {
-                            *slot = Some(Settled::Updated(Arc::new(next), false));
+                    let (outcome, moved) = self.apply(change.as_mut(), record, now)?;
+                    if let Some(moved) = moved {
+                        notes.push(moved.note);
+                        let id = moved.record.id.as_str();
+                        // The row is written with the last version's text: keep it, once.
+                        match moved.body {
+                            Some(body) => encoded.insert(id.to_owned(), body),
+                            None => encoded.remove(id),
+                        };
+                        if !dirty.iter().any(|d| d == id) {
+                            dirty.push(id.to_owned());
                         }
-                        Ok(()) => {
-                            let visible = change.visible();
-                            let body = if visible {
-                                encode(&next).map_err(Failure::rolled_back)?
-                            } else {
-                                String::new()
-                            };
-                            let kind = if visible { "u" } else { "i" };
-                            notes.push(
-                                payload(kind, next.version, &next.id, &self.origin, &body)
-                                    .map_err(Failure::rolled_back)?,
-                            );
-                            // The row is written with the last version's text: keep it, once.
-                            if visible {
-                                encoded.insert(next.id.as_str().to_owned(), body);
-                            } else {
-                                encoded.remove(next.id.as_str());
-                            }
-                            if !dirty.iter().any(|d| d == next.id.as_str()) {
-                                dirty.push(next.id.as_str().to_owned());
-                            }
-                            *record = next.clone();
-                            *slot = Some(Settled::Updated(Arc::new(next), true));
-                        }
+                        *record = moved.record;
                     }
+                    *slot = Some(outcome);
                 }
             }
         }
@@ -622,6 +598,48 @@ impl Shared {
             })
             .collect();
         Ok(Committed { settled, notes })
+    }
+
+    /// Applies `change` to a copy of `record`: how it settles, and, when it moved the version,
+    /// the record it leaves, its text if clients see the change, and the note that tells the
+    /// other instances.
+    fn apply(
+        &self,
+        change: &mut dyn Change,
+        record: &TaskRecord,
+        now: SystemTime,
+    ) -> Result<(Settled, Option<Moved>), Failure> {
+        let mut next = record.clone();
+        let before = next.version;
+        match change.apply(&mut next, now) {
+            Err(error) => Ok((Settled::Failed(error), None)),
+            Ok(()) if next.version == before => Ok((Settled::Updated(Arc::new(next), false), None)),
+            Ok(()) => {
+                let body = if change.visible() {
+                    Some(encode(&next).map_err(Failure::rolled_back)?)
+                } else {
+                    None
+                };
+                let kind = if body.is_some() { "u" } else { "i" };
+                let note = payload(
+                    kind,
+                    next.version,
+                    &next.id,
+                    &self.origin,
+                    body.as_deref().unwrap_or_default(),
+                )
+                .map_err(Failure::rolled_back)?;
+                let settled = Settled::Updated(Arc::new(next.clone()), true);
+                Ok((
+                    settled,
+                    Some(Moved {
+                        record: next,
+                        body,
+                        note,
+                    }),
+                ))
+            }
+        }
     }
 
     /// Tells the other instances about a committed batch: one `pg_notify` per change, after the
