@@ -471,15 +471,17 @@ impl Shared {
             .iter()
             .map(|row| row.get::<_, String>(0))
             .collect();
-        // The changes applied to a new task that was not inserted (its id was taken) changed
-        // nothing: the task they changed does not exist.
-        for (job, slot) in batch.iter().zip(settled.iter_mut()) {
-            if let Job::Update(change) = job
-                && new_ids.contains_key(change.id())
-                && !inserted.contains(change.id().as_str())
-            {
-                *slot = Some(Settled::Failed(StoreError::NotFound));
-            }
+        // A change applied to a new task that was not inserted (another task had its id) is
+        // for that other task: the batch runs again change by change, where it is.
+        let misapplied = batch.iter().any(|job| {
+            matches!(job, Job::Update(change)
+                if new_ids.contains_key(change.id()) && !inserted.contains(change.id().as_str()))
+        });
+        if misapplied {
+            self.rollback(held).await;
+            return Err(Failure::RolledBack(
+                "a change was applied to a new task whose id was taken".to_owned(),
+            ));
         }
         for (record, joined) in created.iter().zip(joined_notes) {
             if inserted.contains(record.id.as_str()) {

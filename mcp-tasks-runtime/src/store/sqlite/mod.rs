@@ -152,6 +152,38 @@ struct Shared {
     creating: Mutex<HashMap<TaskId, Arc<Mutex<Creation>>>>,
 }
 
+/// A creation's write holds its [`Creation`] through this: once the write is applied, or
+/// dropped unapplied (the store closed, or a write before it panicked), the creation is closed
+/// and forgotten, and changes that joined it and were not answered are told it failed instead
+/// of waiting forever.
+struct Taken {
+    creation: Arc<Mutex<Creation>>,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        let (id, waiting) = {
+            let mut creation = lock(&self.creation);
+            creation.closed = true;
+            let id = creation.latest.record.id.clone();
+            (id, std::mem::take(&mut creation.waiting))
+        };
+        for waiter in waiting {
+            let _ = waiter.send(Err(StoreError::backend(
+                "the SQLite task store's writer stopped before the write was committed",
+            )));
+        }
+        let mut creating = lock(&self.shared.creating);
+        if creating
+            .get(&id)
+            .is_some_and(|c| Arc::ptr_eq(c, &self.creation))
+        {
+            creating.remove(&id);
+        }
+    }
+}
+
 /// A creation still in the queue. A change of its task computed ahead from the record it will
 /// insert joins it instead of queueing a write of its own: the creation inserts the task as the
 /// change leaves it (one statement, not an insert and an update), and the change is answered
@@ -167,7 +199,9 @@ struct Creation {
     text: Option<String>,
     /// The changes that joined, in order, each with whether clients see it.
     joined: Vec<(Arc<Frozen>, bool)>,
-    /// Their callers, told once the creation's transaction has committed (or failed).
+    /// Their callers, told once the creation's transaction has committed (or failed);
+    /// `NotFound` when the creation inserted nothing (its id was taken): a caller then applies
+    /// its change as a write of its own.
     waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
 
@@ -349,12 +383,18 @@ impl SqliteTaskStore {
         let ahead = match ahead {
             Some(ahead) => match self.shared.join(ahead, visible) {
                 Ok((out, task, committed)) => {
-                    committed.await.unwrap_or_else(|_| {
+                    let committed = committed.await.unwrap_or_else(|_| {
                         Err(StoreError::backend(
                             "the SQLite task store's writer stopped before the write was committed",
                         ))
-                    })?;
-                    return Ok((out, task));
+                    });
+                    match committed {
+                        Ok(()) => return Ok((out, task)),
+                        // The creation inserted nothing (another task had its id): the change
+                        // is for whatever task has the id, as a write of its own.
+                        Err(StoreError::NotFound) => None,
+                        Err(e) => return Err(e),
+                    }
                 }
                 Err(ahead) => {
                     self.shared.queue(&ahead.task);
@@ -868,29 +908,30 @@ impl TaskStore for SqliteTaskStore {
         }));
         self.shared.queue(&task);
         lock(&self.shared.creating).insert(task.record.id.clone(), creation.clone());
-        let taken = creation.clone();
+        let taken = Taken {
+            creation,
+            shared: self.shared.clone(),
+        };
         let written = self.write(move |conn, shared, changes| {
             let id = &kept.record.id;
-            let (latest, joined_text, joined) = {
-                let mut creation = lock(&taken);
+            let (latest, joined_text, joined, waiting) = {
+                let mut creation = lock(&taken.creation);
                 creation.closed = true;
-                let joined = std::mem::take(&mut creation.joined);
-                (creation.latest.clone(), creation.text.take(), joined)
+                (
+                    creation.latest.clone(),
+                    creation.text.take(),
+                    std::mem::take(&mut creation.joined),
+                    std::mem::take(&mut creation.waiting),
+                )
             };
-            {
-                let mut creating = lock(&shared.creating);
-                if creating.get(id).is_some_and(|c| Arc::ptr_eq(c, &taken)) {
-                    creating.remove(id);
-                }
-            }
-            let waiting = std::mem::take(&mut lock(&taken).waiting);
             let inserted = insert(conn, &latest, joined_text.unwrap_or(text));
             if !matches!(inserted, Ok(1)) {
                 shared.unqueue(&kept);
                 for (task, _) in &joined {
                     shared.unqueue(task);
                 }
-                // The task the joined changes changed is not created.
+                // The task the joined changes were computed for is not created: they are
+                // applied as writes of their own (see `update_ahead`).
                 for waiter in waiting {
                     let _ = waiter.send(Err(StoreError::NotFound));
                 }
@@ -904,9 +945,9 @@ impl TaskStore for SqliteTaskStore {
                 changes.wrote(task, visible);
             }
             changes.answer_after_commit(waiting);
+            drop(taken);
             Ok(())
         });
-        drop(creation);
         Box::pin(async move {
             written.await?;
             Ok(Arc::unwrap_or_clone(task).record)
@@ -1498,8 +1539,8 @@ mod tests {
     /// A task's end computed while its creation is still queued joins the creation: the task is
     /// inserted ended, with no update, both callers are answered once it has committed, and
     /// subscribers hear of both versions in order. A change queued between them keeps the end
-    /// out (it is applied after that change), and an end that joined a creation that fails
-    /// fails too.
+    /// out (it is applied after that change), and an end that joined a creation that inserts
+    /// nothing (its id taken) is applied to the task that has the id.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
@@ -1571,16 +1612,15 @@ mod tests {
             failing_create.await.unwrap(),
             Err(StoreError::DuplicateId(_))
         ));
-        assert!(matches!(
-            failing_end.await.unwrap(),
-            Err(StoreError::NotFound)
-        ));
-        let untouched = store.get(&existing.id, &alice).await.unwrap().unwrap();
-        assert_eq!(untouched.status, TaskStatus::Working);
+        // The end joined a creation that inserted nothing: it is for the task that has the id.
+        let existing_end = failing_end.await.unwrap().unwrap();
+        assert_eq!(existing_end.status, TaskStatus::Completed);
+        let ended = store.get(&existing.id, &alice).await.unwrap().unwrap();
+        assert_eq!((ended.status, ended.version), (TaskStatus::Completed, 2));
 
         // The joined task was inserted ended; the other had its input request and its end
-        // written as updates.
-        assert_eq!(updates(&store), 2);
+        // written as updates, and the task that had the taken id its end.
+        assert_eq!(updates(&store), 3);
         let mut seen = Vec::new();
         while let Ok(event) = events.try_recv() {
             if let TaskEvent::Updated(record) = event
@@ -1606,6 +1646,54 @@ mod tests {
         );
         drop(reopened);
         remove(&path);
+    }
+
+    /// A change that joined a creation whose write is never applied (a write before it in the
+    /// batch panicked) is told so, instead of waiting forever; the store goes on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn a_change_joined_to_a_creation_never_written_is_answered() {
+        let store = Arc::new(scratch(Arc::new(SystemClock)));
+        let alice = Owner::new("alice");
+        let held = lock(&store.db);
+        let panicking = store.write(|_, _, _| -> Result<(), StoreError> {
+            panic!("a write that panics (on purpose)")
+        });
+        let new = NewTask::new(alice.clone(), Era::Modern);
+        let id = new.id.clone();
+        let creating = {
+            let store = store.clone();
+            tokio::spawn(async move { store.create(new).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let finishing = {
+            let (store, id) = (store.clone(), id.clone());
+            let done = TaskOutcome::Result(serde_json::json!({"content": []}));
+            tokio::spawn(async move { store.finish(&id, done).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(lock(&store.shared.creating).contains_key(&id));
+        drop(held);
+        let within = Duration::from_secs(5);
+        assert!(panicking.await.is_err());
+        let created = tokio::time::timeout(within, creating)
+            .await
+            .expect("answered");
+        assert!(created.unwrap().is_err());
+        let finished = tokio::time::timeout(within, finishing)
+            .await
+            .expect("the joined change is answered");
+        assert!(finished.unwrap().is_err());
+        assert!(lock(&store.shared.creating).is_empty());
+        // The store goes on.
+        let task = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        assert!(store.get(&task.id, &alice).await.unwrap().is_some());
     }
 
     /// A write queued while a transaction applies its writes joins that transaction, after
