@@ -362,7 +362,8 @@ impl Shared {
         // the task is inserted as the changes leave it: no lock, no update for it.
         let mut settled: Vec<Option<Settled>> = Vec::with_capacity(batch.len());
         let mut new_ids: HashMap<TaskId, usize> = HashMap::new();
-        let mut created: Vec<TaskRecord> = Vec::new();
+        // Each new task as the batch's changes leave it, with its text when already encoded.
+        let mut created: Vec<(TaskRecord, Option<String>)> = Vec::new();
         // The notes of the changes applied to new tasks, by the new task they go with: sent
         // only if it is inserted.
         let mut joined_notes: Vec<Vec<String>> = Vec::new();
@@ -383,7 +384,7 @@ impl Shared {
                             .map_err(Failure::rolled_back)?,
                     );
                     new_ids.insert(record.id.clone(), created.len());
-                    created.push(TaskRecord::clone(record));
+                    created.push((TaskRecord::clone(record), Some(json)));
                     joined_notes.push(Vec::new());
                     settled.push(None);
                 }
@@ -393,7 +394,7 @@ impl Shared {
                         settled.push(None);
                         continue;
                     };
-                    let record = &mut created[at];
+                    let (record, text) = &mut created[at];
                     if change.owner().is_some_and(|o| *o != record.owner) {
                         settled.push(Some(Settled::Failed(StoreError::NotFound)));
                         continue;
@@ -402,6 +403,7 @@ impl Shared {
                     if let Some(moved) = moved {
                         joined_notes[at].push(moved.note);
                         *record = moved.record;
+                        *text = moved.body;
                     }
                     settled.push(Some(outcome));
                 }
@@ -411,13 +413,16 @@ impl Shared {
         wanted.dedup();
         let (mut ids, mut owners, mut runners, mut dues, mut versions, mut records) =
             (vec![], vec![], vec![], vec![], vec![], vec![]);
-        for record in &created {
+        for (record, text) in created.iter_mut() {
             ids.push(record.id.as_str().to_owned());
             owners.push(record.owner.as_str().to_owned());
             runners.push(runner_column(record).map(str::to_owned));
             dues.push(due_column(record));
             versions.push(record.version as i64);
-            records.push(encode(record).map_err(Failure::rolled_back)?);
+            records.push(match text.take() {
+                Some(text) => text,
+                None => encode(record).map_err(Failure::rolled_back)?,
+            });
         }
 
         // Round trip 1: BEGIN, the creators' lock, INSERT, SELECT ... FOR UPDATE.
@@ -483,7 +488,7 @@ impl Shared {
                 "a change was applied to a new task whose id was taken".to_owned(),
             ));
         }
-        for (record, joined) in created.iter().zip(joined_notes) {
+        for ((record, _), joined) in created.iter().zip(joined_notes) {
             if inserted.contains(record.id.as_str()) {
                 notes.extend(joined);
             }
