@@ -18,7 +18,6 @@ use futures_util::FutureExt;
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// Handles one message from a transport that answers on the same channel it reads (stdio, in
 /// memory): replies go to the connection's sink, requests run concurrently on its tracker.
@@ -87,21 +86,32 @@ pub(crate) fn start_request(
     let context = tracing::level_enabled!(tracing::Level::INFO)
         .then(|| meta.as_deref().and_then(ReadMeta::trace_context))
         .flatten();
-    let span = crate::telemetry::trace::request_span(context.as_ref(), || {
-        tracing::info_span!(
-            "request",
-            id = %req.id,
-            method = %req.method,
-            era = tracing::field::Empty,
-            owner = tracing::field::Empty,
-            tool = tracing::field::Empty,
-            task = tracing::field::Empty,
-            trace_id = tracing::field::Empty,
-            parent_span_id = tracing::field::Empty,
-            tracestate = tracing::field::Empty,
-        )
+    // Two callsites, one for the traces left out (see `telemetry::trace::request_span`).
+    macro_rules! request_span {
+        ($($left_out:tt)*) => {
+            tracing::info_span!(
+                "request",
+                $($left_out)*
+                id = %req.id,
+                method = %req.method,
+                era = tracing::field::Empty,
+                owner = tracing::field::Empty,
+                tool = tracing::field::Empty,
+                task = tracing::field::Empty,
+                trace_id = tracing::field::Empty,
+                parent_span_id = tracing::field::Empty,
+                tracestate = tracing::field::Empty,
+            )
+        };
+    }
+    let span = crate::telemetry::trace::request_span(context.as_ref(), |left_out| {
+        if left_out {
+            request_span!(trace_left_out = tracing::field::Empty,)
+        } else {
+            request_span!()
+        }
     });
-    Ok(async move {
+    let run = async move {
         let _done = InflightGuard {
             conn: &conn,
             id: req.id.clone(),
@@ -114,8 +124,8 @@ pub(crate) fn start_request(
         // 900 bytes for `tasks/get`; dispatch boxes the larger `tools/call`) is an ordinary
         // allocation, which glibc recycles from its per-thread cache.
         Box::pin(dispatch::request(&conn.server, &peer, req, meta, token)).await
-    }
-    .instrument(span))
+    };
+    Ok(crate::telemetry::trace::instrument(run, span))
 }
 
 /// Handles a notification from the client: `notifications/cancelled` cancels a request in flight;

@@ -466,14 +466,25 @@ impl TaskEngine {
         lock(&self.running).insert(id.clone(), cancel.clone());
         // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
         // that started it; in OpenTelemetry, the root of a trace linked to that request).
-        let span = crate::telemetry::trace::task_span(|| {
-            tracing::info_span!(
-                "task",
-                task = %id.as_str(),
-                tool,
-                era = ?origin,
-                owner = %owner.as_str(),
-            )
+        // Two callsites, one for the traces left out (see `telemetry::trace::request_span`).
+        macro_rules! task_span {
+            ($($left_out:tt)*) => {
+                tracing::info_span!(
+                    "task",
+                    $($left_out)*
+                    task = %id.as_str(),
+                    tool,
+                    era = ?origin,
+                    owner = %owner.as_str(),
+                )
+            };
+        }
+        let span = crate::telemetry::trace::task_span(|left_out| {
+            if left_out {
+                task_span!(trace_left_out = tracing::field::Empty,)
+            } else {
+                task_span!()
+            }
         });
         let run = Run {
             store: self.store.clone(),
@@ -488,7 +499,7 @@ impl TaskEngine {
             settling: self.settling.clone(),
         };
         let running = self.running.clone();
-        self.drivers.spawn(tracing::Instrument::instrument(
+        self.drivers.spawn(crate::telemetry::trace::instrument(
             async move {
                 let id = run.id.clone();
                 run.drive(fut, status, created).await;

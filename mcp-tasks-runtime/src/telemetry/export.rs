@@ -1,15 +1,15 @@
 //! [`Traces`]: the process's `tracing` spans as OpenTelemetry spans, exported by OTLP/HTTP or by
 //! an exporter of the application's choosing (feature `opentelemetry`).
 
-use super::trace::otel::Root;
+use super::sampling::{Sample, Sampling};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 use std::fmt;
-use tracing::{Metadata, Subscriber};
+use tracing::Subscriber;
 use tracing_subscriber::Layer;
-use tracing_subscriber::layer::{Context, Filter};
+use tracing_subscriber::layer::Filter;
 use tracing_subscriber::registry::LookupSpan;
 
 /// OpenTelemetry traces of the server: a [`tracing_subscriber`] layer that turns the process's
@@ -49,84 +49,6 @@ use tracing_subscriber::registry::LookupSpan;
 pub struct Traces {
     provider: SdkTracerProvider,
     sampling: Sampling,
-}
-
-/// Which traces are kept: those that begin here at `ratio`, and those that join a client's trace
-/// as the client decided (`parent_based`) or at `ratio` too.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Sampling {
-    ratio: f64,
-    parent_based: bool,
-}
-
-impl Sampling {
-    /// Every trace that begins here, and the client's decision for the others: the default of
-    /// OpenTelemetry's SDKs (`parentbased_always_on`).
-    const DEFAULT: Sampling = Sampling {
-        ratio: 1.0,
-        parent_based: true,
-    };
-
-    /// The sampler that `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` name (`sampler`,
-    /// `arg`), as OpenTelemetry's SDK configuration defines them: `always_on`, `always_off`,
-    /// `traceidratio`, and each as `parentbased_...`. An unknown sampler is the default, and a
-    /// ratio that is missing or not in `[0, 1]` is 1 (with a warning, as the SDKs do).
-    fn from_variables(sampler: Option<&str>, arg: Option<&str>) -> Sampling {
-        let Some(sampler) = sampler.map(str::trim).filter(|s| !s.is_empty()) else {
-            return Sampling::DEFAULT;
-        };
-        let (parent_based, root) = match sampler.strip_prefix("parentbased_") {
-            Some(root) => (true, root),
-            None => (false, sampler),
-        };
-        let ratio = match root {
-            "always_on" => 1.0,
-            "always_off" => 0.0,
-            "traceidratio" => match arg.map(str::trim).map(str::parse::<f64>) {
-                Some(Ok(ratio)) if (0.0..=1.0).contains(&ratio) => ratio,
-                _ => {
-                    tracing::warn!(
-                        sampler,
-                        arg,
-                        "OTEL_TRACES_SAMPLER_ARG is not a ratio in [0, 1]: every trace is kept"
-                    );
-                    1.0
-                }
-            },
-            _ => {
-                tracing::warn!(
-                    sampler,
-                    "OTEL_TRACES_SAMPLER names a sampler this server does not have: \
-                     `parentbased_always_on` instead"
-                );
-                return Sampling::DEFAULT;
-            }
-        };
-        Sampling {
-            ratio,
-            parent_based,
-        }
-    }
-
-    /// Whether to keep a trace that begins here, joining the client's span `remote` if any.
-    fn keeps(&self, remote: Option<super::trace::otel::Remote>) -> bool {
-        match remote {
-            Some(remote) if self.parent_based => remote.sampled,
-            // As OpenTelemetry's `TraceIdRatioBased` decides: on the trace id's last 8 bytes,
-            // so that every service in the trace decides alike.
-            Some(remote) => below_ratio(
-                u64::from_be_bytes(remote.trace_id[8..].try_into().expect("8 bytes")) >> 1,
-                self.ratio,
-            ),
-            // A trace id not made yet is as random as a draw.
-            None => self.ratio >= 1.0 || below_ratio(rand::random::<u64>() >> 1, self.ratio),
-        }
-    }
-}
-
-/// Whether `draw`, uniform in `[0, 2^63)`, falls in the first `ratio` of that range.
-fn below_ratio(draw: u64, ratio: f64) -> bool {
-    draw < (ratio.max(0.0) * (1u64 << 63) as f64) as u64
 }
 
 impl Traces {
@@ -231,9 +153,7 @@ impl Traces {
     where
         S: Subscriber + for<'span> LookupSpan<'span>,
     {
-        Sample {
-            sampling: self.sampling,
-        }
+        Sample::new(self.sampling)
     }
 
     /// Sends every span not yet exported, waiting for the exporter.
@@ -248,43 +168,6 @@ impl Traces {
         self.provider
             .shutdown()
             .map_err(|e| TracesError(e.to_string()))
-    }
-}
-
-/// The filter on the OpenTelemetry layer that samples: it shows the layer only the spans of the
-/// traces `sampling` keeps, and the events inside them. Whether a trace is kept is decided as
-/// its first span is made: for the runtime's request and task spans as `trace::Root` says, for
-/// a span made outside any other at `sampling`'s ratio; a span made inside another is kept if
-/// that span, or its nearest ancestor the layer is shown, is. A span left out stays hidden from
-/// the layer, which makes nothing for it; the registry still keeps it (a span no layer's filter
-/// enables is made all the same), so a span made inside it is left out too instead of beginning
-/// a trace of its own (`tests/traces.rs` checks it).
-struct Sample {
-    sampling: Sampling,
-}
-
-impl<S> Filter<S> for Sample
-where
-    S: Subscriber + for<'span> LookupSpan<'span>,
-{
-    fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
-        if metadata.is_span() {
-            match super::trace::otel::take_root() {
-                Some(Root::Request(remote)) => return self.sampling.keeps(remote),
-                Some(Root::Task {
-                    request_kept: Some(kept),
-                }) => return kept,
-                Some(Root::Task { request_kept: None }) => return self.sampling.keeps(None),
-                None => {}
-            }
-            if cx.current_span().id().is_none() {
-                return self.sampling.keeps(None);
-            }
-        }
-        // Inside a span the layer is shown (the current one, or the nearest of its ancestors
-        // that is: a span hidden by another filter does not hide its descendants). An event
-        // outside every span, which the layer has nowhere to put, is not shown either.
-        cx.lookup_current().is_some()
     }
 }
 
@@ -308,75 +191,7 @@ impl std::error::Error for TracesError {}
 
 #[cfg(test)]
 mod tests {
-    use super::super::trace::otel::Remote;
     use super::*;
-
-    fn sampling(sampler: &str, arg: Option<&str>) -> Sampling {
-        Sampling::from_variables(Some(sampler), arg)
-    }
-
-    #[test]
-    fn the_sampler_variables_read_as_opentelemetry_defines_them() {
-        let at = |ratio, parent_based| Sampling {
-            ratio,
-            parent_based,
-        };
-        assert_eq!(Sampling::from_variables(None, None), Sampling::DEFAULT);
-        assert_eq!(Sampling::from_variables(Some(" "), None), Sampling::DEFAULT);
-        assert_eq!(sampling("always_on", None), at(1.0, false));
-        assert_eq!(sampling("always_off", None), at(0.0, false));
-        assert_eq!(sampling("traceidratio", Some("0.25")), at(0.25, false));
-        assert_eq!(sampling("parentbased_always_on", None), at(1.0, true));
-        assert_eq!(sampling("parentbased_always_off", None), at(0.0, true));
-        assert_eq!(
-            sampling("parentbased_traceidratio", Some(" 0.1 ")),
-            at(0.1, true)
-        );
-        // A ratio missing or out of bounds keeps everything; an unknown sampler is the default.
-        for arg in [None, Some("1.5"), Some("-0.1"), Some("half"), Some("NaN")] {
-            assert_eq!(sampling("parentbased_traceidratio", arg), at(1.0, true));
-        }
-        for unknown in ["jaeger_remote", "xray", "parentbased_sometimes"] {
-            assert_eq!(sampling(unknown, Some("0.5")), Sampling::DEFAULT);
-        }
-    }
-
-    #[test]
-    fn a_client_decides_when_parent_based_and_its_trace_id_does_otherwise() {
-        let remote = |low: u64, sampled| Remote {
-            trace_id: {
-                let mut id = [7u8; 16];
-                id[8..].copy_from_slice(&low.to_be_bytes());
-                id
-            },
-            sampled,
-        };
-        let parent_based = sampling("parentbased_traceidratio", Some("0.5"));
-        assert!(parent_based.keeps(Some(remote(u64::MAX, true))));
-        assert!(!parent_based.keeps(Some(remote(0, false))));
-        // Not parent-based: the trace id's last 8 bytes against the ratio, whatever the flag
-        // (as `TraceIdRatioBased` decides, so every service of the trace agrees).
-        let by_id = sampling("traceidratio", Some("0.5"));
-        assert!(by_id.keeps(Some(remote(0, false))));
-        assert!(by_id.keeps(Some(remote((1 << 63) - 1, false))));
-        assert!(!by_id.keeps(Some(remote(1 << 63, true))));
-        assert!(!by_id.keeps(Some(remote(u64::MAX, true))));
-        assert!(!sampling("always_off", None).keeps(Some(remote(0, true))));
-        assert!(sampling("always_on", None).keeps(Some(remote(u64::MAX, false))));
-    }
-
-    #[test]
-    fn a_trace_that_begins_here_is_kept_at_the_ratio() {
-        let at = |ratio| Sampling {
-            ratio,
-            parent_based: true,
-        };
-        assert!((0..1000).all(|_| at(1.0).keeps(None)));
-        assert!((0..1000).all(|_| !at(0.0).keeps(None)));
-        // 10,000 draws at 0.3: 3,000 expected, 46 the standard deviation.
-        let kept = (0..10_000).filter(|_| at(0.3).keeps(None)).count();
-        assert!((2_700..=3_300).contains(&kept), "{kept}");
-    }
 
     #[test]
     fn a_sample_ratio_is_clamped_and_parent_based() {
@@ -424,9 +239,9 @@ mod tests {
             tracing::subscriber::with_default(subscriber, run);
             names.0.lock().unwrap().clone()
         };
-        let task = || drop(task_span(|| tracing::info_span!("task")));
+        let task = || drop(task_span(|_| tracing::info_span!("task")));
         let in_request = |context: Option<&crate::protocol::trace::TraceContext>| {
-            request_span(context, || tracing::info_span!("request")).in_scope(task);
+            request_span(context, |_| tracing::info_span!("request")).in_scope(task);
         };
         assert_eq!(exported(1.0, &task), ["task"]);
         assert!(exported(0.0, &task).is_empty());

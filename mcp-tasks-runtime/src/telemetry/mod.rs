@@ -35,6 +35,8 @@
 mod export;
 #[cfg(feature = "metrics")]
 mod handles;
+#[cfg(feature = "opentelemetry")]
+mod sampling;
 
 #[cfg(feature = "metrics")]
 pub use handles::keep_metric_handles;

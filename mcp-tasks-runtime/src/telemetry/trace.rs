@@ -7,7 +7,12 @@
 //! a task outlives its request, often by far, and a trace is best kept to work that ends with its
 //! root. `Traces`'s sampling (see `export.rs`) decides whether a trace is kept as its first span
 //! is made: the request and task spans are made here, through [`request_span`] and
-//! [`task_span`], which tell it what each begins.
+//! [`task_span`], which tell it what each begins, or decide it themselves when they can reach it
+//! (through the subscriber). A span of a trace left out is then made at a callsite of its own
+//! that the OpenTelemetry layer's filter never wants: when no other layer wants it either (no
+//! log), no span is made at all, and the request or task runs under a disabled marker span that
+//! [`instrument`] reads on every poll, so that a span made inside it does not begin a trace of
+//! its own.
 
 use crate::protocol::trace::TraceContext;
 use tracing::Span;
@@ -15,12 +20,17 @@ use tracing::Span;
 /// Makes a request's span with `make`, and records the client's trace `context` on it. With the
 /// feature `opentelemetry`, whether the span's trace is kept is decided as it is made (by
 /// `Traces`'s sampling, from the `traceparent`'s flag and trace id), before the OpenTelemetry
-/// layer builds anything for it.
-pub(crate) fn request_span(context: Option<&TraceContext>, make: impl FnOnce() -> Span) -> Span {
+/// layer builds anything for it. `make(true)` makes the span of a trace left out, at its own
+/// callsite, which has the field `trace_left_out` (never recorded) for the layer's filter to
+/// know it by; `make(false)` every other.
+pub(crate) fn request_span(
+    context: Option<&TraceContext>,
+    make: impl FnOnce(bool) -> Span,
+) -> Span {
     #[cfg(feature = "opentelemetry")]
     let span = otel::request(context, make);
     #[cfg(not(feature = "opentelemetry"))]
-    let span = make();
+    let span = make(false);
     if let Some(context) = context
         && !span.is_disabled()
     {
@@ -51,22 +61,36 @@ fn join(span: &Span, context: &TraceContext) {
 /// Makes a task's span with `make` (inside the request that creates the task). With the feature
 /// `opentelemetry` it starts a trace of its own, linked to the request's span, and is kept when
 /// that request is. Without it the task's span stays a child of the request's in `tracing`,
-/// which is all a log shows.
-pub(crate) fn task_span(make: impl FnOnce() -> Span) -> Span {
+/// which is all a log shows. `make` as for [`request_span`].
+pub(crate) fn task_span(make: impl FnOnce(bool) -> Span) -> Span {
     #[cfg(feature = "opentelemetry")]
     return otel::task(make);
     #[cfg(not(feature = "opentelemetry"))]
-    make()
+    make(false)
+}
+
+/// Runs `fut` in `span` (a request's or a task's, from [`request_span`] or [`task_span`]).
+#[cfg(not(feature = "opentelemetry"))]
+pub(crate) fn instrument<F: Future>(fut: F, span: Span) -> tracing::instrument::Instrumented<F> {
+    tracing::Instrument::instrument(fut, span)
+}
+
+/// Runs `fut` in `span` (a request's or a task's, from [`request_span`] or [`task_span`]); while
+/// it is polled, a span of a trace left out that was not made (no layer wanted it) still keeps
+/// the spans made inside out of the traces.
+#[cfg(feature = "opentelemetry")]
+pub(crate) fn instrument<F: Future>(fut: F, span: Span) -> super::sampling::Traced<F> {
+    super::sampling::Traced::new(tracing::Instrument::instrument(fut, span))
 }
 
 #[cfg(feature = "opentelemetry")]
 pub(super) mod otel {
+    use super::super::sampling::{MARKER_METADATA, Remote, Root, Sample, left_out, making};
     use crate::protocol::trace::TraceContext;
     use opentelemetry::Context;
     use opentelemetry::trace::{
         SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
     };
-    use std::cell::Cell;
     use std::str::FromStr;
     use tracing::Span;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -93,65 +117,45 @@ pub(super) mod otel {
             .is_ok()
     }
 
-    thread_local! {
-        /// The root of a trace the runtime is making on this thread: the span being made.
-        static ROOT: Cell<Option<Root>> = const { Cell::new(None) };
-    }
-
-    /// A span of the runtime's that begins a trace, as it is made: what `Traces`'s sampling
-    /// decides it by.
-    #[derive(Debug, Clone, Copy)]
-    pub(in crate::telemetry) enum Root {
-        /// A request's span, and the client's span it joins, if any.
-        Request(Option<Remote>),
-        /// A task's span, and whether the request that creates it is kept (`None`: it is made
-        /// outside any span, so it begins a trace as any other root does).
-        Task { request_kept: Option<bool> },
-    }
-
-    /// What sampling needs of a client's span: its trace and its sampled flag.
-    #[derive(Debug, Clone, Copy)]
-    pub(in crate::telemetry) struct Remote {
-        pub(in crate::telemetry) trace_id: [u8; 16],
-        pub(in crate::telemetry) sampled: bool,
-    }
-
-    /// Runs `make` with `root` as what the span it makes begins.
-    fn making(root: Root, make: impl FnOnce() -> Span) -> Span {
-        struct Clear;
-        impl Drop for Clear {
-            fn drop(&mut self) {
-                ROOT.set(None);
-            }
+    /// Makes the span of a trace that begins at `root`: decided here when the subscriber has
+    /// `Traces`'s sampling filter (found by downcasting it), else by the filter as the span is
+    /// made. A span of a trace left out that no layer wanted is the disabled marker span.
+    fn begin(root: Root, make: impl FnOnce(bool) -> Span) -> Span {
+        let sampling = tracing::dispatcher::get_default(|dispatch| {
+            dispatch.downcast_ref::<Sample>().map(Sample::sampling)
+        });
+        let Some(sampling) = sampling else {
+            return making(root, || make(false));
+        };
+        let kept = sampling.decide(root);
+        let span = making(Root::Decided(kept), || make(!kept));
+        if !kept && span.is_disabled() {
+            return Span::new_disabled(&MARKER_METADATA);
         }
-        ROOT.set(Some(root));
-        let _clear = Clear;
-        make()
-    }
-
-    /// The root that the span being made on this thread begins, taken: a span made meanwhile
-    /// (by a layer) or next is not taken for it.
-    pub(in crate::telemetry) fn take_root() -> Option<Root> {
-        ROOT.take()
+        span
     }
 
     /// A request's span, made by `make`, joining the client's span `context`.
-    pub(super) fn request(context: Option<&TraceContext>, make: impl FnOnce() -> Span) -> Span {
+    pub(super) fn request(context: Option<&TraceContext>, make: impl FnOnce(bool) -> Span) -> Span {
         let remote = context.map(|context| Remote {
             trace_id: context.trace_id,
             sampled: context.flags & 1 == 1,
         });
-        making(Root::Request(remote), make)
+        begin(Root::Request(remote), make)
     }
 
     /// A task's span, made by `make`: the root of a trace of its own, linked to the current
     /// span (the request that creates the task), and kept when that request is. A task made
     /// outside any span (by an rmcp server's handler, say) is kept as a trace that begins here.
-    pub(super) fn task(make: impl FnOnce() -> Span) -> Span {
+    pub(super) fn task(make: impl FnOnce(bool) -> Span) -> Span {
         let current = Span::current();
         let request = current.context().span().span_context().clone();
-        let request_kept = (!current.is_none()).then(|| request.is_sampled());
-        let task = making(Root::Task { request_kept }, make);
+        let request_kept = if left_out() {
+            Some(false)
+        } else {
+            (!current.is_none()).then(|| request.is_sampled())
+        };
+        let task = begin(Root::Task { request_kept }, make);
         if request.is_valid() && !task.is_disabled() {
             let _ = task.set_parent(Context::new());
             task.add_link(request);
