@@ -10,7 +10,7 @@
 use mcp_tasks_runtime::server::InMemoryConnection;
 use mcp_tasks_runtime::telemetry::Traces;
 use mcp_tasks_runtime::{Server, ToolContext, tool};
-use mcp_tasks_tests::{Log, modern_meta};
+use mcp_tasks_tests::{Log, in_memory_call as request, modern_meta};
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
@@ -83,20 +83,6 @@ fn with_trace(mut meta: Value, traceparent: &str, tracestate: Option<&str>) -> V
         meta["tracestate"] = json!(state);
     }
     meta
-}
-
-/// Sends one request and returns the message that answers it.
-async fn request(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) -> Value {
-    c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-    loop {
-        let m = tokio::time::timeout(WAIT, c.recv())
-            .await
-            .expect("answered in time")
-            .expect("the server is up");
-        if m["id"] == id {
-            return m;
-        }
-    }
 }
 
 fn tasks_caps() -> Value {

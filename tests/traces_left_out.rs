@@ -6,10 +6,9 @@
 //! callsite is wanted is decided over every subscriber of the process, and a log elsewhere would
 //! want these.)
 
-use mcp_tasks_runtime::server::InMemoryConnection;
 use mcp_tasks_runtime::telemetry::Traces;
 use mcp_tasks_runtime::{Server, ToolContext, tool};
-use mcp_tasks_tests::modern_meta;
+use mcp_tasks_tests::{in_memory_call as request, modern_meta};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
 use std::sync::Mutex;
@@ -68,19 +67,6 @@ fn with_traceparent(mut meta: Value, sampled: bool) -> Value {
         "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-{flags}"
     ));
     meta
-}
-
-async fn request(c: &mut InMemoryConnection, id: u64, method: &str, params: Value) -> Value {
-    c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-    loop {
-        let m = tokio::time::timeout(WAIT, c.recv())
-            .await
-            .expect("answered in time")
-            .expect("the server is up");
-        if m["id"] == id {
-            return m;
-        }
-    }
 }
 
 fn finished(exporter: &InMemorySpanExporter) -> Vec<SpanData> {

@@ -198,7 +198,17 @@ pub async fn in_memory_request(
     params: Value,
     capabilities: Value,
 ) -> Value {
-    c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": modern(params, capabilities) }));
+    in_memory_call(c, id, method, modern(params, capabilities)).await
+}
+
+/// [`in_memory_request`] with `params` sent as they are (their `_meta` the caller's).
+pub async fn in_memory_call(
+    c: &mut mcp_tasks_runtime::server::InMemoryConnection,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> Value {
+    c.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
     loop {
         let m = tokio::time::timeout(WAIT, c.recv())
             .await
