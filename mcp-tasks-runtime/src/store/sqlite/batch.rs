@@ -17,6 +17,7 @@
 //! every write of the transaction with that failure (none of them is kept).
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
 
 use rusqlite::Connection;
@@ -172,8 +173,9 @@ impl Writes {
 
     /// Commits batches until the queue is empty.
     fn flush(&self, db: &Weak<Mutex<Connection>>, shared: &Shared) {
-        // If a write panics, the writes of its batch are dropped (their waiters get an error)
-        // and the next write starts a new flusher.
+        // If the flusher panics outside a write (a write's panic is caught below), the writes
+        // of its batch are dropped (their waiters get an error) and the next write starts a new
+        // flusher.
         struct Idle<'a>(&'a Writes);
         impl Drop for Idle<'_> {
             fn drop(&mut self) {
@@ -202,7 +204,20 @@ impl Writes {
             };
             let conn = lock(&db);
             let mut changes = Changes::default();
-            let committed = commit(&conn, shared, &mut jobs, &mut changes, &self.queue);
+            // A write that panics fails its transaction as an error would: rolled back at once
+            // (no read on the connection sees it), its batch answered with the error, and this
+            // flusher goes on with the writes queued after it.
+            let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                commit(&conn, shared, &mut jobs, &mut changes, &self.queue)
+            }))
+            .unwrap_or_else(|_| {
+                if !conn.is_autocommit() {
+                    let _ = run(&conn, "ROLLBACK");
+                }
+                Err(StoreError::backend(
+                    "a write in the same transaction panicked",
+                ))
+            });
             #[cfg(test)]
             if committed.is_ok() {
                 self.commits

@@ -1659,6 +1659,10 @@ mod tests {
         let store = Arc::new(scratch(Arc::new(SystemClock)));
         let alice = Owner::new("alice");
         let held = lock(&store.db);
+        // The flusher takes this one alone and waits for the connection; the writes queued
+        // meanwhile join its transaction once it has applied it.
+        let first = store.write(|_, _, _| Ok(()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
         let panicking = store.write(|_, _, _| -> Result<(), StoreError> {
             panic!("a write that panics (on purpose)")
         });
@@ -1678,6 +1682,7 @@ mod tests {
         assert!(lock(&store.shared.creating).contains_key(&id));
         drop(held);
         let within = Duration::from_secs(5);
+        assert!(first.await.is_err(), "its transaction failed");
         assert!(panicking.await.is_err());
         let created = tokio::time::timeout(within, creating)
             .await
@@ -1694,6 +1699,53 @@ mod tests {
             .await
             .unwrap();
         assert!(store.get(&task.id, &alice).await.unwrap().is_some());
+        assert!(store.get(&id, &alice).await.unwrap().is_none());
+    }
+
+    /// A write that panics fails its transaction as an error would: what it wrote is rolled
+    /// back, and a write queued while the flusher waited is applied and answered as usual (it
+    /// used to be dropped when it was queued while the flusher unwound).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn a_write_queued_after_a_panicking_batch_is_applied() {
+        let store = Arc::new(scratch(Arc::new(SystemClock)));
+        let alice = Owner::new("alice");
+        let held = lock(&store.db);
+        let panicking = store.write(|conn, _, _| -> Result<(), StoreError> {
+            conn.execute(
+                "INSERT INTO leases (instance, until) VALUES ('ghost', 1)",
+                [],
+            )
+            .map_err(backend)?;
+            panic!("a write that panics (on purpose)")
+        });
+        // The flusher has taken it and waits for the connection.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let after = {
+            let store = store.clone();
+            let new = NewTask::new(alice.clone(), Era::Modern);
+            tokio::spawn(async move { store.create(new).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(held);
+        assert!(panicking.await.is_err());
+        let after = tokio::time::timeout(Duration::from_secs(5), after)
+            .await
+            .expect("answered")
+            .unwrap()
+            .expect("the write after the batch is applied");
+        assert!(store.get(&after.id, &alice).await.unwrap().is_some());
+        let ghosts: i64 = lock(&store.db)
+            .query_row(
+                "SELECT count(*) FROM leases WHERE instance = 'ghost'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(ghosts, 0, "the panicking write's statement is rolled back");
     }
 
     /// A write queued while a transaction applies its writes joins that transaction, after
