@@ -31,6 +31,18 @@ async fn look(ctx: ToolContext, label: String) -> String {
     "done".into()
 }
 
+/// Spawns a future in its current span (`in_current_span`) that makes a span named `spawned`,
+/// and waits for it.
+#[tool(task_support = "forbidden")]
+async fn spawns(label: String) -> String {
+    use tracing::Instrument;
+    let spawned = async move {
+        tracing::info_span!("spawned", label = %label).in_scope(|| tracing::info!("spawned"));
+    };
+    tokio::spawn(spawned.in_current_span()).await.unwrap();
+    "done".into()
+}
+
 fn seen(label: &str) -> bool {
     let seen = SEEN.lock().unwrap();
     seen.iter()
@@ -56,6 +68,7 @@ fn traced() -> (
     let guard = tracing::subscriber::set_default(subscriber);
     let server = Server::builder("traces", "1.0.0")
         .tool::<look>()
+        .tool::<spawns>()
         .build()
         .expect("set up");
     (server, exporter, guard)
@@ -73,30 +86,40 @@ fn finished(exporter: &InMemorySpanExporter) -> Vec<SpanData> {
     exporter.get_finished_spans().expect("the exporter's spans")
 }
 
-/// The steps exported, by label, once the one labelled `last` is.
-async fn steps_until(exporter: &InMemorySpanExporter, last: &str) -> Vec<String> {
+/// The spans exported, once one that `pred` picks is.
+async fn until(exporter: &InMemorySpanExporter, pred: impl Fn(&SpanData) -> bool) -> Vec<SpanData> {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let steps: Vec<String> = finished(exporter)
-            .iter()
-            .filter(|s| s.name == "step")
-            .filter_map(|s| {
-                s.attributes
-                    .iter()
-                    .find(|kv| kv.key.as_str() == "label")
-                    .map(|kv| kv.value.to_string())
-            })
-            .collect();
-        if steps.iter().any(|s| s == last) {
-            return steps;
+        let spans = finished(exporter);
+        if spans.iter().any(&pred) {
+            return spans;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "no step {last}: {:#?}",
-            finished(exporter)
+            "no such span: {spans:#?}"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+fn label(span: &SpanData) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == "label")
+        .map(|kv| kv.value.to_string())
+}
+
+/// The steps exported, by label, once the one labelled `last` is.
+async fn steps_until(exporter: &InMemorySpanExporter, last: &str) -> Vec<String> {
+    let is_step = |s: &SpanData| s.name == "step";
+    until(exporter, |s| {
+        is_step(s) && label(s).as_deref() == Some(last)
+    })
+    .await
+    .iter()
+    .filter(|s| is_step(s))
+    .filter_map(label)
+    .collect()
 }
 
 /// An inline call its client left out runs in no span, and its tool's span is not exported; a
@@ -189,4 +212,44 @@ async fn a_span_outside_any_request_begins_a_trace() {
     assert_eq!(got["result"]["content"][0]["text"], "done", "{got}");
     tracing::info_span!("step", label = "outside").in_scope(|| tracing::info!("stepping"));
     assert_eq!(steps_until(&exporter, "outside").await, ["outside"]);
+}
+
+/// As the docs say: inside a trace left out, a future a tool spawns in its current span carries
+/// no span (none was made), so a span made in it begins a trace at the ratio (here every one);
+/// inside a kept trace it joins the request's.
+#[tokio::test(flavor = "current_thread")]
+async fn a_future_spawned_in_a_trace_left_out_carries_no_span() {
+    let (server, exporter, _guard) = traced();
+    let mut c = server.connect_in_memory();
+    for (id, label, sampled) in [(1, "spawned-out", false), (2, "spawned-kept", true)] {
+        let meta = with_traceparent(modern_meta(json!({})), sampled);
+        let got = request(
+            &mut c,
+            id,
+            "tools/call",
+            json!({ "name": "spawns", "arguments": { "label": label }, "_meta": meta }),
+        )
+        .await;
+        assert_eq!(got["result"]["content"][0]["text"], "done", "{got}");
+    }
+    let spans = until(&exporter, |s| s.name == "request").await;
+    let spawned = |label: &str| {
+        spans
+            .iter()
+            .find(|s| s.name == "spawned" && self::label(s).as_deref() == Some(label))
+            .unwrap_or_else(|| panic!("{label} exported: {spans:#?}"))
+    };
+    let request = spans
+        .iter()
+        .find(|s| s.name == "request")
+        .expect("the kept request");
+    let kept = spawned("spawned-kept");
+    assert_eq!(kept.parent_span_id, request.span_context.span_id());
+    let out = spawned("spawned-out");
+    assert_eq!(
+        out.parent_span_id,
+        opentelemetry::trace::SpanId::INVALID,
+        "a root"
+    );
+    assert_ne!(out.span_context.trace_id(), request.span_context.trace_id());
 }
