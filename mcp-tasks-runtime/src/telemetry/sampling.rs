@@ -19,7 +19,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// The field of the callsites of the runtime's spans for traces left out (see
 /// `trace::request_span`).
-pub(crate) const LEFT_OUT_FIELD: &str = "trace_left_out";
+const LEFT_OUT_FIELD: &str = "trace_left_out";
 
 /// Which traces are kept: those that begin here at `ratio`, and those that join a client's trace
 /// as the client decided (`parent_based`) or at `ratio` too.

@@ -5,7 +5,7 @@
 //! becomes the request span's remote parent instead, so the server's spans join the client's
 //! trace. A task's span starts a trace of its own and links to the request span that created it:
 //! a task outlives its request, often by far, and a trace is best kept to work that ends with its
-//! root. `Traces`'s sampling (see `export.rs`) decides whether a trace is kept as its first span
+//! root. `Traces`'s sampling (see `sampling.rs`) decides whether a trace is kept as its first span
 //! is made: the request and task spans are made here, through [`request_span`] and
 //! [`task_span`], which tell it what each begins, or decide it themselves when they can reach it
 //! (through the subscriber). A span of a trace left out is then made at a callsite of its own
