@@ -130,6 +130,12 @@ impl Queue {
 }
 
 impl Writes {
+    /// The writes queued and not yet taken by a flusher, for the tests.
+    #[cfg(test)]
+    pub(super) fn waiting(&self) -> usize {
+        lock(&self.queue).jobs.len()
+    }
+
     /// Queues `op` for the next transaction at once, and returns a future that resolves once
     /// that transaction has committed. Writes are applied in the order they were queued: a write
     /// queued after this one sees what this one wrote. `op` tells `changes` of the records it

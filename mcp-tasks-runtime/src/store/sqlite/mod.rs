@@ -906,8 +906,17 @@ impl TaskStore for SqliteTaskStore {
             joined: Vec::new(),
             waiting: Vec::new(),
         }));
-        self.shared.queue(&task);
-        lock(&self.shared.creating).insert(task.record.id.clone(), creation.clone());
+        // A creation whose id names a task this store wrote lately, or one being created, will
+        // insert nothing (its id is taken): it is not the task's latest record, and the changes
+        // computed after it do not join it, so they reach the task that has the id, in order.
+        // (A change joined to a creation whose id turns out taken in the file only is applied
+        // again as a write of its own: see `update_ahead`.)
+        let known = self.shared.latest(&task.record.id).is_some()
+            || lock(&self.shared.creating).contains_key(&task.record.id);
+        if !known {
+            self.shared.queue(&task);
+            lock(&self.shared.creating).insert(task.record.id.clone(), creation.clone());
+        }
         let taken = Taken {
             creation,
             shared: self.shared.clone(),
@@ -1648,6 +1657,22 @@ mod tests {
         remove(&path);
     }
 
+    /// Waits until `done` holds (5 s at most): what a test waits for, not a guess of how long
+    /// it takes on a loaded machine.
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Waits until a flusher has taken every queued write (and waits for the connection, when a
+    /// test holds it).
+    async fn taken_by_the_flusher(store: &SqliteTaskStore) {
+        eventually("a flusher takes the writes", || store.writes.waiting() == 0).await;
+    }
+
     /// A change that joined a creation whose write is never applied (a write before it in the
     /// batch panicked) is told so, instead of waiting forever; the store goes on.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1662,7 +1687,7 @@ mod tests {
         // The flusher takes this one alone and waits for the connection; the writes queued
         // meanwhile join its transaction once it has applied it.
         let first = store.write(|_, _, _| Ok(()));
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        taken_by_the_flusher(&store).await;
         let panicking = store.write(|_, _, _| -> Result<(), StoreError> {
             panic!("a write that panics (on purpose)")
         });
@@ -1672,14 +1697,21 @@ mod tests {
             let store = store.clone();
             tokio::spawn(async move { store.create(new).await })
         };
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        eventually("the creation is queued", || {
+            lock(&store.shared.creating).contains_key(&id)
+        })
+        .await;
         let finishing = {
             let (store, id) = (store.clone(), id.clone());
             let done = TaskOutcome::Result(serde_json::json!({"content": []}));
             tokio::spawn(async move { store.finish(&id, done).await })
         };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert!(lock(&store.shared.creating).contains_key(&id));
+        eventually("the end joins the creation", || {
+            lock(&store.shared.creating)
+                .get(&id)
+                .is_some_and(|creation| !lock(creation).waiting.is_empty())
+        })
+        .await;
         drop(held);
         let within = Duration::from_secs(5);
         assert!(first.await.is_err(), "its transaction failed");
@@ -1723,7 +1755,7 @@ mod tests {
             panic!("a write that panics (on purpose)")
         });
         // The flusher has taken it and waits for the connection.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        taken_by_the_flusher(&store).await;
         let after = {
             let store = store.clone();
             let new = NewTask::new(alice.clone(), Era::Modern);
@@ -1912,7 +1944,16 @@ mod tests {
             let id = taken.id.clone();
             tokio::spawn(async move { store.set_status_message(&id, Some("a".into())).await })
         };
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The message is computed (and its write queued, in the same poll) before the end is:
+        // a fixed sleep was not always enough on a loaded machine.
+        eventually("the message is queued", || {
+            store
+                .shared
+                .latest(&taken.id)
+                .is_some_and(|task| task.record.version > ahead.version)
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
         let finished = {
             let store = store.clone();
             let id = taken.id.clone();
