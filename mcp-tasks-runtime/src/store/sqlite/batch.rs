@@ -40,9 +40,9 @@ pub(super) struct Changes {
     written: Vec<(Arc<Frozen>, bool)>,
     /// Task → its latest record in `written`.
     latest: HashMap<TaskId, usize>,
-    /// Told the transaction's fate once it commits or fails: the changes that joined a
-    /// creation in it.
-    waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    /// Answered once the transaction commits or fails: the changes that joined a creation in
+    /// it.
+    joined: Vec<Box<dyn Job>>,
 }
 
 impl Changes {
@@ -51,12 +51,10 @@ impl Changes {
         self.latest.get(id).map(|&at| &self.written[at].0)
     }
 
-    /// Tells `waiting` whether the transaction committed, after it did or failed.
-    pub(super) fn answer_after_commit(
-        &mut self,
-        waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
-    ) {
-        self.waiting.extend(waiting);
+    /// Answers `joined` with their outcomes once the transaction has committed, or with its
+    /// failure.
+    pub(super) fn answer_after_commit(&mut self, joined: impl IntoIterator<Item = Box<dyn Job>>) {
+        self.joined.extend(joined);
     }
 
     /// Records that the transaction wrote `task`. Call it after the write succeeded.
@@ -68,7 +66,7 @@ impl Changes {
 }
 
 /// A queued write, its answer's type erased.
-trait Job: Send {
+pub(super) trait Job: Send {
     /// Applies the write in the open transaction; `Ok` if it is to be kept.
     fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool;
 
@@ -76,10 +74,40 @@ trait Job: Send {
     fn answer(self: Box<Self>, commit: Result<(), &str>);
 }
 
-struct Write<T, F> {
+/// A write: its operation until applied, then its outcome until answered.
+pub(super) struct Write<T, F> {
     op: Option<F>,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> Write<T, F> {
+    /// A write of `op`, and where its answer comes.
+    pub(super) fn new(op: F) -> (Self, oneshot::Receiver<Result<T, StoreError>>) {
+        let (reply, answer) = oneshot::channel();
+        let write = Write {
+            op: Some(op),
+            outcome: None,
+            reply,
+        };
+        (write, answer)
+    }
+
+    /// Its outcome is known without applying it: `op` will not run.
+    pub(super) fn settle(&mut self, outcome: Result<T, StoreError>) {
+        self.op = None;
+        self.outcome = Some(outcome);
+    }
+
+    /// Answers the writer: its own outcome once committed, else the commit's failure.
+    pub(super) fn finish(self, commit: Result<(), &str>) {
+        let outcome = match (commit, self.outcome) {
+            (Ok(()), Some(outcome)) => outcome,
+            (Err(why), _) => Err(StoreError::backend(why.to_owned())),
+            (Ok(()), None) => Err(StoreError::backend("a write was never applied")),
+        };
+        let _ = self.reply.send(outcome);
+    }
 }
 
 impl<T, F> Job for Write<T, F>
@@ -96,12 +124,7 @@ where
     }
 
     fn answer(self: Box<Self>, commit: Result<(), &str>) {
-        let outcome = match (commit, self.outcome) {
-            (Ok(()), Some(outcome)) => outcome,
-            (Err(why), _) => Err(StoreError::backend(why.to_owned())),
-            (Ok(()), None) => Err(StoreError::backend("a write was never applied")),
-        };
-        let _ = self.reply.send(outcome);
+        self.finish(commit);
     }
 }
 
@@ -151,14 +174,10 @@ impl Writes {
         T: Send + 'static,
         F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
     {
-        let (reply, answer) = oneshot::channel();
+        let (write, answer) = Write::new(op);
         let start = {
             let mut queue = lock(&self.queue);
-            queue.jobs.push(Box::new(Write {
-                op: Some(op),
-                outcome: None,
-                reply,
-            }));
+            queue.jobs.push(Box::new(write));
             !std::mem::replace(&mut queue.flushing, true)
         };
         if start {
@@ -242,14 +261,8 @@ impl Writes {
             }
             drop(conn);
             drop(db);
-            for waiter in changes.waiting {
-                let _ = waiter.send(match &committed {
-                    Ok(()) => Ok(()),
-                    Err(why) => Err(StoreError::backend(why.to_string())),
-                });
-            }
             let committed = committed.map_err(|why| why.to_string());
-            for job in jobs {
+            for job in changes.joined.into_iter().chain(jobs) {
                 job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));
             }
         }

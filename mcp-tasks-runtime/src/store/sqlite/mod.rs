@@ -23,7 +23,7 @@ use super::{
 };
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
 use crate::protocol::{InputRequest, ResourceContents};
-use batch::{Changes, Writes};
+use batch::{Changes, Job, Write, Writes};
 
 mod batch;
 
@@ -154,8 +154,8 @@ struct Shared {
 
 /// A creation's write holds its [`Creation`] through this: once the write is applied, or
 /// dropped unapplied (the store closed, or a write before it panicked), the creation is closed
-/// and forgotten, and changes that joined it and were not answered are told it failed instead
-/// of waiting forever.
+/// and forgotten, and changes that joined it and were not taken by its write are told it failed
+/// instead of waiting forever.
 struct Taken {
     creation: Arc<Mutex<Creation>>,
     shared: Arc<Shared>,
@@ -169,10 +169,10 @@ impl Drop for Taken {
             let id = creation.latest.record.id.clone();
             (id, std::mem::take(&mut creation.waiting))
         };
-        for waiter in waiting {
-            let _ = waiter.send(Err(StoreError::backend(
+        for change in waiting {
+            change.answer(Err(
                 "the SQLite task store's writer stopped before the write was committed",
-            )));
+            ));
         }
         let mut creating = lock(&self.shared.creating);
         if creating
@@ -189,7 +189,10 @@ impl Drop for Taken {
 /// change leaves it (one statement, not an insert and an update), and the change is answered
 /// once the creation's transaction has committed. Waiters and subscribers still hear of each
 /// version in order. A write on the task that does not join closes the creation to later ones,
-/// so that changes are applied in the order they were queued.
+/// so that changes are applied in the order they were queued. If the creation inserts nothing
+/// (another task has its id), the changes that joined it are applied instead, in its
+/// transaction and in the order they joined, to the task that has the id: as the writes of
+/// their own they would otherwise have been.
 struct Creation {
     /// Taken by the writer's thread, or closed by a write on the task that did not join.
     closed: bool,
@@ -199,10 +202,53 @@ struct Creation {
     text: Option<String>,
     /// The changes that joined, in order, each with whether clients see it.
     joined: Vec<(Arc<Frozen>, bool)>,
-    /// Their callers, told once the creation's transaction has committed (or failed);
-    /// `NotFound` when the creation inserted nothing (its id was taken): a caller then applies
-    /// its change as a write of its own.
-    waiting: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    /// The same changes, to answer once the creation's transaction has committed (or failed),
+    /// or to apply instead if the creation inserts nothing.
+    waiting: Vec<Box<dyn Joined>>,
+}
+
+/// Where a change's answer comes: its output and the record it left.
+type Answer<T> = oneshot::Receiver<Result<(T, Arc<Frozen>), StoreError>>;
+
+/// A change that joined a creation (see [`Creation`]).
+trait Joined: Job {
+    /// The creation inserted the task as this change (or one after it) leaves it: the change is
+    /// answered with the record it computed once the transaction has committed.
+    fn inserted(&mut self);
+}
+
+/// A change that joined a creation: what it computed ahead, and the write that applies it to
+/// the task that has the id if the creation inserts nothing.
+struct JoinedChange<T, F> {
+    computed: Option<(T, Arc<Frozen>)>,
+    write: Write<(T, Arc<Frozen>), F>,
+}
+
+impl<T, F> Job for JoinedChange<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<(T, Arc<Frozen>), StoreError> + Send,
+{
+    fn apply(&mut self, conn: &Connection, shared: &Shared, changes: &mut Changes) -> bool {
+        self.computed = None;
+        self.write.apply(conn, shared, changes)
+    }
+
+    fn answer(self: Box<Self>, commit: Result<(), &str>) {
+        self.write.finish(commit);
+    }
+}
+
+impl<T, F> Joined for JoinedChange<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<(T, Arc<Frozen>), StoreError> + Send,
+{
+    fn inserted(&mut self) {
+        if let Some(computed) = self.computed.take() {
+            self.write.settle(Ok(computed));
+        }
+    }
 }
 
 /// How many records [`Shared::recent`] keeps.
@@ -380,21 +426,15 @@ impl SqliteTaskStore {
                     text,
                 })
             });
+        let mut change = Some(change);
         let ahead = match ahead {
-            Some(ahead) => match self.shared.join(ahead, visible) {
-                Ok((out, task, committed)) => {
-                    let committed = committed.await.unwrap_or_else(|_| {
+            Some(ahead) => match self.shared.join(ahead, owner, visible, &mut change) {
+                Ok(answer) => {
+                    return answer.await.unwrap_or_else(|_| {
                         Err(StoreError::backend(
                             "the SQLite task store's writer stopped before the write was committed",
                         ))
                     });
-                    match committed {
-                        Ok(()) => return Ok((out, task)),
-                        // The creation inserted nothing (another task had its id): the change
-                        // is for whatever task has the id, as a write of its own.
-                        Err(StoreError::NotFound) => None,
-                        Err(e) => return Err(e),
-                    }
                 }
                 Err(ahead) => {
                     self.shared.queue(&ahead.task);
@@ -403,6 +443,7 @@ impl SqliteTaskStore {
             },
             None => None,
         };
+        let change = change.expect("a change that did not join is kept");
         self.update_from(id, owner, visible, ahead, change).await
     }
 
@@ -419,9 +460,9 @@ impl SqliteTaskStore {
         // Changes queued after this one must not join the creation ahead of it.
         self.shared.close_creation(&id);
         self.write(move |conn, shared, changes| {
-            // As this transaction last wrote it, else as last committed, else as stored.
-            let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
             if let Some(ahead) = ahead {
+                // The task as this transaction last wrote it, else as last committed.
+                let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
                 if latest
                     .as_ref()
                     .is_some_and(|latest| Arc::ptr_eq(latest, &ahead.base))
@@ -436,25 +477,7 @@ impl SqliteTaskStore {
                 // Computed from a record this transaction does not hold: computed again.
                 shared.unqueue(&ahead.task);
             }
-            let now = shared.clock.now();
-            let mut record = match latest {
-                Some(task) => task.snapshot(),
-                None => match fetch(conn, &id, None)? {
-                    Some(stored) => decode(stored)?.into_record(),
-                    None => return Err(StoreError::NotFound),
-                },
-            };
-            if owner.as_ref().is_some_and(|owner| *owner != record.owner) {
-                return Err(StoreError::NotFound);
-            }
-            let before = record.version;
-            let out = change(&mut record, now)?;
-            let task = Arc::new(Frozen::new(record));
-            if task.record.version != before {
-                write(conn, &task)?;
-                changes.wrote(task.clone(), visible);
-            }
-            Ok((out, task))
+            apply_change(conn, shared, changes, &id, owner.as_ref(), visible, change)
         })
         .await
     }
@@ -637,17 +660,20 @@ impl Shared {
     }
 
     /// Joins a change computed ahead to its task's creation, if that is still queued and open
-    /// and the change was computed from what it will insert; the change's output, its record,
-    /// and the creation's outcome to wait for. Else gives the change back.
-    #[expect(
-        clippy::type_complexity,
-        reason = "the change's parts and a receiver, used once by the caller"
-    )]
-    fn join<T>(
+    /// and the change was computed from what it will insert; where the change's answer comes.
+    /// Else gives the change back (and `change` stays). `change` is what applies it instead,
+    /// should the creation insert nothing.
+    fn join<T, F>(
         &self,
         ahead: Ahead<T>,
+        owner: Option<&Owner>,
         visible: bool,
-    ) -> Result<(T, Arc<Frozen>, oneshot::Receiver<Result<(), StoreError>>), Ahead<T>> {
+        change: &mut Option<F>,
+    ) -> Result<Answer<T>, Ahead<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    {
         let creating = lock(&self.creating);
         let Some(creation) = creating.get(&ahead.task.record.id) else {
             return Err(ahead);
@@ -659,13 +685,23 @@ impl Shared {
             creation.closed = true;
             return Err(ahead);
         }
-        let (tx, rx) = oneshot::channel();
+        let change = change.take().expect("a change joins once");
+        let id = ahead.task.record.id.clone();
+        let owner = owner.cloned();
+        let (write, answer) = Write::new(
+            move |conn: &Connection, shared: &Shared, changes: &mut Changes| {
+                apply_change(conn, shared, changes, &id, owner.as_ref(), visible, change)
+            },
+        );
         creation.latest = ahead.task.clone();
         creation.text = Some(ahead.text);
         creation.joined.push((ahead.task.clone(), visible));
-        creation.waiting.push(tx);
         self.queue(&ahead.task);
-        Ok((ahead.out, ahead.task, rx))
+        creation.waiting.push(Box::new(JoinedChange {
+            computed: Some((ahead.out, ahead.task)),
+            write,
+        }));
+        Ok(answer)
     }
 
     /// A write on the task that does not join its creation is queued: later ones may not join.
@@ -799,6 +835,39 @@ fn sweep(
     Ok(report)
 }
 
+/// Applies `change` to the task as this transaction last wrote it, else as last committed, else
+/// as stored (if it belongs to `owner`, when given), and writes it back if its version moved.
+fn apply_change<T>(
+    conn: &Connection,
+    shared: &Shared,
+    changes: &mut Changes,
+    id: &TaskId,
+    owner: Option<&Owner>,
+    visible: bool,
+    change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
+) -> Result<(T, Arc<Frozen>), StoreError> {
+    let latest = changes.latest(id).cloned().or_else(|| shared.recent(id));
+    let now = shared.clock.now();
+    let mut record = match latest {
+        Some(task) => task.snapshot(),
+        None => match fetch(conn, id, None)? {
+            Some(stored) => decode(stored)?.into_record(),
+            None => return Err(StoreError::NotFound),
+        },
+    };
+    if owner.is_some_and(|owner| *owner != record.owner) {
+        return Err(StoreError::NotFound);
+    }
+    let before = record.version;
+    let out = change(&mut record, now)?;
+    let task = Arc::new(Frozen::new(record));
+    if task.record.version != before {
+        write(conn, &task)?;
+        changes.wrote(task.clone(), visible);
+    }
+    Ok((out, task))
+}
+
 /// Writes a changed task back, with the columns the indexes use.
 fn write(conn: &Connection, task: &Frozen) -> Result<(), StoreError> {
     store(conn, task, encode(&task.record)?)
@@ -909,8 +978,8 @@ impl TaskStore for SqliteTaskStore {
         // A creation whose id names a task this store wrote lately, or one being created, will
         // insert nothing (its id is taken): it is not the task's latest record, and the changes
         // computed after it do not join it, so they reach the task that has the id, in order.
-        // (A change joined to a creation whose id turns out taken in the file only is applied
-        // again as a write of its own: see `update_ahead`.)
+        // (The changes joined to a creation whose id turns out taken in the file only are
+        // applied by its write to that task, in order: see [`Creation`].)
         let known = self.shared.latest(&task.record.id).is_some()
             || lock(&self.shared.creating).contains_key(&task.record.id);
         if !known {
@@ -923,7 +992,7 @@ impl TaskStore for SqliteTaskStore {
         };
         let written = self.write(move |conn, shared, changes| {
             let id = &kept.record.id;
-            let (latest, joined_text, joined, waiting) = {
+            let (latest, joined_text, joined, mut waiting) = {
                 let mut creation = lock(&taken.creation);
                 creation.closed = true;
                 (
@@ -940,10 +1009,15 @@ impl TaskStore for SqliteTaskStore {
                     shared.unqueue(task);
                 }
                 // The task the joined changes were computed for is not created: they are
-                // applied as writes of their own (see `update_ahead`).
-                for waiter in waiting {
-                    let _ = waiter.send(Err(StoreError::NotFound));
+                // applied instead to the task that has the id, in order, in this transaction
+                // (unless a failed insert ended the transaction: then the batch fails).
+                for change in &mut waiting {
+                    if conn.is_autocommit() {
+                        break;
+                    }
+                    change.apply(conn, shared, changes);
                 }
+                changes.answer_after_commit(waiting.into_iter().map(|c| -> Box<dyn Job> { c }));
                 return match inserted {
                     Ok(_) => Err(StoreError::DuplicateId(id.clone())),
                     Err(e) => Err(e),
@@ -953,7 +1027,10 @@ impl TaskStore for SqliteTaskStore {
             for (task, visible) in joined {
                 changes.wrote(task, visible);
             }
-            changes.answer_after_commit(waiting);
+            for change in &mut waiting {
+                change.inserted();
+            }
+            changes.answer_after_commit(waiting.into_iter().map(|c| -> Box<dyn Job> { c }));
             drop(taken);
             Ok(())
         });
@@ -1732,6 +1809,122 @@ mod tests {
             .unwrap();
         assert!(store.get(&task.id, &alice).await.unwrap().is_some());
         assert!(store.get(&id, &alice).await.unwrap().is_none());
+    }
+
+    /// The changes that joined a creation whose id turns out taken in the file only (the store
+    /// has not written that task lately, so the creation was joinable) are applied by the
+    /// creation's write to the task that has the id: in the order they joined, in the same
+    /// transaction, each as a write of its own would be (a client's change checks that task's
+    /// owner). They used to be told "not found" and retried each on its own, concurrently, so
+    /// that the later one could land first.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn changes_joined_to_a_creation_whose_id_is_taken_keep_their_order() {
+        let path = scratch_path();
+        let (alice, bob) = (Owner::new("alice"), Owner::new("bob"));
+        let old = {
+            let store = SqliteTaskStore::open(&path).unwrap();
+            store
+                .create(NewTask::new(bob.clone(), Era::Modern))
+                .await
+                .unwrap()
+        };
+        // Reopened: bob's task is in the file only.
+        let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
+        let mut events = store.subscribe();
+        let commits = || {
+            store
+                .writes
+                .commits
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        let before = commits();
+        let id = old.id.clone();
+        let joined = |n: usize| {
+            let store = store.clone();
+            let id = id.clone();
+            move || {
+                lock(&store.shared.creating)
+                    .get(&id)
+                    .is_some_and(|creation| lock(creation).waiting.len() == n)
+            }
+        };
+        let held = lock(&store.db);
+        let creating = {
+            let (store, new) = (
+                store.clone(),
+                NewTask::new(alice.clone(), Era::Modern).id(id.clone()),
+            );
+            tokio::spawn(async move { store.create(new).await })
+        };
+        eventually("the creation is queued", || {
+            lock(&store.shared.creating).contains_key(&id)
+        })
+        .await;
+        let message = |text: &str| {
+            let (store, id, text) = (store.clone(), id.clone(), text.to_owned());
+            tokio::spawn(async move { store.set_status_message(&id, Some(text)).await })
+        };
+        let first = message("first");
+        eventually("the first message joins the creation", joined(1)).await;
+        let second = message("second");
+        eventually("the second message joins it", joined(2)).await;
+        let cancelling = {
+            let (store, id, alice) = (store.clone(), id.clone(), alice.clone());
+            tokio::spawn(async move { store.cancel(&id, &alice).await })
+        };
+        eventually("alice's cancel joins it", joined(3)).await;
+        drop(held);
+
+        assert!(matches!(
+            creating.await.unwrap(),
+            Err(StoreError::DuplicateId(taken)) if taken == id
+        ));
+        let first = first.await.unwrap().unwrap();
+        let second = second.await.unwrap().unwrap();
+        assert_eq!(first.owner, bob);
+        assert_eq!(
+            (first.version, first.status_message.as_deref()),
+            (old.version + 1, Some("first"))
+        );
+        assert_eq!(
+            (second.version, second.status_message.as_deref()),
+            (old.version + 2, Some("second"))
+        );
+        // Alice's cancel is for bob's task: not found, as on its own.
+        assert!(matches!(
+            cancelling.await.unwrap(),
+            Err(StoreError::NotFound)
+        ));
+        // One transaction: the failed creation and the changes applied instead.
+        assert_eq!(commits(), before + 1);
+        let stored = store.get(&id, &bob).await.unwrap().unwrap();
+        assert_eq!(
+            (
+                stored.status,
+                stored.version,
+                stored.status_message.as_deref()
+            ),
+            (TaskStatus::Working, old.version + 2, Some("second"))
+        );
+        let mut seen = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let TaskEvent::Updated(record) = event {
+                seen.push((record.owner.clone(), record.version));
+            }
+        }
+        assert_eq!(
+            seen,
+            [
+                (bob.clone(), old.version + 1),
+                (bob.clone(), old.version + 2)
+            ]
+        );
+        drop(store);
+        remove(&path);
     }
 
     /// A write that panics fails its transaction as an error would: what it wrote is rolled
