@@ -160,7 +160,9 @@ impl Run {
                     match creating.take() {
                         None => settled.await,
                         // The creation is answered once it commits, while the outcome (queued
-                        // after it) is recorded.
+                        // after it) is recorded. The outcome first: a store may then write the
+                        // task as it ended in one go (SQLite's joins the end to the creation
+                        // and spares encoding the new task).
                         Some((creating, reply)) => {
                             let creation = async {
                                 if self.created(creating, reply).await.is_none() {
@@ -169,7 +171,7 @@ impl Run {
                                     self.cancel.cancel();
                                 }
                             };
-                            futures_util::future::join(creation, settled).await;
+                            futures_util::future::join(settled, creation).await;
                         }
                     }
                     return;

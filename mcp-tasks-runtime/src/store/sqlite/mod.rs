@@ -166,6 +166,7 @@ impl Drop for Taken {
         let (id, waiting) = {
             let mut creation = lock(&self.creation);
             creation.closed = true;
+            creation.taken = true;
             let id = creation.latest.record.id.clone();
             (id, std::mem::take(&mut creation.waiting))
         };
@@ -194,11 +195,16 @@ impl Drop for Taken {
 /// transaction and in the order they joined, to the task that has the id: as the writes of
 /// their own they would otherwise have been.
 struct Creation {
-    /// Taken by the writer's thread, or closed by a write on the task that did not join.
+    /// Closed to joins: taken by the writer's thread, or closed by a write on the task that did
+    /// not join.
     closed: bool,
-    /// What the creation will insert: the new task, or the last change that joined it, with
-    /// its text once a change joined.
+    /// Taken by the writer's thread (or dropped untaken).
+    taken: bool,
+    /// What the creation will insert: the new task, or the last change that joined it.
     latest: Arc<Frozen>,
+    /// `latest` as text, once encoded: by the caller when it first waits for the creation
+    /// (unless a change joined before), by the last change that joined, else by the writer's
+    /// thread.
     text: Option<String>,
     /// The changes that joined, in order, each with whether clients see it.
     joined: Vec<(Arc<Frozen>, bool)>,
@@ -911,6 +917,28 @@ fn insert(conn: &Connection, task: &Frozen, text: String) -> Result<usize, Store
     .map_err(backend)
 }
 
+/// Encodes what a creation will insert, beside its caller when it first waits for it: not in
+/// the one thread that applies every write, and not before a quick tool's end, which joins the
+/// creation with a text of its own, has had its chance to. Nothing if the writer's thread took
+/// the creation already, or a change joined it (the writer's thread encodes what nobody did).
+fn encode_ahead(creation: &Mutex<Creation>) {
+    let latest = {
+        let creation = lock(creation);
+        if creation.taken || creation.text.is_some() {
+            return;
+        }
+        creation.latest.clone()
+    };
+    // On an error the writer's thread encodes again, and the creation fails with it.
+    let Ok(text) = encode(&latest.record) else {
+        return;
+    };
+    let mut creation = lock(creation);
+    if !creation.taken && creation.text.is_none() && Arc::ptr_eq(&creation.latest, &latest) {
+        creation.text = Some(text);
+    }
+}
+
 /// A change computed beside the caller ([`SqliteTaskStore::update_ahead`]) from the record
 /// `base` (the one kept after its commit, or queued to be written).
 struct Ahead<T> {
@@ -960,16 +988,12 @@ impl TaskStore for SqliteTaskStore {
     /// Queues the creation when called: a write on the task called afterwards is applied after
     /// it.
     fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        // Encoded here, beside the caller, not in the one thread that applies every write.
         // A new task has no result: its `result` column stays NULL.
         let task = Arc::new(Frozen::new(TaskRecord::new(task, self.shared.clock.now())));
-        let text = match encode(&task.record) {
-            Ok(text) => text,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
-        };
         let kept = task.clone();
         let creation = Arc::new(Mutex::new(Creation {
             closed: false,
+            taken: false,
             latest: task.clone(),
             text: None,
             joined: Vec::new(),
@@ -986,15 +1010,17 @@ impl TaskStore for SqliteTaskStore {
             self.shared.queue(&task);
             lock(&self.shared.creating).insert(task.record.id.clone(), creation.clone());
         }
+        let encoding = creation.clone();
         let taken = Taken {
             creation,
             shared: self.shared.clone(),
         };
         let written = self.write(move |conn, shared, changes| {
             let id = &kept.record.id;
-            let (latest, joined_text, joined, mut waiting) = {
+            let (latest, text, joined, mut waiting) = {
                 let mut creation = lock(&taken.creation);
                 creation.closed = true;
+                creation.taken = true;
                 (
                     creation.latest.clone(),
                     creation.text.take(),
@@ -1002,7 +1028,8 @@ impl TaskStore for SqliteTaskStore {
                     std::mem::take(&mut creation.waiting),
                 )
             };
-            let inserted = insert(conn, &latest, joined_text.unwrap_or(text));
+            let text = text.map_or_else(|| encode(&latest.record), Ok);
+            let inserted = text.and_then(|text| insert(conn, &latest, text));
             if !matches!(inserted, Ok(1)) {
                 shared.unqueue(&kept);
                 for (task, _) in &joined {
@@ -1035,6 +1062,8 @@ impl TaskStore for SqliteTaskStore {
             Ok(())
         });
         Box::pin(async move {
+            encode_ahead(&encoding);
+            drop(encoding);
             written.await?;
             Ok(Arc::unwrap_or_clone(task).record)
         })
@@ -1925,6 +1954,97 @@ mod tests {
         );
         drop(store);
         remove(&path);
+    }
+
+    /// What a creation inserts is encoded once: beside its caller when it first waits (unless
+    /// a change joined before, whose text is the one inserted), else by the writer's thread. A
+    /// creation whose future is never polled is written all the same.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+    )]
+    async fn a_creation_is_encoded_once_by_whoever_comes_first() {
+        let store = Arc::new(scratch(Arc::new(SystemClock)));
+        let alice = Owner::new("alice");
+        let creation = |new: &NewTask| lock(&store.shared.creating).get(&new.id).cloned().unwrap();
+        let text = |creation: &Mutex<Creation>| lock(creation).text.clone();
+
+        let held = lock(&store.db);
+        // Waited for: encoded by the caller.
+        let waited = NewTask::new(alice.clone(), Era::Modern);
+        let waited_id = waited.id.clone();
+        let mut waited_future = store.create(waited.clone());
+        let waited_creation = creation(&waited);
+        assert_eq!(text(&waited_creation), None, "not encoded when queued");
+        let once = Duration::from_millis(1);
+        assert!(
+            tokio::time::timeout(once, &mut waited_future)
+                .await
+                .is_err()
+        );
+        let own = text(&waited_creation).unwrap();
+        assert_eq!(
+            serde_json::from_str::<TaskRecord>(&own).unwrap().version,
+            lock(&waited_creation).latest.record.version
+        );
+        // An end joined first: its text is the one inserted, and the caller encodes nothing.
+        let ended = NewTask::new(alice.clone(), Era::Modern);
+        let ended_id = ended.id.clone();
+        let ended_future = store.create(ended.clone());
+        let ended_creation = creation(&ended);
+        let finishing = {
+            let (store, id) = (store.clone(), ended_id.clone());
+            let done = TaskOutcome::Result(serde_json::json!({"content": []}));
+            tokio::spawn(async move { store.finish(&id, done).await })
+        };
+        eventually("the end joins", || {
+            !lock(&ended_creation).waiting.is_empty()
+        })
+        .await;
+        // The same text, not one encoded again.
+        let joined_text = || {
+            lock(&ended_creation)
+                .text
+                .as_ref()
+                .map(|text| text.as_ptr())
+        };
+        let before = joined_text();
+        encode_ahead(&ended_creation);
+        assert!(before.is_some());
+        assert_eq!(joined_text(), before, "kept the end's text");
+        // Never polled: the writer's thread encodes it.
+        let unpolled = NewTask::new(alice.clone(), Era::Modern);
+        let unpolled_id = unpolled.id.clone();
+        let unpolled_future = store.create(unpolled.clone());
+        assert_eq!(text(&creation(&unpolled)), None);
+        drop(held);
+
+        assert_eq!(waited_future.await.unwrap().id, waited_id);
+        assert_eq!(ended_future.await.unwrap().id, ended_id);
+        assert_eq!(
+            finishing.await.unwrap().unwrap().status,
+            TaskStatus::Completed
+        );
+        // Taken by the writer's thread: a caller that waits only now encodes nothing.
+        encode_ahead(&waited_creation);
+        assert!(lock(&waited_creation).taken);
+        assert_eq!(text(&waited_creation), None);
+        drop(unpolled_future);
+        eventually("the unpolled creation is written", || {
+            lock(&store.shared.creating).is_empty()
+        })
+        .await;
+        // Read from the file, not from what the store keeps: each was stored as encoded.
+        lock(&store.shared.recent).clear();
+        let stored = |id: TaskId| {
+            let store = store.clone();
+            let alice = alice.clone();
+            async move { store.get(&id, &alice).await.unwrap().unwrap() }
+        };
+        assert_eq!(stored(waited_id).await.status, TaskStatus::Working);
+        assert_eq!(stored(ended_id).await.status, TaskStatus::Completed);
+        assert_eq!(stored(unpolled_id).await.status, TaskStatus::Working);
     }
 
     /// A write that panics fails its transaction as an error would: what it wrote is rolled
