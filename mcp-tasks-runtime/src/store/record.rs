@@ -71,7 +71,21 @@ pub struct TaskRecord {
     pub terminal_at: Option<SystemTime>,
 }
 
+/// The room a record's stored text is written into at first: a new task's record is about 600
+/// bytes, and `serde_json::to_string`'s buffer starts at 128 and grows three times to hold it
+/// (each a copy).
+#[cfg(any(test, feature = "sqlite", feature = "redis", feature = "postgres"))]
+const STORED_TEXT_ROOM: usize = 1024;
+
 impl TaskRecord {
+    /// The record as the durable stores keep it: its serde encoding, as JSON text.
+    #[cfg(any(test, feature = "sqlite", feature = "redis", feature = "postgres"))]
+    pub(crate) fn to_stored_text(&self) -> Result<String, serde_json::Error> {
+        let mut text = Vec::with_capacity(STORED_TEXT_ROOM);
+        serde_json::to_writer(&mut text, self)?;
+        Ok(String::from_utf8(text).expect("serde_json writes UTF-8"))
+    }
+
     /// Whether `key` has named an input request of this task (outstanding, answered or withdrawn).
     pub fn key_used(&self, key: &str) -> bool {
         self.input_requests.contains_key(key) || self.retired_keys.contains(key)
@@ -170,7 +184,8 @@ mod tests {
         r.retired_keys.insert("k".into());
         r.outcome = Some(TaskOutcome::Error(RpcError::internal("x")));
         r.terminal_at = Some(t0());
-        let encoded = serde_json::to_string(&r).unwrap();
+        let encoded = r.to_stored_text().unwrap();
+        assert_eq!(encoded, serde_json::to_string(&r).unwrap());
         assert_eq!(serde_json::from_str::<TaskRecord>(&encoded).unwrap(), r);
     }
 

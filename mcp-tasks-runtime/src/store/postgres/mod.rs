@@ -1149,7 +1149,7 @@ impl FastPaths for PostgresTaskStore {
 }
 
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
-    serde_json::to_string(record).map_err(StoreError::backend)
+    record.to_stored_text().map_err(StoreError::backend)
 }
 
 fn decode(text: &str) -> Result<TaskRecord, StoreError> {

@@ -742,7 +742,7 @@ impl TaskStore for RedisTaskStore {
 }
 
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
-    serde_json::to_string(record).map_err(StoreError::backend)
+    record.to_stored_text().map_err(StoreError::backend)
 }
 
 fn decode(raw: &[u8]) -> Result<TaskRecord, StoreError> {

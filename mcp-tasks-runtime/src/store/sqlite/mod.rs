@@ -949,7 +949,7 @@ struct Ahead<T> {
 }
 
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
-    serde_json::to_string(record).map_err(StoreError::backend)
+    record.to_stored_text().map_err(StoreError::backend)
 }
 
 /// A stored task. A result kept in the record itself (as files written before results had a
