@@ -316,6 +316,62 @@ async fn a_change_that_fails_its_rules_does_not_fail_its_batch() {
     assert_eq!(record.input_requests.len(), 22);
 }
 
+/// A change that panics fails alone, as one that errs: the changes in its batch commit, and
+/// the one writer goes on (it used to unwind and end, so that every later change waited for
+/// an answer that never came).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_panics_fails_alone_and_the_writer_goes_on() {
+    let store = Arc::new(
+        PostgresTaskStore::builder(database())
+            .schema(fresh_schema())
+            .writers(1)
+            .timeout(Duration::from_secs(2))
+            .open()
+            .expect("a Postgres store"),
+    );
+    let alice = Owner::new("alice");
+    let task = store
+        .create(NewTask::new(alice.clone(), Era::Modern))
+        .await
+        .unwrap();
+    let panicking = {
+        let (store, id) = (store.clone(), task.id.clone());
+        async move {
+            store
+                .shared
+                .update(&id, None, true, |record, _| -> Result<(), StoreError> {
+                    record.status_message = Some("half-changed".into());
+                    panic!("a change that panics (on purpose)")
+                })
+                .await
+        }
+    };
+    let asks = (0..8).map(|i| {
+        let (store, id) = (store.clone(), task.id.clone());
+        async move {
+            store
+                .add_input_request(&id, format!("k{i}"), question(i))
+                .await
+        }
+    });
+    let (panicked, asked) = tokio::join!(panicking, futures_util::future::join_all(asks));
+    let error = panicked.unwrap_err();
+    assert!(error.to_string().contains("panicked"), "{error}");
+    assert!(asked.iter().all(Result::is_ok), "{asked:?}");
+    // The writer goes on.
+    let after = tokio::time::timeout(
+        Duration::from_secs(5),
+        store.set_status_message(&task.id, Some("after".into())),
+    )
+    .await
+    .expect("the writer answers")
+    .unwrap();
+    assert_eq!(after.status_message.as_deref(), Some("after"));
+    let record = store.get(&task.id, &alice).await.unwrap().unwrap();
+    assert_eq!(record.input_requests.len(), 8);
+    assert_eq!(record.version, task.version + 9);
+}
+
 /// An error of the database in a group commit (here a trigger that refuses one record) rolls
 /// the batch back; its changes then run one by one, and only the refused one fails, with the
 /// database's message.

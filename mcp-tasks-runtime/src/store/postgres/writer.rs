@@ -4,6 +4,7 @@
 //! only once that transaction has committed.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
@@ -70,7 +71,14 @@ where
         self.visible
     }
     fn apply(&mut self, record: &mut TaskRecord, now: SystemTime) -> Result<(), StoreError> {
-        self.out = Some((self.change)(record, now)?);
+        // A change that panics fails alone, as one that errs: the record it half-changed is
+        // thrown away, and its batch, the transaction and the writer go on. (Unwinding through
+        // the writer would end it, and hand its connection back to the pool inside the open
+        // transaction.)
+        let change = &mut self.change;
+        let out = std::panic::catch_unwind(AssertUnwindSafe(|| change(record, now)))
+            .unwrap_or_else(|_| Err(StoreError::backend("the change panicked")))?;
+        self.out = Some(out);
         Ok(())
     }
     fn answer(self: Box<Self>, outcome: Result<Arc<TaskRecord>, StoreError>) {
