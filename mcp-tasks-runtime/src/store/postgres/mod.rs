@@ -260,6 +260,9 @@ struct Shared {
     /// Group commits that committed, and the changes they carried (for tests).
     transactions: AtomicU64,
     changes: AtomicU64,
+    /// The next group commit panics once its new tasks are inserted (for a test).
+    #[cfg(test)]
+    panic_in_transaction: AtomicBool,
 }
 
 /// The store's statements, for its schema.
@@ -489,6 +492,8 @@ impl PostgresTaskStoreBuilder {
             next_reader: AtomicUsize::new(0),
             transactions: AtomicU64::new(0),
             changes: AtomicU64::new(0),
+            #[cfg(test)]
+            panic_in_transaction: AtomicBool::new(false),
         });
         let receiver: Queue = Arc::new(tokio::sync::Mutex::new(receiver));
         let mut tasks = vec![tokio::spawn(listen(Arc::downgrade(&shared)))];

@@ -372,6 +372,67 @@ async fn a_change_that_panics_fails_alone_and_the_writer_goes_on() {
     assert_eq!(record.version, task.version + 9);
 }
 
+/// A writer that panics inside its transaction (a bug, injected here after its insert) fails
+/// its batch and goes on: the connection it held is closed, not handed back to the pool inside
+/// the open transaction, so the insert is never committed by the next batch on it; a write held
+/// for the creation is answered; later changes are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_panics_in_its_transaction_commits_none_of_it_and_goes_on() {
+    let store = Arc::new(
+        PostgresTaskStore::builder(database())
+            .schema(fresh_schema())
+            .writers(1)
+            .timeout(Duration::from_secs(2))
+            .open()
+            .expect("a Postgres store"),
+    );
+    let alice = Owner::new("alice");
+    store.shared.ready().await.unwrap();
+    store
+        .shared
+        .panic_in_transaction
+        .store(true, Ordering::Relaxed);
+    let lost = NewTask::new(alice.clone(), Era::Modern);
+    let lost_id = lost.id.clone();
+    let within = Duration::from_secs(5);
+    let (created, message) = tokio::join!(
+        store.create(lost),
+        tokio::time::timeout(
+            within,
+            store.set_status_message(&lost_id, Some("held".into()))
+        ),
+    );
+    assert!(created.is_err(), "{created:?}");
+    assert!(message.expect("answered").is_err());
+    // The writer goes on, on a connection of its own.
+    for _ in 0..3 {
+        let task = tokio::time::timeout(
+            within,
+            store.create(NewTask::new(alice.clone(), Era::Modern)),
+        )
+        .await
+        .expect("the writer answers")
+        .unwrap();
+        store
+            .set_status_message(&task.id, Some("after".into()))
+            .await
+            .unwrap();
+    }
+    // Nothing of the panicked transaction was committed, then or later.
+    assert!(store.get(&lost_id, &alice).await.unwrap().is_none());
+    let (other, connection) = tokio_postgres::connect(database(), NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let schema = store.shared.schema.clone();
+    let rows = other
+        .query(
+            &format!("SELECT 1 FROM \"{schema}\".tasks WHERE id = $1"),
+            &[&lost_id.as_str()],
+        )
+        .await
+        .unwrap();
+    assert!(rows.is_empty());
+}
+
 /// An error of the database in a group commit (here a trigger that refuses one record) rolls
 /// the batch back; its changes then run one by one, and only the refused one fails, with the
 /// database's message.

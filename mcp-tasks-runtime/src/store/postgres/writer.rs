@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
@@ -170,7 +172,30 @@ pub(super) async fn write(queue: Queue, shared: Weak<Shared>) {
             }
             return;
         };
-        shared.run_batch(batch, &mut held).await;
+        let created: Vec<TaskId> = batch
+            .iter()
+            .filter_map(|job| match job {
+                Job::Create { record, .. } => Some(record.id.clone()),
+                Job::Update(_) => None,
+            })
+            .collect();
+        let ran = AssertUnwindSafe(shared.run_batch(batch, &mut held))
+            .catch_unwind()
+            .await;
+        if ran.is_err() {
+            // A bug: the jobs of the batch were dropped as it unwound, so their callers hear
+            // that the writer stopped. The connection may be inside the transaction: it is
+            // closed, not handed back to the pool, so nothing of that transaction commits. The
+            // writes held for the batch's creations go on (and find no task), and so does the
+            // writer.
+            if let Some(Held { object, .. }) = held.take() {
+                drop(deadpool_postgres::Object::take(object));
+            }
+            for id in &created {
+                shared.answered_creation(id);
+            }
+            tracing::error!("a Postgres task store writer panicked; its batch failed");
+        }
     }
 }
 
@@ -478,6 +503,10 @@ impl Shared {
         if let Some(error) = failed_early {
             self.rollback(held).await;
             return Err(Failure::rolled_back(error));
+        }
+        #[cfg(test)]
+        if self.panic_in_transaction.swap(false, Ordering::Relaxed) {
+            panic!("a writer that panics inside its transaction (on purpose)");
         }
         let inserted: HashSet<String> = inserted
             .unwrap_or_default()
