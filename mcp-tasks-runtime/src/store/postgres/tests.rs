@@ -316,19 +316,24 @@ async fn a_change_that_fails_its_rules_does_not_fail_its_batch() {
     assert_eq!(record.input_requests.len(), 22);
 }
 
-/// A change that panics fails alone, as one that errs: the changes in its batch commit, and
-/// the one writer goes on (it used to unwind and end, so that every later change waited for
-/// an answer that never came).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_that_panics_fails_alone_and_the_writer_goes_on() {
-    let store = Arc::new(
+/// A store of one writer, in a schema of its own.
+fn one_writer() -> Arc<PostgresTaskStore> {
+    Arc::new(
         PostgresTaskStore::builder(database())
             .schema(fresh_schema())
             .writers(1)
             .timeout(Duration::from_secs(2))
             .open()
             .expect("a Postgres store"),
-    );
+    )
+}
+
+/// A change that panics fails alone, as one that errs: the changes in its batch commit, and
+/// the one writer goes on (it used to unwind and end, and every later change failed: "the
+/// writers have stopped").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_panics_fails_alone_and_the_writer_goes_on() {
+    let store = one_writer();
     let alice = Owner::new("alice");
     let task = store
         .create(NewTask::new(alice.clone(), Era::Modern))
@@ -378,14 +383,7 @@ async fn a_change_that_panics_fails_alone_and_the_writer_goes_on() {
 /// for the creation is answered; later changes are served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_that_panics_in_its_transaction_commits_none_of_it_and_goes_on() {
-    let store = Arc::new(
-        PostgresTaskStore::builder(database())
-            .schema(fresh_schema())
-            .writers(1)
-            .timeout(Duration::from_secs(2))
-            .open()
-            .expect("a Postgres store"),
-    );
+    let store = one_writer();
     let alice = Owner::new("alice");
     store.shared.ready().await.unwrap();
     store
