@@ -86,30 +86,20 @@ pub(crate) fn start_request(
     let context = tracing::level_enabled!(tracing::Level::INFO)
         .then(|| meta.as_deref().and_then(ReadMeta::trace_context))
         .flatten();
-    // Two callsites, one for the traces left out (see `telemetry::trace::request_span`).
-    macro_rules! request_span {
-        ($($left_out:tt)*) => {
-            tracing::info_span!(
-                "request",
-                $($left_out)*
-                id = %req.id,
-                method = %req.method,
-                era = tracing::field::Empty,
-                owner = tracing::field::Empty,
-                tool = tracing::field::Empty,
-                task = tracing::field::Empty,
-                trace_id = tracing::field::Empty,
-                parent_span_id = tracing::field::Empty,
-                tracestate = tracing::field::Empty,
-            )
-        };
-    }
     let span = crate::telemetry::trace::request_span(context.as_ref(), |left_out| {
-        if left_out {
-            request_span!(trace_left_out = tracing::field::Empty,)
-        } else {
-            request_span!()
-        }
+        crate::telemetry::trace::root_span!(
+            left_out,
+            "request",
+            id = %req.id,
+            method = %req.method,
+            era = tracing::field::Empty,
+            owner = tracing::field::Empty,
+            tool = tracing::field::Empty,
+            task = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+            tracestate = tracing::field::Empty,
+        )
     });
     let run = async move {
         let _done = InflightGuard {

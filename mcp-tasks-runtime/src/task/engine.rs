@@ -466,25 +466,15 @@ impl TaskEngine {
         lock(&self.running).insert(id.clone(), cancel.clone());
         // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
         // that started it; in OpenTelemetry, the root of a trace linked to that request).
-        // Two callsites, one for the traces left out (see `telemetry::trace::request_span`).
-        macro_rules! task_span {
-            ($($left_out:tt)*) => {
-                tracing::info_span!(
-                    "task",
-                    $($left_out)*
-                    task = %id.as_str(),
-                    tool,
-                    era = ?origin,
-                    owner = %owner.as_str(),
-                )
-            };
-        }
         let span = crate::telemetry::trace::task_span(|left_out| {
-            if left_out {
-                task_span!(trace_left_out = tracing::field::Empty,)
-            } else {
-                task_span!()
-            }
+            crate::telemetry::trace::root_span!(
+                left_out,
+                "task",
+                task = %id.as_str(),
+                tool,
+                era = ?origin,
+                owner = %owner.as_str(),
+            )
         });
         let run = Run {
             store: self.store.clone(),

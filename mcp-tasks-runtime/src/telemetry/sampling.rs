@@ -18,7 +18,7 @@ use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
 /// The field of the callsites of the runtime's spans for traces left out (see
-/// `trace::request_span`).
+/// `trace::root_span!`).
 const LEFT_OUT_FIELD: &str = "trace_left_out";
 
 /// Which traces are kept: those that begin here at `ratio`, and those that join a client's trace

@@ -17,6 +17,21 @@
 use crate::protocol::trace::TraceContext;
 use tracing::Span;
 
+/// An `info` span of the runtime's that may begin a trace, as [`request_span`] and [`task_span`]
+/// ask `make` for it: `root_span!(left_out, "name", fields...)` makes it at a callsite of its
+/// own for a trace left out (with the field `trace_left_out`, never recorded, which
+/// `sampling.rs` knows it by), at another for every other.
+macro_rules! root_span {
+    ($left_out:expr, $name:literal, $($fields:tt)*) => {
+        if $left_out {
+            tracing::info_span!($name, trace_left_out = tracing::field::Empty, $($fields)*)
+        } else {
+            tracing::info_span!($name, $($fields)*)
+        }
+    };
+}
+pub(crate) use root_span;
+
 /// Makes a request's span with `make`, and records the client's trace `context` on it. With the
 /// feature `opentelemetry`, whether the span's trace is kept is decided as it is made (by
 /// `Traces`'s sampling, from the `traceparent`'s flag and trace id), before the OpenTelemetry
