@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -30,9 +31,16 @@ mod batch;
 /// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
 
+/// The version of the file's layout this store writes, in the file's `user_version`. Version 0
+/// (every file from before there was a version) numbered tasks with `AUTOINCREMENT`, which
+/// reads and writes SQLite's `sqlite_sequence` table in every insert: one more page in every
+/// commit, and a fifth of the statements' work of a creation. Since version 1 the store numbers
+/// them itself (see [`Shared::next_seq`]).
+const SCHEMA_VERSION: i64 = 1;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tasks (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     owner TEXT NOT NULL,
     runner TEXT,
@@ -47,7 +55,83 @@ CREATE TABLE IF NOT EXISTS leases (
     instance TEXT PRIMARY KEY,
     until INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
+
+/// The indexes of `tasks` that [`SCHEMA`] names, dropped with the table they index when a
+/// version 0 file is migrated.
+const TASK_INDEXES: [&str; 3] = ["tasks_by_owner", "tasks_by_due", "tasks_by_runner"];
+
+/// Brings the file to [`SCHEMA_VERSION`] in one transaction: creates what a new file lacks, and
+/// migrates a version 0 file. A file of a later version (written by a newer mcp-tasks) is
+/// refused rather than guessed at.
+fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    in_use: impl Fn(rusqlite::Error) -> StoreError,
+) -> Result<(), StoreError> {
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(&in_use)?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::backend(format!(
+            "the SQLite task store {} was written by a newer mcp-tasks (file format version \
+             {version}; this one reads up to {SCHEMA_VERSION})",
+            path.display()
+        )));
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(&in_use)?;
+    let numbered_by_sqlite: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tasks'
+                AND sql LIKE '%AUTOINCREMENT%')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(&in_use)?;
+    if numbered_by_sqlite {
+        tracing::info!(path = %path.display(), "migrating the SQLite task store to file format version 1");
+        renumber(&tx).map_err(&in_use)?;
+    } else {
+        tx.execute_batch(SCHEMA).map_err(&in_use)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(&in_use)?;
+    tx.commit().map_err(&in_use)
+}
+
+/// Version 0 → 1: the tasks move to a table without `AUTOINCREMENT` (SQLite cannot drop it from
+/// a table in place), keeping their numbers; the highest number SQLite ever gave becomes the
+/// store's floor, so that no number is given again.
+fn renumber(tx: &Connection) -> rusqlite::Result<()> {
+    add_result_column(tx)?;
+    let given: Option<i64> = tx
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'tasks'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    tx.execute_batch("ALTER TABLE tasks RENAME TO tasks_v0")?;
+    for index in TASK_INDEXES {
+        tx.execute_batch(&format!("DROP INDEX IF EXISTS {index}"))?;
+    }
+    tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(
+        "INSERT INTO tasks (seq, id, owner, runner, due, record, result)
+            SELECT seq, id, owner, runner, due, record, result FROM tasks_v0 ORDER BY seq;
+         DROP TABLE tasks_v0",
+    )?;
+    if let Some(given) = given {
+        raise_floor(tx, given)?;
+    }
+    Ok(())
+}
 
 /// Gives a file written before results had a column of their own that column. Its ended
 /// tasks keep their results in their records, where [`decode`] still finds them.
@@ -61,6 +145,26 @@ fn add_result_column(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch("ALTER TABLE tasks ADD COLUMN result TEXT")?;
     }
     Ok(())
+}
+
+/// Records that creation numbers up to `seq` may have been given (to tasks since removed).
+fn raise_floor(conn: &Connection, seq: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO counters (name, value) VALUES ('seq', ?1)
+         ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+    )?
+    .execute([seq])?;
+    Ok(())
+}
+
+/// The next creation number: above every task's and above the floor.
+fn next_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT max(coalesce((SELECT max(seq) FROM tasks), 0),
+                    coalesce((SELECT value FROM counters WHERE name = 'seq'), 0)) + 1",
+        [],
+        |row| row.get(0),
+    )
 }
 
 /// How long the write-ahead log grows, in pages, before it is copied into the file.
@@ -120,6 +224,10 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   ([`TaskStore::changed`]), events and those records are in memory, which is complete because
 ///   no other process writes the file.
 ///
+/// - **Versioned.** The file's layout has a version (SQLite's `user_version`); an older file is
+///   migrated when opened, in one transaction, and a file written by a newer mcp-tasks is
+///   refused.
+///
 /// Records are stored as JSON (the serde encoding of [`TaskRecord`]), an ended task's result in a
 /// column of its own as the JSON text it is answered with: written out once when the task ends,
 /// copied into each answer, never parsed on the way.
@@ -150,6 +258,12 @@ struct Shared {
     /// The creations still queued that later changes of their tasks may join (see
     /// [`Creation`]).
     creating: Mutex<HashMap<TaskId, Arc<Mutex<Creation>>>>,
+    /// The creation number (`seq`, the order of `list`) the next task inserted takes. Taken
+    /// while holding the connection, so numbers rise in the order tasks are inserted; a number
+    /// is never given twice, not even one whose task was removed: a list cursor names one, and a
+    /// task created later must come after it. Seeded from the file when it is opened (above
+    /// every task's, and above the `seq` counter that [`sweep`] raises when it removes tasks).
+    next_seq: AtomicI64,
 }
 
 /// A creation's write holds its [`Creation`] through this: once the write is applied, or
@@ -320,8 +434,8 @@ impl SqliteTaskStore {
             .map_err(in_use)?;
         conn.pragma_update(None, "cache_size", -16_384)
             .map_err(in_use)?;
-        conn.execute_batch(SCHEMA).map_err(in_use)?;
-        add_result_column(&conn).map_err(in_use)?;
+        migrate(&mut conn, &path, in_use)?;
+        let next_seq = AtomicI64::new(next_seq(&conn).map_err(in_use)?);
         // The file is this process's now; nothing else waits on its lock.
         conn.busy_timeout(Duration::ZERO).map_err(in_use)?;
         // Every statement the store runs stays parsed (rusqlite keeps 16 by default).
@@ -334,6 +448,7 @@ impl SqliteTaskStore {
             recent: Mutex::default(),
             queued: Mutex::default(),
             creating: Mutex::default(),
+            next_seq,
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -821,6 +936,10 @@ fn sweep(
             }
         }
     }
+    if !removed.is_empty() {
+        // The removed tasks' numbers may have been the highest: they are not given again.
+        raise_floor(&tx, shared.next_seq.load(Ordering::Relaxed) - 1).map_err(backend)?;
+    }
     tx.commit().map_err(backend)?;
     let failed = failed
         .into_iter()
@@ -897,16 +1016,22 @@ fn store(conn: &Connection, task: &Frozen, text: String) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Inserts a new task; `Ok(0)` if a task with its id is stored already.
-fn insert(conn: &Connection, task: &Frozen, text: String) -> Result<usize, StoreError> {
+/// Inserts a new task, numbered next; `Ok(0)` if a task with its id is stored already.
+fn insert(
+    conn: &Connection,
+    shared: &Shared,
+    task: &Frozen,
+    text: String,
+) -> Result<usize, StoreError> {
     let record = &task.record;
     conn.prepare_cached(
-        "INSERT INTO tasks (id, owner, runner, due, record, result)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO tasks (seq, id, owner, runner, due, record, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (id) DO NOTHING",
     )
     .map_err(backend)?
     .execute(params![
+        shared.next_seq.fetch_add(1, Ordering::Relaxed),
         record.id.as_str(),
         record.owner.as_str(),
         runner_column(record),
@@ -1029,7 +1154,7 @@ impl TaskStore for SqliteTaskStore {
                 )
             };
             let text = text.map_or_else(|| encode(&latest.record), Ok);
-            let inserted = text.and_then(|text| insert(conn, &latest, text));
+            let inserted = text.and_then(|text| insert(conn, shared, &latest, text));
             if !matches!(inserted, Ok(1)) {
                 shared.unqueue(&kept);
                 for (task, _) in &joined {
@@ -1347,6 +1472,196 @@ mod tests {
     }
 
     crate::task_store_contract_tests!(scratch);
+
+    /// The creation numbers of `tasks`, in order, read from the file.
+    fn numbers(path: &Path) -> Vec<(i64, String)> {
+        let conn = Connection::open(path).unwrap();
+        let mut statement = conn
+            .prepare("SELECT seq, id FROM tasks ORDER BY seq")
+            .unwrap();
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// A file of version 0, whose tasks SQLite numbered (`AUTOINCREMENT`), is migrated when
+    /// opened: its tasks keep their numbers (so list cursors handed out before stay valid), the
+    /// indexes are there again, and a new task is numbered above every number SQLite gave, even
+    /// that of a task since removed. Opened again, it is left as it is.
+    #[tokio::test]
+    async fn a_file_numbered_by_sqlite_is_migrated_and_keeps_its_numbers() {
+        let path = scratch_path();
+        let alice = Owner::new("alice");
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let clock = ManualClock::starting_at(now);
+        let tasks: Vec<TaskRecord> = (0..3)
+            .map(|_| TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now))
+            .collect();
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE tasks (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    owner TEXT NOT NULL,
+                    runner TEXT,
+                    due INTEGER,
+                    record TEXT NOT NULL,
+                    result TEXT
+                );
+                CREATE INDEX tasks_by_owner ON tasks (owner, seq);
+                CREATE INDEX tasks_by_due ON tasks (due) WHERE due IS NOT NULL;
+                CREATE INDEX tasks_by_runner ON tasks (runner) WHERE runner IS NOT NULL;
+                CREATE TABLE leases (instance TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;",
+            )
+            .unwrap();
+            for record in &tasks {
+                conn.execute(
+                    "INSERT INTO tasks (id, owner, record) VALUES (?1, ?2, ?3)",
+                    params![
+                        record.id.as_str(),
+                        record.owner.as_str(),
+                        serde_json::to_string(record).unwrap()
+                    ],
+                )
+                .unwrap();
+            }
+            // The newest is removed: SQLite gave 3, the highest left is 2.
+            conn.execute("DELETE FROM tasks WHERE seq = 3", []).unwrap();
+        }
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
+        let page = store.list(&alice, None, 1).await.unwrap();
+        assert_eq!(page.tasks, [tasks[0].clone()]);
+        let next = store
+            .list(&alice, page.next_cursor.as_deref(), 5)
+            .await
+            .unwrap();
+        assert_eq!(next.tasks, [tasks[1].clone()]);
+        let created = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        drop(store);
+        let expected = vec![
+            (1, tasks[0].id.as_str().to_owned()),
+            (2, tasks[1].id.as_str().to_owned()),
+            (4, created.id.as_str().to_owned()),
+        ];
+        assert_eq!(numbers(&path), expected);
+        {
+            let conn = Connection::open(&path).unwrap();
+            let version: i64 = conn
+                .pragma_query_value(None, "user_version", |row| row.get(0))
+                .unwrap();
+            assert_eq!(version, SCHEMA_VERSION);
+            let sql: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'tasks'",
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
+            let mut indexes: Vec<String> = conn
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'
+                        AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name",
+                )
+                .unwrap()
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            indexes.sort();
+            let mut named = TASK_INDEXES.map(str::to_owned).to_vec();
+            named.sort();
+            assert_eq!(indexes, named);
+            let tables: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = 'tasks_v0'",
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            assert_eq!(tables, 0);
+        }
+        // Opened again: nothing moves, and numbering goes on.
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock)).unwrap();
+        let later = store
+            .create(NewTask::new(alice.clone(), Era::Modern))
+            .await
+            .unwrap();
+        assert_eq!(store.list(&alice, None, 10).await.unwrap().tasks.len(), 4);
+        drop(store);
+        let mut expected = expected;
+        expected.push((5, later.id.as_str().to_owned()));
+        assert_eq!(numbers(&path), expected);
+        remove(&path);
+    }
+
+    /// A list cursor names the last task of its page. The tasks after it removed (expired) and
+    /// the file closed, a task created on reopening comes after the cursor still: its number is
+    /// not one a removed task had.
+    #[tokio::test]
+    async fn a_cursor_past_removed_tasks_finds_the_tasks_created_after_a_restart() {
+        let path = scratch_path();
+        let alice = Owner::new("alice");
+        let clock = ManualClock::new();
+        let new = || NewTask::new(alice.clone(), Era::Modern).ttl(Some(Duration::from_secs(60)));
+        let cursor = {
+            let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
+            let kept = store.create(new().ttl(None)).await.unwrap();
+            let mut ended = Vec::new();
+            for _ in 0..2 {
+                ended.push(store.create(new()).await.unwrap());
+            }
+            let page = store.list(&alice, None, 2).await.unwrap();
+            assert_eq!(page.tasks[0].id, kept.id);
+            let cursor = page.next_cursor.expect("a third task");
+            for task in &ended {
+                store
+                    .finish(&task.id, TaskOutcome::Result(serde_json::json!({})))
+                    .await
+                    .unwrap();
+            }
+            clock.advance(Duration::from_secs(61));
+            let report = store.expire(clock.now()).await.unwrap();
+            assert_eq!(report.removed.len(), 2, "{report:?}");
+            cursor
+        };
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
+        let created = store.create(new()).await.unwrap();
+        let page = store.list(&alice, Some(&cursor), 10).await.unwrap();
+        assert_eq!(page.tasks, [created]);
+        drop(store);
+        remove(&path);
+    }
+
+    /// A file written by a newer mcp-tasks (a later file format version) is refused, and left
+    /// as it is.
+    #[test]
+    fn a_file_of_a_later_version_is_refused() {
+        let path = scratch_path();
+        drop(SqliteTaskStore::open(&path).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let refused = SqliteTaskStore::open(&path).expect_err("refused");
+        let message = refused.to_string();
+        assert!(
+            message.contains("newer mcp-tasks") && message.contains("version 2"),
+            "{message}"
+        );
+        let version: i64 = Connection::open(&path)
+            .unwrap()
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION + 1);
+        remove(&path);
+    }
 
     /// A file written before results had a column of their own: its ended tasks keep their
     /// results inside their records. It opens, reads as before, and takes new results in the
@@ -1868,7 +2183,7 @@ mod tests {
             store
                 .writes
                 .commits
-                .load(std::sync::atomic::Ordering::Relaxed)
+                .load(Ordering::Relaxed)
         };
         let before = commits();
         let id = old.id.clone();
