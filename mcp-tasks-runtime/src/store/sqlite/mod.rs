@@ -1564,7 +1564,7 @@ mod tests {
                 )
                 .unwrap();
             assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
-            let mut indexes: Vec<String> = conn
+            let indexes: Vec<String> = conn
                 .prepare(
                     "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'
                         AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name",
@@ -1574,7 +1574,6 @@ mod tests {
                 .unwrap()
                 .collect::<Result<_, _>>()
                 .unwrap();
-            indexes.sort();
             let mut named = TASK_INDEXES.map(str::to_owned).to_vec();
             named.sort();
             assert_eq!(indexes, named);
@@ -2179,12 +2178,7 @@ mod tests {
         // Reopened: bob's task is in the file only.
         let store = Arc::new(SqliteTaskStore::open(&path).unwrap());
         let mut events = store.subscribe();
-        let commits = || {
-            store
-                .writes
-                .commits
-                .load(Ordering::Relaxed)
-        };
+        let commits = || store.writes.commits.load(Ordering::Relaxed);
         let before = commits();
         let id = old.id.clone();
         let joined = |n: usize| {
