@@ -1473,6 +1473,25 @@ mod tests {
 
     crate::task_store_contract_tests!(scratch);
 
+    /// A file as an earlier version of the store wrote it: `schema`, and `records` numbered by
+    /// SQLite.
+    fn old_file(path: &Path, schema: &str, records: &[TaskRecord]) -> Connection {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch(schema).unwrap();
+        for record in records {
+            conn.execute(
+                "INSERT INTO tasks (id, owner, record) VALUES (?1, ?2, ?3)",
+                params![
+                    record.id.as_str(),
+                    record.owner.as_str(),
+                    serde_json::to_string(record).unwrap()
+                ],
+            )
+            .unwrap();
+        }
+        conn
+    }
+
     /// The creation numbers of `tasks`, in order, read from the file.
     fn numbers(path: &Path) -> Vec<(i64, String)> {
         let conn = Connection::open(path).unwrap();
@@ -1499,38 +1518,26 @@ mod tests {
         let tasks: Vec<TaskRecord> = (0..3)
             .map(|_| TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now))
             .collect();
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(
-                "CREATE TABLE tasks (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE,
-                    owner TEXT NOT NULL,
-                    runner TEXT,
-                    due INTEGER,
-                    record TEXT NOT NULL,
-                    result TEXT
-                );
-                CREATE INDEX tasks_by_owner ON tasks (owner, seq);
-                CREATE INDEX tasks_by_due ON tasks (due) WHERE due IS NOT NULL;
-                CREATE INDEX tasks_by_runner ON tasks (runner) WHERE runner IS NOT NULL;
-                CREATE TABLE leases (instance TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;",
-            )
-            .unwrap();
-            for record in &tasks {
-                conn.execute(
-                    "INSERT INTO tasks (id, owner, record) VALUES (?1, ?2, ?3)",
-                    params![
-                        record.id.as_str(),
-                        record.owner.as_str(),
-                        serde_json::to_string(record).unwrap()
-                    ],
-                )
-                .unwrap();
-            }
-            // The newest is removed: SQLite gave 3, the highest left is 2.
-            conn.execute("DELETE FROM tasks WHERE seq = 3", []).unwrap();
-        }
+        let conn = old_file(
+            &path,
+            "CREATE TABLE tasks (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                owner TEXT NOT NULL,
+                runner TEXT,
+                due INTEGER,
+                record TEXT NOT NULL,
+                result TEXT
+            );
+            CREATE INDEX tasks_by_owner ON tasks (owner, seq);
+            CREATE INDEX tasks_by_due ON tasks (due) WHERE due IS NOT NULL;
+            CREATE INDEX tasks_by_runner ON tasks (runner) WHERE runner IS NOT NULL;
+            CREATE TABLE leases (instance TEXT PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;",
+            &tasks,
+        );
+        // The newest is removed: SQLite gave 3, the highest left is 2.
+        conn.execute("DELETE FROM tasks WHERE seq = 3", []).unwrap();
+        drop(conn);
         let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
         let page = store.list(&alice, None, 1).await.unwrap();
         assert_eq!(page.tasks, [tasks[0].clone()]);
@@ -1675,31 +1682,18 @@ mod tests {
         let mut old = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
         old.finish(TaskOutcome::Result(result.clone()), now);
         let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
-        {
-            let conn = Connection::open(&path).unwrap();
-            conn.execute_batch(
-                "CREATE TABLE tasks (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    id TEXT NOT NULL UNIQUE,
-                    owner TEXT NOT NULL,
-                    runner TEXT,
-                    due INTEGER,
-                    record TEXT NOT NULL
-                );",
-            )
-            .unwrap();
-            for record in [&old, &running] {
-                conn.execute(
-                    "INSERT INTO tasks (id, owner, record) VALUES (?1, ?2, ?3)",
-                    params![
-                        record.id.as_str(),
-                        record.owner.as_str(),
-                        serde_json::to_string(record).unwrap()
-                    ],
-                )
-                .unwrap();
-            }
-        }
+        old_file(
+            &path,
+            "CREATE TABLE tasks (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                owner TEXT NOT NULL,
+                runner TEXT,
+                due INTEGER,
+                record TEXT NOT NULL
+            );",
+            &[old.clone(), running.clone()],
+        );
         let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock.clone())).unwrap();
         assert_eq!(store.get(&old.id, &alice).await.unwrap(), Some(old.clone()));
         let mut rendered = None;
