@@ -197,7 +197,7 @@ impl Writes {
     }
 
     /// Commits batches until the queue is empty.
-    fn flush(&self, db: &Weak<Mutex<Connection>>, shared: &Shared) {
+    fn flush(&self, connection: &Weak<Mutex<Connection>>, shared: &Shared) {
         // If the flusher panics outside a write (a write's panic is caught below), the writes
         // of its batch are dropped (their waiters get an error) and the next write starts a new
         // flusher.
@@ -221,7 +221,7 @@ impl Writes {
                 }
                 queue.take(MAX_BATCH)
             };
-            let Some(db) = db.upgrade() else {
+            let Some(db) = connection.upgrade() else {
                 for job in jobs {
                     job.answer(Err("the SQLite task store was closed"));
                 }
@@ -264,6 +264,11 @@ impl Writes {
             let committed = committed.map_err(|why| why.to_string());
             for job in changes.joined.into_iter().chain(jobs) {
                 job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));
+            }
+            if shared.checkpoint_due()
+                && let Some(db) = connection.upgrade()
+            {
+                shared.checkpoint_if_due(&lock(&db));
             }
         }
     }

@@ -1,9 +1,10 @@
 //! The SQLite task store: every task in one file, kept across restarts (feature `sqlite`).
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::c_int;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -198,7 +199,8 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   last changes; SQLite's `synchronous = FULL` would be needed against that.) The log is
 ///   copied into the file once it reaches 16,000 pages (64 MiB), not SQLite's 1,000: under load
 ///   a checkpoint, which syncs the file and holds up the commits behind it, came every few
-///   hundred tasks.
+///   hundred tasks. The store copies it after answering the writes whose commit reached the
+///   bound, not inside that commit as SQLite would: they do not wait for the copy.
 /// - **One process per file.** The store holds the file's lock for as long as it is open; opening
 ///   a file another process holds fails with an error that says so. Several server instances
 ///   sharing tasks need a shared store (Redis).
@@ -264,6 +266,11 @@ struct Shared {
     /// task created later must come after it. Seeded from the file when it is opened (above
     /// every task's, and above the `seq` counter that [`sweep`] raises when it removes tasks).
     next_seq: AtomicI64,
+    /// The pages in the write-ahead log after the last commit (SQLite's log hook).
+    log_pages: Arc<AtomicU32>,
+    /// A checkpoint that is due waits for a message here first, for the tests.
+    #[cfg(test)]
+    checkpoint_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
 /// A creation's write holds its [`Creation`] through this: once the write is applied, or
@@ -422,11 +429,16 @@ impl SqliteTaskStore {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(in_use)?;
-        // The log is copied into the file (a checkpoint, which syncs it) on the writer's path,
-        // when it reaches this many pages: SQLite's 1,000 (4 MiB) made a checkpoint of every
-        // few hundred tasks under load. 16,000 pages is 64 MiB of log at most.
-        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
-            .map_err(in_use)?;
+        // The log is copied into the file (a checkpoint, which syncs it) once it reaches
+        // [`WAL_PAGES`], by the store itself ([`Shared::checkpoint_if_due`]), not by SQLite inside
+        // the commit that reached it (a hook on the log replaces SQLite's own checkpoints).
+        let log_pages = Arc::new(AtomicU32::new(0));
+        let counted = log_pages.clone();
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: c_int| {
+            counted.store(u32::try_from(pages).unwrap_or(0), Ordering::Relaxed);
+            Ok(())
+        }))
+        .map_err(in_use)?;
         // Reads through a memory map of the file (no system call per page) and a larger page
         // cache than SQLite's 2 MiB default: a point read stays a few microseconds with a million
         // tasks stored.
@@ -449,6 +461,9 @@ impl SqliteTaskStore {
             queued: Mutex::default(),
             creating: Mutex::default(),
             next_seq,
+            log_pages,
+            #[cfg(test)]
+            checkpoint_gate: Mutex::default(),
         });
         // No engine of this process runs anything yet, and no other process can: every lease
         // in the file belongs to a process that is gone.
@@ -832,6 +847,34 @@ impl Shared {
         }
     }
 
+    /// The write-ahead log has reached [`WAL_PAGES`].
+    fn checkpoint_due(&self) -> bool {
+        self.log_pages.load(Ordering::Relaxed) >= WAL_PAGES
+    }
+
+    /// Copies the write-ahead log into the file (a `PASSIVE` checkpoint, which syncs the log,
+    /// then the file) once it holds [`WAL_PAGES`] pages. The writer calls it after it has
+    /// answered the batch whose commit reached the bound, so that batch's callers do not wait
+    /// for the copy (SQLite's own checkpoint runs inside that commit). The log starts over at
+    /// the next commit.
+    fn checkpoint_if_due(&self, conn: &Connection) {
+        if !self.checkpoint_due() {
+            return;
+        }
+        #[cfg(test)]
+        if let Some(gate) = lock(&self.checkpoint_gate).take() {
+            let _ = gate.recv();
+        }
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            Ok(()) => self.log_pages.store(0, Ordering::Relaxed),
+            Err(e) => tracing::warn!(
+                path = %self.path.display(),
+                error = %e,
+                "copying the SQLite task store's log into its file failed; retried after the next commit"
+            ),
+        }
+    }
+
     /// A transaction that wrote `task` has committed: keep it as the task's latest, and tell
     /// waiters and subscribers. Called with the connection locked, so that they learn of a
     /// task's versions in order.
@@ -941,6 +984,7 @@ fn sweep(
         raise_floor(&tx, shared.next_seq.load(Ordering::Relaxed) - 1).map_err(backend)?;
     }
     tx.commit().map_err(backend)?;
+    shared.checkpoint_if_due(conn);
     let failed = failed
         .into_iter()
         .map(|task| {
@@ -1762,6 +1806,47 @@ mod tests {
             assert_eq!(store.shared.recent(&task.id).is_some(), kept, "{len}");
             assert_eq!(store.get_unchecked(&task.id).await.unwrap(), Some(done));
         }
+    }
+
+    /// The writes whose commit brings the log to its bound are answered before the log is
+    /// copied into the file (SQLite would copy it inside that commit, and they would wait for
+    /// it); the copy follows, and the log starts over at the next commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_writes_that_fill_the_log_are_answered_before_it_is_copied() {
+        let path = scratch_path();
+        let store = SqliteTaskStore::open(&path).expect("open");
+        let (open_gate, gate) = std::sync::mpsc::channel();
+        *lock(&store.shared.checkpoint_gate) = Some(gate);
+        let mut created = 0;
+        while !store.shared.checkpoint_due() {
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                store.create(NewTask::new(Owner::new("alice"), Era::Modern)),
+            )
+            .await
+            .expect("answered without waiting for the copy")
+            .unwrap();
+            created += 1;
+            assert!(created < 20_000, "the log never reached its bound");
+        }
+        // Answered; the copy waits at the gate.
+        open_gate.send(()).unwrap();
+        let copied = std::time::Instant::now();
+        while store.shared.checkpoint_due() {
+            assert!(
+                copied.elapsed() < Duration::from_secs(10),
+                "the log was not copied"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        store
+            .create(NewTask::new(Owner::new("alice"), Era::Modern))
+            .await
+            .unwrap();
+        let pages = store.shared.log_pages.load(Ordering::Relaxed);
+        assert!(pages < 100, "the log did not start over: {pages} pages");
+        drop(store);
+        remove(&path);
     }
 
     /// The write-ahead log is copied into the file at [`WAL_PAGES`], not at SQLite's 1,000
