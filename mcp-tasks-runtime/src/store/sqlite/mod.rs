@@ -225,7 +225,6 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   its lifecycle is even computed and encoded beside the caller). Wake-ups
 ///   ([`TaskStore::changed`]), events and those records are in memory, which is complete because
 ///   no other process writes the file.
-///
 /// - **Versioned.** The file's layout has a version (SQLite's `user_version`); an older file is
 ///   migrated when opened, in one transaction, and a file written by a newer mcp-tasks is
 ///   refused.
