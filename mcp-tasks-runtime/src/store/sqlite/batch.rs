@@ -1,13 +1,18 @@
 //! Group commit: the writes that arrive while a transaction commits share the next one.
 //!
-//! A write is queued with the operation to apply and a channel for its answer. Whoever queues
-//! the first write of an idle store starts a flusher on the blocking thread pool; the flusher
-//! takes every queued write (up to [`MAX_BATCH`]), applies them in one transaction, takes and
-//! applies the writes queued meanwhile (up to [`MAX_BATCH`] in all), commits, and only then
+//! A write is queued with the operation to apply and a channel for its answer. Each store has a
+//! writer, a thread of its own, which whoever queues the first write of an idle store wakes; the
+//! writer takes every queued write (up to [`MAX_BATCH`]), applies them in one transaction, takes
+//! and applies the writes queued meanwhile (up to [`MAX_BATCH`] in all), commits, and only then
 //! tells waiters and subscribers and answers each write; then it takes what queued during the
-//! commit, until the queue is empty. So under load one commit
-//! (and one trip to the blocking pool) serves many writes, and a lone write costs about what it
-//! did on its own. Nothing is answered before its transaction has committed.
+//! commit, until the queue is empty, and sleeps. So under load one commit (and one wake-up)
+//! serves many writes, and a lone write costs about what it did on its own. Nothing is answered
+//! before its transaction has committed.
+//!
+//! The writer is the same thread every time, not the blocking pool's next free one: its caches
+//! and its allocator's arena stay its own (with the pool, batches hopped between its threads, and
+//! SQLite's allocations landed in one thread's arena to be freed in another's, under that
+//! arena's lock). It ends once the store is dropped and what was queued is answered.
 //!
 //! Every operation writes with at most one statement, its last fallible step, and SQLite applies
 //! a statement whole or not at all; so a write whose operation fails (an unknown task, a task
@@ -18,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
@@ -128,10 +133,12 @@ where
     }
 }
 
-/// The queue of writes waiting for a transaction.
+/// The queue of writes waiting for a transaction, and the writer's wake-up.
 #[derive(Default)]
 pub(super) struct Writes {
     queue: Mutex<Queue>,
+    /// Where the writer sleeps while the store is idle.
+    wake: Condvar,
     /// Transactions committed, for the tests.
     #[cfg(test)]
     pub(super) commits: std::sync::atomic::AtomicU64,
@@ -140,8 +147,10 @@ pub(super) struct Writes {
 #[derive(Default)]
 struct Queue {
     jobs: Vec<Box<dyn Job>>,
-    /// A flusher is running and will take what is queued.
+    /// The writer is awake and will take what is queued.
     flushing: bool,
+    /// The store was dropped: the writer ends once the queue is empty.
+    closed: bool,
 }
 
 impl Queue {
@@ -153,7 +162,51 @@ impl Queue {
 }
 
 impl Writes {
-    /// The writes queued and not yet taken by a flusher, for the tests.
+    /// The queue of a store whose connection is `db`, and its writer's thread, which holds the
+    /// connection only while it commits (see [`flush`](Self::flush)) and ends after
+    /// [`close`](Self::close).
+    pub(super) fn start(
+        db: &Arc<Mutex<Connection>>,
+        shared: &Arc<Shared>,
+    ) -> std::io::Result<Arc<Writes>> {
+        let writes = Arc::new(Writes::default());
+        let (me, db, shared) = (writes.clone(), Arc::downgrade(db), shared.clone());
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || me.serve(&db, &shared))?;
+        Ok(writes)
+    }
+
+    /// The writer's life: sleeps until a write is queued, commits until the queue is empty, and
+    /// ends once the store has closed it.
+    fn serve(&self, connection: &Weak<Mutex<Connection>>, shared: &Shared) {
+        loop {
+            {
+                let mut queue = lock(&self.queue);
+                while !queue.flushing {
+                    if queue.closed {
+                        return;
+                    }
+                    queue = self
+                        .wake
+                        .wait(queue)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            }
+            // A panic outside a write (a write's own is caught inside) drops its batch (see
+            // `flush`); the writer goes on with the writes queued after it.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| self.flush(connection, shared)));
+        }
+    }
+
+    /// The store is dropped: the writer answers what is queued (the connection is gone, so with
+    /// an error) and ends.
+    pub(super) fn close(&self) {
+        lock(&self.queue).closed = true;
+        self.wake.notify_one();
+    }
+
+    /// The writes queued and not yet taken by the writer, for the tests.
     #[cfg(test)]
     pub(super) fn waiting(&self) -> usize {
         lock(&self.queue).jobs.len()
@@ -165,9 +218,7 @@ impl Writes {
     /// wrote: the writes after it start from them, and waiters and subscribers hear of them after
     /// the commit, in order.
     pub(super) fn write<T, F>(
-        self: &Arc<Self>,
-        db: &Arc<Mutex<Connection>>,
-        shared: &Arc<Shared>,
+        &self,
         op: F,
     ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static + use<T, F>
     where
@@ -175,17 +226,13 @@ impl Writes {
         F: FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
     {
         let (write, answer) = Write::new(op);
-        let start = {
+        let wake = {
             let mut queue = lock(&self.queue);
             queue.jobs.push(Box::new(write));
             !std::mem::replace(&mut queue.flushing, true)
         };
-        if start {
-            // The flusher holds the connection only while it commits, and lets go of it before
-            // it answers: once the last write is answered and the store dropped, the file is
-            // closed, and may be opened again at once.
-            let (writes, db, shared) = (self.clone(), Arc::downgrade(db), shared.clone());
-            tokio::task::spawn_blocking(move || writes.flush(&db, &shared));
+        if wake {
+            self.wake.notify_one();
         }
         async move {
             answer.await.unwrap_or_else(|_| {
@@ -196,11 +243,13 @@ impl Writes {
         }
     }
 
-    /// Commits batches until the queue is empty.
+    /// Commits batches until the queue is empty. The writer holds the connection only while it
+    /// commits, and lets go of it before it answers: once the last write is answered and the
+    /// store dropped, the file is closed, and may be opened again at once.
     fn flush(&self, connection: &Weak<Mutex<Connection>>, shared: &Shared) {
-        // If the flusher panics outside a write (a write's panic is caught below), the writes
-        // of its batch are dropped (their waiters get an error) and the next write starts a new
-        // flusher.
+        // If the writer panics outside a write (a write's panic is caught below), the writes
+        // of its batch are dropped (their waiters get an error) and the next write wakes it
+        // again.
         struct Idle<'a>(&'a Writes);
         impl Drop for Idle<'_> {
             fn drop(&mut self) {
@@ -231,7 +280,7 @@ impl Writes {
             let mut changes = Changes::default();
             // A write that panics fails its transaction as an error would: rolled back at once
             // (no read on the connection sees it), its batch answered with the error, and this
-            // flusher goes on with the writes queued after it.
+            // writer goes on with the writes queued after it.
             let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 commit(&conn, shared, &mut jobs, &mut changes, &self.queue)
             }))

@@ -217,8 +217,8 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   fails alone. Under load one commit serves many changes; a lone change costs what it would
 ///   on its own. A task that ends (or changes) while its creation still waits in the queue is
 ///   inserted as it ended, in one statement, and both callers are answered after that commit.
-/// - **Off the async threads.** The one connection is used on Tokio's blocking thread pool; a
-///   point read of one task (`get`), a few microseconds from the page cache and the file's
+/// - **Off the async threads.** Writes are committed by a thread of the store's own (its
+///   writer), the connection's other uses run on Tokio's blocking thread pool; a point read of one task (`get`), a few microseconds from the page cache and the file's
 ///   memory map, runs in place when the connection is free. The records of the tasks written
 ///   lately (4,096) are kept as committed: a task polled while it runs, and its result just
 ///   written, are read from memory, and the next change to it starts from there (a change of
@@ -236,6 +236,13 @@ pub struct SqliteTaskStore {
     db: Arc<Mutex<Connection>>,
     shared: Arc<Shared>,
     writes: Arc<Writes>,
+}
+
+impl Drop for SqliteTaskStore {
+    /// Ends the writer's thread once it has answered what is queued.
+    fn drop(&mut self) {
+        self.writes.close();
+    }
 }
 
 struct Shared {
@@ -476,11 +483,14 @@ impl SqliteTaskStore {
                 "tasks left running by a stopped server failed"
             );
         }
-        Ok(SqliteTaskStore {
-            db: Arc::new(Mutex::new(conn)),
-            shared,
-            writes: Arc::default(),
-        })
+        let db = Arc::new(Mutex::new(conn));
+        let writes = Writes::start(&db, &shared).map_err(|e| {
+            StoreError::backend(format!(
+                "starting the writer of the SQLite task store {}: {e}",
+                shared.path.display()
+            ))
+        })?;
+        Ok(SqliteTaskStore { db, shared, writes })
     }
 
     /// The file.
@@ -515,7 +525,7 @@ impl SqliteTaskStore {
         &self,
         op: impl FnOnce(&Connection, &Shared, &mut Changes) -> Result<T, StoreError> + Send + 'static,
     ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
-        self.writes.write(&self.db, &self.shared, op)
+        self.writes.write(op)
     }
 
     /// Loads the task, applies `change`, writes it back if its version moved, and tells waiters
@@ -2051,7 +2061,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn a_change_computed_while_its_creation_is_queued_joins_it() {
         let path = scratch_path();
@@ -2165,10 +2175,13 @@ mod tests {
         }
     }
 
-    /// Waits until a flusher has taken every queued write (and waits for the connection, when a
+    /// Waits until the writer has taken every queued write (and waits for the connection, when a
     /// test holds it).
-    async fn taken_by_the_flusher(store: &SqliteTaskStore) {
-        eventually("a flusher takes the writes", || store.writes.waiting() == 0).await;
+    async fn taken_by_the_writer(store: &SqliteTaskStore) {
+        eventually("the writer takes the writes", || {
+            store.writes.waiting() == 0
+        })
+        .await;
     }
 
     /// A change that joined a creation whose write is never applied (a write before it in the
@@ -2176,16 +2189,16 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn a_change_joined_to_a_creation_never_written_is_answered() {
         let store = Arc::new(scratch(Arc::new(SystemClock)));
         let alice = Owner::new("alice");
         let held = lock(&store.db);
-        // The flusher takes this one alone and waits for the connection; the writes queued
+        // The writer takes this one alone and waits for the connection; the writes queued
         // meanwhile join its transaction once it has applied it.
         let first = store.write(|_, _, _| Ok(()));
-        taken_by_the_flusher(&store).await;
+        taken_by_the_writer(&store).await;
         let panicking = store.write(|_, _, _| -> Result<(), StoreError> {
             panic!("a write that panics (on purpose)")
         });
@@ -2241,7 +2254,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn changes_joined_to_a_creation_whose_id_is_taken_keep_their_order() {
         let path = scratch_path();
@@ -2349,7 +2362,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn a_creation_is_encoded_once_by_whoever_comes_first() {
         let store = Arc::new(scratch(Arc::new(SystemClock)));
@@ -2435,12 +2448,12 @@ mod tests {
     }
 
     /// A write that panics fails its transaction as an error would: what it wrote is rolled
-    /// back, and a write queued while the flusher waited is applied and answered as usual (it
-    /// used to be dropped when it was queued while the flusher unwound).
+    /// back, and a write queued while the writer waited is applied and answered as usual (it
+    /// used to be dropped when it was queued while the writer unwound).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn a_write_queued_after_a_panicking_batch_is_applied() {
         let store = Arc::new(scratch(Arc::new(SystemClock)));
@@ -2454,8 +2467,8 @@ mod tests {
             .map_err(backend)?;
             panic!("a write that panics (on purpose)")
         });
-        // The flusher has taken it and waits for the connection.
-        taken_by_the_flusher(&store).await;
+        // The writer has taken it and waits for the connection.
+        taken_by_the_writer(&store).await;
         let after = {
             let store = store.clone();
             let new = NewTask::new(alice.clone(), Era::Modern);
@@ -2480,6 +2493,33 @@ mod tests {
         assert_eq!(ghosts, 0, "the panicking write's statement is rolled back");
     }
 
+    /// The writer is a thread of the store's own, not a task of a Tokio runtime: a write commits
+    /// with no runtime about (its answer awaited on a runtime of its own, started after the write
+    /// was queued). Dropping the store ends the thread.
+    #[test]
+    fn the_writer_is_the_stores_own_thread_and_ends_with_it() {
+        let store = scratch(Arc::new(SystemClock));
+        let writes = Arc::downgrade(&store.writes);
+        let wrote = store.write(|_, _, _| Ok(std::thread::current().name().map(str::to_owned)));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let on =
+            runtime.block_on(async { tokio::time::timeout(Duration::from_secs(5), wrote).await });
+        let on = on.expect("committed without a runtime").expect("committed");
+        assert_eq!(on.as_deref(), Some("sqlite-writer"));
+        drop(store);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while writes.strong_count() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the writer still runs after its store was dropped"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// A write queued while a transaction applies its writes joins that transaction, after
     /// them, and is answered after the same commit.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2490,14 +2530,13 @@ mod tests {
         let late = Arc::new(Mutex::new(None));
         let commits = store.writes.commits.load(Ordering::Relaxed);
         let first = {
-            let (writes, db, shared) =
-                (store.writes.clone(), store.db.clone(), store.shared.clone());
+            let writes = store.writes.clone();
             let (order, late) = (order.clone(), late.clone());
             store.write(move |_, _, _| {
                 lock(&order).push("first");
                 // Queued while this transaction applies its writes.
                 let order = order.clone();
-                let second = writes.write(&db, &shared, move |_, _, _| {
+                let second = writes.write(move |_, _, _| {
                     lock(&order).push("second");
                     Ok(())
                 });
@@ -2518,7 +2557,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn a_change_computed_from_a_failed_queued_one_starts_again() {
         let path = scratch_path();
@@ -2591,7 +2630,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[expect(
         clippy::await_holding_lock,
-        reason = "the test holds the connection while writes queue; the flusher waits for it on the blocking pool"
+        reason = "the test holds the connection while writes queue; the writer waits for it on its thread"
     )]
     async fn writes_queued_together_share_a_transaction_and_fail_alone() {
         use std::sync::atomic::Ordering;
@@ -2660,7 +2699,7 @@ mod tests {
             let result = TaskOutcome::Result(serde_json::json!({"content": []}));
             tokio::spawn(async move { store.finish(&id, result).await })
         };
-        // Everything is queued (or about to be) while the flusher waits for the connection.
+        // Everything is queued (or about to be) while the writer waits for the connection.
         tokio::time::sleep(Duration::from_millis(200)).await;
         drop(held);
         message.await.unwrap().unwrap();
