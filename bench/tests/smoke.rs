@@ -112,6 +112,31 @@ fn every_scenario_runs_for_every_server() {
         );
     }
 
+    // Every other server ÷ the memory store, round by round, in the lifecycle and store rows.
+    for (key, servers) in [
+        ("lifecycle/stdio/c64/same_round", &stdio[1..]),
+        ("lifecycle/inproc/c64/same_round", &inproc[1..]),
+        ("store/same_round", &[][..]),
+    ] {
+        for server in servers.iter().copied().chain(["mcp-sqlite"]) {
+            let ratio = &raw[key][server];
+            let (median, lowest, highest) = (
+                ratio["median"].as_f64(),
+                ratio["lowest"].as_f64(),
+                ratio["highest"].as_f64(),
+            );
+            assert!(lowest > Some(0.0), "{key} {server}: {ratio}");
+            assert!(
+                lowest <= median && median <= highest,
+                "{key} {server}: {ratio}"
+            );
+        }
+    }
+    assert!(
+        stdout.contains("; ÷ mcp-tasks, the one same-round ratio: mcp-sqlite "),
+        "{stdout}"
+    );
+
     // The stored tasks: each server filled, read and weighed, and the rows and notes printed.
     for server in SERVERS.split(',') {
         let key = format!("store/{server}");
@@ -124,7 +149,10 @@ fn every_scenario_runs_for_every_server() {
         stdout.contains("creating those tasks, stdio, c=64"),
         "{stdout}"
     );
-    assert!(stdout.contains("same-round ratios: mcp-sqlite"), "{stdout}");
+    assert!(
+        stdout.contains("    (÷ mcp-tasks, the one same-round ratio: mcp-sqlite "),
+        "{stdout}"
+    );
 
     // Scale: the memory store at 10,000 and at the larger count, in paired rounds.
     for stored in ["10000", "20000"] {

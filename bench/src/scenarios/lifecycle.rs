@@ -1,6 +1,6 @@
 //! Task lifecycle (create → poll → completed) at 64 callers.
 
-use super::{OpFn, RESULT_SIZE, figures_json, figures_of, fresh_rounds, trips};
+use super::{OpFn, RESULT_SIZE, figures_json, figures_of, fresh_rounds, same_round_ratios, trips};
 use crate::opts::{Opts, Transport};
 use crate::report::{Report, Row, Stat, say};
 use mcp_tasks_bench::driver::{Error, call_params, task_lifecycle};
@@ -34,9 +34,17 @@ pub async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Err
     }
     let figs = figures_of(&res);
     let metric = format!("task lifecycle, {}, c=64", t.name());
+    let mut note = format!("round trips per task: {}", trips(&figs));
+    // The durable stores beside the memory store round by round: the row's own figures are
+    // medians of rounds of 5,000 tasks, a fraction of a second each, that the machine's spells
+    // move by half.
+    if let Some((ratios, figures)) = same_round_ratios(&res) {
+        note = format!("{note}; {ratios}");
+        r.raw
+            .insert(format!("lifecycle/{}/c64/same_round", t.name()), figures);
+    }
     r.rows.extend([
-        Row::of(metric, "tasks/s", Stat::PerSec, &floor, &figs)
-            .note(format!("round trips per task: {}", trips(&figs))),
+        Row::of(metric, "tasks/s", Stat::PerSec, &floor, &figs).note(note),
         Row::of("  latency p50", "µs", Stat::P50, &floor, &figs),
     ]);
     r.raw.insert(

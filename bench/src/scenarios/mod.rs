@@ -122,6 +122,39 @@ fn paired_ratio(a: &[Sample], b: &[Sample]) -> (f64, f64, f64) {
     spread(ratios)
 }
 
+/// Every other server's rate ÷ the memory store's (`mcp-tasks`) round by round (each pair ran in
+/// the same round, minutes apart at most, so the machine's slow and fast spells divide out): a
+/// row's note (`÷ mcp-tasks, median of 3 same-round ratios: mcp-sqlite 0.55 (0.49-0.60)`) and
+/// the same figures for the JSON document, by server. `None` without mcp-tasks or another server.
+fn same_round_ratios(rounds: &[(Kind, Vec<Sample>)]) -> Option<(String, Value)> {
+    let (_, memory) = rounds.iter().find(|(k, _)| *k == Kind::McpTasks)?;
+    let others: Vec<(Kind, (f64, f64, f64))> = rounds
+        .iter()
+        .filter(|(k, _)| *k != Kind::McpTasks)
+        .map(|(k, samples)| (*k, paired_ratio(samples, memory)))
+        .collect();
+    if others.is_empty() {
+        return None;
+    }
+    let note = others
+        .iter()
+        .map(|(k, (mid, lo, hi))| format!("{} {mid:.2} ({lo:.2}-{hi:.2})", k.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let figures = others
+        .iter()
+        .map(|(k, (mid, lo, hi))| {
+            let figure = json!({"median": mid, "lowest": lo, "highest": hi});
+            (k.name().to_owned(), figure)
+        })
+        .collect::<serde_json::Map<_, _>>();
+    let of = match memory.len() {
+        1 => "the one same-round ratio".to_owned(),
+        n => format!("median of {n} same-round ratios"),
+    };
+    Some((format!("÷ mcp-tasks, {of}: {note}"), Value::Object(figures)))
+}
+
 /// The median, lowest and highest of some ratios.
 fn spread(ratios: Vec<f64>) -> (f64, f64, f64) {
     let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);

@@ -2,7 +2,7 @@
 //! throughput over random stored ids.
 
 use super::{
-    Floor, STORED_RESULT_SIZE, figures, fill, fill_window, paired_ratio, random_gets,
+    Floor, STORED_RESULT_SIZE, figures, fill, fill_window, random_gets, same_round_ratios,
     stored_task_params, wait_completed,
 };
 use crate::conn::{Conn, echo_op};
@@ -225,21 +225,9 @@ pub async fn store(o: &Opts, r: &mut Report) -> Result<(), Error> {
         fill_rounds.push((k, s.fills));
     }
     // Each durable store beside the memory store, round by round.
-    if let Some((_, memory)) = fill_rounds.iter().find(|(k, _)| *k == Kind::McpTasks) {
-        let ratios: Vec<String> = fill_rounds
-            .iter()
-            .filter(|(k, _)| *k != Kind::McpTasks)
-            .map(|(k, fills)| {
-                let (mid, lo, hi) = paired_ratio(fills, memory);
-                format!("{} {mid:.2} ({lo:.2}-{hi:.2})", k.name())
-            })
-            .collect();
-        if !ratios.is_empty() {
-            fill_row.note = format!(
-                "÷ mcp-tasks, median of {rounds} same-round ratios: {}",
-                ratios.join(", ")
-            );
-        }
+    if let Some((note, figures)) = same_round_ratios(&fill_rounds) {
+        fill_row.note = note;
+        r.raw.insert("store/same_round".into(), figures);
     }
     let floor = floor.finish(r, "store/floor".into()).await;
     get_row.floor = Some(floor.per_sec);
