@@ -35,8 +35,8 @@ pub async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Err
     let figs = figures_of(&res);
     let metric = format!("task lifecycle, {}, c=64", t.name());
     let mut note = format!("round trips per task: {}", trips(&figs));
-    // The durable stores beside the memory store round by round: the row's own figures are
-    // medians of rounds of 5,000 tasks, a fraction of a second each, that the machine's spells
+    // Each other server beside the memory store, round by round: the row's own figures are
+    // medians of rounds of 5,000 tasks, a fraction of a second each, which the machine's spells
     // move by half.
     if let Some((ratios, figures)) = same_round_ratios(&res) {
         note = format!("{note}; {ratios}");

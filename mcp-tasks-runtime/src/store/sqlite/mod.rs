@@ -218,13 +218,13 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   on its own. A task that ends (or changes) while its creation still waits in the queue is
 ///   inserted as it ended, in one statement, and both callers are answered after that commit.
 /// - **Off the async threads.** Writes are committed by a thread of the store's own (its
-///   writer), the connection's other uses run on Tokio's blocking thread pool; a point read of one task (`get`), a few microseconds from the page cache and the file's
-///   memory map, runs in place when the connection is free. The records of the tasks written
-///   lately (4,096) are kept as committed: a task polled while it runs, and its result just
-///   written, are read from memory, and the next change to it starts from there (a change of
-///   its lifecycle is even computed and encoded beside the caller). Wake-ups
-///   ([`TaskStore::changed`]), events and those records are in memory, which is complete because
-///   no other process writes the file.
+///   writer), and the connection's other uses run on Tokio's blocking thread pool; a point read
+///   of one task (`get`), a few microseconds from the page cache and the file's memory map, runs
+///   in place when the connection is free. The records of the tasks written lately (4,096) are
+///   kept as committed: a task polled while it runs, and its result just written, are read from
+///   memory, and the next change to it starts from there (a change of its lifecycle is even
+///   computed and encoded beside the caller). Wake-ups ([`TaskStore::changed`]), events and
+///   those records are in memory, which is complete because no other process writes the file.
 /// - **Versioned.** The file's layout has a version (SQLite's `user_version`); an older file is
 ///   migrated when opened, in one transaction, and a file written by a newer mcp-tasks is
 ///   refused.
