@@ -199,8 +199,8 @@ impl Writes {
         }
     }
 
-    /// The store is dropped: the writer answers what is queued (the connection is gone, so with
-    /// an error) and ends.
+    /// The store is dropped: the writer answers what is queued (with an error once the
+    /// connection is gone) and ends.
     pub(super) fn close(&self) {
         lock(&self.queue).closed = true;
         self.wake.notify_one();
