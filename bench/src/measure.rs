@@ -29,6 +29,9 @@ pub struct Sample {
     pub elapsed: Duration,
     /// Each operation's latency in nanoseconds, sorted.
     pub latencies: Vec<u64>,
+    /// For a run whose server shares the bench's process: the CPU time the process's threads ran
+    /// during it (nanoseconds) and how often they were switched out ([`cpu_and_switches`]).
+    pub process: Option<(u64, u64)>,
 }
 
 impl Sample {
@@ -60,6 +63,13 @@ impl Sample {
             out.elapsed += s.elapsed;
             out.latencies.extend_from_slice(&s.latencies);
         }
+        // The process's figures add up when every run has them.
+        out.process = samples
+            .iter()
+            .try_fold((0, 0), |(cpu, switches), s| {
+                s.process.map(|(c, n)| (cpu + c, switches + n))
+            })
+            .filter(|_| !samples.is_empty());
         out.latencies.sort_unstable();
         out
     }
@@ -184,5 +194,30 @@ impl Rng {
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(ops: u64, process: Option<(u64, u64)>) -> Sample {
+        Sample {
+            ops,
+            elapsed: Duration::from_millis(ops),
+            process,
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn merged_runs_add_the_process_figures_only_when_every_run_has_them() {
+        let both = Sample::merge(&[run(10, Some((100, 3))), run(20, Some((50, 1)))]);
+        assert_eq!((both.ops, both.process), (30, Some((150, 4))));
+        let one_without = Sample::merge(&[run(10, Some((100, 3))), run(20, None)]);
+        assert_eq!(one_without.process, None);
+        let first_without = Sample::merge(&[run(10, None), run(20, Some((50, 1)))]);
+        assert_eq!(first_without.process, None);
+        assert_eq!(Sample::merge(&[]).process, None);
     }
 }

@@ -1,6 +1,9 @@
 //! Task lifecycle (create → poll → completed) at 64 callers.
 
-use super::{OpFn, RESULT_SIZE, figures_json, figures_of, fresh_rounds, same_round_ratios, trips};
+use super::{
+    OpFn, RESULT_SIZE, figures_json, figures_of, fresh_rounds, process_cpu, same_round_ratios,
+    trips,
+};
 use crate::opts::{Opts, Transport};
 use crate::report::{Report, Row, Stat, say};
 use mcp_tasks_bench::driver::{Error, call_params, task_lifecycle};
@@ -42,6 +45,13 @@ pub async fn lifecycle(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Err
         note = format!("{note}; {ratios}");
         r.raw
             .insert(format!("lifecycle/{}/c64/same_round", t.name()), figures);
+    }
+    // In process, what the whole process spent a task and how busy it kept the cores: a store
+    // slower by its CPU and one slower by waiting (its cores idle) read apart.
+    if let Some((cpu, figures)) = process_cpu(&res) {
+        note = format!("{note}; {cpu}");
+        r.raw
+            .insert(format!("lifecycle/{}/c64/process_cpu", t.name()), figures);
     }
     r.rows.extend([
         Row::of(metric, "tasks/s", Stat::PerSec, &floor, &figs).note(note),

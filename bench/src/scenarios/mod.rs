@@ -18,7 +18,7 @@ use crate::opts::{Opts, Transport};
 use crate::report::Report;
 use crate::store_counts::StoreCounts;
 use mcp_tasks_bench::driver::{self, Client, Error, get_params};
-use mcp_tasks_bench::measure::{Rng, Sample, Stop, closed_loop, median};
+use mcp_tasks_bench::measure::{Rng, Sample, Stop, closed_loop, cpu_and_switches, median};
 use mcp_tasks_bench::servers::Kind;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -155,6 +155,53 @@ fn same_round_ratios(rounds: &[(Kind, Vec<Sample>)]) -> Option<(String, Value)> 
     Some((format!("÷ mcp-tasks, {of}: {note}"), Value::Object(figures)))
 }
 
+/// For rounds whose servers share the bench's process (`inproc`): the CPU time the process
+/// spent a task (the bench's callers and the server together), how many of the machine's cores
+/// that kept busy on average, and the switches a task, by server: a row's note (`process CPU a
+/// task: mcp-tasks 34.2 µs on 1.78 cores, 1.52 switches; ...`) and the same figures for the JSON
+/// document. A server whose rate falls with no more CPU a task is waiting, not working (its
+/// cores figure says how much). `None` for rounds in child processes.
+fn process_cpu(rounds: &[(Kind, Vec<Sample>)]) -> Option<(String, Value)> {
+    let by_server: Vec<(Kind, (f64, f64, f64))> = rounds
+        .iter()
+        .filter_map(|(k, samples)| {
+            let all = Sample::merge(samples);
+            let (cpu_ns, switches) = all.process?;
+            let ops = all.ops.max(1) as f64;
+            let cores = cpu_ns as f64 / all.elapsed.as_nanos().max(1) as f64;
+            Some((
+                *k,
+                (cpu_ns as f64 / 1e3 / ops, cores, switches as f64 / ops),
+            ))
+        })
+        .collect();
+    if by_server.is_empty() {
+        return None;
+    }
+    let note = by_server
+        .iter()
+        .map(|(k, (us, cores, switches))| {
+            format!(
+                "{} {us:.1} µs on {cores:.2} cores, {switches:.2} switches",
+                k.name()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let figures = by_server
+        .iter()
+        .map(|(k, (us, cores, switches))| {
+            let figure =
+                json!({"cpu_us_per_task": us, "cores": cores, "switches_per_task": switches});
+            (k.name().to_owned(), figure)
+        })
+        .collect::<serde_json::Map<_, _>>();
+    Some((
+        format!("process CPU a task: {note}"),
+        Value::Object(figures),
+    ))
+}
+
 /// The median, lowest and highest of some ratios.
 fn spread(ratios: Vec<f64>) -> (f64, f64, f64) {
     let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
@@ -195,6 +242,7 @@ async fn fresh_rounds(
         .collect();
     let mut floor = Floor::open(t, c, o).await?;
     let mut counts: Vec<(Kind, StoreCounts)> = Vec::new();
+    let in_process = t == Transport::InProcess;
     for round in 0..o.task_rounds {
         // Slot `out.len()` is the floor's; the order rotates so that none always runs first.
         for j in 0..=out.len() {
@@ -208,7 +256,15 @@ async fn fresh_rounds(
             let client = conn.client.clone();
             let op2 = op.clone();
             StoreCounts::reset(o, k)?;
-            let s = closed_loop(c, stop, move |i| op2(client.clone(), i)).await?;
+            let before = in_process
+                .then(|| cpu_and_switches(std::process::id()))
+                .flatten();
+            let mut s = closed_loop(c, stop, move |i| op2(client.clone(), i)).await?;
+            // Sums over the threads alive at each reading, as in the store row: a thread that
+            // exited meanwhile takes its share out of the second.
+            if let (Some(b), Some(a)) = (before, cpu_and_switches(std::process::id())) {
+                s.process = Some((a.0.saturating_sub(b.0), a.1.saturating_sub(b.1)));
+            }
             if StoreCounts::counted(k) {
                 if !counts.iter().any(|(kind, _)| *kind == k) {
                     counts.push((k, StoreCounts::default()));
