@@ -5,3 +5,9 @@
 pub mod driver;
 pub mod measure;
 pub mod servers;
+
+/// With `--features jemalloc`, every binary of the bench allocates with jemalloc (Rust's
+/// allocations; SQLite's own stay with the system's `malloc`).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
