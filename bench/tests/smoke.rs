@@ -115,28 +115,30 @@ fn every_scenario_runs_for_every_server() {
     // In process, what the whole process spent a task and how many cores it kept busy, for every
     // server of the row; a child process's row has no such figure (the bench's CPU is not the
     // server's).
-    let key = "lifecycle/inproc/c64/process_cpu";
-    for server in inproc.iter().copied().chain(["mcp-sqlite"]) {
-        let cpu = figure(raw, key, server, "cpu_us_per_task");
-        let cores = figure(raw, key, server, "cores");
-        let switches = figure(raw, key, server, "switches_per_task");
-        assert!(
-            cpu > 0.0 && cores > 0.0 && switches >= 0.0,
-            "{key} {server}: {}",
-            raw[key]
-        );
-        // The machine's cores bound it: more would be a figure of something else.
-        let machine = std::thread::available_parallelism().map_or(64, usize::from);
-        assert!(
-            cores <= machine as f64 * 1.05,
-            "{key} {server}: {cores} cores"
-        );
+    let machine = std::thread::available_parallelism().map_or(64, usize::from) as f64;
+    for (key, sqlite) in [
+        ("lifecycle/inproc/c64/process_cpu", Some("mcp-sqlite")),
+        ("elicit/inproc/c64/process_cpu", None),
+    ] {
+        for server in inproc.iter().copied().chain(sqlite) {
+            let cpu = figure(raw, key, server, "cpu_us_per_task");
+            let cores = figure(raw, key, server, "cores");
+            let switches = figure(raw, key, server, "switches_per_task");
+            let shown = &raw[key];
+            assert!(
+                cpu > 0.0 && cores > 0.0 && switches >= 0.0,
+                "{key} {server}: {shown}"
+            );
+            // The machine's cores bound it: more would be a figure of something else.
+            assert!(cores <= machine * 1.05, "{key} {server}: {cores} cores");
+        }
     }
-    assert!(
-        raw["lifecycle/stdio/c64/process_cpu"].is_null(),
-        "{}",
-        raw["lifecycle/stdio/c64/process_cpu"]
-    );
+    for key in [
+        "lifecycle/stdio/c64/process_cpu",
+        "elicit/stdio/c64/process_cpu",
+    ] {
+        assert!(raw[key].is_null(), "{key}: {}", raw[key]);
+    }
 
     // Every other server ÷ the memory store, round by round, in the lifecycle and store rows.
     for (key, servers) in [

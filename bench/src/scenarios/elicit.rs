@@ -1,6 +1,6 @@
 //! In-task elicitation: one caller (latency) and 64 callers (throughput).
 
-use super::{OpFn, figures_json, figures_of, fresh_rounds, trips};
+use super::{OpFn, figures_json, figures_of, fresh_rounds, process_cpu, trips};
 use crate::opts::{Opts, Transport};
 use crate::report::{Report, Row, Stat, say};
 use mcp_tasks_bench::driver::{Error, call_params, elicitation};
@@ -43,11 +43,18 @@ pub async fn elicit(o: &Opts, t: Transport, r: &mut Report) -> Result<(), Error>
         format!("elicitation in a task, {}, c=1", t.name()),
         format!("elicitation in a task, {}, c=64", t.name()),
     );
+    let mut throughput = Row::of(c64, "tasks/s", Stat::PerSec, &floor64, &f64_);
+    // In process, what the whole process spent an elicitation and how busy it kept the cores.
+    if let Some((cpu, figures)) = process_cpu(&many) {
+        throughput = throughput.note(cpu);
+        r.raw
+            .insert(format!("elicit/{}/c64/process_cpu", t.name()), figures);
+    }
     r.rows.extend([
         Row::of(c1, "µs p50", Stat::P50, &floor1, &f1)
             .note(format!("round trips per elicitation: {}", trips(&f1))),
         Row::of("  latency p99", "µs", Stat::P99, &floor1, &f1),
-        Row::of(c64, "tasks/s", Stat::PerSec, &floor64, &f64_),
+        throughput,
     ]);
     r.raw.insert(
         format!("elicit/{}/c1", t.name()),
