@@ -93,7 +93,7 @@ fn build_servers(o: &Opts) -> Result<(), Error> {
             return Err("building the server binaries failed".into());
         }
     }
-    if !release {
+    if cfg!(debug_assertions) {
         eprintln!("warning: not a release build; figures mean little (use --release)");
     }
     Ok(())

@@ -218,6 +218,17 @@ fn print_table(o: &Opts, r: &Report) {
             "mcp-metrics/mcp, mcp-otel/mcp: the figure with telemetry on ÷ plain mcp-tasks's, same run (the cost of it: below 1 for /s, above 1 for µs)."
         );
     }
+    if kinds.contains(&Kind::McpOtel) {
+        println!(
+            "mcp-otel's sampler: {}; requests {}.",
+            otel_sampler(),
+            if o.traceparent {
+                "carry a sampled `traceparent`"
+            } else {
+                "carry no `traceparent`"
+            }
+        );
+    }
     println!(
         "×floor: time per operation ÷ time per bare JSON-RPC round trip of the echo server on the same"
     );
@@ -230,6 +241,18 @@ fn print_table(o: &Opts, r: &Report) {
 }
 
 /// The telemetry kinds of the run that can be divided by plain mcp-tasks's figures.
+/// The sampler the `mcp-otel` server runs with, as the environment it inherits from the bench
+/// names it (`Traces::otlp` reads `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`).
+fn otel_sampler() -> String {
+    match std::env::var("OTEL_TRACES_SAMPLER") {
+        Ok(sampler) => match std::env::var("OTEL_TRACES_SAMPLER_ARG") {
+            Ok(arg) => format!("OTEL_TRACES_SAMPLER={sampler} OTEL_TRACES_SAMPLER_ARG={arg}"),
+            Err(_) => format!("OTEL_TRACES_SAMPLER={sampler}"),
+        },
+        Err(_) => "every span exported (no OTEL_TRACES_SAMPLER)".into(),
+    }
+}
+
 fn telemetry_kinds(kinds: &[Kind]) -> Vec<Kind> {
     if !kinds.contains(&Kind::McpTasks) {
         return Vec::new();
@@ -273,7 +296,7 @@ pub fn write_json(o: &Opts, r: &Report, total: Duration) -> Result<(), Error> {
         "rmcp_version": "3.11.0",
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "total_secs": total.as_secs_f64(),
-        "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "stored_large": o.stored_large, "result_bytes": RESULT_SIZE, "stored_result_bytes": STORED_RESULT_SIZE },
+        "settings": { "rounds": o.rounds, "round_secs": o.round.as_secs_f64(), "lifecycle_tasks": o.lifecycle_tasks, "elicit_tasks": o.elicit_tasks, "stored": o.stored, "stored_large": o.stored_large, "result_bytes": RESULT_SIZE, "stored_result_bytes": STORED_RESULT_SIZE, "traceparent": o.traceparent, "otel_sampler": o.servers.contains(&Kind::McpOtel).then(otel_sampler) },
         "rows": rows,
         "raw": r.raw,
         "redis_commands": r.redis.iter().map(|(s, c)| (s.clone(), c.json())).collect::<serde_json::Map<_, _>>(),
