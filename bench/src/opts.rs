@@ -9,9 +9,11 @@ use std::time::Duration;
 /// How the driver reaches a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Transport {
-    /// Child processes; tokio's `stdin()`/`stdout()` (what `serve_stdio` and rmcp's `stdio()` use).
+    /// Child processes; tokio's `stdin()`/`stdout()`, which hand every read and write to the
+    /// blocking thread pool (what rmcp's `stdio()` uses).
     Stdio,
-    /// Child processes; non-blocking pipes (rmcp's `stdio_pipes`) for every server.
+    /// Child processes; non-blocking pipes (rmcp's `stdio_pipes`) for every server: what
+    /// `serve_stdio` does by itself when its client spawns it with pipes or a socket pair.
     Pipes,
     /// Tokio duplex pipes into each server's serve function, in this process.
     #[value(name = "inproc")]
