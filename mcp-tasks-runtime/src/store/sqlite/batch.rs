@@ -297,11 +297,12 @@ impl Writes {
                 self.commits
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
+            let mut let_go = Vec::new();
             if committed.is_ok() {
                 // Announced with the connection held, so that waiters learn of a task's
                 // versions in order.
                 for (record, visible) in changes.written {
-                    shared.committed(record, visible);
+                    let_go.extend(shared.committed(record, visible));
                 }
             } else {
                 for (record, _) in &changes.written {
@@ -314,6 +315,9 @@ impl Writes {
             for job in changes.joined.into_iter().chain(jobs) {
                 job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));
             }
+            // The records `recent` let go of, freed once the writes are answered and no lock
+            // is held.
+            drop(let_go);
             if shared.checkpoint_due()
                 && let Some(db) = connection.upgrade()
             {

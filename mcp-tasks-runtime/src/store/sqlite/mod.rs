@@ -220,8 +220,9 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 /// - **Off the async threads.** Writes are committed by a thread of the store's own (its
 ///   writer), and the connection's other uses run on Tokio's blocking thread pool; a point read
 ///   of one task (`get`), a few microseconds from the page cache and the file's memory map, runs
-///   in place when the connection is free. The records of the tasks written lately (4,096) are
-///   kept as committed: a task polled while it runs, and its result just written, are read from
+///   in place when the connection is free. The records of the tasks written lately (a task's
+///   stays while the next 2,048 to 4,096 tasks are written) are kept as committed: a task
+///   polled while it runs, and its result just written, are read from
 ///   memory, and the next change to it starts from there (a change of its lifecycle is even
 ///   computed and encoded beside the caller). Wake-ups ([`TaskStore::changed`]), events and
 ///   those records are in memory, which is complete because no other process writes the file.
@@ -251,11 +252,11 @@ struct Shared {
     /// Task → the version of its latest change, for `changed` waiters; only while someone waits.
     waiters: Mutex<HashMap<TaskId, watch::Sender<u64>>>,
     events: broadcast::Sender<TaskEvent>,
-    /// The committed records of the tasks written lately (at most [`RECENT_KEPT`]): a read of a
-    /// task polled while it runs, or of a result just written, and the next change to it, start
-    /// from here instead of reading and decoding the stored record. Updated after each commit,
-    /// so it never shows a change that is not stored.
-    recent: Mutex<HashMap<TaskId, Arc<Frozen>>>,
+    /// The committed records of the tasks written lately (see [`Recent`]): a read of a task
+    /// polled while it runs, or of a result just written, and the next change to it, start from
+    /// here instead of reading and decoding the stored record. Updated after each commit, so it
+    /// never shows a change that is not stored.
+    recent: Mutex<Recent>,
     /// The records queued writes will leave if they succeed, computed beside their callers (a
     /// creation, a change computed ahead): the next change to the task is computed ahead from
     /// here, before the one before it has committed. Only a starting point: the writer's thread
@@ -384,8 +385,55 @@ where
     }
 }
 
-/// How many records [`Shared::recent`] keeps.
+/// How many records [`Shared::recent`] keeps at most.
 const RECENT_KEPT: usize = 4096;
+
+/// The records of the tasks written lately, in two generations of at most [`RECENT_KEPT`] / 2:
+/// once the newer is full it becomes the older, and the older is let go of. A task stays while
+/// 2,048 to 4,096 others are written after it, and never are all of them let go of at once (a
+/// task polled while it runs is still found right after). What is let go of is handed back, to
+/// be dropped once no lock is held: 2,048 records freed one by one would hold up every reader
+/// of `recent`, and the writes waiting for their answers.
+#[derive(Default)]
+struct Recent {
+    newer: HashMap<TaskId, Arc<Frozen>>,
+    older: HashMap<TaskId, Arc<Frozen>>,
+}
+
+/// A generation of [`Recent`] let go of.
+type LetGo = HashMap<TaskId, Arc<Frozen>>;
+
+impl Recent {
+    fn get(&self, id: &TaskId) -> Option<&Arc<Frozen>> {
+        self.newer.get(id).or_else(|| self.older.get(id))
+    }
+
+    fn remove(&mut self, id: &TaskId) {
+        self.newer.remove(id);
+        self.older.remove(id);
+    }
+
+    /// Keeps `task` as its task's latest record; the generation this let go of, if any.
+    #[must_use = "what is let go of is dropped by the caller, once it holds no lock"]
+    fn insert(&mut self, task: Arc<Frozen>) -> Option<LetGo> {
+        if let Some(kept) = self.newer.get_mut(&task.record.id) {
+            *kept = task;
+            return None;
+        }
+        self.older.remove(&task.record.id);
+        let let_go = (self.newer.len() >= RECENT_KEPT / 2).then(|| {
+            let newer = std::mem::replace(&mut self.newer, HashMap::with_capacity(RECENT_KEPT / 2));
+            std::mem::replace(&mut self.older, newer)
+        });
+        self.newer.insert(task.record.id.clone(), task);
+        let_go
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.newer.len() + self.older.len()
+    }
+}
 /// The longest result (as text) of a record [`Shared::recent`] keeps: 4,096 of them stay within
 /// 256 MiB.
 const RECENT_RESULT: usize = 64 * 1024;
@@ -475,7 +523,7 @@ impl SqliteTaskStore {
         // in the file belongs to a process that is gone.
         conn.execute("DELETE FROM leases", []).map_err(backend)?;
         let now = shared.clock.now();
-        let report = sweep(&mut conn, &shared, now)?;
+        let (report, _) = sweep(&mut conn, &shared, now)?;
         if !report.failed.is_empty() {
             tracing::warn!(
                 path = %shared.path.display(),
@@ -886,8 +934,10 @@ impl Shared {
 
     /// A transaction that wrote `task` has committed: keep it as the task's latest, and tell
     /// waiters and subscribers. Called with the connection locked, so that they learn of a
-    /// task's versions in order.
-    fn committed(&self, task: Arc<Frozen>, visible: bool) {
+    /// task's versions in order. The records this lets go of (see [`Recent`]) are the caller's
+    /// to drop once it has let go of the connection.
+    #[must_use = "what is let go of is dropped by the caller, once it holds no lock"]
+    fn committed(&self, task: Arc<Frozen>, visible: bool) -> Option<LetGo> {
         self.unqueue(&task);
         self.announce(&task, visible);
         let mut recent = lock(&self.recent);
@@ -899,13 +949,9 @@ impl Shared {
             // Read from the file instead: what is kept stays bounded whatever tools return.
             // The version kept before goes too (this one is the latest).
             recent.remove(&task.record.id);
-            return;
+            return None;
         }
-        if recent.len() >= RECENT_KEPT && !recent.contains_key(&task.record.id) {
-            // Full: start again (the records are only a shortcut).
-            recent.clear();
-        }
-        recent.insert(task.record.id.clone(), task);
+        recent.insert(task)
     }
 
     /// Tells waiters and subscribers about a change; called with the connection locked, so they
@@ -939,12 +985,14 @@ impl Shared {
     }
 }
 
-/// Applies the lifetime rules as of `now` in one transaction; see [`TaskStore::expire`].
+/// Applies the lifetime rules as of `now` in one transaction; see [`TaskStore::expire`]. With
+/// the report come the records [`Shared::recent`] let go of, for the caller to drop once it has
+/// let go of the connection.
 fn sweep(
     conn: &mut Connection,
     shared: &Shared,
     now: SystemTime,
-) -> Result<ExpiryReport, StoreError> {
+) -> Result<(ExpiryReport, Vec<LetGo>), StoreError> {
     let now_us = micros(now);
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -994,11 +1042,12 @@ fn sweep(
     }
     tx.commit().map_err(backend)?;
     shared.checkpoint_if_due(conn);
+    let mut let_go = Vec::new();
     let failed = failed
         .into_iter()
         .map(|task| {
             let record = task.snapshot();
-            shared.committed(Arc::new(task), true);
+            let_go.extend(shared.committed(Arc::new(task), true));
             record
         })
         .collect();
@@ -1010,7 +1059,7 @@ fn sweep(
         report.removed.push(id.clone());
         shared.announce_removed(id, owner);
     }
-    Ok(report)
+    Ok((report, let_go))
 }
 
 /// Applies `change` to the task as this transaction last wrote it, else as last committed, else
@@ -1409,7 +1458,13 @@ impl TaskStore for SqliteTaskStore {
     }
 
     fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
-        Box::pin(self.with_db(move |conn, shared| sweep(conn, shared, now)))
+        Box::pin(async move {
+            let (report, let_go) = self
+                .with_db(move |conn, shared| sweep(conn, shared, now))
+                .await?;
+            drop(let_go);
+            Ok(report)
+        })
     }
 
     fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
@@ -1792,6 +1847,67 @@ mod tests {
         assert_eq!(page.tasks, vec![old, finished]);
         drop(store);
         remove(&path);
+    }
+
+    /// A task written lately is kept while 2,048 to 4,096 others are written after it: never
+    /// all of them let go of at once, and never more than [`RECENT_KEPT`] kept. What is let go
+    /// of is handed back whole, the oldest generation.
+    #[test]
+    fn recent_records_are_let_go_of_a_generation_at_a_time() {
+        let now = SystemTime::now();
+        let record = |n: usize| {
+            let mut new = NewTask::new(Owner::new("alice"), Era::Modern);
+            new.id = TaskId::new(format!("t{n}"));
+            Arc::new(Frozen::new(TaskRecord::new(new, now)))
+        };
+        let id = |n: usize| TaskId::new(format!("t{n}"));
+        let half = RECENT_KEPT / 2;
+        let mut recent = Recent::default();
+        let mut let_go = Vec::new();
+        // One short of full, then the task watched, then one short of half of the bound after
+        // it: with everything let go of once full, it would have gone at the next write.
+        for n in 0..RECENT_KEPT - 1 {
+            let_go.extend(recent.insert(record(n)));
+        }
+        let watched = RECENT_KEPT - 1;
+        let_go.extend(recent.insert(record(watched)));
+        for n in RECENT_KEPT..RECENT_KEPT + half - 1 {
+            let_go.extend(recent.insert(record(n)));
+            assert!(recent.len() <= RECENT_KEPT, "{} kept", recent.len());
+        }
+        assert!(recent.get(&id(watched)).is_some(), "let go of too soon");
+        // What was let go of: the oldest, a generation at a time, each once.
+        let gone: Vec<usize> = let_go
+            .iter()
+            .flat_map(|generation| generation.keys())
+            .map(|id| id.as_str()[1..].parse().unwrap())
+            .collect();
+        let mut sorted = gone.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), gone.len(), "let go of twice");
+        assert_eq!(
+            sorted,
+            (0..sorted.len()).collect::<Vec<_>>(),
+            "not the oldest"
+        );
+        for n in 0..watched + half {
+            assert_eq!(recent.get(&id(n)).is_some(), n >= sorted.len(), "t{n}");
+        }
+        // Written again while in the older generation, a task moves to the newer one: the next
+        // generation let go of does not take it, and its newest version is the one kept.
+        let oldest_kept = sorted.len();
+        let again = record(oldest_kept);
+        let_go.clear();
+        let_go.extend(recent.insert(again.clone()));
+        for n in RECENT_KEPT + half..RECENT_KEPT + 2 * half {
+            let_go.extend(recent.insert(record(n)));
+        }
+        assert!(!let_go.is_empty(), "a generation was let go of");
+        assert!(let_go.iter().all(|g| !g.contains_key(&id(oldest_kept))));
+        assert!(Arc::ptr_eq(recent.get(&id(oldest_kept)).unwrap(), &again));
+        recent.remove(&id(oldest_kept));
+        assert!(recent.get(&id(oldest_kept)).is_none());
     }
 
     /// The records written lately are kept only with results of at most [`RECENT_RESULT`]: a
@@ -2436,7 +2552,7 @@ mod tests {
         })
         .await;
         // Read from the file, not from what the store keeps: each was stored as encoded.
-        lock(&store.shared.recent).clear();
+        *lock(&store.shared.recent) = Recent::default();
         let stored = |id: TaskId| {
             let store = store.clone();
             let alice = alice.clone();
