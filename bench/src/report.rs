@@ -240,7 +240,6 @@ fn print_table(o: &Opts, r: &Report) {
     );
 }
 
-/// The telemetry kinds of the run that can be divided by plain mcp-tasks's figures.
 /// The sampler the `mcp-otel` server runs with, as the environment it inherits from the bench
 /// names it (`Traces::otlp` reads `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`).
 fn otel_sampler() -> String {
@@ -253,6 +252,7 @@ fn otel_sampler() -> String {
     }
 }
 
+/// The telemetry kinds of the run that can be divided by plain mcp-tasks's figures.
 fn telemetry_kinds(kinds: &[Kind]) -> Vec<Kind> {
     if !kinds.contains(&Kind::McpTasks) {
         return Vec::new();
