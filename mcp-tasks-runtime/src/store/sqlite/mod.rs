@@ -222,10 +222,10 @@ const CANDIDATES: &str = "SELECT record, result FROM tasks WHERE due <= ?1
 ///   of one task (`get`), a few microseconds from the page cache and the file's memory map, runs
 ///   in place when the connection is free. The records of the tasks written lately (a task's
 ///   stays while the next 2,048 to 4,096 tasks are written) are kept as committed: a task
-///   polled while it runs, and its result just written, are read from
-///   memory, and the next change to it starts from there (a change of its lifecycle is even
-///   computed and encoded beside the caller). Wake-ups ([`TaskStore::changed`]), events and
-///   those records are in memory, which is complete because no other process writes the file.
+///   polled while it runs, and its result just written, are read from memory, and the next
+///   change to it starts from there (a change of its lifecycle is even computed and encoded
+///   beside the caller). Wake-ups ([`TaskStore::changed`]), events and those records are in
+///   memory, which is complete because no other process writes the file.
 /// - **Versioned.** The file's layout has a version (SQLite's `user_version`); an older file is
 ///   migrated when opened, in one transaction, and a file written by a newer mcp-tasks is
 ///   refused.
@@ -434,6 +434,7 @@ impl Recent {
         self.newer.len() + self.older.len()
     }
 }
+
 /// The longest result (as text) of a record [`Shared::recent`] keeps: 4,096 of them stay within
 /// 256 MiB.
 const RECENT_RESULT: usize = 64 * 1024;
