@@ -14,7 +14,11 @@ use crate::protocol::{InputRequest, ResourceContents};
 /// ([`crate::store`]); the runtime renders it to the wire.
 ///
 /// The serde encoding is a *storage* format for durable stores, not a wire shape; the wire shapes
-/// are the renderers.
+/// are the renderers. It is compact: times and durations are integer nanoseconds (since the Unix
+/// epoch, for a time), and a field with nothing in it (`None`, an empty map or set) is left out.
+/// Records written in serde's own forms (`{"secs_since_epoch":…,"nanos_since_epoch":…}`,
+/// `{"secs":…,"nanos":…}`, `null`, `{}`), as mcp-tasks wrote them before, read as well; an
+/// older mcp-tasks cannot read the compact form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// The id.
@@ -26,38 +30,59 @@ pub struct TaskRecord {
     /// Current status.
     pub status: TaskStatus,
     /// A message for people about the current status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
     /// When it was created.
+    #[serde(with = "stored::time")]
     pub created_at: SystemTime,
     /// When anything a client can see last changed.
+    #[serde(with = "stored::time")]
     pub last_updated_at: SystemTime,
     /// How long the task's record is kept (the wire's `ttl`/`ttlMs`): at least `ttl` from
     /// creation and, once the task has ended, `ttl` after it ended. It never ends a running task;
     /// [`deadline`](Self::deadline) does. `None` = kept forever.
+    #[serde(
+        default,
+        with = "stored::duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ttl: Option<Duration>,
     /// How long the task may run, from creation: a task still running at `created_at + deadline`
     /// fails, with a status message that says so. `None` (the default) = no limit. Not on the
     /// wire.
-    #[serde(default)]
+    #[serde(
+        default,
+        with = "stored::duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub deadline: Option<Duration>,
     /// The engine instance running the task (see the store's leases): when that instance's lease
     /// lapses, the task fails as stopped. `None` for a task no engine runs. Not on the wire.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<String>,
     /// The polling interval suggested to clients.
+    #[serde(
+        default,
+        with = "stored::duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub poll_interval: Option<Duration>,
     /// The name of the tool whose call created the task, when known: over HTTP with OAuth, a
     /// `tasks/*` request must hold that tool's scopes as the `tools/call` did. Not on the wire.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// Input requests waiting for an answer, by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub input_requests: BTreeMap<String, InputRequest>,
     /// Answers delivered by the client that the waiting tool has not taken yet, by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub input_responses: BTreeMap<String, Value>,
     /// Keys that were answered or withdrawn. A key is used for the task's whole life: it may not
     /// name a second request.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub retired_keys: BTreeSet<String>,
     /// How it ended; set when the task turned `completed` or `failed` (never for `cancelled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<TaskOutcome>,
     /// What the tool published as the task's outputs, by name: resources the task's owner reads
     /// with `resources/read` at `task://{id}/{name}`
@@ -68,16 +93,62 @@ pub struct TaskRecord {
     /// Bumped by every change; starts at 1. Waiters and optimistic writers compare it.
     pub version: u64,
     /// When it turned terminal.
+    #[serde(
+        default,
+        with = "stored::opt_time",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub terminal_at: Option<SystemTime>,
 }
 
-/// The room a record's stored text is written into at first: a new task's record is about 600
-/// bytes, and `serde_json::to_string`'s buffer starts at 128 and grows three times to hold it
-/// (each a copy).
+/// The room a record's stored text is written into at first: a new task's record is about 330
+/// bytes, and `serde_json::to_string`'s buffer starts at 128 and grows twice to hold it (each a
+/// copy).
 #[cfg(any(test, feature = "sqlite", feature = "redis", feature = "postgres"))]
-const STORED_TEXT_ROOM: usize = 1024;
+const STORED_TEXT_ROOM: usize = 512;
 
 impl TaskRecord {
+    /// The record in serde's own forms of times and durations, every field written: the stored
+    /// text of records written before the compact encoding, for the tests of reading them.
+    #[cfg(test)]
+    pub(crate) fn to_legacy_text(&self) -> String {
+        fn time(t: SystemTime) -> Value {
+            let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+            serde_json::json!({"secs_since_epoch": since.as_secs(), "nanos_since_epoch": since.subsec_nanos()})
+        }
+        fn span(d: Option<Duration>) -> Value {
+            d.map_or(
+                Value::Null,
+                |d| serde_json::json!({"secs": d.as_secs(), "nanos": d.subsec_nanos()}),
+            )
+        }
+        let mut text = serde_json::to_value(self).unwrap();
+        let fields = text.as_object_mut().unwrap();
+        fields.insert("created_at".into(), time(self.created_at));
+        fields.insert("last_updated_at".into(), time(self.last_updated_at));
+        fields.insert(
+            "terminal_at".into(),
+            self.terminal_at.map_or(Value::Null, time),
+        );
+        for (name, value) in [
+            ("ttl", self.ttl),
+            ("deadline", self.deadline),
+            ("poll_interval", self.poll_interval),
+        ] {
+            fields.insert(name.into(), span(value));
+        }
+        for name in ["status_message", "runner", "outcome"] {
+            fields.entry(name).or_insert(Value::Null);
+        }
+        for name in ["input_requests", "input_responses"] {
+            fields.entry(name).or_insert_with(|| serde_json::json!({}));
+        }
+        fields
+            .entry("retired_keys")
+            .or_insert_with(|| serde_json::json!([]));
+        text.to_string()
+    }
+
     /// The record as the durable stores keep it: its serde encoding, as JSON text.
     #[cfg(any(test, feature = "sqlite", feature = "redis", feature = "postgres"))]
     pub(crate) fn to_stored_text(&self) -> Result<String, serde_json::Error> {
@@ -140,6 +211,142 @@ impl AsTaskView for TaskRecord {
     }
 }
 
+/// The stored text's times and durations: integer nanoseconds (since the Unix epoch, for a
+/// time), about 20 bytes where serde's own forms (`{"secs_since_epoch":…,"nanos_since_epoch":…}`,
+/// `{"secs":…,"nanos":…}`) take 60 and 23. Both forms are read: records written before keep
+/// reading. A span past `u64::MAX` nanoseconds (584 years) is written in serde's form.
+mod stored {
+    use std::fmt;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, Unexpected, Visitor};
+    use serde::{Serialize, Serializer};
+
+    /// Writes a span as integer nanoseconds, or in serde's form (`long`) if it does not fit.
+    fn write<S: Serializer, T: Serialize>(
+        span: Duration,
+        long: T,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match u64::try_from(span.as_nanos()) {
+            Ok(nanos) => s.serialize_u64(nanos),
+            Err(_) => long.serialize(s),
+        }
+    }
+
+    /// Reads a span written by [`write`] or in serde's form of a time (since the epoch) or a
+    /// duration; `None` for `null`.
+    struct Span {
+        time: bool,
+    }
+
+    impl<'de> Visitor<'de> for Span {
+        type Value = Option<Duration>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("integer nanoseconds, or serde's form of a time or duration")
+        }
+
+        fn visit_u64<E: de::Error>(self, nanos: u64) -> Result<Self::Value, E> {
+            Ok(Some(Duration::from_nanos(nanos)))
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            let long = MapAccessDeserializer::new(map);
+            if self.time {
+                SystemTime::deserialize(long)?
+                    .duration_since(UNIX_EPOCH)
+                    .map(Some)
+                    .map_err(|_| de::Error::custom("a time before the Unix epoch"))
+            } else {
+                Duration::deserialize(long).map(Some)
+            }
+        }
+    }
+
+    fn since_epoch<E: serde::ser::Error>(time: &SystemTime) -> Result<Duration, E> {
+        time.duration_since(UNIX_EPOCH)
+            .map_err(|_| E::custom("a time before the Unix epoch"))
+    }
+
+    /// A time.
+    pub(super) mod time {
+        use super::*;
+
+        pub(in crate::store::record) fn serialize<S: Serializer>(
+            time: &SystemTime,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            write(since_epoch(time)?, time, s)
+        }
+
+        pub(in crate::store::record) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<SystemTime, D::Error> {
+            match d.deserialize_any(Span { time: true })? {
+                Some(since) => Ok(UNIX_EPOCH + since),
+                None => Err(de::Error::invalid_type(Unexpected::Unit, &"a time")),
+            }
+        }
+    }
+
+    /// A time, or none.
+    pub(super) mod opt_time {
+        use super::*;
+
+        pub(in crate::store::record) fn serialize<S: Serializer>(
+            time: &Option<SystemTime>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match time {
+                Some(time) => write(since_epoch(time)?, time, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(in crate::store::record) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<SystemTime>, D::Error> {
+            let since = d.deserialize_option(Span { time: true })?;
+            Ok(since.map(|since| UNIX_EPOCH + since))
+        }
+    }
+
+    /// A duration, or none.
+    pub(super) mod duration {
+        use super::*;
+
+        pub(in crate::store::record) fn serialize<S: Serializer>(
+            span: &Option<Duration>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match span {
+                Some(span) => write(*span, span, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(in crate::store::record) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Duration>, D::Error> {
+            d.deserialize_option(Span { time: false })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,10 +396,11 @@ mod tests {
         assert_eq!(serde_json::from_str::<TaskRecord>(&encoded).unwrap(), r);
     }
 
-    /// Records written before the era had one name (when the field was a `TaskOrigin`), as the
-    /// SQLite and Redis stores keep them: they still read, and encode to the same text.
+    /// Records written before the era had one name (when the field was a `TaskOrigin`), and
+    /// before the compact encoding, as the SQLite, Redis and Postgres stores keep them: they
+    /// still read, and encode in the compact form.
     #[test]
-    fn records_stored_before_the_era_rename_still_read() {
+    fn records_stored_in_serdes_own_forms_still_read() {
         for (origin, era) in [("legacy", Era::Legacy), ("modern", Era::Modern)] {
             let stored = format!(
                 r#"{{"id":"786512e2","owner":"alice","origin":"{origin}","status":"working","status_message":null,"created_at":{{"secs_since_epoch":1764066600,"nanos_since_epoch":0}},"last_updated_at":{{"secs_since_epoch":1764067200,"nanos_since_epoch":250000000}},"ttl":{{"secs":60,"nanos":0}},"deadline":null,"runner":null,"poll_interval":{{"secs":5,"nanos":0}},"input_requests":{{}},"input_responses":{{}},"retired_keys":[],"outcome":null,"version":1,"terminal_at":null}}"#
@@ -201,7 +409,84 @@ mod tests {
             expected.origin = era;
             let read: TaskRecord = serde_json::from_str(&stored).unwrap();
             assert_eq!(read, expected);
-            assert_eq!(serde_json::to_string(&read).unwrap(), stored);
+            assert_eq!(
+                serde_json::to_string(&read).unwrap(),
+                format!(
+                    r#"{{"id":"786512e2","owner":"alice","origin":"{origin}","status":"working","created_at":1764066600000000000,"last_updated_at":1764067200250000000,"ttl":60000000000,"poll_interval":5000000000,"version":1}}"#
+                )
+            );
         }
+        let mut ended: TaskRecord = serde_json::from_str(
+            r#"{"id":"786512e2","owner":"alice","origin":"modern","status":"completed","status_message":"done","created_at":{"secs_since_epoch":1764066600,"nanos_since_epoch":0},"last_updated_at":{"secs_since_epoch":1764066600,"nanos_since_epoch":7},"ttl":null,"deadline":{"secs":30,"nanos":5},"runner":"e1","poll_interval":null,"input_requests":{},"input_responses":{},"retired_keys":["k"],"outcome":null,"version":3,"terminal_at":{"secs_since_epoch":1764066600,"nanos_since_epoch":7}}"#,
+        )
+        .unwrap();
+        assert_eq!(ended.terminal_at, Some(t0() + Duration::from_nanos(7)));
+        assert_eq!(ended.deadline, Some(Duration::new(30, 5)));
+        assert_eq!((ended.ttl, ended.poll_interval), (None, None));
+        assert_eq!(ended.runner.as_deref(), Some("e1"));
+        ended.terminal_at = None;
+        assert_eq!(
+            serde_json::from_str::<TaskRecord>(&ended.to_stored_text().unwrap()).unwrap(),
+            ended
+        );
+    }
+
+    /// The compact form: integer nanoseconds, empty fields left out; a span too long for a `u64`
+    /// of nanoseconds in serde's form. Each reads back as it was.
+    #[test]
+    fn the_storage_encoding_is_compact_and_lossless() {
+        let mut r = record(TaskStatus::Working);
+        r.runner = Some("engine-1".into());
+        assert_eq!(
+            r.to_stored_text().unwrap(),
+            r#"{"id":"786512e2","owner":"alice","origin":"modern","status":"working","created_at":1764066600000000000,"last_updated_at":1764067200250000000,"ttl":60000000000,"runner":"engine-1","poll_interval":5000000000,"version":1}"#
+        );
+        r.ttl = Some(Duration::MAX);
+        r.deadline = Some(Duration::from_nanos(u64::MAX));
+        r.terminal_at = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(600 * 365 * 86_400));
+        let text = r.to_stored_text().unwrap();
+        assert!(
+            text.contains(&format!(
+                r#""ttl":{{"secs":{},"nanos":999999999}}"#,
+                u64::MAX
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(r#""deadline":{}"#, u64::MAX)),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#""terminal_at":{"secs_since_epoch":18921600000,"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<TaskRecord>(&text).unwrap(), r);
+    }
+
+    /// A time or duration the compact form cannot be read from is an error naming the field,
+    /// never a record with a made-up value.
+    #[test]
+    fn a_malformed_time_is_an_error() {
+        let good = record(TaskStatus::Working).to_stored_text().unwrap();
+        for (from, to) in [
+            ("1764066600000000000", "-1"),
+            ("1764066600000000000", "null"),
+            ("1764066600000000000", r#""soon""#),
+            ("60000000000", "1.5"),
+        ] {
+            let bad = good.replacen(from, to, 1);
+            let error = serde_json::from_str::<TaskRecord>(&bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("nanoseconds") || error.contains("a time"),
+                "{bad}: {error}"
+            );
+        }
+        let missing = good.replacen(r#""created_at":1764066600000000000,"#, "", 1);
+        let error = serde_json::from_str::<TaskRecord>(&missing)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("missing field `created_at`"), "{error}");
     }
 }

@@ -26,6 +26,10 @@ const MIGRATIONS: &[&str] = &[
         instance text PRIMARY KEY,
         until bigint NOT NULL
     );",
+    // 2: records in the compact storage form (see `TaskRecord`), which an older build cannot
+    // read: it refuses the schema instead of failing on every record.
+    "COMMENT ON COLUMN {s}.tasks.record IS
+        'TaskRecord as JSON, times and durations in integer nanoseconds, empty fields left out';",
 ];
 
 /// The schema version this build knows: the number of migrations.

@@ -36,8 +36,11 @@ const EVENT_CAPACITY: usize = 1024;
 /// (every file from before there was a version) numbered tasks with `AUTOINCREMENT`, which
 /// reads and writes SQLite's `sqlite_sequence` table in every insert: one more page in every
 /// commit, and a fifth of the statements' work of a creation. Since version 1 the store numbers
-/// them itself (see [`Shared::next_seq`]).
-const SCHEMA_VERSION: i64 = 1;
+/// them itself (see [`Shared::next_seq`]). Since version 2 records are written in their compact
+/// form (see [`TaskRecord`]), about half the bytes of serde's own (a commit of a batch writes
+/// fewer pages); the tables are as in version 1, and records of either form read, but an older
+/// build cannot read the compact form, so it refuses the file instead.
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS tasks (
@@ -96,7 +99,7 @@ fn migrate(
         )
         .map_err(&in_use)?;
     if numbered_by_sqlite {
-        tracing::info!(path = %path.display(), "migrating the SQLite task store to file format version 1");
+        tracing::info!(path = %path.display(), "migrating the SQLite task store from file format version 0");
         renumber(&tx).map_err(&in_use)?;
     } else {
         tx.execute_batch(SCHEMA).map_err(&in_use)?;
@@ -1593,7 +1596,7 @@ mod tests {
                 params![
                     record.id.as_str(),
                     record.owner.as_str(),
-                    serde_json::to_string(record).unwrap()
+                    record.to_legacy_text()
                 ],
             )
             .unwrap();
@@ -1767,7 +1770,8 @@ mod tests {
         let refused = SqliteTaskStore::open(&path).expect_err("refused");
         let message = refused.to_string();
         assert!(
-            message.contains("newer mcp-tasks") && message.contains("version 2"),
+            message.contains("newer mcp-tasks")
+                && message.contains(&format!("version {}", SCHEMA_VERSION + 1)),
             "{message}"
         );
         let version: i64 = Connection::open(&path)
@@ -1775,6 +1779,66 @@ mod tests {
             .pragma_query_value(None, "user_version", |row| row.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION + 1);
+        remove(&path);
+    }
+
+    /// A version 1 file, whose records are in serde's own forms of times and durations: it
+    /// opens at version 2, its records read as they were, and a change writes its task's record
+    /// in the compact form.
+    #[tokio::test]
+    async fn a_version_1_file_reads_and_takes_compact_records() {
+        let path = scratch_path();
+        let alice = Owner::new("alice");
+        let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
+        let clock = ManualClock::starting_at(now);
+        let mut ended = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
+        ended.finish(TaskOutcome::Result(serde_json::json!({"content": []})), now);
+        let asked = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
+        let conn = old_file(&path, SCHEMA, &[ended.clone(), asked.clone()]);
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        drop(conn);
+        let stored = |id: &TaskId| -> String {
+            Connection::open(&path)
+                .unwrap()
+                .query_row(
+                    "SELECT record FROM tasks WHERE id = ?1",
+                    [id.as_str()],
+                    |row| row.get(0),
+                )
+                .unwrap()
+        };
+        assert!(stored(&ended.id).contains("secs_since_epoch"));
+
+        let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock)).unwrap();
+        assert_eq!(
+            store.get(&ended.id, &alice).await.unwrap(),
+            Some(ended.clone())
+        );
+        let changed = store
+            .set_status_message(&asked.id, Some("halfway".into()))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get(&asked.id, &alice).await.unwrap(),
+            Some(changed.clone())
+        );
+        drop(store);
+
+        let version: i64 = Connection::open(&path)
+            .unwrap()
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        let text = stored(&asked.id);
+        assert!(
+            !text.contains("secs_since_epoch") && !text.contains("null"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<TaskRecord>(&text).unwrap(), changed);
+        assert!(
+            stored(&ended.id).contains("secs_since_epoch"),
+            "left as it was"
+        );
         remove(&path);
     }
 
