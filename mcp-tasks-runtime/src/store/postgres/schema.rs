@@ -8,7 +8,7 @@ use crate::store::StoreError;
 
 /// The migrations, in order: migration `n` (1-based) takes the schema from version `n - 1` to
 /// `n`. `{s}` stands for the quoted schema name. Never edit one that has shipped; add another.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: tasks with the columns the indexes need, and the engines' leases.
     "CREATE TABLE {s}.tasks (
         seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

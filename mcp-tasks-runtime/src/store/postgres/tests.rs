@@ -97,6 +97,82 @@ async fn migrations_run_once_whoever_starts_first() {
     assert_eq!(schema_versions(&schema), all.join(","), "nothing ran again");
 }
 
+/// A schema at version 1, whose records are in serde's own forms of times and durations (as
+/// mcp-tasks wrote them before the compact form): it is migrated to the latest version, its
+/// records read as they were, and a change writes its task's record compact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_schema_is_migrated_and_its_records_read() {
+    let schema = fresh_schema();
+    let db = database().rsplit('/').next().unwrap();
+    let server = PostgresServer::shared();
+    server.sql(
+        db,
+        &format!(
+            "CREATE SCHEMA \"{schema}\";
+             CREATE TABLE \"{schema}\".schema_version (
+                 version integer PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+             );
+             {}
+             INSERT INTO \"{schema}\".schema_version (version) VALUES (1);",
+            schema::MIGRATIONS[0].replace("{s}", &format!("\"{schema}\""))
+        ),
+    );
+    let alice = Owner::new("alice");
+    let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
+    let mut ended = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
+    ended.finish(TaskOutcome::Result(json!({"content": []})), now);
+    let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
+    for task in [&ended, &running] {
+        server.sql(
+            db,
+            &format!(
+                "INSERT INTO \"{schema}\".tasks (id, owner, version, record) VALUES ('{}', 'alice', {}, '{}')",
+                task.id, task.version, task.to_legacy_text()
+            ),
+        );
+    }
+    let store = PostgresTaskStore::builder(database())
+        .schema(&schema)
+        .clock(Arc::new(ManualClock::starting_at(now)))
+        .connect()
+        .await
+        .expect("migrated");
+    let all: Vec<String> = (1..=schema::LATEST).map(|v| v.to_string()).collect();
+    assert_eq!(schema_versions(&schema), all.join(","));
+    assert_eq!(
+        store.get(&ended.id, &alice).await.unwrap(),
+        Some(ended.clone())
+    );
+    assert_eq!(
+        store.get(&running.id, &alice).await.unwrap(),
+        Some(running.clone())
+    );
+    let changed = store
+        .set_status_message(&running.id, Some("halfway".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&running.id, &alice).await.unwrap(),
+        Some(changed.clone())
+    );
+    let stored = |id: &TaskId| {
+        server.sql(
+            db,
+            &format!("SELECT record FROM \"{schema}\".tasks WHERE id = '{id}'"),
+        )
+    };
+    let text = stored(&running.id);
+    assert!(
+        !text.contains("secs_since_epoch") && !text.contains("null"),
+        "{text}"
+    );
+    assert!(
+        stored(&ended.id).contains("secs_since_epoch"),
+        "left as it was"
+    );
+}
+
 /// A schema a newer mcp-tasks migrated further is refused with an error that says so, and
 /// left as it is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
