@@ -1793,8 +1793,8 @@ mod tests {
         let clock = ManualClock::starting_at(now);
         let mut ended = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
         ended.finish(TaskOutcome::Result(serde_json::json!({"content": []})), now);
-        let asked = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
-        let conn = old_file(&path, SCHEMA, &[ended.clone(), asked.clone()]);
+        let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
+        let conn = old_file(&path, SCHEMA, &[ended.clone(), running.clone()]);
         conn.pragma_update(None, "user_version", 1).unwrap();
         drop(conn);
         let stored = |id: &TaskId| -> String {
@@ -1815,11 +1815,11 @@ mod tests {
             Some(ended.clone())
         );
         let changed = store
-            .set_status_message(&asked.id, Some("halfway".into()))
+            .set_status_message(&running.id, Some("halfway".into()))
             .await
             .unwrap();
         assert_eq!(
-            store.get(&asked.id, &alice).await.unwrap(),
+            store.get(&running.id, &alice).await.unwrap(),
             Some(changed.clone())
         );
         drop(store);
@@ -1829,7 +1829,7 @@ mod tests {
             .pragma_query_value(None, "user_version", |row| row.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
-        let text = stored(&asked.id);
+        let text = stored(&running.id);
         assert!(
             !text.contains("secs_since_epoch") && !text.contains("null"),
             "{text}"
