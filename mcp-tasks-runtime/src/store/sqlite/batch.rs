@@ -14,6 +14,15 @@
 //! SQLite's allocations landed in one thread's arena to be freed in another's, under that
 //! arena's lock). It ends once the store is dropped and what was queued is answered.
 //!
+//! The writer frees none of the large things its callers allocate: a write's record text, a
+//! task's result and the record that a change computed beside its caller supersedes are lent to
+//! it (the caller keeps them, or a share of them, until answered, and frees them then), and the
+//! queue keeps its buffer while the writer keeps its own. With glibc's allocator a free of memory another thread allocated takes that
+//! thread's arena lock: the writer, freeing the callers' texts and results as it applied a batch,
+//! waited for those locks about as often as it slept for want of writes (an off-CPU profile of
+//! the bench's fill), and every write of the batch waited with it. (The records that the store's
+//! memory of recent tasks lets go of are still dropped here, after the answers.)
+//!
 //! Every operation writes with at most one statement, its last fallible step, and SQLite applies
 //! a statement whole or not at all; so a write whose operation fails (an unknown task, a task
 //! that has ended, a database error on its statement) has changed nothing, and is answered with
@@ -154,10 +163,11 @@ struct Queue {
 }
 
 impl Queue {
-    /// The oldest `most` jobs; the rest wait.
-    fn take(&mut self, most: usize) -> Vec<Box<dyn Job>> {
-        let later = self.jobs.split_off(self.jobs.len().min(most));
-        std::mem::replace(&mut self.jobs, later)
+    /// Moves the oldest jobs into `batch`, until it holds `most`; the rest wait. Each keeps its
+    /// own buffer: the queue's, which the callers grew, is not freed by the writer.
+    fn take_into(&mut self, batch: &mut Vec<Box<dyn Job>>, most: usize) {
+        let taken = self.jobs.len().min(most.saturating_sub(batch.len()));
+        batch.extend(self.jobs.drain(..taken));
     }
 }
 
@@ -261,17 +271,18 @@ impl Writes {
             }
         }
         let _idle = Idle(self);
+        let mut jobs = Vec::new();
         loop {
-            let mut jobs = {
+            {
                 let mut queue = lock(&self.queue);
                 if queue.jobs.is_empty() {
                     queue.flushing = false;
                     return;
                 }
-                queue.take(MAX_BATCH)
-            };
+                queue.take_into(&mut jobs, MAX_BATCH);
+            }
             let Some(db) = connection.upgrade() else {
-                for job in jobs {
+                for job in jobs.drain(..) {
                     job.answer(Err("the SQLite task store was closed"));
                 }
                 continue;
@@ -312,7 +323,7 @@ impl Writes {
             drop(conn);
             drop(db);
             let committed = committed.map_err(|why| why.to_string());
-            for job in changes.joined.into_iter().chain(jobs) {
+            for job in changes.joined.into_iter().chain(jobs.drain(..)) {
                 job.answer(committed.as_ref().map(|_| ()).map_err(String::as_str));
             }
             // The records `recent` let go of, freed once the writes are answered and no lock
@@ -344,12 +355,12 @@ fn commit(
     run(conn, "BEGIN IMMEDIATE")?;
     let mut applied = apply_all(conn, shared, jobs, changes);
     while applied.is_ok() && jobs.len() < MAX_BATCH {
-        let mut late = lock(queue).take(MAX_BATCH - jobs.len());
-        if late.is_empty() {
+        let before = jobs.len();
+        lock(queue).take_into(jobs, MAX_BATCH);
+        if jobs.len() == before {
             break;
         }
-        applied = apply_all(conn, shared, &mut late, changes);
-        jobs.append(&mut late);
+        applied = apply_all(conn, shared, &mut jobs[before..], changes);
     }
     match applied.and_then(|()| run(conn, "COMMIT")) {
         Ok(()) => Ok(()),

@@ -335,7 +335,8 @@ struct Creation {
     latest: Arc<Frozen>,
     /// `latest` as text, once encoded: by the caller when it first waits for the creation
     /// (unless a change joined before), by the last change that joined, else by the writer's
-    /// thread.
+    /// thread. The writer's thread hands it back after the insert: it is freed with the
+    /// creation by its caller, which holds the creation until answered.
     text: Option<String>,
     /// The changes that joined, in order, each with whether clients see it.
     joined: Vec<(Arc<Frozen>, bool)>,
@@ -649,34 +650,43 @@ impl SqliteTaskStore {
         id: &TaskId,
         owner: Option<&Owner>,
         visible: bool,
-        ahead: Option<Ahead<T>>,
+        mut ahead: Option<Ahead<T>>,
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<(T, Arc<Frozen>), StoreError> {
         let id = id.clone();
         let owner = owner.cloned();
+        // Lent to the writer's thread and freed here once answered (see `batch.rs`): the text
+        // encoded here, and the record it was computed from, which the change supersedes.
+        let lent = ahead
+            .as_mut()
+            .map(|ahead| Arc::new(std::mem::take(&mut ahead.text)));
+        let kept = (lent.clone(), ahead.as_ref().map(|ahead| ahead.base.clone()));
         // Changes queued after this one must not join the creation ahead of it.
         self.shared.close_creation(&id);
-        self.write(move |conn, shared, changes| {
-            if let Some(ahead) = ahead {
-                // The task as this transaction last wrote it, else as last committed.
-                let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
-                if latest
-                    .as_ref()
-                    .is_some_and(|latest| Arc::ptr_eq(latest, &ahead.base))
-                {
-                    if let Err(e) = store(conn, &ahead.task, ahead.text) {
-                        shared.unqueue(&ahead.task);
-                        return Err(e);
+        let written = self
+            .write(move |conn, shared, changes| {
+                if let Some((ahead, text)) = ahead.zip(lent) {
+                    // The task as this transaction last wrote it, else as last committed.
+                    let latest = changes.latest(&id).cloned().or_else(|| shared.recent(&id));
+                    if latest
+                        .as_ref()
+                        .is_some_and(|latest| Arc::ptr_eq(latest, &ahead.base))
+                    {
+                        if let Err(e) = store(conn, &ahead.task, &text) {
+                            shared.unqueue(&ahead.task);
+                            return Err(e);
+                        }
+                        changes.wrote(ahead.task.clone(), visible);
+                        return Ok((ahead.out, ahead.task));
                     }
-                    changes.wrote(ahead.task.clone(), visible);
-                    return Ok((ahead.out, ahead.task));
+                    // Computed from a record this transaction does not hold: computed again.
+                    shared.unqueue(&ahead.task);
                 }
-                // Computed from a record this transaction does not hold: computed again.
-                shared.unqueue(&ahead.task);
-            }
-            apply_change(conn, shared, changes, &id, owner.as_ref(), visible, change)
-        })
-        .await
+                apply_change(conn, shared, changes, &id, owner.as_ref(), visible, change)
+            })
+            .await;
+        drop(kept);
+        written
     }
 
     /// [`TaskStore::finish`], the task as kept: its result is not parsed back into a tree.
@@ -685,11 +695,17 @@ impl SqliteTaskStore {
         id: &TaskId,
         outcome: TaskOutcome,
     ) -> Result<Arc<Frozen>, StoreError> {
+        // The outcome (a tool's whole result) is freed here once answered, not by the writer's
+        // thread with the change (see `batch.rs`).
+        let outcome = Arc::new(outcome);
+        let kept = outcome.clone();
         let change = move |record: &mut TaskRecord, now| {
-            record.finish(outcome.clone(), now);
+            record.finish(TaskOutcome::clone(&outcome), now);
             Ok(())
         };
-        Ok(self.update_ahead(id, None, true, change).await?.1)
+        let finished = self.update_ahead(id, None, true, change).await?.1;
+        drop(kept);
+        Ok(finished)
     }
 
     /// Reads one task: from the records written lately if it is one of them, else from the
@@ -1101,11 +1117,11 @@ fn apply_change<T>(
 
 /// Writes a changed task back, with the columns the indexes use.
 fn write(conn: &Connection, task: &Frozen) -> Result<(), StoreError> {
-    store(conn, task, encode(&task.record)?)
+    store(conn, task, &encode(&task.record)?)
 }
 
 /// [`write`] with the record already encoded as `text`.
-fn store(conn: &Connection, task: &Frozen, text: String) -> Result<(), StoreError> {
+fn store(conn: &Connection, task: &Frozen, text: &str) -> Result<(), StoreError> {
     let record = &task.record;
     conn.prepare_cached(
         "UPDATE tasks SET runner = ?2, due = ?3, record = ?4, result = ?5 WHERE id = ?1",
@@ -1127,7 +1143,7 @@ fn insert(
     conn: &Connection,
     shared: &Shared,
     task: &Frozen,
-    text: String,
+    text: &str,
 ) -> Result<usize, StoreError> {
     let record = &task.record;
     conn.prepare_cached(
@@ -1260,7 +1276,12 @@ impl TaskStore for SqliteTaskStore {
                 )
             };
             let text = text.map_or_else(|| encode(&latest.record), Ok);
-            let inserted = text.and_then(|text| insert(conn, shared, &latest, text));
+            let inserted = text.and_then(|text| {
+                let inserted = insert(conn, shared, &latest, &text);
+                // Handed back, to be freed with the creation by its caller (see `batch.rs`).
+                lock(&taken.creation).text = Some(text);
+                inserted
+            });
             if !matches!(inserted, Ok(1)) {
                 shared.unqueue(&kept);
                 for (task, _) in &joined {
@@ -1294,8 +1315,10 @@ impl TaskStore for SqliteTaskStore {
         });
         Box::pin(async move {
             encode_ahead(&encoding);
+            let written = written.await;
+            // The creation and its text, freed once answered.
             drop(encoding);
-            written.await?;
+            written?;
             Ok(Arc::unwrap_or_clone(task).record)
         })
     }
@@ -2565,6 +2588,10 @@ mod tests {
                 .is_err()
         );
         let own = text(&waited_creation).unwrap();
+        let own_at = lock(&waited_creation)
+            .text
+            .as_ref()
+            .map(|text| text.as_ptr());
         assert_eq!(
             serde_json::from_str::<TaskRecord>(&own).unwrap().version,
             lock(&waited_creation).latest.record.version
@@ -2607,10 +2634,18 @@ mod tests {
             finishing.await.unwrap().unwrap().status,
             TaskStatus::Completed
         );
-        // Taken by the writer's thread: a caller that waits only now encodes nothing.
+        // Taken by the writer's thread: a caller that waits only now encodes nothing. The text
+        // inserted, the caller's, was handed back to it, to be freed by it.
         encode_ahead(&waited_creation);
         assert!(lock(&waited_creation).taken);
-        assert_eq!(text(&waited_creation), None);
+        assert_eq!(text(&waited_creation), Some(own));
+        assert_eq!(
+            lock(&waited_creation)
+                .text
+                .as_ref()
+                .map(|text| text.as_ptr()),
+            own_at
+        );
         drop(unpolled_future);
         eventually("the unpolled creation is written", || {
             lock(&store.shared.creating).is_empty()
