@@ -17,11 +17,12 @@
 //! The writer frees none of the large things its callers allocate: a write's record text, a
 //! task's result and the record that a change computed beside its caller supersedes are lent to
 //! it (the caller keeps them, or a share of them, until answered, and frees them then), and the
-//! queue keeps its buffer while the writer keeps its own. With glibc's allocator a free of memory another thread allocated takes that
-//! thread's arena lock: the writer, freeing the callers' texts and results as it applied a batch,
-//! waited for those locks about as often as it slept for want of writes (an off-CPU profile of
-//! the bench's fill), and every write of the batch waited with it. (The records that the store's
-//! memory of recent tasks lets go of are still dropped here, after the answers.)
+//! queue keeps its buffer while the writer keeps its own. With glibc's allocator, a free of
+//! memory another thread allocated takes that thread's arena lock: the writer, freeing the
+//! callers' texts and results as it applied a batch, waited for those locks about as often as
+//! it slept for want of writes (an off-CPU profile of the bench's fill), and every write of the
+//! batch waited with it. (The records that the store's memory of recent tasks lets go of are
+//! still dropped here, after the answers.)
 //!
 //! Every operation writes with at most one statement, its last fallible step, and SQLite applies
 //! a statement whole or not at all; so a write whose operation fails (an unknown task, a task
