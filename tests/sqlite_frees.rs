@@ -69,10 +69,11 @@ fn result(i: usize) -> Value {
     })
 }
 
-/// Tasks created and ended at 64 callers, so that writes share batches: half end while their
-/// creation is still queued (the end joins it: one insert of the ended task), half after it
-/// committed (an update computed beside the caller). Fewer tasks than the store keeps in memory,
-/// so that no kept record is let go of (those the writer drops after it has answered).
+/// Tasks created and ended at 64 callers, so that writes share batches: half are ended beside
+/// their creation (an end computed while the creation is queued joins it: one insert of the
+/// ended task; the `JoinedChange` path), half after it committed (an update computed beside the
+/// caller). Fewer tasks than the store keeps in memory, so that no kept record is let go of
+/// (those the writer drops after it has answered).
 #[test]
 fn the_writer_frees_no_record_text_or_result_its_callers_made() {
     AllocationRegistry::set_global_tracker(Frees).expect("the only tracker");
@@ -100,7 +101,8 @@ fn the_writer_frees_no_record_text_or_result_its_callers_made() {
                     let created = store.create(new);
                     let outcome = TaskOutcome::Result(result(i));
                     let ended = if i % 2 == 0 {
-                        // Computed while the creation is queued: it joins the creation.
+                        // Computed while the creation is queued: it joins the creation
+                        // unless the writer's thread has taken it already.
                         let (created, ended) = tokio::join!(created, store.finish(&id, outcome));
                         created.unwrap();
                         ended.unwrap()
