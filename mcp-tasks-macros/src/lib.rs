@@ -1,10 +1,10 @@
-//! Internal: the `#[tool]` attribute of mcp-tasks. Depend on `mcp-tasks-runtime`, which
-//! re-exports it as `mcp_tasks_runtime::tool`.
+//! Internal: the `#[tool]`, `#[resource]` and `#[prompt]` attributes of mcp-tasks. Depend on
+//! `mcp-tasks-runtime`, which re-exports them as `mcp_tasks_runtime::{tool, resource, prompt}`.
 //!
-//! The work happens on `proc_macro2` in three stages, each with its own types:
-//! `parse` (the raw attribute and function, with spans) → `validate` (a `model::ToolSpec`
-//! that is valid by construction, every error collected) → `expand` (declarations only; it cannot
-//! fail).
+//! Each macro works on `proc_macro2` in three stages, each with its own types: `parse` (the raw
+//! attribute and function, with spans) → `validate` (a model that is valid by construction, every
+//! error collected) → `expand` (declarations only; it cannot fail). `#[resource]`'s and
+//! `#[prompt]`'s stages live in their modules, `#[tool]`'s at the root.
 
 mod complete;
 mod diag;

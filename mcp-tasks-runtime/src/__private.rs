@@ -1,4 +1,4 @@
-//! Not public API. Everything `#[tool]` expands to reaches the runtime through this module, with
+//! Not public API. What `#[tool]`, `#[resource]`, `#[prompt]` write reaches the runtime here, with
 //! absolute paths, so that the expansion never depends on the user's imports. It may change in any
 //! release; `mcp-tasks-macros` is pinned to the exact version of this crate. It holds exactly what
 //! the expansion names (the snapshots in `mcp-tasks-macros/tests/snapshots/` and the trybuild cases

@@ -92,6 +92,7 @@
 //! - [`store`]: where tasks are kept (the [`store::TaskStore`] trait and its in-memory default).
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as mcp_tasks_runtime;
 

@@ -1,6 +1,6 @@
 //! The runtime's modules depend on each other one way (ARCHITECTURE.md): no import circles.
 //!
-//! Reads `src/` as text, like `../shared/tools/import-circles.py` (whose rules it follows): a file
+//! Reads `src/` as text: a file
 //! depends on every module a `crate::...` or `super::...` path in it names (the longest prefix
 //! that is a file), except its own ancestors reached through `super`; comments and `#[cfg(test)]`
 //! modules do not count. Any strongly connected set of more than one file is a circle.

@@ -57,7 +57,7 @@ pub(crate) fn request_span(
 /// Records `context` on a request's `span`. Call it before the span is first entered: once
 /// entered, an OpenTelemetry span has started and its parent is fixed. When an OpenTelemetry layer
 /// takes the client's span as the parent, the span's own trace id, parent and trace state say it
-/// all, and the fields are not recorded again (a tenth of a traced request's instructions).
+/// all, and the fields are not recorded again (they would repeat what the span's context holds).
 fn join(span: &Span, context: &TraceContext) {
     #[cfg(feature = "opentelemetry")]
     if otel::set_remote_parent(span, context) {

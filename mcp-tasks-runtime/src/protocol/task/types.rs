@@ -62,8 +62,8 @@ impl fmt::Display for TaskStatus {
 /// order, no padding), so they can be used in URLs and headers (`Mcp-Name`) as they are.
 ///
 /// The time first makes ids sort by creation: a store's index of ids takes each new one at its
-/// end, as it does a counter, instead of at a random place. On SQLite that halved the index
-/// pages each transaction writes (`bench/HISTORY.md`). The time is no secret (a task's
+/// end, as it does a counter, instead of at a random place, so a transaction dirties the index's
+/// last pages only (`bench/HISTORY.md`). The time is no secret (a task's
 /// `createdAt` says it); the 128 random bits are what make an id unguessable.
 ///
 /// Cloning shares the string (a store names a task in its record and in its indexes).

@@ -19,8 +19,10 @@
 //! | `guards.rs` | the checks a request passes first: `Host`/`Origin`, routing headers against the body, `Accept` |
 //! | `handlers.rs` | POST / GET / DELETE, and JSON-RPC replies as HTTP responses (statuses) |
 //! | `ops.rs` | `/healthz`, `/readyz`, `/metrics`, and the OAuth Protected Resource Metadata |
-//! | `sse.rs` | SSE framing (axum's `Sse`): a POST's stream, a session's GET stream |
-//! | `session.rs` | legacy sessions and where their server-to-client messages go |
+//! | `resume.rs` | resumable SSE streams of legacy sessions: event ids, replay after `Last-Event-ID`, parked POST streams |
+//! | `routes.rs` | where a legacy session's server-to-client messages go: a POST's stream, the GET stream, or a backlog |
+//! | `sse.rs` | SSE framing, written here (axum's `Sse` cannot write a priming event): a POST's stream, a session's GET stream |
+//! | `session.rs` | legacy sessions: one connection per `Mcp-Session-Id`, with its routes and streams |
 
 mod accept;
 mod config;
