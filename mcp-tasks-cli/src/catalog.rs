@@ -2,8 +2,8 @@
 //! and `complete`. Errors are exit 2, as for `call`; a usage mistake the prompt's listing reveals
 //! (an unknown prompt, a missing or unknown argument) is exit 2 before `prompts/get` is sent.
 
-use crate::Outcome;
 use crate::cli::ArgSpec;
+use crate::outcome::{Outcome, timeout_hint};
 use mcp_tasks_client::{
     Client, CompletionRef, Content, Error, GetPromptResult, PromptInfo, ResourceContents,
     ResourceData,
@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// An error of a request: said on stderr, exit 2.
 fn failed(e: &Error) -> Outcome {
-    eprintln!("mcp-tasks: {e}{}", crate::timeout_hint(e));
+    eprintln!("mcp-tasks: {e}{}", timeout_hint(e));
     Outcome::Failure
 }
 
