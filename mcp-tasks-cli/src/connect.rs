@@ -3,8 +3,9 @@
 
 use crate::cli::{Answers, Conn, EraArg, ServerStderr, Target};
 use crate::era_cache::{EraCache, cache_key};
+use crate::handler::CliHandler;
 use crate::outcome::{Outcome, timeout_hint};
-use crate::ui::{CliHandler, Ui};
+use crate::ui::Ui;
 use mcp_tasks_client::{Client, EraChoice, Error};
 use std::sync::Arc;
 

@@ -17,12 +17,14 @@
 //! `--answers`, Ctrl-C cancels it (`tasks/cancel`) and exits 130. Exit codes: 0 success, 1 the
 //! tool reported an error, 2 protocol or usage error, 130 interrupted.
 
+mod ask;
 mod call;
 mod catalog;
 mod cli;
 mod connect;
 mod era_cache;
 mod form;
+mod handler;
 mod outcome;
 mod render;
 mod tasks;

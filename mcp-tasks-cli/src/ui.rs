@@ -3,24 +3,16 @@
 //!
 //! Everything the user is shown goes to stderr; stdout is only for the result.
 
-use crate::cli::{Answers, Refusal, Shown};
-use crate::form::{Field, Form, Kind};
-use dialoguer::console::{Key, Term};
-use dialoguer::theme::ColorfulTheme;
-use dialoguer::{Confirm, MultiSelect, Select};
+use crate::cli::Shown;
+use crate::form::Form;
+use dialoguer::console::Term;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mcp_tasks_client::{
-    ElicitRequest, ElicitResponse, InputCapabilities, InputHandler, Root, RootsRequest,
-    SamplingRequest, SamplingResponse, TaskSnapshot, WireDirection,
-};
-use serde_json::{Map, Value};
+use mcp_tasks_client::{TaskSnapshot, WireDirection};
+use serde_json::Value;
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// The model name a typed sampling reply is sent under.
-const HUMAN_MODEL: &str = "mcp-tasks-cli (typed by a person)";
 
 /// What the user sees, shared by the main flow and the input handler.
 #[derive(Debug)]
@@ -208,7 +200,7 @@ impl Ui {
     }
 
     /// Puts a form's fields in its schema's order, as the server sent it.
-    fn order(&self, form: &mut Form) {
+    pub fn order(&self, form: &mut Form) {
         let orders = self.schema_orders.lock().expect("orders lock");
         if let Some(order) = form.order_from(orders.iter().rev()).cloned() {
             drop(orders);
@@ -292,7 +284,7 @@ impl Ui {
     }
 
     /// Runs a blocking prompt with the progress line out of the way.
-    async fn prompt<T: Send + 'static>(
+    pub async fn prompt<T: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
     ) -> std::io::Result<T> {
@@ -328,15 +320,8 @@ impl Ui {
     }
 }
 
-fn is_interrupt(e: &std::io::Error) -> bool {
+pub fn is_interrupt(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::Interrupted
-}
-
-/// Ctrl-C (or an `--answers` value that does not fit) at a question: the whole call is being cancelled (`tasks/cancel`), so the question gets
-/// no answer at all (an answer could end the task some other way first). The client drops this
-/// future once it sees the task end.
-async fn left_unanswered<T>() -> T {
-    std::future::pending().await
 }
 
 /// `server warning (db): disk almost full` for a `notifications/message`.
@@ -394,411 +379,6 @@ pub fn describe(s: &TaskSnapshot) -> String {
         }
     }
     text
-}
-
-/// Answers what the server asks: at the prompt when there is a terminal, from `--answers`
-/// otherwise; a question nothing can answer is declined with a message, never left hanging.
-#[derive(Debug, Clone)]
-pub struct CliHandler {
-    pub ui: Arc<Ui>,
-    pub answers: Arc<Answers>,
-}
-
-impl InputHandler for CliHandler {
-    fn capabilities(&self) -> InputCapabilities {
-        InputCapabilities {
-            elicitation: true,
-            elicitation_url: true,
-            sampling: true,
-            roots: true,
-        }
-    }
-
-    async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
-        let ui = &self.ui;
-        ui.say(&format!("? {}", request.message));
-        if let Some(refusal) = self.answers.refuse {
-            ui.say("  (--answers \"@action\" refuses it)");
-            return refused(refusal);
-        }
-        if request.mode == "url" {
-            return self.elicit_url(&request).await;
-        }
-        let mut form = match request
-            .requested_schema
-            .as_ref()
-            .map_or(Ok(Form { fields: vec![] }), Form::from_schema)
-        {
-            Ok(form) => form,
-            Err(why) => {
-                ui.say(&format!("  cannot ask this question ({why}); declined"));
-                return ElicitResponse::Decline;
-            }
-        };
-        ui.order(&mut form);
-        if let Err(why) = form.check_given(&self.answers.fields) {
-            // A usage mistake, not an answer: nothing is sent, the command stops with exit 2.
-            ui.stop(Stop::Usage(why));
-            return left_unanswered().await;
-        }
-        if self.answers.given || !ui.interactive {
-            if !self.answers.given {
-                ui.say(&format!(
-                    "  no terminal to ask at and no --answers: declined (answer with --answers '{}')",
-                    example_answers(&form)
-                ));
-                return ElicitResponse::Decline;
-            }
-            // --answers wins; on a terminal, what it leaves open is asked.
-            if !ui.interactive {
-                return match form.answer_from(&self.answers.fields) {
-                    Ok(content) => {
-                        ui.say(&format!(
-                            "  answered from --answers: {}",
-                            Value::Object(content.clone())
-                        ));
-                        ElicitResponse::Accept(content)
-                    }
-                    Err(why) => {
-                        ui.say(&format!("  {why} (and no terminal to ask at): declined"));
-                        ElicitResponse::Decline
-                    }
-                };
-            }
-        }
-        let given = self.answers.fields.clone();
-        let result = ui.prompt(move || ask_form(&form, &given)).await;
-        match result {
-            Ok(Some(content)) => ElicitResponse::Accept(content),
-            Ok(None) => {
-                eprintln!("  declined");
-                ElicitResponse::Decline
-            }
-            Err(e) if is_interrupt(&e) => left_unanswered().await,
-            Err(e) => {
-                eprintln!("  cancelled ({e})");
-                ElicitResponse::Cancel
-            }
-        }
-    }
-
-    async fn sample(&self, request: SamplingRequest) -> SamplingResponse {
-        let ui = &self.ui;
-        ui.say("? The server asks for a completion from your model:");
-        if let Some(system) = request.system_prompt() {
-            ui.say(&format!("  system: {system}"));
-        }
-        for line in request.text().lines() {
-            ui.say(&format!("  {line}"));
-        }
-        if let Some(max) = request.max_tokens() {
-            ui.say(&format!("  (at most {max} tokens)"));
-        }
-        if self.answers.refuse.is_some() {
-            ui.say("  (--answers \"@action\" refuses it)");
-            return SamplingResponse::Decline;
-        }
-        if let Some(reply) = &self.answers.sampling {
-            ui.say(&format!("  answered from --answers: {reply}"));
-            return SamplingResponse::text(HUMAN_MODEL, reply.clone());
-        }
-        if !ui.interactive {
-            ui.say("  no terminal to ask at and no --answers \"@sampling\": declined");
-            return SamplingResponse::Decline;
-        }
-        let reply = ui
-            .prompt(|| {
-                read_line(
-                    "Reply as the model (Esc or an empty reply declines)",
-                    None,
-                    |_| Ok(()),
-                )
-            })
-            .await;
-        match reply {
-            Ok(Some(text)) if !text.trim().is_empty() => SamplingResponse::text(HUMAN_MODEL, text),
-            Ok(_) => {
-                eprintln!("  declined");
-                SamplingResponse::Decline
-            }
-            Err(e) if is_interrupt(&e) => left_unanswered().await,
-            Err(e) => {
-                eprintln!("  declined ({e})");
-                SamplingResponse::Decline
-            }
-        }
-    }
-
-    async fn roots(&self, _request: RootsRequest) -> Vec<Root> {
-        // The directory the command runs in.
-        std::env::current_dir()
-            .ok()
-            .and_then(|dir| {
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-                Some(Root {
-                    uri: format!("file://{}", dir.to_str()?),
-                    name,
-                })
-            })
-            .into_iter()
-            .collect()
-    }
-}
-
-impl CliHandler {
-    async fn elicit_url(&self, request: &ElicitRequest) -> ElicitResponse {
-        let url = request.url.clone().unwrap_or_default();
-        self.ui.say(&format!("  open {url}"));
-        if !self.ui.interactive {
-            if self.answers.given {
-                self.ui
-                    .say("  accepted (--answers given; the page is left to you)");
-                return ElicitResponse::Accept(Map::new());
-            }
-            self.ui
-                .say("  no terminal to ask at and no --answers: declined");
-            return ElicitResponse::Decline;
-        }
-        let done = self
-            .ui
-            .prompt(|| {
-                Confirm::with_theme(&ColorfulTheme::default())
-                    .with_prompt("Done on that page?")
-                    .default(true)
-                    .interact_opt()
-                    .map_err(io_error)
-            })
-            .await;
-        match done {
-            Ok(Some(true)) => ElicitResponse::Accept(Map::new()),
-            Ok(_) => ElicitResponse::Decline,
-            Err(_) => ElicitResponse::Cancel,
-        }
-    }
-}
-
-fn refused(r: Refusal) -> ElicitResponse {
-    match r {
-        Refusal::Decline => ElicitResponse::Decline,
-        Refusal::Cancel => ElicitResponse::Cancel,
-    }
-}
-
-fn io_error(e: dialoguer::Error) -> std::io::Error {
-    match e {
-        dialoguer::Error::IO(e) => e,
-    }
-}
-
-/// `{"confirm": true}`-like text built from the form (its fields in its order), for the "how to
-/// answer" hint.
-fn example_answers(form: &Form) -> String {
-    let mut ex = Vec::new();
-    for f in &form.fields {
-        let v = f.default.clone().unwrap_or_else(|| match &f.kind {
-            Kind::Boolean => Value::Bool(true),
-            Kind::Integer { .. } | Kind::Number { .. } => Value::from(1),
-            Kind::Choice(o) => {
-                Value::String(o.first().map(|c| c.value.clone()).unwrap_or_default())
-            }
-            Kind::MultiChoice { options, .. } => Value::Array(
-                options
-                    .iter()
-                    .take(1)
-                    .map(|c| Value::String(c.value.clone()))
-                    .collect(),
-            ),
-            Kind::Text { .. } => Value::String("...".into()),
-        });
-        ex.push(format!("{}:{v}", Value::String(f.name.clone())));
-    }
-    format!("{{{}}}", ex.join(","))
-}
-
-/// Asks every field not in `given`; `None` when the user declines (Esc).
-fn ask_form(
-    form: &Form,
-    given: &Map<String, Value>,
-) -> std::io::Result<Option<Map<String, Value>>> {
-    eprintln!("  (Esc declines the question)");
-    let mut out = Map::new();
-    for field in &form.fields {
-        if let Some(v) = given.get(&field.name).and_then(|v| field.check(v).ok()) {
-            eprintln!("  {}: {v} (from --answers)", field.label);
-            out.insert(field.name.clone(), v);
-            continue;
-        }
-        match ask_field(field)? {
-            Asked::Value(v) => {
-                out.insert(field.name.clone(), v);
-            }
-            Asked::Skip => {}
-            Asked::Decline => return Ok(None),
-        }
-    }
-    Ok(Some(out))
-}
-
-enum Asked {
-    Value(Value),
-    Skip,
-    Decline,
-}
-
-fn ask_field(field: &Field) -> std::io::Result<Asked> {
-    let theme = ColorfulTheme::default();
-    let mut prompt = field.label.clone();
-    if let Some(d) = &field.description
-        && d != &field.label
-    {
-        prompt.push_str(&format!(" ({d})"));
-    }
-    if let Some(h) = field.hint() {
-        prompt.push_str(&format!(" [{h}]"));
-    }
-    if !field.required {
-        prompt.push_str(" (optional)");
-    }
-    let got = match &field.kind {
-        Kind::Boolean => {
-            let mut c = Confirm::with_theme(&theme).with_prompt(prompt);
-            if let Some(Value::Bool(d)) = field.default {
-                c = c.default(d);
-            }
-            c.interact_opt().map_err(io_error)?.map(Value::Bool)
-        }
-        Kind::Choice(options) => {
-            let labels: Vec<&str> = options.iter().map(|c| c.label.as_str()).collect();
-            let default = field
-                .default
-                .as_ref()
-                .and_then(|d| {
-                    options
-                        .iter()
-                        .position(|c| Some(c.value.as_str()) == d.as_str())
-                })
-                .unwrap_or(0);
-            Select::with_theme(&theme)
-                .with_prompt(prompt)
-                .items(&labels)
-                .default(default)
-                .interact_opt()
-                .map_err(io_error)?
-                .map(|i| Value::String(options[i].value.clone()))
-        }
-        Kind::MultiChoice { options, .. } => {
-            let labels: Vec<&str> = options.iter().map(|c| c.label.as_str()).collect();
-            let chosen: Vec<bool> = options
-                .iter()
-                .map(|c| {
-                    field
-                        .default
-                        .as_ref()
-                        .and_then(Value::as_array)
-                        .is_some_and(|d| d.iter().any(|v| v.as_str() == Some(&c.value)))
-                })
-                .collect();
-            loop {
-                let picked = MultiSelect::with_theme(&theme)
-                    .with_prompt(prompt.clone())
-                    .items(&labels)
-                    .defaults(&chosen)
-                    .interact_opt()
-                    .map_err(io_error)?;
-                let Some(picked) = picked else { break None };
-                let v = Value::Array(
-                    picked
-                        .iter()
-                        .map(|&i| Value::String(options[i].value.clone()))
-                        .collect(),
-                );
-                match field.check(&v) {
-                    Ok(v) => break Some(v),
-                    Err(e) => eprintln!("  {e}"),
-                }
-            }
-        }
-        Kind::Text { .. } | Kind::Integer { .. } | Kind::Number { .. } => {
-            let default = field.default.as_ref().map(|d| match d {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            let required = field.required;
-            let text = read_line(&prompt, default.as_deref(), |s| {
-                if s.is_empty() && !required {
-                    return Ok(());
-                }
-                if s.is_empty() {
-                    return Err("an answer is required (Esc declines)".into());
-                }
-                field.parse_text(s).map(|_| ())
-            })?;
-            match text {
-                None => None,
-                Some(text) if text.is_empty() && !field.required => return Ok(Asked::Skip),
-                Some(text) => Some(field.parse_text(&text).map_err(std::io::Error::other)?),
-            }
-        }
-    };
-    Ok(got.map_or(Asked::Decline, Asked::Value))
-}
-
-/// One line typed at the prompt, on stderr's terminal: `None` when Esc declines. Backspace edits,
-/// Enter submits (an empty line takes `default`); `check` refuses a line with a message shown
-/// under the prompt, and the line is kept for editing. Ctrl-C is an `Interrupted` error.
-/// (dialoguer's `Input` has no way out but Ctrl-C.)
-fn read_line(
-    prompt: &str,
-    default: Option<&str>,
-    check: impl Fn(&str) -> Result<(), String>,
-) -> std::io::Result<Option<String>> {
-    let term = Term::stderr();
-    let head = match default {
-        Some(d) => format!("? {prompt} [{d}] › "),
-        None => format!("? {prompt} › "),
-    };
-    let mut text = String::new();
-    term.write_str(&head)?;
-    loop {
-        match term.read_key()? {
-            Key::Escape => {
-                term.write_line("")?;
-                return Ok(None);
-            }
-            Key::Enter => {
-                let line = match (text.is_empty(), default) {
-                    (true, Some(d)) => d.to_owned(),
-                    _ => text.clone(),
-                };
-                match check(&line) {
-                    Ok(()) => {
-                        term.write_line("")?;
-                        return Ok(Some(line));
-                    }
-                    Err(why) => {
-                        term.clear_line()?;
-                        term.write_line(&format!("  ✘ {why}"))?;
-                        term.write_str(&format!("{head}{text}"))?;
-                    }
-                }
-            }
-            Key::Backspace if text.pop().is_some() => {
-                term.clear_line()?;
-                term.write_str(&format!("{head}{text}"))?;
-            }
-            Key::Char(c) if !c.is_control() => {
-                text.push(c);
-                term.write_str(c.encode_utf8(&mut [0; 4]))?;
-            }
-            Key::CtrlC => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::Interrupted,
-                    "read interrupted",
-                ));
-            }
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]
