@@ -1,7 +1,8 @@
 //! `call` and `task watch`: a tool called, its task followed to its end (progress, questions),
 //! Ctrl-C or `--task-timeout` cancelling it, and how it ended.
 
-use crate::cli::ArgSpec;
+use crate::args::ArgSpec;
+use crate::duration::show_duration;
 use crate::outcome::{Outcome, timeout_hint};
 use crate::render::print_result;
 use crate::ui::{Stop, Ui};
@@ -45,15 +46,6 @@ fn stopped(stop: Stop) -> Outcome {
             );
             Outcome::Failure
         }
-    }
-}
-
-/// `2s`, `1.5s`, `250ms`.
-fn show_duration(d: Duration) -> String {
-    if d.as_millis() < 1000 {
-        format!("{}ms", d.as_millis())
-    } else {
-        format!("{}s", d.as_secs_f64())
     }
 }
 

@@ -2,7 +2,7 @@
 //! and `complete`. Errors are exit 2, as for `call`; a usage mistake the prompt's listing reveals
 //! (an unknown prompt, a missing or unknown argument) is exit 2 before `prompts/get` is sent.
 
-use crate::cli::ArgSpec;
+use crate::args::ArgSpec;
 use crate::outcome::{Outcome, timeout_hint};
 use mcp_tasks_client::{
     Client, CompletionRef, Content, Error, GetPromptResult, PromptInfo, ResourceContents,

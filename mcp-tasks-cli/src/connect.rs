@@ -1,7 +1,9 @@
 //! Connecting to the server: the client built from the checked command line (era, auth, TLS,
 //! the stdio server's process), with the era remembered between commands.
 
-use crate::cli::{Answers, Conn, EraArg, ServerStderr, Target};
+use crate::answers::Answers;
+use crate::cli::EraArg;
+use crate::command::{Conn, ServerStderr, Target};
 use crate::era_cache::{EraCache, cache_key};
 use crate::handler::CliHandler;
 use crate::outcome::{Outcome, timeout_hint};

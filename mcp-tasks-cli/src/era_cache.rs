@@ -1,6 +1,6 @@
 //! The on-disk cache of the era each server was last found to speak.
 
-use crate::cli::Target;
+use crate::command::Target;
 use mcp_tasks_client::EraChoice;
 use serde_json::{Map, Value};
 

@@ -1,8 +1,8 @@
 //! The questions a tool asks (elicitation forms and URLs, sampling requests, roots), answered at
 //! the prompt or from `--answers`.
 
+use crate::answers::{Answers, Refusal};
 use crate::ask::{ask_form, io_error, read_line};
-use crate::cli::{Answers, Refusal};
 use crate::form::{Form, Kind};
 use crate::ui::{Stop, Ui, is_interrupt};
 use dialoguer::Confirm;

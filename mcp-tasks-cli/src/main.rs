@@ -17,11 +17,15 @@
 //! `--answers`, Ctrl-C cancels it (`tasks/cancel`) and exits 130. Exit codes: 0 success, 1 the
 //! tool reported an error, 2 protocol or usage error, 130 interrupted.
 
+mod answers;
+mod args;
 mod ask;
 mod call;
 mod catalog;
 mod cli;
+mod command;
 mod connect;
+mod duration;
 mod era_cache;
 mod form;
 mod handler;
@@ -30,9 +34,10 @@ mod render;
 mod tasks;
 mod ui;
 
+use answers::Answers;
 use call::{call, finish_task};
 use clap::Parser;
-use cli::{Answers, Command};
+use command::Command;
 use connect::connect;
 use outcome::Outcome;
 use render::tools;

@@ -3,7 +3,7 @@
 //!
 //! Everything the user is shown goes to stderr; stdout is only for the result.
 
-use crate::cli::Shown;
+use crate::command::Shown;
 use crate::form::Form;
 use dialoguer::console::Term;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

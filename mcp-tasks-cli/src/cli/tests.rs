@@ -1,5 +1,9 @@
 use super::*;
-use serde_json::json;
+use crate::answers::{Refusal, parse_answers};
+use crate::args::ArgSpec;
+use crate::command::{Command, Conn, ServerStderr, Shown, Target};
+use crate::duration::{RequestTimeout, parse_duration, parse_timeout};
+use serde_json::{Value, json};
 
 fn parse(args: &[&str]) -> Result<Command, String> {
     let mut all = vec!["mcp-tasks"];
