@@ -35,7 +35,7 @@ mod tasks;
 mod ui;
 
 use answers::Answers;
-use call::{call, finish_task};
+use call::call;
 use clap::Parser;
 use command::Command;
 use connect::connect;
@@ -43,7 +43,7 @@ use outcome::Outcome;
 use render::tools;
 use std::process::ExitCode;
 use std::time::Duration;
-use tasks::{task_cancel, task_error, task_get, tasks_list};
+use tasks::{task_cancel, task_get, task_watch, tasks_list};
 use ui::{Stop, Ui};
 
 fn main() -> ExitCode {
@@ -98,13 +98,7 @@ async fn run(command: Command) -> Outcome {
         } => call(&client, &ui, &tool, args, json).await,
         Command::TaskGet { id, json, .. } => task_get(&client, &id, json).await,
         Command::TaskCancel { id, .. } => task_cancel(&client, &id).await,
-        Command::TaskWatch { id, json, .. } => match client.task(&id).await {
-            Ok(task) => {
-                ui.info(&format!("following task {id}"));
-                finish_task(&ui, &task, json).await
-            }
-            Err(e) => task_error(&id, &e),
-        },
+        Command::TaskWatch { id, json, .. } => task_watch(&client, &ui, &id, json).await,
         Command::TasksList { json, .. } => tasks_list(&client, json).await,
         Command::Resources { json, .. } => catalog::resources(&client, json).await,
         Command::Read {

@@ -1,11 +1,14 @@
-//! The task commands: `task get`, `task cancel` and `tasks list`.
+//! The task commands: `task get`, `task cancel`, `task watch` and `tasks list`.
 
+use crate::call::finish_task;
 use crate::outcome::Outcome;
+use crate::ui::Ui;
 use mcp_tasks_client::{Client, Error};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// A task command that failed: an unknown id said plainly, anything else as the client says it.
-pub fn task_error(id: &str, e: &Error) -> Outcome {
+fn task_error(id: &str, e: &Error) -> Outcome {
     match e.rpc_error() {
         Some(rpc) if rpc.code == -32602 => eprintln!(
             "mcp-tasks: the server knows no task {id:?} (unknown, expired, or not yours; a \
@@ -16,6 +19,17 @@ pub fn task_error(id: &str, e: &Error) -> Outcome {
         _ => eprintln!("mcp-tasks: {e}"),
     }
     Outcome::Failure
+}
+
+/// `task watch ID`: the task followed to its end, as `call` follows the task it starts.
+pub async fn task_watch(client: &Client, ui: &Arc<Ui>, id: &str, json: bool) -> Outcome {
+    match client.task(id).await {
+        Ok(task) => {
+            ui.info(&format!("following task {id}"));
+            finish_task(ui, &task, json).await
+        }
+        Err(e) => task_error(id, &e),
+    }
 }
 
 /// `task get ID`: the task's state, one line (or the server's JSON).
