@@ -1,5 +1,5 @@
-//! The command line: what `mcp-tasks` accepts, checked into a [`Command`] before anything
-//! connects, so every usage mistake is an exit-2 message and nothing else.
+//! The command line as clap parses it: what `mcp-tasks` accepts, with its help text. It is
+//! checked into a [`Command`](crate::command::Command) before anything connects.
 
 use crate::duration::{RequestTimeout, parse_duration, parse_timeout};
 use clap::{Args, Parser, Subcommand, ValueEnum};

@@ -3,7 +3,7 @@
 //! checked against them.
 //!
 //! Everything here is pure, so the rules a user meets at the prompt are the ones the unit tests
-//! check; the terminal side lives in `ui.rs`.
+//! check; the terminal side lives in `ask.rs` and `handler.rs`.
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};

@@ -1,5 +1,5 @@
-//! The terminal side: the live progress line, and the questions a tool asks (elicitation forms,
-//! sampling requests) answered at the prompt or from `--answers`.
+//! What the user sees: the live progress line, the server's notifications, `--wire`, and the
+//! hand-over of the terminal to a prompt. The questions themselves are `handler.rs` and `ask.rs`.
 //!
 //! Everything the user is shown goes to stderr; stdout is only for the result.
 
