@@ -2,8 +2,8 @@
 //! and `complete`. Errors are exit 2, as for `call`; a usage mistake the prompt's listing reveals
 //! (an unknown prompt, a missing or unknown argument) is exit 2 before `prompts/get` is sent.
 
-use crate::Outcome;
-use crate::cli::ArgSpec;
+use crate::args::ArgSpec;
+use crate::outcome::{Outcome, timeout_hint};
 use mcp_tasks_client::{
     Client, CompletionRef, Content, Error, GetPromptResult, PromptInfo, ResourceContents,
     ResourceData,
@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// An error of a request: said on stderr, exit 2.
 fn failed(e: &Error) -> Outcome {
-    eprintln!("mcp-tasks: {e}{}", crate::timeout_hint(e));
+    eprintln!("mcp-tasks: {e}{}", timeout_hint(e));
     Outcome::Failure
 }
 
@@ -502,67 +502,4 @@ pub async fn complete(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn prompt() -> PromptInfo {
-        let raw = json!({ "name": "greet", "arguments": [
-            { "name": "name", "required": true }, { "name": "mood" }
-        ]});
-        PromptInfo {
-            name: "greet".into(),
-            title: None,
-            description: None,
-            arguments: vec![
-                mcp_tasks_client::PromptArgument {
-                    name: "name".into(),
-                    title: None,
-                    description: None,
-                    required: true,
-                },
-                mcp_tasks_client::PromptArgument {
-                    name: "mood".into(),
-                    title: None,
-                    description: None,
-                    required: false,
-                },
-            ],
-            raw,
-        }
-    }
-
-    fn check(args: &[&str]) -> Result<Value, String> {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        prompt_arguments(&prompt(), &ArgSpec::parse(&args)?).map(Value::Object)
-    }
-
-    #[test]
-    fn prompt_arguments_are_strings_named_by_the_listing() {
-        // `3` stays the text "3": prompt arguments are strings.
-        assert_eq!(
-            check(&["name=3", "mood=warm"]),
-            Ok(json!({ "name": "3", "mood": "warm" }))
-        );
-        assert_eq!(
-            check(&["mood=warm"]).unwrap_err(),
-            "the prompt `greet` needs `name`: give --args name=VALUE (it takes name (required), mood)"
-        );
-        assert_eq!(
-            check(&["name=a", "zip=1"]).unwrap_err(),
-            "the prompt `greet` has no argument `zip`; it takes name (required), mood"
-        );
-        assert!(
-            check(&[r#"{"name": 3}"#])
-                .unwrap_err()
-                .contains("`name` must be a string (prompt arguments are strings)")
-        );
-    }
-
-    #[test]
-    fn base64_lengths() {
-        assert_eq!(base64_len(""), 0);
-        assert_eq!(base64_len("QQ=="), 1);
-        assert_eq!(base64_len("QUI="), 2);
-        assert_eq!(base64_len("QUJD"), 3);
-    }
-}
+mod tests;
