@@ -4,13 +4,13 @@
 //! The registry (`CompletionRegistry`, crate-internal) is keyed by the *reference* a request
 //! names (`CompletionRef`: `ref/prompt` with a prompt's name, `ref/resource` with a URI
 //! template), then by argument. Anything that has named arguments registers them there with
-//! `declare` and adds a [`Completer`] per completed argument with `insert`; prompts do so from
+//! `declare` and adds a `Completer` per completed argument with `insert`; prompts do so from
 //! their `#[complete(...)]` parameters at `ServerBuilder::build`, and resource templates do the
 //! same with their variables (`#[complete(...)]` on a variable's parameter, kept in
 //! [`Resource::COMPLETERS`](crate::Resource::COMPLETERS)).
 //!
-//! A completer is a fixed list ([`Completer::Values`], `#[complete(values = [...])]`: the values
-//! that start with what was typed, ignoring case) or an `async fn` ([`Completer::With`],
+//! A completer is a fixed list (`Completer::Values`, `#[complete(values = [...])]`: the values
+//! that start with what was typed, ignoring case) or an `async fn` (`Completer::With`,
 //! `#[complete(with = path)]`) that receives the partial value and a [`CompletionContext`] (the
 //! arguments already chosen, application state). At most [`MAX_VALUES`] values go out, with
 //! `total` and `hasMore` saying how many there were.
@@ -122,13 +122,16 @@ impl CompletionContext {
 }
 
 /// The future of a completion function, its answer converted.
+#[doc(hidden)] // named by what `#[complete]` expands to (`__private::complete_with`); not API
 pub type CompleteFuture = Pin<Box<dyn Future<Output = Result<Completion, RpcError>> + Send>>;
 
 /// A completion function as the registry keeps it (what `#[complete(with = path)]` makes of
 /// `path`).
+#[doc(hidden)] // the function in `Completer::With`, written by `#[complete(with = ..)]`; not API
 pub type CompleteFn = fn(String, CompletionContext) -> CompleteFuture;
 
 /// How one argument is completed.
+#[doc(hidden)] // what `#[complete]` expands to (`Prompt::describe`, `Resource::COMPLETERS`); not API
 #[derive(Clone, Copy)]
 pub enum Completer {
     /// A fixed list: the values that start with what was typed, ignoring case, in list order.
@@ -173,15 +176,18 @@ impl Completer {
     note = "return `Vec<String>`, `Vec<&'static str>`, `Completion`, or a `Result` of those \
             whose error converts into `ToolError`"
 )]
+#[doc(hidden)] // the bound of `__private::complete_with`; `#[prompt]`'s page lists these types
 pub trait IntoCompletion<M>: Send + 'static {
     /// The answer, or the JSON-RPC error it stands for.
     fn into_completion(self) -> Result<Completion, RpcError>;
 }
 
 /// Marker: a value.
+#[doc(hidden)] // a marker of `IntoCompletion`, inferred, never written
 #[derive(Debug)]
 pub enum ViaValue {}
 /// Marker: a `Result`.
+#[doc(hidden)] // a marker of `IntoCompletion`, inferred, never written
 #[derive(Debug)]
 pub enum ViaResult {}
 

@@ -10,7 +10,10 @@ mod output;
 mod param;
 mod registry;
 
+#[doc(hidden)]
+// the bound of `__private::prompt_output`; `#[prompt]`'s page lists the return types
 pub use output::IntoPromptResult;
+#[doc(hidden)] // what `#[prompt]` expands to (through `__private`); not API
 pub use param::{Completable, PromptArguments, PromptBuilder, PromptParam};
 pub(crate) use registry::{PromptRegistry, RegisteredPrompt};
 
@@ -35,6 +38,7 @@ pub struct PromptInfo {
 }
 
 /// The future a `prompts/get` runs: the messages, or a JSON-RPC error.
+#[doc(hidden)] // what `#[prompt]` expands to (through `__private`); not API
 pub type PromptFuture = Pin<Box<dyn Future<Output = Result<GetPromptResult, RpcError>> + Send>>;
 
 /// A prompt. `#[prompt]` implements this on a type named after the function; implement it by

@@ -3,6 +3,8 @@
 mod era;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod json_eq;
+#[doc(hidden)]
+// the envelopes, for the client (through `__internal`); `RequestId` and `RpcError` are re-exported here
 pub mod jsonrpc;
 mod mcp;
 pub(crate) mod meta;

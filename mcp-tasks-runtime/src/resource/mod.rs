@@ -1,5 +1,5 @@
 //! Resources: the [`Resource`] trait that `#[resource]` implements, URI templates
-//! ([`UriTemplate`], RFC 6570 levels 1 to 3), what a read returns ([`IntoResourceContents`]), the
+//! (`UriTemplate`, RFC 6570 levels 1 to 3), what a read returns (`IntoResourceContents`), the
 //! registry, and the [`ResourceNotifier`] an application keeps to tell subscribers a resource
 //! changed.
 //!
@@ -13,14 +13,20 @@ mod param;
 pub(crate) mod registry;
 mod template;
 
-pub use contents::{Blob, IntoResourceContents};
-pub use notify::{ResourceEvent, ResourceNotifier};
+pub use contents::Blob;
+#[doc(hidden)]
+// the bound of `__private::resource_output`; `#[resource]`'s page lists the return types
+pub use contents::IntoResourceContents;
+pub(crate) use notify::ResourceEvent;
+pub use notify::ResourceNotifier;
+#[doc(hidden)] // the bound of `__private::resource_var`; not API
 pub use param::IsResourceVar;
 pub(crate) use param::var_value;
+#[doc(hidden)] // what `#[resource]` expands to (through `__private`); not API
 pub use param::{ResourceInjected, ResourceRequest};
-pub use registry::RegisteredResource;
+pub(crate) use registry::RegisteredResource;
 pub(crate) use registry::ResourceRegistry;
-pub use template::{TemplateError, UriTemplate};
+pub(crate) use template::UriTemplate;
 
 use crate::completion::Completer;
 use crate::protocol::{ResourceContents, RpcError};
@@ -54,10 +60,12 @@ pub struct ResourceInfo {
 }
 
 /// The future a resource read runs: the contents, or a JSON-RPC error.
+#[doc(hidden)] // what `#[resource]` expands to (through `__private`); not API
 pub type ResourceFuture =
     Pin<Box<dyn Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send>>;
 
 /// The future a template's `list` function runs: the concrete resources it stands for now.
+#[doc(hidden)] // what `#[resource]` expands to (through `__private`); not API
 pub type ListFuture = Pin<Box<dyn Future<Output = Vec<ListedResource>> + Send>>;
 
 /// A resource (fixed or template). `#[resource]` implements this on a type named after the

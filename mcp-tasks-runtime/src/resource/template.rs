@@ -12,7 +12,6 @@ use std::fmt;
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
-    text: String,
     parts: Vec<Part>,
 }
 
@@ -160,15 +159,7 @@ impl UriTemplate {
         if !literal.is_empty() {
             parts.push(Part::Literal(literal));
         }
-        Ok(UriTemplate {
-            text: text.to_owned(),
-            parts,
-        })
-    }
-
-    /// The template as written.
-    pub fn as_str(&self) -> &str {
-        &self.text
+        Ok(UriTemplate { parts })
     }
 
     /// Whether the template has any expression (a template without one names a single URI).

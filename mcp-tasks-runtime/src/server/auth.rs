@@ -78,7 +78,7 @@ pub type AuthFuture<'a> =
 /// ```
 /// use mcp_tasks_runtime::Principal;
 /// use mcp_tasks_runtime::server::{
-///     AuthFuture, Authenticator, RequestParts, Unauthorized, auth_future,
+///     AuthFuture, Authenticator, RequestParts, Unauthorized,
 /// };
 ///
 /// /// Lets in whoever names themselves in `X-User` (for a trusted proxy in front).
@@ -87,7 +87,7 @@ pub type AuthFuture<'a> =
 /// impl Authenticator for FromProxy {
 ///     fn authenticate<'a>(&'a self, parts: &'a RequestParts) -> AuthFuture<'a> {
 ///         let user = parts.headers.get("x-user").and_then(|v| v.to_str().ok()).map(str::to_owned);
-///         auth_future(async move {
+///         Box::pin(async move {
 ///             user.map(|u| Some(Principal::new(u))).ok_or_else(|| Unauthorized::new("missing X-User"))
 ///         })
 ///     }
@@ -114,13 +114,6 @@ pub trait Authenticator: Send + Sync + 'static {
             scopes.join(" ")
         )
     }
-}
-
-/// Boxes a future into an [`AuthFuture`].
-pub fn auth_future<'a>(
-    fut: impl Future<Output = Result<Option<Principal>, Unauthorized>> + Send + 'a,
-) -> AuthFuture<'a> {
-    Box::pin(fut)
 }
 
 /// Static bearer tokens, each naming a principal: `Authorization: Bearer <token>`. A request

@@ -193,7 +193,7 @@ impl ServerBuilder {
     ///   that is unknown or another client's (the two read the same: they see only the caller's
     ///   own tasks, by the owner rules of `tasks/get`). Their structured content is the task in
     ///   the field names of the client's era. [`build`](Self::build) refuses a registered tool
-    ///   with one of these names ([`COMPANION_TOOLS`]).
+    ///   with one of these three names.
     /// - A fallback task that asks for input asks by the inline route its client declared: on a
     ///   2025-11-25 session the question goes out as an ordinary server-to-client request
     ///   (`elicitation/create`, ...); a 2026-07-28 client's companion call

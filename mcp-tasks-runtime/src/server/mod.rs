@@ -40,16 +40,20 @@ mod stdio;
 mod tasks;
 
 #[cfg(feature = "http")]
-pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized, auth_future};
+pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;
 pub use config::ServerConfig;
-pub use fallback::COMPANION_TOOLS;
+pub(crate) use fallback::COMPANION_TOOLS;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
 pub use memory::{InMemoryConnection, InMemoryReceiver, InMemorySender};
 #[cfg(feature = "http")]
-pub use serve::{IntoListener, ListenerFuture, ServeHttp};
+#[doc(hidden)]
+// the future of `IntoListener`, whose impls (address types, listeners) are all here
+pub use serve::ListenerFuture;
+#[cfg(feature = "http")]
+pub use serve::{IntoListener, ServeHttp};
 #[cfg(feature = "prometheus")]
 mod metrics;
 #[cfg(feature = "prometheus")]

@@ -53,7 +53,7 @@ pub enum SetupProblem {
         tool: &'static str,
     },
     /// With [`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback), a tool has the
-    /// name of one of the companion tools ([`COMPANION_TOOLS`](super::COMPANION_TOOLS)).
+    /// name of one of the companion tools (`tasks_status`, `tasks_result`, `tasks_cancel`).
     CompanionToolName {
         /// The tool.
         tool: &'static str,

@@ -10,7 +10,7 @@
 //!
 //! The checks need a Tokio runtime with the timer enabled; [`run_blocking`] (what the macro's
 //! tests call) builds a two-thread one. Waits for something that must happen give up after
-//! [`PATIENCE`]; checks that something does *not* happen watch for [`QUIET`].
+//! five seconds; checks that something does *not* happen watch for 50 ms.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -31,8 +31,10 @@ use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
 /// How long a check waits for something that must happen (a wake-up, an event).
+#[doc(hidden)] // a timing of the checks themselves; a store author never names it
 pub const PATIENCE: Duration = Duration::from_secs(5);
 /// How long a check watches for something that must not happen (a spurious wake-up).
+#[doc(hidden)] // a timing of the checks themselves; a store author never names it
 pub const QUIET: Duration = Duration::from_millis(50);
 
 /// A store factory: given the clock to use, a fresh empty store.
