@@ -117,7 +117,10 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
             why(banned)
         );
     }
-    for server in [r#"hyper feature "server""#, r#"hyper-util feature "server""#] {
+    for server in [
+        r#"hyper feature "server""#,
+        r#"hyper-util feature "server""#,
+    ] {
         assert!(!tree.contains(server), "the client compiles {server}");
     }
     assert!(crates.contains("reqwest") && crates.contains("serde_derive"));
@@ -126,7 +129,14 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = std::process::Command::new(cargo)
             .current_dir(workspace_root())
-            .args(["tree", "-p", "mcp-tasks-client", "-e", "normal", "--offline"])
+            .args([
+                "tree",
+                "-p",
+                "mcp-tasks-client",
+                "-e",
+                "normal",
+                "--offline",
+            ])
             .args(["--locked", "-i", name])
             .output()
             .expect("cargo tree runs");

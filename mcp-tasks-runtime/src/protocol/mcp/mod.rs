@@ -5,6 +5,7 @@ mod content;
 mod init;
 mod input;
 mod logging;
+mod resources;
 mod tools;
 
 pub use capabilities::*;
@@ -12,6 +13,7 @@ pub use content::*;
 pub use init::*;
 pub use input::*;
 pub use logging::*;
+pub use resources::*;
 pub use tools::*;
 
 #[cfg(test)]

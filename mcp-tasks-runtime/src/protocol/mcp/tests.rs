@@ -74,3 +74,60 @@ fn log_levels_order_by_severity_and_bad_ones_are_named() {
         "{err}"
     );
 }
+
+/// What the server writes from its registry (borrowing) a client reads into the owned types,
+/// and writes back the same: one wire object, two ways to hold it.
+#[test]
+fn the_listings_the_server_writes_read_back_whole() {
+    let schema = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+    let written = serde_json::to_value(ToolDescription {
+        name: "search",
+        title: Some("Search"),
+        description: None,
+        input_schema: &schema,
+        output_schema: None,
+        annotations: ToolAnnotations {
+            read_only_hint: Some(true),
+            ..ToolAnnotations::default()
+        },
+        execution: Some(Execution {
+            task_support: "optional",
+        }),
+        meta: Some(ToolMeta {
+            resource_uri: "ui://search",
+            visibility: None,
+        }),
+    })
+    .unwrap();
+    let read: ListedTool = serde_json::from_value(written.clone()).unwrap();
+    assert_eq!(
+        (read.name.as_str(), read.title.as_deref()),
+        ("search", Some("Search"))
+    );
+    assert_eq!(read.input_schema, schema);
+    assert_eq!(read.task_support(), crate::TaskSupport::Optional);
+    assert_eq!(read.other["annotations"]["readOnlyHint"], true);
+    assert_eq!(serde_json::to_value(&read).unwrap(), written);
+
+    let arguments = [crate::protocol::PromptArgument {
+        name: "topic".into(),
+        title: None,
+        description: Some("What about".into()),
+        required: true,
+    }];
+    let written = serde_json::to_value(crate::protocol::PromptDescription {
+        name: "brief",
+        title: None,
+        description: Some("A brief"),
+        arguments: &arguments,
+    })
+    .unwrap();
+    let read: crate::protocol::ListedPrompt = serde_json::from_value(written.clone()).unwrap();
+    assert_eq!(read.arguments, arguments);
+    assert_eq!(serde_json::to_value(&read).unwrap(), written);
+
+    // A legacy tool without `execution` is `forbidden`; a modern listing has none either.
+    let bare: ListedTool = serde_json::from_value(json!({ "name": "x" })).unwrap();
+    assert_eq!(bare.task_support(), crate::TaskSupport::Forbidden);
+    assert_eq!(bare.input_schema, json!({}));
+}

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::content::Content;
 use super::init::Cacheable;
+use crate::tool::TaskSupport;
 
 /// The result of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +91,52 @@ impl ToolAnnotations {
     }
 }
 
+/// A tool as `tools/list` shows it, owned: what a client reads (the server writes the same object
+/// from its registry, borrowing the schemas: [`ToolDescription`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedTool {
+    /// Its name.
+    pub name: String,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments, as sent.
+    #[serde(default = "crate::protocol::jsonrpc::empty_object")]
+    pub input_schema: Value,
+    /// The JSON Schema of its structured result, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// 2025-11-25 only: whether the tool runs as a task (`execution.taskSupport`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ToolExecution>,
+    /// The other keys, as sent (`annotations`, `_meta`, `icons`, ...).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl ListedTool {
+    /// Its `execution.taskSupport` (absent: `forbidden`). A 2025-11-25 listing; in 2026-07-28 the
+    /// server decides per call and lists none.
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution
+            .and_then(|e| e.task_support)
+            .unwrap_or(TaskSupport::Forbidden)
+    }
+}
+
+/// A tool's `execution` (2025-11-25), as a client reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    /// `forbidden` (also when absent), `optional` or `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_support: Option<TaskSupport>,
+}
+
 /// The result of `tools/list`.
 #[derive(Debug, Serialize)]
 pub(crate) struct ListToolsResult<'a> {
@@ -101,7 +148,8 @@ pub(crate) struct ListToolsResult<'a> {
     pub(crate) cache: Option<Cacheable>,
 }
 
-/// One tool as `tools/list` shows it.
+/// One tool as `tools/list` shows it, as the server writes it (borrowing from its registry); a
+/// client reads the same object as a [`ListedTool`].
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolDescription<'a> {
