@@ -3,7 +3,7 @@
 //! errors; and in-process (no process, no socket): a tool that elicits, and stuck detection.
 
 use mcp_tasks_client::{
-    Asked, Client, EraChoice, Error, InputCapabilities, Scripted, TaskEvent, TaskMode, TaskStatus,
+    Asked, Client, EraChoice, Error, InputCapabilities, Scripted, TaskMode, TaskStatus, TaskUpdate,
     ToolCall,
 };
 use mcp_tasks_runtime::{ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool};
@@ -105,7 +105,7 @@ async fn research_to_completion(client: &Client, script: &Scripted, modern: bool
     let statuses: Vec<TaskStatus> = events
         .iter()
         .map(|e| match e {
-            TaskEvent::Updated(s) => s.status,
+            TaskUpdate::Updated(s) => s.status,
             other => panic!("unexpected event {other:?}"),
         })
         .collect();
@@ -616,11 +616,11 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         let stuck = timeout(WAIT, async {
             loop {
                 match updates.next().await {
-                    Some(TaskEvent::Stuck {
+                    Some(TaskUpdate::Stuck {
                         unchanged_for,
                         snapshot,
                     }) => break (unchanged_for, snapshot),
-                    Some(TaskEvent::Updated(_)) => continue,
+                    Some(TaskUpdate::Updated(_)) => continue,
                     Some(other) => panic!("{era:?}: {other:?}"),
                     None => panic!("the stream ended without a Stuck event"),
                 }
@@ -651,7 +651,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         let mut changes = 0;
         while let Some(event) = timeout(WAIT, updates.next()).await.expect("events in time") {
             match event {
-                TaskEvent::Updated(_) => changes += 1,
+                TaskUpdate::Updated(_) => changes += 1,
                 other => panic!("{era:?}: a ticking task is not stuck: {other:?}"),
             }
         }
@@ -914,7 +914,7 @@ async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
     let mut updates = task.updates();
     let unanswered = timeout(WAIT, async {
         while let Some(event) = updates.next().await {
-            if let TaskEvent::Unanswered { method, key } = event {
+            if let TaskUpdate::Unanswered { method, key } = event {
                 return (method, key);
             }
         }

@@ -25,8 +25,8 @@ mod ui;
 use clap::Parser;
 use cli::{Answers, ArgSpec, Command, Conn, EraArg, ServerStderr, Target};
 use mcp_tasks_client::{
-    CallToolResult, Client, Content, EraChoice, Error, TaskEvent, TaskHandle, TaskStatus,
-    TaskSupport, ToolCall,
+    CallToolResult, Client, Content, EraChoice, Error, TaskHandle, TaskStatus, TaskSupport,
+    TaskUpdate, ToolCall,
 };
 use serde_json::{Map, Value, json};
 use std::process::ExitCode;
@@ -549,10 +549,9 @@ async fn tools(client: &Client, json: bool) -> Outcome {
         }
     };
     if json {
-        let raw: Vec<&Value> = tools.iter().map(|t| &t.raw).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "tools": raw })).expect("JSON")
+            serde_json::to_string_pretty(&json!({ "tools": tools })).expect("JSON")
         );
         return Outcome::Success;
     }
@@ -561,7 +560,7 @@ async fn tools(client: &Client, json: bool) -> Outcome {
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
     println!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
     for t in &tools {
-        let support = runs_as(modern, tasks, t.task_support);
+        let support = runs_as(modern, tasks, (!modern).then(|| t.task_support()));
         let description = t
             .description
             .as_deref()
@@ -681,12 +680,12 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult
     let show = tokio::spawn(async move {
         while let Some(event) = updates.next().await {
             match event {
-                TaskEvent::Updated(s) => shown.task_state(&s),
-                TaskEvent::Stuck { unchanged_for, .. } => shown.say(&format!(
+                TaskUpdate::Updated(s) => shown.task_state(&s),
+                TaskUpdate::Stuck { unchanged_for, .. } => shown.say(&format!(
                     "(no change for {}s; Ctrl-C cancels the task)",
                     unchanged_for.as_secs()
                 )),
-                TaskEvent::Unanswered { method, .. } => shown.say(&format!(
+                TaskUpdate::Unanswered { method, .. } => shown.say(&format!(
                     "(the {method} request was declined; the task cannot be told, so it waits \
                      for an answer; Ctrl-C cancels it)"
                 )),
@@ -719,7 +718,7 @@ async fn cancel(ui: &Arc<Ui>, task: &TaskHandle, why: &str) {
         }
         let mut updates = task.updates();
         while let Some(event) = updates.next().await {
-            if let TaskEvent::Updated(s) = event
+            if let TaskUpdate::Updated(s) = event
                 && s.status.is_terminal()
             {
                 return Ok(s.status);

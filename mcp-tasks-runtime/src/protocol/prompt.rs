@@ -15,6 +15,22 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The wire name: `user` or `assistant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One message of a prompt: a role and one piece of content (text, an image, audio, an embedded
 /// resource or a resource link).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
