@@ -503,29 +503,10 @@ mod tests {
     use super::*;
 
     fn prompt() -> ListedPrompt {
-        let raw = json!({ "name": "greet", "arguments": [
+        serde_json::from_value(json!({ "name": "greet", "arguments": [
             { "name": "name", "required": true }, { "name": "mood" }
-        ]});
-        ListedPrompt {
-            name: "greet".into(),
-            title: None,
-            description: None,
-            arguments: vec![
-                mcp_tasks_client::PromptArgument {
-                    name: "name".into(),
-                    title: None,
-                    description: None,
-                    required: true,
-                },
-                mcp_tasks_client::PromptArgument {
-                    name: "mood".into(),
-                    title: None,
-                    description: None,
-                    required: false,
-                },
-            ],
-            raw,
-        }
+        ]}))
+        .unwrap()
     }
 
     fn check(args: &[&str]) -> Result<Value, String> {
