@@ -3,7 +3,8 @@
 //! errors; and in-process (no process, no socket): a tool that elicits, and stuck detection.
 
 use mcp_tasks_client::{
-    Asked, Client, EraChoice, Error, InputCapabilities, Scripted, TaskMode, TaskStatus, TaskUpdate,
+    Asked, Client, Completion, CompletionRef, EraChoice, Error, GetPromptResult, InputCapabilities,
+    ListedTool, PromptMessage, Role, Scripted, TaskMode, TaskStatus, TaskSupport, TaskUpdate,
     ToolCall,
 };
 use mcp_tasks_runtime::{ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool};
@@ -1654,5 +1655,59 @@ async fn an_http_server_that_never_answers_times_out() {
             "{era:?}"
         );
         assert!(started.elapsed() < Duration::from_secs(5), "{era:?}");
+    }
+}
+
+/// One wire model for both sides: what a prompt returns on the server (`PromptMessage`s, a
+/// `Role` each) is what `get_prompt` gives the client, the same types, equal; a completion is the
+/// runtime's `Completion`; a listed tool is the runtime's `ListedTool`, with the keys it does not
+/// name (`annotations`, `_meta`) kept, and its task support as each era says it.
+#[tokio::test]
+async fn the_client_reads_the_runtimes_own_wire_types_in_both_eras() {
+    let server = mcp_tasks_examples::example_server()
+        .build()
+        .expect("set up");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&server)
+            .await
+            .expect("connects");
+        let arguments = json!({ "code": "x", "language": "rust" });
+        let prompt = client.get_prompt("review_code", arguments).await.unwrap();
+        let expected = GetPromptResult::new([
+            PromptMessage::user("Please review this rust code:\n\nx"),
+            PromptMessage::assistant(
+                "I will read it and list what I would change, most important first.",
+            ),
+        ]);
+        assert_eq!(prompt, expected, "{era:?}");
+        assert_eq!(prompt.messages[1].role, Role::Assistant);
+
+        let prompts = client.list_prompts().await.unwrap();
+        let review = prompts.iter().find(|p| p.name == "review_code").unwrap();
+        let arguments: Vec<(&str, bool)> = (review.arguments.iter())
+            .map(|a| (a.name.as_str(), a.required))
+            .collect();
+        assert_eq!(
+            arguments,
+            [("code", true), ("language", true), ("focus", false)]
+        );
+
+        let language = CompletionRef::Prompt("review_code".into());
+        let completion = client.complete(&language, "language", "ru", &[]).await;
+        assert_eq!(completion.unwrap(), Completion::new(["rust"]));
+
+        let tools = client.list_tools().await.unwrap();
+        let tool = |name: &str| -> &ListedTool { tools.iter().find(|t| t.name == name).unwrap() };
+        let (research, forecast) = (tool("research"), tool("show_forecast"));
+        if era == EraChoice::Legacy {
+            assert_eq!(research.task_support(), TaskSupport::Required);
+        } else {
+            assert_eq!(research.execution, None, "the server decides per call");
+        }
+        assert!(research.input_schema["properties"]["topic"].is_object());
+        assert!(forecast.other["_meta"]["ui"]["resourceUri"].is_string());
+        client.close().await;
     }
 }
