@@ -92,7 +92,7 @@ impl ToolAnnotations {
 }
 
 /// A tool as `tools/list` shows it, owned: what a client reads (the server writes the same object
-/// from its registry, borrowing the schemas: [`ToolDescription`]).
+/// from its registry, borrowing the schemas).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedTool {
