@@ -3,7 +3,8 @@
 //! errors; and in-process (no process, no socket): a tool that elicits, and stuck detection.
 
 use mcp_tasks_client::{
-    Asked, Client, EraChoice, Error, InputCapabilities, Scripted, TaskEvent, TaskMode, TaskStatus,
+    Asked, Client, Completion, CompletionRef, EraChoice, Error, GetPromptResult, InputCapabilities,
+    ListedTool, PromptMessage, Role, Scripted, TaskMode, TaskStatus, TaskSupport, TaskUpdate,
     ToolCall,
 };
 use mcp_tasks_runtime::{ElicitOutcome, Server, ServerConfig, ToolContext, ToolError, tool};
@@ -105,7 +106,7 @@ async fn research_to_completion(client: &Client, script: &Scripted, modern: bool
     let statuses: Vec<TaskStatus> = events
         .iter()
         .map(|e| match e {
-            TaskEvent::Updated(s) => s.status,
+            TaskUpdate::Updated(s) => s.status,
             other => panic!("unexpected event {other:?}"),
         })
         .collect();
@@ -616,11 +617,11 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         let stuck = timeout(WAIT, async {
             loop {
                 match updates.next().await {
-                    Some(TaskEvent::Stuck {
+                    Some(TaskUpdate::Stuck {
                         unchanged_for,
                         snapshot,
                     }) => break (unchanged_for, snapshot),
-                    Some(TaskEvent::Updated(_)) => continue,
+                    Some(TaskUpdate::Updated(_)) => continue,
                     Some(other) => panic!("{era:?}: {other:?}"),
                     None => panic!("the stream ended without a Stuck event"),
                 }
@@ -651,7 +652,7 @@ async fn stuck_detection_fires_on_a_task_that_never_changes_and_not_on_one_that_
         let mut changes = 0;
         while let Some(event) = timeout(WAIT, updates.next()).await.expect("events in time") {
             match event {
-                TaskEvent::Updated(_) => changes += 1,
+                TaskUpdate::Updated(_) => changes += 1,
                 other => panic!("{era:?}: a ticking task is not stuck: {other:?}"),
             }
         }
@@ -914,7 +915,7 @@ async fn a_declined_sampling_is_said_by_each_route_as_it_can() {
     let mut updates = task.updates();
     let unanswered = timeout(WAIT, async {
         while let Some(event) = updates.next().await {
-            if let TaskEvent::Unanswered { method, key } = event {
+            if let TaskUpdate::Unanswered { method, key } = event {
                 return (method, key);
             }
         }
@@ -1654,5 +1655,59 @@ async fn an_http_server_that_never_answers_times_out() {
             "{era:?}"
         );
         assert!(started.elapsed() < Duration::from_secs(5), "{era:?}");
+    }
+}
+
+/// One wire model for both sides: what a prompt returns on the server (`PromptMessage`s, a
+/// `Role` each) is what `get_prompt` gives the client, the same types, equal; a completion is the
+/// runtime's `Completion`; a listed tool is the runtime's `ListedTool`, with the keys it does not
+/// name (`annotations`, `_meta`) kept, and its task support as each era says it.
+#[tokio::test]
+async fn the_client_reads_the_runtimes_own_wire_types_in_both_eras() {
+    let server = mcp_tasks_examples::example_server()
+        .build()
+        .expect("set up");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&server)
+            .await
+            .expect("connects");
+        let arguments = json!({ "code": "x", "language": "rust" });
+        let prompt = client.get_prompt("review_code", arguments).await.unwrap();
+        let expected = GetPromptResult::new([
+            PromptMessage::user("Please review this rust code:\n\nx"),
+            PromptMessage::assistant(
+                "I will read it and list what I would change, most important first.",
+            ),
+        ]);
+        assert_eq!(prompt, expected, "{era:?}");
+        assert_eq!(prompt.messages[1].role, Role::Assistant);
+
+        let prompts = client.list_prompts().await.unwrap();
+        let review = prompts.iter().find(|p| p.name == "review_code").unwrap();
+        let arguments: Vec<(&str, bool)> = (review.arguments.iter())
+            .map(|a| (a.name.as_str(), a.required))
+            .collect();
+        assert_eq!(
+            arguments,
+            [("code", true), ("language", true), ("focus", false)]
+        );
+
+        let language = CompletionRef::Prompt("review_code".into());
+        let completion = client.complete(&language, "language", "ru", &[]).await;
+        assert_eq!(completion.unwrap(), Completion::new(["rust"]));
+
+        let tools = client.list_tools().await.unwrap();
+        let tool = |name: &str| -> &ListedTool { tools.iter().find(|t| t.name == name).unwrap() };
+        let (research, forecast) = (tool("research"), tool("show_forecast"));
+        if era == EraChoice::Legacy {
+            assert_eq!(research.task_support(), TaskSupport::Required);
+        } else {
+            assert_eq!(research.execution, None, "the server decides per call");
+        }
+        assert!(research.input_schema["properties"]["topic"].is_object());
+        assert!(forecast.other["_meta"]["ui"]["resourceUri"].is_string());
+        client.close().await;
     }
 }

@@ -429,7 +429,7 @@ impl mcp_tasks_client::InputHandler for Snake {
 /// orders states by the task's own `lastUpdatedAt` and drops the older ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_task_states_never_go_backwards_in_100_runs() {
-    use mcp_tasks_client::{Client, TaskEvent, TaskSnapshot, TaskStatus};
+    use mcp_tasks_client::{Client, TaskSnapshot, TaskStatus, TaskUpdate};
     const RUNS: usize = 100;
     let server = server_everything();
     let mut command = tokio::process::Command::new(&server[0]);
@@ -456,7 +456,7 @@ async fn server_everything_task_states_never_go_backwards_in_100_runs() {
                 let streamed = tokio::spawn(async move {
                     let mut states = Vec::new();
                     while let Some(event) = updates.next().await {
-                        if let TaskEvent::Updated(snap) = event {
+                        if let TaskUpdate::Updated(snap) = event {
                             states.push(snap);
                         }
                     }

@@ -41,3 +41,105 @@ fn the_declared_rust_version_is_the_pinned_toolchain() {
         "workspace.package.rust-version ({msrv}) is not the pinned toolchain's release ({channel})"
     );
 }
+
+/// `version = "..."` inside an inline table (`{ version = "=0.1.0", path = "..." }`).
+fn inline_version(table: &str) -> &str {
+    let (_, rest) = table
+        .split_once("version")
+        .unwrap_or_else(|| panic!("no version in {table}"));
+    let rest = rest.trim_start().trim_start_matches('=').trim_start();
+    let rest = rest.strip_prefix('"').expect("a quoted version");
+    &rest[..rest.find('"').expect("a closing quote")]
+}
+
+/// `mcp-tasks-client` uses the runtime's hidden `__internal`, which may change in any release
+/// (`__internal.rs` says so): every requirement on the runtime must be exact (`=0.1.0`), or a
+/// published client 0.1.x could resolve against a runtime 0.1.y whose `__internal` changed.
+#[test]
+fn the_client_requires_the_exact_runtime_it_was_built_with() {
+    let root = workspace_root();
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+    let (workspace, client) = (read("Cargo.toml"), read("mcp-tasks-client/Cargo.toml"));
+    let version = toml_string(&workspace, "workspace.package", "version");
+    let exact = format!("={version}");
+    for (file, text, table) in [
+        ("Cargo.toml", &workspace, "workspace.dependencies"),
+        ("mcp-tasks-client/Cargo.toml", &client, "dependencies"),
+        ("mcp-tasks-client/Cargo.toml", &client, "dev-dependencies"),
+    ] {
+        let requirement = toml_string(text, table, "mcp-tasks-runtime");
+        assert_eq!(
+            inline_version(&requirement),
+            exact,
+            "{file} [{table}] requires mcp-tasks-runtime {requirement}: not exactly {exact}"
+        );
+    }
+}
+
+/// What a user of `mcp-tasks-client` compiles (`cargo tree -p mcp-tasks-client -e normal`): the
+/// runtime's protocol types and server (for `connect_in_process`), without the runtime's default
+/// features: no macro crate, no darling, no schemars derive, no HTTP server (axum, hyper's or
+/// hyper-util's `server`), no clap. `syn` itself stays and is not checked by name: `serde_derive`
+/// and reqwest's `url` → `idna` → `displaydoc` need it; with `mcp-tasks-macros` and `darling`
+/// absent, none comes through our macro crate or darling.
+#[test]
+fn the_client_compiles_no_macro_crate_and_no_http_server() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["tree", "-p", "mcp-tasks-client", "-e", "normal,features"])
+        .args(["--prefix", "none", "--offline", "--locked"])
+        .output()
+        .expect("cargo tree runs");
+    let tree = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && tree.contains("mcp-tasks-runtime"),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Lines are `name vX.Y.Z ...` (a crate) or `name feature "f"` (one of its features).
+    let crates: std::collections::BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    for banned in [
+        "mcp-tasks-macros",
+        "darling",
+        "darling_core",
+        "schemars_derive",
+        "axum",
+        "clap",
+        "tracing-attributes",
+    ] {
+        assert!(
+            !crates.contains(banned),
+            "the client compiles {banned}: {}",
+            why(banned)
+        );
+    }
+    for server in [
+        r#"hyper feature "server""#,
+        r#"hyper-util feature "server""#,
+    ] {
+        assert!(!tree.contains(server), "the client compiles {server}");
+    }
+    assert!(crates.contains("reqwest") && crates.contains("serde_derive"));
+
+    fn why(name: &str) -> String {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .current_dir(workspace_root())
+            .args([
+                "tree",
+                "-p",
+                "mcp-tasks-client",
+                "-e",
+                "normal",
+                "--offline",
+            ])
+            .args(["--locked", "-i", name])
+            .output()
+            .expect("cargo tree runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}

@@ -7,7 +7,7 @@ use crate::outcome::{Outcome, timeout_hint};
 use crate::render::print_result;
 use crate::ui::{Stop, Ui};
 use mcp_tasks_client::{
-    CallToolResult, Client, Error, TaskEvent, TaskHandle, TaskStatus, ToolCall,
+    CallToolResult, Client, Error, TaskUpdate, TaskHandle, TaskStatus, ToolCall,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -133,12 +133,12 @@ async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult
     let show = tokio::spawn(async move {
         while let Some(event) = updates.next().await {
             match event {
-                TaskEvent::Updated(s) => shown.task_state(&s),
-                TaskEvent::Stuck { unchanged_for, .. } => shown.say(&format!(
+                TaskUpdate::Updated(s) => shown.task_state(&s),
+                TaskUpdate::Stuck { unchanged_for, .. } => shown.say(&format!(
                     "(no change for {}s; Ctrl-C cancels the task)",
                     unchanged_for.as_secs()
                 )),
-                TaskEvent::Unanswered { method, .. } => shown.say(&format!(
+                TaskUpdate::Unanswered { method, .. } => shown.say(&format!(
                     "(the {method} request was declined; the task cannot be told, so it waits \
                      for an answer; Ctrl-C cancels it)"
                 )),
@@ -171,7 +171,7 @@ async fn cancel(ui: &Arc<Ui>, task: &TaskHandle, why: &str) {
         }
         let mut updates = task.updates();
         while let Some(event) = updates.next().await {
-            if let TaskEvent::Updated(s) = event
+            if let TaskUpdate::Updated(s) = event
                 && s.status.is_terminal()
             {
                 return Ok(s.status);

@@ -5,7 +5,7 @@
 use crate::args::ArgSpec;
 use crate::outcome::{Outcome, timeout_hint};
 use mcp_tasks_client::{
-    Client, CompletionRef, Content, Error, GetPromptResult, PromptInfo, ResourceContents,
+    Client, CompletionRef, Content, Error, GetPromptResult, ListedPrompt, ResourceContents,
     ResourceData,
 };
 use serde_json::{Map, Value, json};
@@ -49,8 +49,6 @@ pub async fn resources(client: &Client, json: bool) -> Outcome {
         Err(e) => return failed_for(client, &e, "resources"),
     };
     if json {
-        let resources: Vec<&Value> = resources.iter().map(|r| &r.raw).collect();
-        let templates: Vec<&Value> = templates.iter().map(|t| &t.raw).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(
@@ -200,10 +198,9 @@ pub async fn prompts(client: &Client, json: bool) -> Outcome {
         Err(e) => return failed_for(client, &e, "prompts"),
     };
     if json {
-        let raw: Vec<&Value> = prompts.iter().map(|p| &p.raw).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "prompts": raw })).expect("JSON")
+            serde_json::to_string_pretty(&json!({ "prompts": prompts })).expect("JSON")
         );
         return Outcome::Success;
     }
@@ -211,7 +208,7 @@ pub async fn prompts(client: &Client, json: bool) -> Outcome {
         eprintln!("(no prompts)");
         return Outcome::Success;
     }
-    let args = |p: &PromptInfo| {
+    let args = |p: &ListedPrompt| {
         p.arguments
             .iter()
             .map(|a| {
@@ -252,7 +249,10 @@ pub async fn prompts(client: &Client, json: bool) -> Outcome {
 
 /// The `--args` of a prompt, checked against its listing: every value a string, every name one it
 /// takes, every required one given. `Err` says what is wrong and what the prompt takes.
-pub fn prompt_arguments(prompt: &PromptInfo, args: &ArgSpec) -> Result<Map<String, Value>, String> {
+pub fn prompt_arguments(
+    prompt: &ListedPrompt,
+    args: &ArgSpec,
+) -> Result<Map<String, Value>, String> {
     let schema = json!({
         "properties": prompt
             .arguments
@@ -357,10 +357,7 @@ pub async fn prompt(client: &Client, name: &str, args: &ArgSpec, json: bool) -> 
         Err(e) => return failed(&e),
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result.raw).expect("JSON")
-        );
+        println!("{}", serde_json::to_string_pretty(&result).expect("JSON"));
     } else {
         print!("{}", show_messages(&result));
     }

@@ -13,10 +13,9 @@ pub async fn tools(client: &Client, json: bool) -> Outcome {
         }
     };
     if json {
-        let raw: Vec<&Value> = tools.iter().map(|t| &t.raw).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({ "tools": raw })).expect("JSON")
+            serde_json::to_string_pretty(&json!({ "tools": tools })).expect("JSON")
         );
         return Outcome::Success;
     }
@@ -25,7 +24,7 @@ pub async fn tools(client: &Client, json: bool) -> Outcome {
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
     println!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
     for t in &tools {
-        let support = runs_as(modern, tasks, t.task_support);
+        let support = runs_as(modern, tasks, (!modern).then(|| t.task_support()));
         let description = t
             .description
             .as_deref()

@@ -214,7 +214,7 @@ pub enum SamplingResponse {
     Message(CreateMessageResult),
     /// Refused (by the user or the client). Legacy and inline routes answer the server with a
     /// JSON-RPC error; a modern task has no way to refuse, so the question is left open and the
-    /// caller is told with [`TaskEvent::Unanswered`](crate::TaskEvent::Unanswered) (the task is
+    /// caller is told with [`TaskUpdate::Unanswered`](crate::TaskUpdate::Unanswered) (the task is
     /// not cancelled); a modern inline call (MRTR) is abandoned with
     /// [`Error::InputDeclined`](crate::Error::InputDeclined).
     Decline,

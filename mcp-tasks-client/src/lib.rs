@@ -24,7 +24,7 @@
 //! difference.
 //!
 //! ```no_run
-//! use mcp_tasks_client::{Client, TaskEvent};
+//! use mcp_tasks_client::{Client, TaskUpdate};
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), mcp_tasks_client::Error> {
@@ -38,9 +38,9 @@
 //!         let mut updates = task.updates();
 //!         while let Some(event) = updates.next().await {
 //!             match event {
-//!                 TaskEvent::Updated(state) => eprintln!("{}: {:?}", state.status, state.status_message),
-//!                 TaskEvent::Stuck { .. } => task.cancel().await?,
-//!                 TaskEvent::Unanswered { method, .. } => eprintln!("{method} left unanswered"),
+//!                 TaskUpdate::Updated(state) => eprintln!("{}: {:?}", state.status, state.status_message),
+//!                 TaskUpdate::Stuck { .. } => task.cancel().await?,
+//!                 TaskUpdate::Unanswered { method, .. } => eprintln!("{method} left unanswered"),
 //!             }
 //!         }
 //!     }
@@ -121,9 +121,8 @@ mod testing;
 mod wire;
 
 pub use client::{
-    Client, ClientBuilder, Completion, CompletionRef, EraChoice, GetPromptResult, PromptArgument,
-    PromptInfo, PromptMessage, ReadResourceResult, ResourceContent, ResourceData, ResourceInfo,
-    ResourceSubscription, ResourceTemplateInfo, ToolCall, ToolInfo,
+    Client, ClientBuilder, CompletionRef, EraChoice, ReadResourceResult, ResourceContent,
+    ResourceData, ResourceSubscription, ToolCall,
 };
 pub use error::Error;
 pub use handler::{
@@ -133,11 +132,16 @@ pub use handler::{
 pub use mcp_tasks_runtime::Era;
 pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
+// The wire types, shared with the runtime (one model for both sides).
+pub use mcp_tasks_runtime::Completion;
 pub use mcp_tasks_runtime::protocol::{
-    CallToolResult, Content, CreateMessageResult, ResourceContents, Root, RpcError,
+    CallToolResult, Content, CreateMessageResult, GetPromptResult, ListedPrompt,
+    ListedResourceTemplate, ListedTool, PromptArgument, PromptMessage, ResourceContents, Role,
+    Root, RpcError, ToolExecution,
 };
+pub use mcp_tasks_runtime::resource::ListedResource;
 pub use result::{structured, text};
 pub use session::{ServerInfo, TaskMode};
-pub use task::{Progress, TaskEvent, TaskHandle, TaskSnapshot, TaskUpdates};
+pub use task::{Progress, TaskHandle, TaskSnapshot, TaskUpdate, TaskUpdates};
 pub use testing::Scripted;
 pub use wire::WireDirection;

@@ -7,7 +7,7 @@ use crate::handler::{Answer, DynHandler, InputContext, answer};
 use crate::http::{HttpWire, Inbox, Outcome};
 use crate::wire::{Tap, WireDirection};
 use mcp_tasks_runtime::__internal::{self as jsonrpc, Message, meta};
-use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
+use mcp_tasks_runtime::protocol::{RequestId, RpcError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

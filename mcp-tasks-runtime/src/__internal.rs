@@ -1,13 +1,16 @@
-//! Not public API. Wire-level pieces that `mcp-tasks-client`, the test suite, the benches and the
-//! fuzz targets share with the runtime: JSON-RPC message types and builders, the `_meta` keys, the version lists, and a way to run one tool directly. It may change in any release; `mcp-tasks-client`
-//! is pinned to the exact version of this crate. A server or a tool never needs it.
+//! Not public API. Wire-level pieces that `mcp-tasks-client`, the test suite and the fuzz
+//! targets share with the runtime: reading a JSON-RPC message and building one, the `_meta` keys,
+//! the modern versions, and a way to run one tool directly. The wire types themselves are public,
+//! in [`protocol`](crate::protocol). It may change in any release; `mcp-tasks-client` requires
+//! the exact version of this crate (`tests/workspace.rs` checks it). A server or a tool never
+//! needs it.
 
 use std::sync::Arc;
 
 pub use crate::protocol::jsonrpc::build::{
     error_message, notification_message, request_message, result_message,
 };
-pub use crate::protocol::jsonrpc::message::{Message, Notification, Request, Response};
+pub use crate::protocol::jsonrpc::message::Message;
 use crate::tool::ToolContext;
 pub use crate::tool::context::{ContextBackend, InputFuture};
 pub use crate::tool::registry::RegisteredTool;
@@ -15,8 +18,6 @@ pub use crate::tool::registry::RegisteredTool;
 /// An error and its causes, `: `-separated, a cause its wrapper's text already ends with left out.
 pub use crate::error_chain::with_causes;
 
-/// The protocol versions an `initialize` may negotiate, newest first.
-pub const LEGACY_VERSIONS: &[&str] = crate::protocol::LEGACY_VERSIONS;
 /// The protocol versions a modern request may name.
 pub const MODERN_VERSIONS: &[&str] = crate::protocol::MODERN_VERSIONS;
 

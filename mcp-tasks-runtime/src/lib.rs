@@ -112,6 +112,7 @@ pub mod store;
 pub mod tool;
 
 pub use completion::{Completion, CompletionContext};
+#[cfg(feature = "macros")]
 pub use mcp_tasks_macros::{prompt, resource, tool};
 pub use prompt::Prompt;
 pub use protocol::{

@@ -1,29 +1,10 @@
 use super::*;
 
-fn prompt() -> PromptInfo {
-    let raw = json!({ "name": "greet", "arguments": [
+fn prompt() -> ListedPrompt {
+    serde_json::from_value(json!({ "name": "greet", "arguments": [
         { "name": "name", "required": true }, { "name": "mood" }
-    ]});
-    PromptInfo {
-        name: "greet".into(),
-        title: None,
-        description: None,
-        arguments: vec![
-            mcp_tasks_client::PromptArgument {
-                name: "name".into(),
-                title: None,
-                description: None,
-                required: true,
-            },
-            mcp_tasks_client::PromptArgument {
-                name: "mood".into(),
-                title: None,
-                description: None,
-                required: false,
-            },
-        ],
-        raw,
-    }
+    ]}))
+    .unwrap()
 }
 
 fn check(args: &[&str]) -> Result<Value, String> {

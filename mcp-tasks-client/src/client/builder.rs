@@ -110,7 +110,7 @@ impl ClientBuilder {
         self
     }
 
-    /// Raises [`TaskEvent::Stuck`](crate::TaskEvent::Stuck) when a task's status, message and
+    /// Raises [`TaskUpdate::Stuck`](crate::TaskUpdate::Stuck) when a task's status, message and
     /// progress have not changed for this long (default: never).
     pub fn stuck_after(mut self, after: Duration) -> Self {
         self.config.stuck_after = Some(after);

@@ -14,18 +14,14 @@ mod tools;
 
 pub use builder::ClientBuilder;
 pub use call::ToolCall;
-pub use prompts::{
-    Completion, CompletionRef, GetPromptResult, PromptArgument, PromptInfo, PromptMessage,
-};
-pub use resources::{
-    ReadResourceResult, ResourceContent, ResourceData, ResourceInfo, ResourceTemplateInfo,
-};
+pub use prompts::CompletionRef;
+pub use resources::{ReadResourceResult, ResourceContent, ResourceData};
 pub use subscribe::ResourceSubscription;
-pub use tools::ToolInfo;
 
 use crate::error::Error;
 use crate::session::{ServerInfo, Session};
 use mcp_tasks_runtime::Era;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -142,7 +138,11 @@ impl Client {
     /// Every item of a paginated list (`tools/list`, `resources/list`, `prompts/list`, ...): the
     /// `key` array of each page, following `nextCursor` until a page has none. A cursor the server
     /// already gave (a loop) or a page without the array is [`Error::InvalidResponse`].
-    pub(crate) async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, Error> {
+    pub(crate) async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<T>, Error> {
         let mut items = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -153,7 +153,10 @@ impl Client {
             };
             let mut page = self.inner.call(method, params).await?;
             match page.get_mut(key).map(Value::take) {
-                Some(Value::Array(page)) => items.extend(page),
+                Some(page @ Value::Array(_)) => items.extend(
+                    serde_json::from_value::<Vec<T>>(page)
+                        .map_err(|e| Error::invalid(method, format!("`{key}`: {e}")))?,
+                ),
                 _ => return Err(Error::invalid(method, format!("no `{key}` array"))),
             }
             match page.get("nextCursor") {

@@ -4,45 +4,10 @@
 use super::Client;
 use crate::error::Error;
 use base64::Engine as _;
-use mcp_tasks_runtime::protocol::RpcError;
+use mcp_tasks_runtime::protocol::{ListedResourceTemplate, ResourceContents, RpcError};
+use mcp_tasks_runtime::resource::ListedResource;
+use serde::Deserialize;
 use serde_json::{Map, Value};
-
-/// A resource as `resources/list` describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceInfo {
-    /// Its URI (what [`Client::read_resource`] takes).
-    pub uri: String,
-    /// Its name.
-    pub name: String,
-    /// A display title.
-    pub title: Option<String>,
-    /// What it is.
-    pub description: Option<String>,
-    /// Its MIME type, when the server says.
-    pub mime_type: Option<String>,
-    /// Its size in bytes, when the server says.
-    pub size: Option<u64>,
-    /// The whole resource object, exactly as sent (`annotations`, `icons`, `_meta`, ...).
-    pub raw: Value,
-}
-
-/// A resource template as `resources/templates/list` describes it: a family of resources whose
-/// URIs fill in an RFC 6570 template.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceTemplateInfo {
-    /// The URI template, e.g. `notes://{title}`.
-    pub uri_template: String,
-    /// Its name.
-    pub name: String,
-    /// A display title.
-    pub title: Option<String>,
-    /// What its resources are.
-    pub description: Option<String>,
-    /// The MIME type of its resources, when the server says.
-    pub mime_type: Option<String>,
-    /// The whole template object, exactly as sent.
-    pub raw: Value,
-}
 
 /// What `resources/read` returned: one or more contents (a directory may give several).
 #[derive(Debug, Clone, PartialEq)]
@@ -91,67 +56,36 @@ impl ResourceData {
     }
 }
 
-fn text(raw: &Value, key: &str) -> Option<String> {
-    raw.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn required(method: &str, raw: &Value, key: &str, what: &str) -> Result<String, Error> {
-    text(raw, key).ok_or_else(|| Error::invalid(method, format!("{what} without a `{key}`")))
-}
-
-impl ResourceInfo {
-    fn parse(raw: Value) -> Result<Self, Error> {
-        let m = "resources/list";
-        Ok(ResourceInfo {
-            uri: required(m, &raw, "uri", "a resource")?,
-            name: required(m, &raw, "name", "a resource")?,
-            title: text(&raw, "title"),
-            description: text(&raw, "description"),
-            mime_type: text(&raw, "mimeType"),
-            size: raw.get("size").and_then(Value::as_u64),
-            raw,
-        })
-    }
-}
-
-impl ResourceTemplateInfo {
-    fn parse(raw: Value) -> Result<Self, Error> {
-        let m = "resources/templates/list";
-        Ok(ResourceTemplateInfo {
-            uri_template: required(m, &raw, "uriTemplate", "a resource template")?,
-            name: required(m, &raw, "name", "a resource template")?,
-            title: text(&raw, "title"),
-            description: text(&raw, "description"),
-            mime_type: text(&raw, "mimeType"),
-            raw,
-        })
-    }
-}
-
 impl ResourceContent {
-    /// One `TextResourceContents` or `BlobResourceContents` object.
-    pub(crate) fn parse(method: &str, raw: &Value) -> Result<Self, Error> {
-        let uri = required(method, raw, "uri", "resource contents")?;
-        let data = match (raw.get("text"), raw.get("blob")) {
-            (Some(Value::String(t)), None) => ResourceData::Text(t.clone()),
-            (None, Some(Value::String(b))) => ResourceData::Blob(
-                base64::engine::general_purpose::STANDARD
-                    .decode(b)
-                    .map_err(|e| {
-                        Error::invalid(method, format!("the blob of {uri} is not base64: {e}"))
-                    })?,
-            ),
-            _ => {
-                return Err(Error::invalid(
-                    method,
-                    format!("the contents of {uri} have neither a `text` nor a `blob` string"),
-                ));
-            }
-        };
-        Ok(ResourceContent {
-            mime_type: text(raw, "mimeType"),
-            uri,
-            data,
+    /// One `TextResourceContents` or `BlobResourceContents`, its blob decoded.
+    fn decode(method: &str, contents: ResourceContents) -> Result<Self, Error> {
+        Ok(match contents {
+            ResourceContents::Text {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => ResourceContent {
+                uri,
+                mime_type,
+                data: ResourceData::Text(text),
+            },
+            ResourceContents::Blob {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => ResourceContent {
+                data: ResourceData::Blob(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(&blob)
+                        .map_err(|e| {
+                            Error::invalid(method, format!("the blob of {uri} is not base64: {e}"))
+                        })?,
+                ),
+                uri,
+                mime_type,
+            },
         })
     }
 }
@@ -165,21 +99,14 @@ fn is_not_found(error: &RpcError) -> bool {
 impl Client {
     /// Every resource (all pages of `resources/list`). Resources that a template describes are
     /// listed by [`list_resource_templates`](Self::list_resource_templates), not here.
-    pub async fn list_resources(&self) -> Result<Vec<ResourceInfo>, Error> {
-        self.list_all("resources/list", "resources")
-            .await?
-            .into_iter()
-            .map(ResourceInfo::parse)
-            .collect()
+    pub async fn list_resources(&self) -> Result<Vec<ListedResource>, Error> {
+        self.list_all("resources/list", "resources").await
     }
 
     /// Every resource template (all pages of `resources/templates/list`).
-    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, Error> {
+    pub async fn list_resource_templates(&self) -> Result<Vec<ListedResourceTemplate>, Error> {
         self.list_all("resources/templates/list", "resourceTemplates")
-            .await?
-            .into_iter()
-            .map(ResourceTemplateInfo::parse)
-            .collect()
+            .await
     }
 
     /// Reads a resource (a listed one, or a URI a template describes). Blobs are decoded:
@@ -213,12 +140,14 @@ impl Client {
             }
         };
         check_complete(method, &raw)?;
-        let contents = raw
-            .get("contents")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::invalid(method, "no `contents` array"))?
-            .iter()
-            .map(|c| ResourceContent::parse(method, c))
+        /// `ReadResourceResult` on the wire.
+        #[derive(Deserialize)]
+        struct Read {
+            contents: Vec<ResourceContents>,
+        }
+        let read = Read::deserialize(&raw).map_err(|e| Error::invalid(method, e.to_string()))?;
+        let contents = (read.contents.into_iter())
+            .map(|c| ResourceContent::decode(method, c))
             .collect::<Result<_, _>>()?;
         Ok(ReadResourceResult { contents, raw })
     }

@@ -5,62 +5,9 @@ use super::{Client, lock};
 use crate::error::Error;
 use crate::session::ToolCache;
 use mcp_tasks_runtime::TaskSupport;
-use serde_json::{Value, json};
+use mcp_tasks_runtime::protocol::ListedTool;
+use serde_json::Value;
 use std::collections::HashMap;
-
-/// A tool as `tools/list` describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolInfo {
-    /// Its name.
-    pub name: String,
-    /// A display title.
-    pub title: Option<String>,
-    /// What it does.
-    pub description: Option<String>,
-    /// The JSON Schema of its arguments, exactly as sent.
-    pub input_schema: Value,
-    /// The JSON Schema of its structured result, if it has one.
-    pub output_schema: Option<Value>,
-    /// Legacy era: `execution.taskSupport` (absent means `forbidden`). Modern era: always `None`
-    /// (the server decides per call).
-    pub task_support: Option<TaskSupport>,
-    /// The whole tool object, exactly as sent.
-    pub raw: Value,
-}
-
-impl ToolInfo {
-    fn parse(raw: Value, modern: bool) -> Result<Self, Error> {
-        let name = raw
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::invalid("tools/list", "a tool without a `name`"))?
-            .to_owned();
-        let text = |k: &str| raw.get(k).and_then(Value::as_str).map(str::to_owned);
-        let task_support = if modern {
-            None
-        } else {
-            Some(
-                match raw
-                    .pointer("/execution/taskSupport")
-                    .and_then(Value::as_str)
-                {
-                    Some("optional") => TaskSupport::Optional,
-                    Some("required") => TaskSupport::Required,
-                    _ => TaskSupport::Forbidden,
-                },
-            )
-        };
-        Ok(ToolInfo {
-            title: text("title"),
-            description: text("description"),
-            input_schema: raw.get("inputSchema").cloned().unwrap_or(json!({})),
-            output_schema: raw.get("outputSchema").cloned(),
-            task_support,
-            name,
-            raw,
-        })
-    }
-}
 
 /// The characters of an HTTP token (RFC 9110 `tchar`).
 fn is_token(name: &str) -> bool {
@@ -105,14 +52,14 @@ fn header_params(input_schema: &Value) -> Result<Vec<(String, String)>, String> 
 }
 
 impl Client {
-    /// Every tool (all pages of `tools/list`).
-    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
+    /// Every tool (all pages of `tools/list`). In 2025-11-25 a tool says whether it runs as a
+    /// task ([`ListedTool::task_support`]); a 2026-07-28 server decides per call.
+    pub async fn list_tools(&self) -> Result<Vec<ListedTool>, Error> {
         let modern = self.inner.era.is_modern();
         let mut tools = Vec::new();
         let mut headers = HashMap::new();
         let mut invalid = HashMap::new();
-        for raw in self.list_all("tools/list", "tools").await? {
-            let tool = ToolInfo::parse(raw, modern)?;
+        for tool in self.list_all::<ListedTool>("tools/list", "tools").await? {
             match header_params(&tool.input_schema) {
                 Ok(params) => {
                     headers.insert(tool.name.clone(), params);
@@ -132,7 +79,7 @@ impl Client {
             listed: true,
             tools: tools
                 .iter()
-                .map(|t| (t.name.clone(), t.task_support))
+                .map(|t| (t.name.clone(), (!modern).then(|| t.task_support())))
                 .collect(),
             invalid,
         };
@@ -167,6 +114,7 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn x_mcp_header_annotations_are_validated() {

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::wire::{Tap, WireDirection};
 use base64::Engine as _;
 use mcp_tasks_runtime::__internal::{Message, with_causes};
-use mcp_tasks_runtime::protocol::jsonrpc::{RequestId, RpcError};
+use mcp_tasks_runtime::protocol::{RequestId, RpcError};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;

@@ -35,7 +35,7 @@ enum Wake {
 }
 
 /// Waits until the next poll is due, or the driver is woken, or the server pushes the task's
-/// state; meanwhile records progress and raises [`TaskEvent::Stuck`] when it is due.
+/// state; meanwhile records progress and raises [`TaskUpdate::Stuck`] when it is due.
 async fn wait_next(
     shared: &Shared,
     notes: &mut broadcast::Receiver<Notification>,

@@ -2,7 +2,7 @@
 //! driver records.
 
 use super::drive::{drive_legacy, drive_modern};
-use super::{Origin, Shared, State, TaskEvent, TaskKind, TaskSnapshot, TaskUpdates, lock};
+use super::{Origin, Shared, State, TaskKind, TaskSnapshot, TaskUpdate, TaskUpdates, lock};
 use crate::error::Error;
 use crate::result::structured;
 use crate::session::Session;
@@ -111,7 +111,7 @@ impl TaskHandle {
     pub fn updates(&self) -> TaskUpdates {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut state = lock(&self.shared.state);
-        let _ = tx.send(TaskEvent::Updated(state.latest.clone()));
+        let _ = tx.send(TaskUpdate::Updated(state.latest.clone()));
         if !state.finished {
             state.subscribers.push(tx);
         }
@@ -140,7 +140,7 @@ impl TaskHandle {
     }
 
     /// How long the task has been unchanged, when it counts as stuck right now (a
-    /// [`TaskEvent::Stuck`] was raised and nothing has changed since).
+    /// [`TaskUpdate::Stuck`] was raised and nothing has changed since).
     pub fn stuck_for(&self) -> Option<Duration> {
         let state = lock(&self.shared.state);
         (state.stuck_reported && !state.finished).then(|| state.changed_at.elapsed())

@@ -49,7 +49,7 @@ pub(crate) enum TaskKind {
 
 /// Something that happened to a task.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TaskEvent {
+pub enum TaskUpdate {
     /// Its status, message or progress changed (the first event of a stream is the state at
     /// the time it was opened).
     Updated(TaskSnapshot),
@@ -75,23 +75,23 @@ pub enum TaskEvent {
     },
 }
 
-/// A stream of a task's [`TaskEvent`]s; it ends once the task is over. A
+/// A stream of a task's [`TaskUpdate`]s; it ends once the task is over. A
 /// [`futures_core::Stream`], and [`next`](Self::next) for use without a stream library.
 #[derive(Debug)]
 pub struct TaskUpdates {
-    rx: mpsc::UnboundedReceiver<TaskEvent>,
+    rx: mpsc::UnboundedReceiver<TaskUpdate>,
 }
 
 impl TaskUpdates {
     /// The next event; `None` once the task is over.
-    pub async fn next(&mut self) -> Option<TaskEvent> {
+    pub async fn next(&mut self) -> Option<TaskUpdate> {
         self.rx.recv().await
     }
 }
 
 impl futures_core::Stream for TaskUpdates {
-    type Item = TaskEvent;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<TaskEvent>> {
+    type Item = TaskUpdate;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<TaskUpdate>> {
         self.rx.poll_recv(cx)
     }
 }
@@ -115,7 +115,7 @@ struct State {
     /// How `latest` arrived.
     latest_origin: Origin,
     history: Vec<TaskSnapshot>,
-    subscribers: Vec<mpsc::UnboundedSender<TaskEvent>>,
+    subscribers: Vec<mpsc::UnboundedSender<TaskUpdate>>,
     changed_at: Instant,
     stuck_reported: bool,
     finished: bool,
@@ -138,7 +138,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn emit(state: &mut State, event: TaskEvent) {
+    fn emit(state: &mut State, event: TaskUpdate) {
         state.subscribers.retain(|s| s.send(event.clone()).is_ok());
     }
 
@@ -181,7 +181,7 @@ impl Shared {
             state.history.push(snap.clone());
             state.changed_at = Instant::now();
             state.stuck_reported = false;
-            Self::emit(&mut state, TaskEvent::Updated(snap));
+            Self::emit(&mut state, TaskUpdate::Updated(snap));
         }
     }
 
@@ -200,7 +200,7 @@ impl Shared {
     /// Tells the subscribers a question was left unanswered.
     fn unanswered(&self, method: String, key: String) {
         let mut state = lock(&self.state);
-        Self::emit(&mut state, TaskEvent::Unanswered { method, key });
+        Self::emit(&mut state, TaskUpdate::Unanswered { method, key });
     }
 
     /// Starts the stuck clock again (the client was busy answering the task's questions).
@@ -235,7 +235,7 @@ impl Shared {
         let snapshot = state.latest.clone();
         Self::emit(
             &mut state,
-            TaskEvent::Stuck {
+            TaskUpdate::Stuck {
                 unchanged_for,
                 snapshot,
             },

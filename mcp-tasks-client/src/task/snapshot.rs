@@ -3,8 +3,9 @@
 
 use super::Shared;
 use crate::error::Error;
-use mcp_tasks_runtime::protocol::jsonrpc::RpcError;
+use mcp_tasks_runtime::protocol::RpcError;
 use mcp_tasks_runtime::protocol::task::TaskStatus;
+use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -43,35 +44,36 @@ pub struct TaskSnapshot {
 impl TaskSnapshot {
     /// Reads either era's task object (`ttlMs`/`pollIntervalMs` or `ttl`/`pollInterval`).
     pub(super) fn parse(v: &Value) -> Result<TaskSnapshot, String> {
-        let task_id = v
-            .get("taskId")
-            .and_then(Value::as_str)
-            .ok_or("no `taskId`")?
-            .to_owned();
-        let status: TaskStatus =
-            serde_json::from_value(v.get("status").cloned().unwrap_or_default()).map_err(|_| {
-                format!(
-                    "not a task status: {}",
-                    v.get("status").unwrap_or(&Value::Null)
-                )
-            })?;
-        let ms = |a: &str, b: &str| {
-            v.get(a)
-                .or_else(|| v.get(b))
-                .and_then(Value::as_f64)
+        /// A task as `tasks/get` (a modern `DetailedTask` or a legacy `Task`), a
+        /// `CreateTaskResult` or a status notification carries it.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct WireTask {
+            task_id: String,
+            status: TaskStatus,
+            status_message: Option<String>,
+            poll_interval_ms: Option<f64>,
+            poll_interval: Option<f64>,
+            ttl_ms: Option<f64>,
+            ttl: Option<f64>,
+            created_at: Option<String>,
+            last_updated_at: Option<String>,
+        }
+        let task = WireTask::deserialize(v).map_err(|e| format!("not a task: {e}"))?;
+        let ms = |modern: Option<f64>, legacy: Option<f64>| {
+            (modern.or(legacy))
                 .filter(|n| *n >= 0.0)
                 .map(|n| Duration::from_millis(n as u64))
         };
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         Ok(TaskSnapshot {
-            task_id,
-            status,
-            status_message: text("statusMessage"),
+            task_id: task.task_id,
+            status: task.status,
+            status_message: task.status_message,
             progress: None,
-            poll_interval: ms("pollIntervalMs", "pollInterval"),
-            ttl: ms("ttlMs", "ttl"),
-            created_at: text("createdAt"),
-            last_updated_at: text("lastUpdatedAt"),
+            poll_interval: ms(task.poll_interval_ms, task.poll_interval),
+            ttl: ms(task.ttl_ms, task.ttl),
+            created_at: task.created_at,
+            last_updated_at: task.last_updated_at,
         })
     }
 

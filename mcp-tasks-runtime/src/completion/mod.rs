@@ -17,7 +17,7 @@
 
 use crate::protocol::RpcError;
 use crate::tool::{State, StateMap, ToolError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +29,7 @@ use std::sync::Arc;
 pub const MAX_VALUES: usize = 100;
 
 /// What a `completion/complete` answers: the candidates, best first.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
     /// The candidates (at most [`MAX_VALUES`] go out; the rest are cut, and `hasMore` set).
@@ -38,6 +38,7 @@ pub struct Completion {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether there are more candidates than these.
+    #[serde(default)]
     pub has_more: bool,
 }
 

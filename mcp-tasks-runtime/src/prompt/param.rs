@@ -56,8 +56,9 @@ impl PromptBuilder {
         required: bool,
     ) {
         self.arguments.push(PromptArgument {
-            name,
-            description,
+            name: name.into(),
+            title: None,
+            description: description.map(Into::into),
             required,
         });
     }

@@ -17,7 +17,7 @@ pub use era::Era;
 pub use jsonrpc::{RequestId, RpcError};
 pub use mcp::*;
 pub(crate) use params::Params;
-pub use prompt::{GetPromptResult, PromptArgument, PromptMessage, Role};
+pub use prompt::{GetPromptResult, ListedPrompt, PromptArgument, PromptMessage, Role};
 pub(crate) use prompt::{ListPromptsResult, PromptDescription};
 
 /// The legacy protocol version (the `initialize` handshake).

@@ -3,6 +3,7 @@
 
 use super::mcp::{Cacheable, Content};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// Who a prompt message speaks as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -12,6 +13,22 @@ pub enum Role {
     User,
     /// The assistant (the model).
     Assistant,
+}
+
+impl Role {
+    /// The wire name: `user` or `assistant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One message of a prompt: a role and one piece of content (text, an image, audio, an embedded
@@ -81,19 +98,44 @@ impl GetPromptResult {
     }
 }
 
-/// One argument of a prompt, as `prompts/list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One argument of a prompt (its value is a string), as `prompts/list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptArgument {
     /// The argument's name.
-    pub name: &'static str,
-    /// From the parameter's doc comment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<&'static str>,
+    pub name: String,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is (from the parameter's doc comment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Whether `prompts/get` must carry it.
+    #[serde(default)]
     pub required: bool,
 }
 
-/// One prompt as `prompts/list` shows it.
+/// A prompt as `prompts/list` shows it, owned: what a client reads (the server writes the same
+/// object from its registry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListedPrompt {
+    /// Its name (what `prompts/get` names).
+    pub name: String,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The arguments it takes, in the server's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgument>,
+    /// The other keys, as sent (`icons`, `_meta`, ...).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// One prompt as the server writes it in `prompts/list` (borrowing from its registry); a client
+/// reads the same object as a [`ListedPrompt`].
 #[derive(Debug, Serialize)]
 pub(crate) struct PromptDescription<'a> {
     pub(crate) name: &'a str,

@@ -31,7 +31,7 @@ pub(crate) use template::UriTemplate;
 use crate::completion::Completer;
 use crate::protocol::{ResourceContents, RpcError};
 use crate::tool::{ParamsBuilder, ToolContext};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -96,8 +96,8 @@ pub trait Resource: Send + Sync + 'static {
 }
 
 /// One entry of `resources/list`: what a template's `list` function returns for each concrete
-/// resource it stands for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// resource it stands for, and what a client reads of each listed resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedResource {
     /// Its URI.
@@ -105,16 +105,16 @@ pub struct ListedResource {
     /// Its name.
     pub name: String,
     /// Human-readable title.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MIME type (the template's unless set).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
 }
 

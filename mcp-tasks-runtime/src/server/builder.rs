@@ -410,7 +410,7 @@ impl ServerBuilder {
                 }
             }
             let reference = CompletionRef::Prompt(name.to_owned());
-            let arguments: Vec<&'static str> = prompt.arguments.iter().map(|a| a.name).collect();
+            let arguments: Vec<String> = prompt.arguments.iter().map(|a| a.name.clone()).collect();
             let completers = prompt.completers.clone();
             if !prompts.insert(prompt) {
                 problems.push(SetupProblem::DuplicatePrompt { name });
