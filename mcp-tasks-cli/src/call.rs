@@ -7,7 +7,7 @@ use crate::outcome::{Outcome, timeout_hint};
 use crate::render::print_result;
 use crate::ui::{Stop, Ui};
 use mcp_tasks_client::{
-    CallToolResult, Client, Error, TaskUpdate, TaskHandle, TaskStatus, ToolCall,
+    CallToolResult, Client, Error, TaskHandle, TaskStatus, TaskUpdate, ToolCall,
 };
 use serde_json::{Map, Value};
 use std::sync::Arc;
