@@ -6,8 +6,8 @@
 //! connection as a [`Peer`]: dispatch sees nothing else of it. A transport gives the connection a
 //! [`Sink`] for what the server sends on its own (notifications, server-to-client requests).
 
-use super::ServerInner;
 use super::era::Era;
+use super::inner::ServerInner;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};

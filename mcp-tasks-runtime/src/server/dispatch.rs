@@ -7,10 +7,10 @@
 //! is `session.rs`'s: a transport calls it in order, before anything read after it.) It knows
 //! nothing of connections or transports: `driver.rs` calls in with the connection as a [`Peer`].
 
-use super::ServerInner;
 use super::call;
 use super::fallback;
 use super::incoming::{Answer, Incoming, classify, tree};
+use super::inner::ServerInner;
 use super::listen::Listen;
 use super::page;
 use super::peer::Peer;

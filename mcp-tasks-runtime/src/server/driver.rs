@@ -160,9 +160,9 @@ impl Drop for InflightGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::ServerInner;
     use crate::server::call;
     use crate::server::incoming::Incoming;
+    use crate::server::inner::ServerInner;
     use tokio_util::sync::CancellationToken;
 
     /// The size of what a `Result` holds when it is `Ok`.

@@ -2,8 +2,8 @@
 //! process, pipe or socket in between. For tests (the `mcp-tasks-client` harness drives a
 //! [`Server`](super::Server) through it) and for embedding a server in an application.
 
-use super::ServerInner;
 use super::connection::{Connection, Requestor};
+use super::inner::ServerInner;
 use crate::protocol::jsonrpc::Message;
 use crate::transport::{Outbound, Outgoing};
 use serde_json::Value;

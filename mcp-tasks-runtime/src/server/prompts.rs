@@ -5,10 +5,10 @@
 //! `requestState`, retried with `inputResponses`; the same machinery as `tools/call`, in
 //! `call/mrtr.rs`) and as a plain server-to-client request in a 2025-11-25 session.
 
-use super::ServerInner;
 use super::call::mrtr::{notifiers, restore, suspend};
 use super::incoming::{Answer, Incoming, request_info, tree};
 use super::inline;
+use super::inner::ServerInner;
 use super::page;
 use super::peer::Peer;
 use crate::completion::CompleteRequest;

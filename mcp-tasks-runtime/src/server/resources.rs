@@ -9,9 +9,9 @@
 //! `notifications/resources/updated` for the URIs it subscribed to, and
 //! `notifications/resources/list_changed`. It ends with the session (at the first change after).
 
-use super::ServerInner;
 use super::incoming::{Incoming, request_info};
 use super::inline;
+use super::inner::{ServerInner, SessionMap, Subscribed};
 use super::page;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{RpcError, notification_message};
@@ -27,15 +27,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-
-/// The URIs one legacy session subscribed to.
-type Subscribed = Arc<Mutex<HashSet<String>>>;
-
-/// What each legacy session subscribed to, by session id.
-type SessionMap = Mutex<HashMap<String, Subscribed>>;
-
-/// [`SessionMap`], shared with each session's forwarder.
-pub(crate) type Sessions = Arc<SessionMap>;
 
 /// Serves one resource method; `None` when cancelled.
 pub(crate) async fn method(

@@ -7,12 +7,11 @@
 //! creates or touches). Dispatch does the rest as it does for its own transports: the dual path
 //! (`plan.rs`), `-32021`, MRTR, stored input requests, the store. Nothing below names this module.
 
-use super::Server;
-use super::ServerInner;
 use super::auth::Authenticator;
 use super::connection::owner_of;
 use super::dispatch;
 use super::era::Era;
+use super::inner::ServerInner;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError};
 use crate::protocol::meta::MetaCache;
@@ -40,8 +39,9 @@ use tokio::sync::oneshot;
 /// three task methods its `ServerHandler` delegates here, and the tasks extension for its
 /// `get_info`.
 ///
-/// Made from a [`Server`] (built with [`Server::builder`] as usual: its tools, state, store,
-/// limits and configuration are the bridge's); cloning shares it.
+/// Made from a [`Server`](crate::Server) (built with [`Server::builder`](crate::Server::builder)
+/// as usual: its tools, state, store, limits and configuration are the bridge's); cloning shares
+/// it.
 ///
 /// ```no_run
 /// use mcp_tasks_runtime::rmcp::TaskTools;
@@ -123,10 +123,10 @@ impl fmt::Debug for TaskTools {
 }
 
 impl TaskTools {
-    /// The tools of `server`, for an rmcp server.
-    pub fn new(server: &Server) -> Self {
+    /// The tools of the server that shares `server` (`TaskTools::new`, in the facade).
+    pub(super) fn of(server: Arc<ServerInner>) -> Self {
         TaskTools {
-            server: server.inner.clone(),
+            server,
             authenticator: None,
             local: None,
         }

@@ -3,7 +3,7 @@
 //! without it the server stops on SIGTERM / Ctrl-C ([`shutdown_signal`]). The two that serve one
 //! client also take [`principal`](ServeIo::principal): who that client is.
 
-use super::ServerInner;
+use super::inner::ServerInner;
 use super::stdio::shutdown_signal;
 use crate::tool::Principal;
 use std::future::{Future, IntoFuture};
@@ -168,7 +168,7 @@ pub use self::http::*;
 #[cfg(feature = "http")]
 mod http {
     use super::*;
-    use crate::server::HttpConfig;
+    use crate::server::http::HttpConfig;
     use tokio::net::TcpListener;
 
     /// The listener [`IntoListener::into_listener`] makes: bound when awaited.

@@ -3,8 +3,8 @@
 //! and the blocking `tasks/result` of the 2025-11-25 experimental tasks. Every answer is written
 //! from the store's view of the task (a stored result is copied as text, not parsed).
 
-use super::ServerInner;
 use super::incoming::{Answer, Incoming};
+use super::inner::ServerInner;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{

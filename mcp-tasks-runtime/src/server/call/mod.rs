@@ -6,11 +6,11 @@
 
 pub(super) mod mrtr;
 
-use super::ServerInner;
 use super::era::Era;
 use super::fallback;
 use super::incoming::{Answer, Incoming, request_info, tree};
 use super::inline::{self, ProgressLine};
+use super::inner::ServerInner;
 use super::peer::{self, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};

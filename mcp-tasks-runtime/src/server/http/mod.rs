@@ -32,8 +32,8 @@ mod routes;
 mod session;
 mod sse;
 
-use super::ServerInner;
 use super::auth::{Authenticator, Principal};
+use super::inner::ServerInner;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
