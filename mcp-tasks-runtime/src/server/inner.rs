@@ -5,7 +5,6 @@
 
 use super::config::ServerConfig;
 use super::limits::Limits;
-use super::peer;
 use crate::protocol::Implementation;
 use crate::store::TaskStore;
 use crate::task::engine::{EngineConfig, TaskEngine};
@@ -19,16 +18,6 @@ pub(crate) type Subscribed = Arc<Mutex<HashSet<String>>>;
 
 /// What each legacy session subscribed to, by session id.
 pub(crate) type SessionMap = Mutex<HashMap<String, Subscribed>>;
-
-/// Which items a listing shows one caller ([`ServerInner::listing_for`]).
-pub(crate) struct Listing(Option<crate::tool::Principal>);
-
-impl Listing {
-    /// Whether an item needing `scopes` is listed.
-    pub(crate) fn shows(&self, scopes: &[&str]) -> bool {
-        self.0.as_ref().is_none_or(|p| p.has_scopes(scopes))
-    }
-}
 
 /// What a [`Server`](crate::Server) is: made once by `ServerBuilder::build`, then shared (`Arc`)
 /// by every connection and request.
@@ -68,16 +57,6 @@ pub(crate) struct ServerInner {
 }
 
 impl ServerInner {
-    /// What a listing shows `peer`: everything, unless the caller is limited by OAuth scopes and
-    /// [`ServerConfig::list_only_permitted_tools`] is on; then only what its token may use
-    /// (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` alike).
-    pub(crate) fn listing_for(&self, peer: &dyn peer::Peer) -> Listing {
-        Listing(
-            peer.principal()
-                .filter(|p| self.config.list_only_permitted_tools && p.scopes().is_some()),
-        )
-    }
-
     /// The capabilities this server declares beside tools: `resources` when it serves them
     /// ([`serves_resources`](Self::serves_resources)), `prompts` when it has any, `completions`
     /// when any argument completes.

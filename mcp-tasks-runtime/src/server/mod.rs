@@ -9,6 +9,7 @@
 
 #[cfg(feature = "http")]
 mod auth;
+mod authz;
 mod builder;
 mod call;
 mod config;

@@ -9,6 +9,7 @@
 //! `notifications/resources/updated` for the URIs it subscribed to, and
 //! `notifications/resources/list_changed`. It ends with the session (at the first change after).
 
+use super::authz::Authorized;
 use super::incoming::{Incoming, request_info};
 use super::inline;
 use super::inner::{ServerInner, SessionMap, Subscribed};
@@ -32,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) async fn method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
     cancel: CancellationToken,
 ) -> Option<Result<Value, RpcError>> {
     let modern = req.era.is_modern();
@@ -123,12 +124,12 @@ fn page_of<T: Serialize>(
 async fn list(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
     let registry = &server.resources;
     // A caller limited by OAuth scopes sees only what its token may read.
-    let listing = server.listing_for(&**peer);
+    let listing = req.listing(server, &**peer);
     let mut items: Vec<ListedResource> = registry
         .fixed()
         .iter()
@@ -188,10 +189,10 @@ struct TemplateEntry {
 fn templates(
     server: &ServerInner,
     peer: &dyn Peer,
-    req: &Incoming,
+    req: &Authorized,
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
-    let listing = server.listing_for(peer);
+    let listing = req.listing(server, peer);
     let items: Vec<TemplateEntry> = server
         .resources
         .templates()

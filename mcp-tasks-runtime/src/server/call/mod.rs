@@ -6,6 +6,7 @@
 
 pub(super) mod mrtr;
 
+use super::authz::Authorized;
 use super::era::Era;
 use super::fallback;
 use super::incoming::{Answer, Incoming, request_info, tree};
@@ -54,7 +55,7 @@ impl ToolCall {
 pub(crate) async fn tools_call(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: Incoming,
+    req: Authorized,
     cancel: CancellationToken,
 ) -> Answer {
     let name = match req.params.str("name") {

@@ -17,16 +17,20 @@
 //! | `accept.rs` | the connections: the accept loop, the header deadline, the connection cap |
 //! | `config.rs` | [`HttpConfig`] and the host policy |
 //! | `guards.rs` | the checks a request passes first: `Host`/`Origin`, routing headers against the body, `Accept` |
-//! | `handlers.rs` | POST / GET / DELETE, and JSON-RPC replies as HTTP responses (statuses) |
+//! | `post.rs` | POST: requests (run through the driver and dispatch), notifications, answers, `initialize` |
+//! | `get.rs` | a legacy session's GET (its stream, resumption) and DELETE |
+//! | `response.rs` | JSON-RPC replies and errors as HTTP responses: statuses, the 403 scope challenge |
 //! | `ops.rs` | `/healthz`, `/readyz`, `/metrics`, and the OAuth Protected Resource Metadata |
 //! | `sse.rs` | SSE framing (axum's `Sse`): a POST's stream, a session's GET stream |
 //! | `session.rs` | legacy sessions and where their server-to-client messages go |
 
 mod accept;
 mod config;
+mod get;
 mod guards;
-mod handlers;
 mod ops;
+mod post;
+mod response;
 mod resume;
 mod routes;
 mod session;
@@ -51,8 +55,10 @@ use tokio_util::task::TaskTracker;
 
 pub use config::HttpConfig;
 use config::*;
+use get::{delete, get};
 use guards::*;
-use handlers::*;
+use post::post;
+use response::*;
 
 /// Everything the endpoint shares between requests.
 struct HttpState {
