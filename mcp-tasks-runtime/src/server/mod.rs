@@ -171,7 +171,17 @@ impl Server {
     /// # Panics
     /// When called outside a tokio runtime.
     pub fn connect_in_memory(&self) -> InMemoryConnection {
-        memory::connect(self.inner.clone())
+        memory::connect(self.inner.clone(), None)
+    }
+
+    /// [`connect_in_memory`](Self::connect_in_memory) for a client that is `principal`: it owns
+    /// the tasks the client creates, tools see it, and its scopes are checked as an HTTP
+    /// caller's are (as [`ServeIo::principal`] does for `serve_io`).
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime.
+    pub fn connect_in_memory_as(&self, principal: crate::tool::Principal) -> InMemoryConnection {
+        memory::connect(self.inner.clone(), Some(principal))
     }
 
     /// Serves over Streamable HTTP (endpoint `/mcp`, [`HttpConfig::default`] unless set with
