@@ -1830,3 +1830,30 @@ async fn the_in_process_client_is_checked_as_its_principal() {
     plain.close().await;
     scoped.close().await;
 }
+
+/// The fallback's companion tools follow a task as `tasks/get` does, so they need the scopes of
+/// the task's tool: the same principal without `research` is refused `tasks_status` and
+/// `tasks_result` of its `research` task, with the same error.
+#[tokio::test]
+async fn the_companion_tools_need_their_tasks_scope() {
+    let server = mcp_tasks_examples::example_server()
+        .task_fallback()
+        .build()
+        .expect("the example server");
+    let mut scoped = PipeClient::serve(&server, principal("alice", Some(&["research"])));
+    let call = json!({ "name": "research", "arguments": { "topic": "owls" } });
+    let created = scoped.request("tools/call", call).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let mut plain = PipeClient::serve(&server, principal("alice", Some(&["profile"])));
+    for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        let follow = json!({ "name": tool, "arguments": { "taskId": id } });
+        let refused = plain.request("tools/call", follow).await;
+        assert_eq!(refused["error"], research_refused(), "{tool}: {refused}");
+    }
+    let status = json!({ "name": "tasks_status", "arguments": { "taskId": id } });
+    let answered = scoped.request("tools/call", status).await;
+    assert!(answered["result"]["content"].is_array(), "{answered}");
+}
