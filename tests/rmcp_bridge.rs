@@ -488,8 +488,8 @@ async fn a_second_principal_cannot_see_the_first_ones_tasks_over_http() {
 /// Through the bridge over rmcp's Streamable HTTP, with OAuth JWTs of a test issuer
 /// (`--oauth-issuer`, `--oauth-audience`, as `example_server` takes them), `research`
 /// (`scope = "research"`) refuses a token without the scope with the JSON-RPC error mcp-tasks'
-/// own HTTP answers, on the call and on the task's requests; a token with the scope runs it.
-/// rmcp's own tools are the application's to guard.
+/// own HTTP answers, on the call and on the task's requests, and is not listed to it; a token
+/// with the scope runs it. rmcp's own tools are the application's to guard.
 #[tokio::test]
 async fn a_scoped_tool_needs_its_scope_through_the_bridge_over_http() {
     use mcp_tasks_tests::oauth::{Issuer, ProtectedServer, research_refused};
@@ -498,6 +498,20 @@ async fn a_scoped_tool_needs_its_scope_through_the_bridge_over_http() {
     let url = server.url.as_str();
     let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
     let research = issuer.token(json!({ "aud": url, "scope": "profile research" }));
+    let listed = |answer: Value| -> Vec<String> {
+        (answer["result"]["tools"].as_array())
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The example's `list_tools` leaves out what the token may not call (`permitted_tools`).
+    let tools = listed(post(url, Some(&plain), "tools/list", json!({})).await);
+    assert!(tools.contains(&"countdown".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"research".to_owned()), "{tools:?}");
+    let tools = listed(post(url, Some(&research), "tools/list", json!({})).await);
+    assert!(tools.contains(&"research".to_owned()), "{tools:?}");
     let call = json!({ "name": "research", "arguments": { "topic": "owls" } });
     let refused = post(url, Some(&plain), "tools/call", call.clone()).await;
     assert_eq!(refused["error"], research_refused(), "{refused}");

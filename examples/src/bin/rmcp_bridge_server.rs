@@ -17,8 +17,9 @@ use mcp_tasks_runtime::rmcp::TaskTools;
 use mcp_tasks_runtime::server::BearerTokens;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -67,6 +68,17 @@ impl App {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for App {
     mcp_tasks_runtime::rmcp_task_methods!(tasks);
+
+    /// The router's tools, less the task tools the caller's token has no scope for.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let all = self.tool_router.list_all();
+        let tools = self.tasks.permitted_tools(all, &context).await?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
 
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().build();

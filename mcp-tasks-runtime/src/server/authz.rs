@@ -53,6 +53,14 @@ impl Authorized {
     }
 }
 
+/// What a listing shows `principal` (the rmcp bridge's, whose listing is rmcp's): as
+/// [`Authorized::listing`].
+#[cfg(feature = "rmcp")]
+pub(crate) fn listing_for(server: &ServerInner, principal: Option<Principal>) -> Listing {
+    let limited = server.config.list_only_permitted_tools;
+    Listing(principal.filter(|p| limited && p.scopes().is_some()))
+}
+
 /// Which items a listing shows one caller ([`Authorized::listing`]).
 pub(crate) struct Listing(Option<Principal>);
 

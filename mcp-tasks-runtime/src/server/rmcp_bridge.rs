@@ -8,6 +8,7 @@
 //! (`plan.rs`), `-32021`, MRTR, stored input requests, the store. Nothing below names this module.
 
 use super::auth::Authenticator;
+use super::authz;
 use super::connection::owner_of;
 use super::dispatch;
 use super::era::Era;
@@ -188,6 +189,24 @@ impl TaskTools {
             ));
         }
         router
+    }
+
+    /// `tools` (what the rmcp server lists: its router's `list_all()`) without this crate's
+    /// tools that `context`'s caller may not call: those needing a scope its principal lacks
+    /// (unless [`ServerConfig::list_only_permitted_tools`](crate::ServerConfig::list_only_permitted_tools)
+    /// is off), as mcp-tasks' own `tools/list` leaves them out. For a `ServerHandler::list_tools`
+    /// written by hand: rmcp's `#[tool_handler]` lists its static router to every caller. (A
+    /// call is checked either way.)
+    pub async fn permitted_tools(
+        &self,
+        mut tools: Vec<::rmcp::model::Tool>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<::rmcp::model::Tool>, ErrorData> {
+        let listing = authz::listing_for(&self.server, self.principal_of(context).await?);
+        tools.retain(|t| {
+            (self.server.tools.get(&t.name)).is_none_or(|ours| listing.shows(ours.info.scopes))
+        });
+        Ok(tools)
     }
 
     /// `capabilities` with the tasks extension (`io.modelcontextprotocol/tasks`) declared, when
