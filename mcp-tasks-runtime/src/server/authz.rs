@@ -5,15 +5,15 @@
 //! different token). Here that principal's OAuth scopes are checked against what the request uses
 //! ([`authorize`]), and listings show it only what it may use ([`Listing`]).
 //!
-//! [`authorize`] is the only maker of an [`Authorized`] request, and dispatch's methods take
-//! nothing else, so no entry path can reach a tool, a task, a resource or a prompt without
-//! passing here.
+//! An [`Authorized`] request is made only with the [`Pass`] that [`authorize`] gives (nothing
+//! else makes one), and dispatch's methods take nothing else, so no entry path can reach a tool,
+//! a task, a resource or a prompt without passing here.
 
 use super::fallback::COMPANION_TOOLS;
 use super::incoming::Incoming;
 use super::inner::ServerInner;
 use super::peer::Peer;
-use crate::protocol::jsonrpc::RpcError;
+use crate::protocol::jsonrpc::{RequestId, RpcError};
 use crate::protocol::task::{TaskId, parse_output_uri};
 use crate::tool::{Principal, RegisteredTool};
 use serde_json::{Value, json};
@@ -73,7 +73,7 @@ impl Listing {
 
 /// The caller of request `id`, when it is limited by scopes (not by a static token, nor
 /// anonymous).
-fn scoped(peer: &dyn Peer, id: &crate::protocol::jsonrpc::RequestId) -> Option<Principal> {
+fn scoped(peer: &dyn Peer, id: &RequestId) -> Option<Principal> {
     peer.principal_of(id).filter(|p| p.scopes().is_some())
 }
 
