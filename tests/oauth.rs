@@ -5,7 +5,7 @@
 //! instances. After every refusal the server goes on serving a good token.
 
 use mcp_tasks_tests::modern_meta;
-use mcp_tasks_tests::oauth::{Issuer, ProtectedServer, free_port};
+use mcp_tasks_tests::oauth::{Issuer, ProtectedServer, free_port, research_refused};
 use mcp_tasks_tests::redis::RedisServer;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -340,6 +340,8 @@ async fn a_missing_scope_gets_403_naming_it() {
         "{answer:?}"
     );
     assert!(answer.message().contains("`research`"), "{answer:?}");
+    // The JSON-RPC error every other path answers too (`every_path_refuses_...` below).
+    assert_eq!(answer.body["error"], research_refused(), "{answer:?}");
     still_serves(&server, &plain).await;
     let stepped_up = issuer.token(json!({ "aud": server.url, "scope": "profile research" }));
     // tools/list shows each caller the tools its token may call.
@@ -1676,4 +1678,182 @@ async fn a_token_that_passed_is_kept_but_not_past_its_expiry() {
     // A fresh token of the same subject passes.
     let fresh = issuer.token(json!({ "aud": audience }));
     validator.validate(&fresh).await.expect("a fresh token");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same refusal on the paths without HTTP: authorization is a step of dispatch, not of a
+// transport (`server/authz.rs`), so a principal with scopes named by the application
+// (`ServeIo::principal`, `ClientBuilder::connect_in_process_as`) is checked as a token's is.
+
+/// The example server's tools (`research` needs the scope `research`).
+fn example_server() -> mcp_tasks_runtime::Server {
+    mcp_tasks_examples::example_server()
+        .build()
+        .expect("the example server")
+}
+
+/// `id` with `scopes` (`None`: not limited by scopes).
+fn principal(id: &str, scopes: Option<&[&str]>) -> mcp_tasks_runtime::Principal {
+    let p = mcp_tasks_runtime::Principal::new(id);
+    match scopes {
+        Some(scopes) => p.with_scopes(scopes.iter().copied()),
+        None => p,
+    }
+}
+
+/// A client of `server.serve_io(..)` over an in-memory duplex pipe, as `principal`: newline-
+/// delimited JSON-RPC, as over stdio.
+struct PipeClient {
+    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    next: u64,
+}
+
+impl PipeClient {
+    fn serve(server: &mcp_tasks_runtime::Server, principal: mcp_tasks_runtime::Principal) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client, served) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(served);
+        let serving = server
+            .serve_io(read, write)
+            .principal(principal)
+            .with_graceful_shutdown(std::future::pending());
+        tokio::spawn(async move { serving.await });
+        let (read, writer) = tokio::io::split(client);
+        PipeClient {
+            writer,
+            lines: tokio::io::BufReader::new(read).lines(),
+            next: 1,
+        }
+    }
+
+    /// A 2026-07-28 request (declaring the tasks extension); the response to it.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        use tokio::io::AsyncWriteExt;
+        let id = self.next;
+        self.next += 1;
+        let params = mcp_tasks_tests::modern(params, caps());
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.writer
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == id {
+                    return message;
+                }
+            }
+            panic!("the server closed the pipe");
+        };
+        tokio::time::timeout(Duration::from_secs(30), answer)
+            .await
+            .expect("answered in time")
+    }
+}
+
+/// The tools a `tools/list` answer lists.
+fn listed(answer: &Value) -> Vec<String> {
+    (answer["result"]["tools"].as_array())
+        .unwrap_or_else(|| panic!("{answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `serve_io` with a principal limited by scopes: `research` refuses it without the scope, with
+/// the error HTTP answers, and does not list it; with the scope it runs (a task), and that task's
+/// requests need the scope too (the same principal on another connection, its token without
+/// it); another principal learns nothing of the task.
+#[tokio::test]
+async fn serve_io_checks_a_scoped_principal() {
+    let server = example_server();
+    let call = json!({ "name": "research", "arguments": { "topic": "owls" } });
+    let mut plain = PipeClient::serve(&server, principal("alice", Some(&["profile"])));
+    let refused = plain.request("tools/call", call.clone()).await;
+    assert_eq!(refused["error"], research_refused(), "{refused}");
+    let tools = listed(&plain.request("tools/list", json!({})).await);
+    assert!(tools.contains(&"greet".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"research".to_owned()), "{tools:?}");
+
+    let mut scoped = PipeClient::serve(&server, principal("alice", Some(&["research"])));
+    let tools = listed(&scoped.request("tools/list", json!({})).await);
+    assert!(tools.contains(&"research".to_owned()), "{tools:?}");
+    let created = scoped.request("tools/call", call).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let task = json!({ "taskId": id });
+    for method in ["tasks/get", "tasks/cancel"] {
+        let refused = plain.request(method, task.clone()).await;
+        assert_eq!(refused["error"], research_refused(), "{method}: {refused}");
+    }
+    let got = scoped.request("tasks/get", task.clone()).await;
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+    let mut bob = PipeClient::serve(&server, principal("bob", Some(&["profile"])));
+    let unknown = bob.request("tasks/get", task.clone()).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // Not limited by scopes (the application's own principal): everything, as before.
+    let mut trusted = PipeClient::serve(&server, principal("alice", None));
+    let got = trusted.request("tasks/get", task).await;
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+}
+
+/// The in-process client as a principal limited by scopes: `research` refuses it without the
+/// scope, with the error HTTP answers, and is not listed to it; with the scope it runs.
+#[tokio::test]
+async fn the_in_process_client_is_checked_as_its_principal() {
+    use mcp_tasks_client::{Client, EraChoice, Error};
+    let server = example_server();
+    let connect = |scopes: &'static [&'static str]| {
+        Client::builder()
+            .era(EraChoice::Modern)
+            .connect_in_process_as(&server, principal("alice", Some(scopes)))
+    };
+    let plain = connect(&["profile"]).await.expect("connected");
+    let topic = json!({ "topic": "owls" });
+    match plain.call_tool("research", topic.clone()).await {
+        Err(Error::Rpc { error, .. }) => {
+            assert_eq!(serde_json::to_value(&error).unwrap(), research_refused());
+        }
+        other => panic!("not refused: {:?}", other.map(drop)),
+    }
+    let tools: Vec<String> = (plain.list_tools().await.expect("tools").into_iter())
+        .map(|t| t.name)
+        .collect();
+    assert!(tools.contains(&"greet".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"research".to_owned()), "{tools:?}");
+    let scoped = connect(&["research"]).await.expect("connected");
+    let call = scoped.call_tool("research", topic).await.expect("runs");
+    let task = call.task().expect("research is a task");
+    assert!(!task.id().is_empty());
+    plain.close().await;
+    scoped.close().await;
+}
+
+/// The fallback's companion tools follow a task as `tasks/get` does, so they need the scopes of
+/// the task's tool: the same principal without `research` is refused `tasks_status` and
+/// `tasks_result` of its `research` task, with the same error.
+#[tokio::test]
+async fn the_companion_tools_need_their_tasks_scope() {
+    let server = mcp_tasks_examples::example_server()
+        .task_fallback()
+        .build()
+        .expect("the example server");
+    let mut scoped = PipeClient::serve(&server, principal("alice", Some(&["research"])));
+    let call = json!({ "name": "research", "arguments": { "topic": "owls" } });
+    let created = scoped.request("tools/call", call).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let mut plain = PipeClient::serve(&server, principal("alice", Some(&["profile"])));
+    for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
+        let follow = json!({ "name": tool, "arguments": { "taskId": id } });
+        let refused = plain.request("tools/call", follow).await;
+        assert_eq!(refused["error"], research_refused(), "{tool}: {refused}");
+    }
+    let status = json!({ "name": "tasks_status", "arguments": { "taskId": id } });
+    let answered = scoped.request("tools/call", status).await;
+    assert!(answered["result"]["content"].is_array(), "{answered}");
 }

@@ -485,6 +485,58 @@ async fn a_second_principal_cannot_see_the_first_ones_tasks_over_http() {
     bob.close().await;
 }
 
+/// Through the bridge over rmcp's Streamable HTTP, with OAuth JWTs of a test issuer
+/// (`--oauth-issuer`, `--oauth-audience`, as `example_server` takes them), `research`
+/// (`scope = "research"`) refuses a token without the scope with the JSON-RPC error mcp-tasks'
+/// own HTTP answers, on the call and on the task's requests, and is not listed to it; a token
+/// with the scope runs it. rmcp's own tools are the application's to guard.
+#[tokio::test]
+async fn a_scoped_tool_needs_its_scope_through_the_bridge_over_http() {
+    use mcp_tasks_tests::oauth::{Issuer, ProtectedServer, research_refused};
+    let issuer = Issuer::start();
+    let server = ProtectedServer::start_bin(BIN, &issuer.url, &[]);
+    let url = server.url.as_str();
+    let plain = issuer.token(json!({ "aud": url, "scope": "profile" }));
+    let research = issuer.token(json!({ "aud": url, "scope": "profile research" }));
+    let listed = |answer: Value| -> Vec<String> {
+        (answer["result"]["tools"].as_array())
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The example's `list_tools` leaves out what the token may not call (`permitted_tools`).
+    let tools = listed(post(url, Some(&plain), "tools/list", json!({})).await);
+    assert!(tools.contains(&"countdown".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"echo".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"research".to_owned()), "{tools:?}");
+    let tools = listed(post(url, Some(&research), "tools/list", json!({})).await);
+    assert!(tools.contains(&"research".to_owned()), "{tools:?}");
+    let call = json!({ "name": "research", "arguments": { "topic": "owls" } });
+    let refused = post(url, Some(&plain), "tools/call", call.clone()).await;
+    assert_eq!(refused["error"], research_refused(), "{refused}");
+    let created = post(url, Some(&research), "tools/call", call).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task id in {created}"))
+        .to_owned();
+    for method in ["tasks/get", "tasks/cancel"] {
+        let refused = post(url, Some(&plain), method, json!({ "taskId": id })).await;
+        assert_eq!(refused["error"], research_refused(), "{method}: {refused}");
+    }
+    let got = post(url, Some(&research), "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+    let echoed = post(
+        url,
+        Some(&plain),
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "x" } }),
+    )
+    .await;
+    assert_eq!(echoed["result"]["content"][0]["text"], "x", "{echoed}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The `mcp-tasks` command.
 

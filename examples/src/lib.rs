@@ -4,6 +4,7 @@ pub mod apps;
 pub mod conformance;
 pub mod everything;
 pub mod inventory;
+pub mod oauth;
 pub mod resources;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
@@ -12,6 +13,7 @@ use mcp_tasks_runtime::{
     CompletionContext, CreateMessageParams, ElicitOutcome, PromptMessage, Server, ServerBuilder,
     ServerConfig, ToolContext, ToolError, prompt, tool,
 };
+use oauth::OAuthArgs;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -390,11 +392,9 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
             }
-            "--oauth-issuer" => oauth.issuer = Some(text(&mut args, &arg)?),
-            "--oauth-audience" => oauth.audience = Some(text(&mut args, &arg)?),
-            "--oauth-introspection" => oauth.introspection = Some(text(&mut args, &arg)?),
-            "--oauth-client" => oauth.client = Some(text(&mut args, &arg)?),
-            "--oauth-ca-cert" => oauth.ca_certs.push(text(&mut args, &arg)?),
+            flag if OAuthArgs::FLAGS.contains(&flag) => {
+                oauth.read(flag, &mut args).map_err(|e| usage(&e))?;
+            }
             "--max-body" => http_config = http_config.max_body(number(&mut args, &arg)?),
             "--session-idle-ms" => {
                 http_config = http_config.session_idle(millis(&mut args, &arg)?);
@@ -434,11 +434,7 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     }
     let server = server.config(config).build()?;
     let Some(addr) = http else {
-        if !tokens.is_empty()
-            || oauth.issuer.is_some()
-            || oauth.audience.is_some()
-            || !oauth.ca_certs.is_empty()
-        {
+        if !tokens.is_empty() || oauth.given() {
             return Err(usage(
                 "--token and --oauth-* apply to --http only (stdio is not authenticated)",
             ));
@@ -447,7 +443,8 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     };
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     let mut config = http_config;
-    if let Some(resource) = oauth.resource_server()? {
+    let resource = (oauth.resource_server("mcp-tasks example server")).map_err(|e| usage(&e))?;
+    if let Some(resource) = resource {
         if !tokens.is_empty() {
             return Err(usage("--token and --oauth-issuer exclude each other"));
         }
@@ -463,92 +460,6 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     config = config.metrics(metrics);
     println!("listening on http://{}/mcp", listener.local_addr()?);
     server.serve_http(listener).config(config).await
-}
-
-/// `--oauth-issuer ISSUER --oauth-audience RESOURCE_URL [--oauth-introspection ENDPOINT
-/// --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...`: an OAuth 2.1 resource server whose tokens
-/// come from ISSUER and name RESOURCE_URL (this endpoint's URL) as their audience: JWTs checked
-/// against the issuer's keys, or opaque tokens asked about at ENDPOINT as client ID; the issuer
-/// reached over HTTPS trusting, besides the built-in roots, the CA certificates in each FILE (PEM).
-#[derive(Debug, Default)]
-struct OAuthArgs {
-    issuer: Option<String>,
-    audience: Option<String>,
-    introspection: Option<String>,
-    client: Option<String>,
-    /// `--oauth-ca-cert FILE` (repeatable): PEM files of roots to trust for the issuer over HTTPS.
-    ca_certs: Vec<String>,
-}
-
-impl OAuthArgs {
-    fn resource_server(
-        self,
-    ) -> std::io::Result<Option<mcp_tasks_runtime::server::oauth::ResourceServer>> {
-        use mcp_tasks_runtime::server::oauth::{
-            Introspection, InvalidCertificate, JwtValidator, ResourceServer,
-        };
-        let (issuer, audience) = match (self.issuer, self.audience) {
-            (None, None) if self.ca_certs.is_empty() => return Ok(None),
-            (None, None) => {
-                return Err(usage(
-                    "--oauth-ca-cert goes with --oauth-issuer (it is the CA the issuer's certificate comes from)",
-                ));
-            }
-            (Some(issuer), Some(audience)) => (issuer, audience),
-            _ => {
-                return Err(usage(
-                    "--oauth-issuer and --oauth-audience go together (the issuer's URL, and this endpoint's URL as tokens name it)",
-                ));
-            }
-        };
-        let mut pems = Vec::new();
-        for file in &self.ca_certs {
-            let pem =
-                std::fs::read(file).map_err(|e| usage(&format!("--oauth-ca-cert {file}: {e}")))?;
-            pems.push((file, pem));
-        }
-        let bad_pem =
-            |file: &str, e: InvalidCertificate| usage(&format!("--oauth-ca-cert {file}: {e}"));
-        let server = match self.introspection {
-            Some(endpoint) => {
-                let mut validator = Introspection::new(endpoint, &audience).issuer(&issuer);
-                for (file, pem) in &pems {
-                    validator = validator
-                        .root_certificate_pem(pem)
-                        .map_err(|e| bad_pem(file, e))?;
-                }
-                if let Some(client) = &self.client {
-                    let (id, secret) = client
-                        .split_once(':')
-                        .ok_or_else(|| usage("--oauth-client needs ID:SECRET"))?;
-                    validator = validator.client(id, secret);
-                }
-                ResourceServer::new(&audience, validator)
-            }
-            None => {
-                let mut validator = JwtValidator::new(&issuer, &audience);
-                for (file, pem) in &pems {
-                    validator = validator
-                        .root_certificate_pem(pem)
-                        .map_err(|e| bad_pem(file, e))?;
-                }
-                ResourceServer::new(&audience, validator)
-            }
-        };
-        let server = server.map_err(|e| usage(&format!("--oauth-audience: {e}")))?;
-        Ok(Some(
-            server
-                .authorization_server(issuer)
-                .scopes_supported(["research"])
-                .resource_name("mcp-tasks example server"),
-        ))
-    }
-}
-
-/// The value after `flag`.
-fn text(args: &mut impl Iterator<Item = String>, flag: &str) -> std::io::Result<String> {
-    args.next()
-        .ok_or_else(|| usage(&format!("{flag} needs a value")))
 }
 
 /// The number after `flag`.

@@ -1,9 +1,14 @@
-//! The runtime's modules depend on each other one way (ARCHITECTURE.md): no import circles.
+//! The runtime's modules depend on each other one way (ARCHITECTURE.md): no import circles, and
+//! nothing below `server/mod.rs` (the server's facade) imports from it.
 //!
-//! Reads `src/` as text: a file
-//! depends on every module a `crate::...` or `super::...` path in it names (the longest prefix
-//! that is a file), except its own ancestors reached through `super`; comments and `#[cfg(test)]`
-//! modules do not count. Any strongly connected set of more than one file is a circle.
+//! Reads `src/` as text: a file depends on every module a path in it names (the longest prefix
+//! that is a file), whether the path starts with `crate::`, `super::` (any number of them),
+//! `self::` or the name of one of the file's own submodules (`memory::connect` in
+//! `server/mod.rs`), and whether it is written whole or in a `use` group (`use super::{a, b::C}`);
+//! comments, globs (`use super::*`) and `#[cfg(test)]` modules do not count. A file naming one of
+//! its own ancestors is no edge of the circle check (a folder's `mod.rs` may hold what its files
+//! share), except that nothing may name `server/mod.rs` from below it. Any strongly connected set
+//! of more than one file is a circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -55,35 +60,113 @@ fn code(text: &str) -> String {
     }
 }
 
-/// Every `crate::a::b` / `super::a::b` path in `text`: its head and its segments.
-fn paths(text: &str) -> Vec<(&'static str, Vec<String>)> {
-    let mut out = Vec::new();
+/// How a path starts: `crate::`, `super::` (how many), `self::`, or a submodule's name.
+#[derive(Debug, Clone, PartialEq)]
+enum Head {
+    Crate,
+    Super(usize),
+    SelfModule,
+    Child(String),
+}
+
+/// Every path in `text` that starts at a module (`crate`, `super`, `self`, or one of the names in
+/// `children`): its head and its segments, one entry per leaf of a `use` group
+/// (`super::{a::B, c}` is `super::a::B` and `super::c`).
+fn paths(text: &str, children: &[&str]) -> Vec<(Head, Vec<String>)> {
     let bytes = text.as_bytes();
-    for head in ["crate", "super"] {
-        let mut from = 0;
-        while let Some(at) = text[from..].find(head) {
-            let start = from + at;
-            from = start + head.len();
-            let word_before = start > 0 && is_word(bytes[start - 1]);
-            if word_before {
-                continue;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !is_word(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let len = bytes[at..].iter().take_while(|b| is_word(**b)).count();
+        let word = &text[at..at + len];
+        let start = at;
+        at += len;
+        // A word inside a path (`a::word`) is no head; nor is one not followed by `::`, nor a
+        // visibility's (`pub(in crate::server)`).
+        let before = text[..start].trim_end();
+        if before.ends_with("::") || before.ends_with("(in") || !text[at..].starts_with("::") {
+            continue;
+        }
+        let head = match word {
+            "crate" => Head::Crate,
+            "self" => Head::SelfModule,
+            "super" => Head::Super(1),
+            _ if children.contains(&word) => Head::Child(word.to_owned()),
+            _ => continue,
+        };
+        let (mut found, end) = tree(text, at);
+        at = end;
+        for segments in &mut found {
+            let mut head = head.clone();
+            // `super::super::x`: the leading `super`s are part of the head.
+            while let (Head::Super(n), Some("super")) =
+                (&head, segments.first().map(String::as_str))
+            {
+                head = Head::Super(n + 1);
+                segments.remove(0);
             }
-            let mut segments = Vec::new();
-            let mut rest = &text[from..];
-            while let Some(after) = rest.strip_prefix("::") {
-                let len = after.bytes().take_while(|b| is_word(*b)).count();
-                if len == 0 {
-                    break;
-                }
-                segments.push(after[..len].to_owned());
-                rest = &after[len..];
-            }
+            // A glob (`use super::*`) names no module: it is how an inline module (`mod
+            // tests`) takes its file's items.
             if !segments.is_empty() {
-                out.push((head, segments));
+                out.push((head, std::mem::take(segments)));
             }
         }
     }
     out
+}
+
+/// The paths that follow `::` at `at` (one, or one per leaf of a `{...}` group), and where they
+/// end.
+fn tree(text: &str, mut at: usize) -> (Vec<Vec<String>>, usize) {
+    let mut prefix = Vec::new();
+    loop {
+        let rest = &text[at..];
+        let Some(after) = rest.strip_prefix("::") else {
+            return (vec![prefix], at);
+        };
+        let skipped = after.len() - after.trim_start().len();
+        let after = after.trim_start();
+        at += 2 + skipped;
+        if after.starts_with('{') {
+            at += 1;
+            let mut out = Vec::new();
+            loop {
+                let rest = &text[at..];
+                let blank = rest.len() - rest.trim_start().len();
+                at += blank;
+                match text[at..].chars().next() {
+                    None => return (out, at),
+                    Some('}') => return (out, at + 1),
+                    Some(',') => at += 1,
+                    Some(c) if is_word(c as u8) => {
+                        let len = text[at..].bytes().take_while(|b| is_word(*b)).count();
+                        let word = text[at..at + len].to_owned();
+                        let (leaves, end) = tree(text, at + len);
+                        for leaf in leaves {
+                            let mut path = prefix.clone();
+                            if word != "self" {
+                                path.push(word.clone());
+                            }
+                            path.extend(leaf);
+                            out.push(path);
+                        }
+                        at = end;
+                    }
+                    Some(c) => at += c.len_utf8(),
+                }
+            }
+        }
+        let len = after.bytes().take_while(|b| is_word(*b)).count();
+        if len == 0 {
+            return (vec![prefix], at);
+        }
+        prefix.push(after[..len].to_owned());
+        at += len;
+    }
 }
 
 fn is_word(b: u8) -> bool {
@@ -100,35 +183,55 @@ fn resolve(files: &BTreeSet<Module>, mut path: Module) -> Option<Module> {
     None
 }
 
-fn edges(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
+/// The modules each module's paths name (its own name excluded).
+fn imports(src: &Path) -> BTreeMap<Module, Vec<Module>> {
     let mut found = Vec::new();
     rust_files(src, &mut found);
     let files: BTreeMap<Module, PathBuf> =
         found.into_iter().map(|f| (module_of(src, &f), f)).collect();
     let names: BTreeSet<Module> = files.keys().cloned().collect();
-    let mut edges = BTreeMap::new();
+    let mut out = BTreeMap::new();
     for (module, file) in &files {
         let text = code(&std::fs::read_to_string(file).expect("read a source file"));
-        let mut to = BTreeSet::new();
-        for (head, segments) in paths(&text) {
-            let target = if head == "crate" {
-                resolve(&names, segments)
-            } else {
+        let children: Vec<&str> = (names.iter())
+            .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+            .map(|m| m[module.len()].as_str())
+            .collect();
+        let mut to = Vec::new();
+        for (head, segments) in paths(&text, &children) {
+            let mut path = match &head {
+                Head::Crate => Vec::new(),
                 // `super` from `a/b.rs` is `a`; from `a/b/mod.rs` it is `a` too.
-                let mut base = module.clone();
-                base.pop();
-                base.extend(segments);
-                resolve(&names, base)
+                Head::Super(n) => module[..module.len().saturating_sub(*n)].to_vec(),
+                Head::SelfModule => module.clone(),
+                Head::Child(name) => {
+                    let mut path = module.clone();
+                    path.push(name.clone());
+                    path
+                }
             };
-            let Some(target) = target else { continue };
-            let ancestor = target.len() < module.len() && module.starts_with(&target);
-            if &target != module && !(ancestor && head == "super") {
-                to.insert(target);
+            path.extend(segments);
+            let Some(target) = resolve(&names, path) else {
+                continue;
+            };
+            if &target != module {
+                to.push(target);
             }
         }
-        edges.insert(module.clone(), to);
+        out.insert(module.clone(), to);
     }
-    edges
+    out
+}
+
+fn edges(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
+    (imports(src).into_iter())
+        .map(|(module, imports)| {
+            let to = (imports.into_iter())
+                .filter(|target| !(target.len() < module.len() && module.starts_with(target)))
+                .collect();
+            (module, to)
+        })
+        .collect()
 }
 
 /// Strongly connected sets of more than one module (Tarjan).
@@ -230,12 +333,20 @@ fn a_circle_is_found() {
     ]);
     assert_eq!(circles(&edges), vec![vec![m("a"), m("b")]]);
     // And it reads paths the way the source writes them.
-    let found = paths("use super::peer::Peer; let x = crate::task::engine::X; supercrate::no;");
+    let text = "use super::peer::Peer; let x = crate::task::engine::X; supercrate::no; \
+                use super::super::inner::S; use super::{a::B, c::{self, D}}; memory::connect(); \
+                axum::memory::no; not_a_child::x;";
+    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
-        found,
+        paths(text, &["memory"]),
         vec![
-            ("crate", vec!["task".into(), "engine".into(), "X".into()]),
-            ("super", vec!["peer".into(), "Peer".into()]),
+            (Head::Super(1), s(&["peer", "Peer"])),
+            (Head::Crate, s(&["task", "engine", "X"])),
+            (Head::Super(2), s(&["inner", "S"])),
+            (Head::Super(1), s(&["a", "B"])),
+            (Head::Super(1), s(&["c"])),
+            (Head::Super(1), s(&["c", "D"])),
+            (Head::Child("memory".into()), s(&["connect"])),
         ]
     );
 }
@@ -298,4 +409,40 @@ fn dispatch_sees_the_client_only_through_peer() {
             wrong.join(", ")
         );
     }
+}
+
+#[test]
+fn nothing_below_the_server_facade_imports_it() {
+    // `server/mod.rs` is the top of `server/` (the `Server` facade, the `serve_*` methods, the
+    // re-exports) and nothing else: the state every part shares is `server/inner.rs`, the bottom.
+    // A file below it that names an item of `mod.rs` (by `super::`, `crate::server::`, or a
+    // re-export) would make `mod.rs` both, and a module loop through it (`mod.rs -> stdio.rs ->
+    // driver.rs -> dispatch.rs -> mod.rs`); import the item from the module that defines it.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let facade: Module = vec!["server".into()];
+    let imports = imports(&src);
+    let server = &imports[&facade];
+    for below in [
+        "server/memory",
+        "server/http",
+        "server/stdio",
+        "server/inner",
+    ] {
+        let below: Module = below.split('/').map(str::to_owned).collect();
+        assert!(
+            server.contains(&below),
+            "server/mod.rs's paths to {} were not read",
+            below.join("/")
+        );
+    }
+    let wrong: Vec<String> = (imports.iter())
+        .filter(|(module, _)| module.len() > facade.len() && module.starts_with(&facade))
+        .filter(|(_, imports)| imports.contains(&facade))
+        .map(|(module, _)| module.join("/"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "these files import from server/mod.rs, which only the layers above it may: {}",
+        wrong.join(", ")
+    );
 }

@@ -175,17 +175,21 @@ impl ProtectedServer {
     /// running beside this one before the server binds it; the server then exits without
     /// listening, and another port is tried.
     pub fn start(issuer: &str, extra: &[&str]) -> ProtectedServer {
+        Self::start_bin("example_server", issuer, extra)
+    }
+
+    /// [`start`](Self::start) with the example binary `bin` (which takes the same flags).
+    pub fn start_bin(bin: &str, issuer: &str, extra: &[&str]) -> ProtectedServer {
         const TRIES: usize = 4;
         for _ in 0..TRIES {
             let port = free_port();
             let url = format!("http://127.0.0.1:{port}/mcp");
-            if let Some(server) =
-                Self::try_start_at(&format!("127.0.0.1:{port}"), issuer, &url, extra)
-            {
+            let address = format!("127.0.0.1:{port}");
+            if let Some(server) = Self::try_start_at(bin, &address, issuer, &url, extra) {
                 return server;
             }
         }
-        panic!("example_server listened on none of {TRIES} free ports");
+        panic!("{bin} listened on none of {TRIES} free ports");
     }
 
     /// Serves at `address` for `issuer`'s tokens naming `resource`.
@@ -195,19 +199,20 @@ impl ProtectedServer {
         resource: &str,
         extra: &[&str],
     ) -> ProtectedServer {
-        Self::try_start_at(address, issuer, resource, extra)
+        Self::try_start_at("example_server", address, issuer, resource, extra)
             .expect("example_server printed `listening on`")
     }
 
     /// [`start_at`](Self::start_at), `None` if the server exits (or prints nothing in 30 s)
     /// before it listens.
     fn try_start_at(
+        bin: &str,
         address: &str,
         issuer: &str,
         resource: &str,
         extra: &[&str],
     ) -> Option<ProtectedServer> {
-        let mut child = Command::new(example_bin("example_server"))
+        let mut child = Command::new(example_bin(bin))
             .args([
                 "--http",
                 address,
@@ -225,7 +230,7 @@ impl ProtectedServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("start example_server");
+            .unwrap_or_else(|e| panic!("start {bin}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
         let Some(line) = crate::first_line(stdout, Duration::from_secs(30)) else {
             let _ = child.kill();
@@ -245,4 +250,15 @@ impl Drop for ProtectedServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The JSON-RPC error every path answers a request for `research` (`#[tool(scope = "research")]`
+/// in the example servers) by a caller whose token lacks the scope: over HTTP (with its 403), the
+/// rmcp bridge, `serve_io` and an in-process client alike.
+pub fn research_refused() -> Value {
+    json!({
+        "code": -32600,
+        "message": "Forbidden: the tool `research` needs the scope `research`, which this token does not grant",
+        "data": { "error": "insufficient_scope", "scope": "research", "missing": ["research"] },
+    })
 }

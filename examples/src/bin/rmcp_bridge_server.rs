@@ -4,16 +4,22 @@
 //!
 //! Stdio by default; `--http HOST:PORT` serves rmcp's Streamable HTTP at `http://HOST:PORT/mcp`
 //! (printed as `listening on URL`), where `--token TOKEN=PRINCIPAL` (repeatable) binds each
-//! bearer token's tasks to its principal; `--store SPEC` keeps tasks in another store
-//! (`memory`, `sqlite:PATH`, `redis://…`, `postgres://…`), as the other example servers.
+//! bearer token's tasks to its principal, or `--oauth-issuer ISSUER_URL --oauth-audience
+//! http://HOST:PORT/mcp` takes OAuth access tokens from an authorization server, as
+//! `example_server` does (`--oauth-introspection`, `--oauth-client`, `--oauth-ca-cert` too): then
+//! `research` needs the scope `research`, and a call without it is refused with the error
+//! mcp-tasks' own transports answer; `--store SPEC` keeps tasks in another store (`memory`,
+//! `sqlite:PATH`, `redis://…`, `postgres://…`), as the other example servers.
 
+use mcp_tasks_examples::oauth::OAuthArgs;
 use mcp_tasks_runtime::Server;
 use mcp_tasks_runtime::rmcp::TaskTools;
 use mcp_tasks_runtime::server::BearerTokens;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -63,6 +69,17 @@ impl App {
 impl ServerHandler for App {
     mcp_tasks_runtime::rmcp_task_methods!(tasks);
 
+    /// The router's tools, less the task tools the caller's token has no scope for.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let all = self.tool_router.list_all();
+        let tools = self.tasks.permitted_tools(all, &context).await?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().build();
         ServerConfig::new(self.tasks.capabilities(capabilities))
@@ -74,6 +91,7 @@ async fn main() -> std::io::Result<()> {
     mcp_tasks_runtime::init_logging();
     let mut args = std::env::args().skip(1);
     let (mut http, mut store, mut tokens) = (None, None, Vec::new());
+    let mut oauth = OAuthArgs::default();
     while let Some(arg) = args.next() {
         let mut value = || {
             args.next()
@@ -93,6 +111,9 @@ async fn main() -> std::io::Result<()> {
                     .ok_or_else(|| usage("--token needs TOKEN=PRINCIPAL"))?;
                 tokens.push((token.to_owned(), principal.to_owned()));
             }
+            flag if OAuthArgs::FLAGS.contains(&flag) => {
+                oauth.read(flag, &mut args).map_err(|e| usage(&e))?;
+            }
             other => return Err(usage(&format!("unknown argument `{other}`"))),
         }
     }
@@ -103,7 +124,19 @@ async fn main() -> std::io::Result<()> {
         server = server.store(store);
     }
     let mut tasks = TaskTools::new(&server.build()?);
-    if !tokens.is_empty() {
+    if http.is_none() && (!tokens.is_empty() || oauth.given()) {
+        return Err(usage(
+            "--token and --oauth-* apply to --http only (stdio is not authenticated)",
+        ));
+    }
+    let resource =
+        (oauth.resource_server("mcp-tasks rmcp bridge example")).map_err(|e| usage(&e))?;
+    if let Some(resource) = resource {
+        if !tokens.is_empty() {
+            return Err(usage("--token and --oauth-issuer exclude each other"));
+        }
+        tasks = tasks.authenticator(resource);
+    } else if !tokens.is_empty() {
         let tokens = (tokens.into_iter()).fold(BearerTokens::new(), |t, (k, p)| t.token(k, p));
         tasks = tasks.authenticator(tokens);
     }
@@ -148,7 +181,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: rmcp_bridge_server [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--http HOST:PORT [--token TOKEN=PRINCIPAL]...]"
+            "{why}\nusage: rmcp_bridge_server [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...]]"
         ),
     )
 }

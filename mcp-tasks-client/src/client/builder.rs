@@ -371,7 +371,26 @@ impl ClientBuilder {
     /// Connects to `server` in this process: messages are handed over in memory, with no process
     /// or socket (see [`Server::connect_in_memory`]). For tests of tools; see the crate docs.
     pub async fn connect_in_process(self, server: &Server) -> Result<Client, Error> {
-        let (sender, mut receiver) = server.connect_in_memory().split();
+        self.in_process(server.connect_in_memory()).await
+    }
+
+    /// [`connect_in_process`](Self::connect_in_process) as `principal`: the server sees this
+    /// client as that caller (who owns its tasks, whose OAuth scopes its tools check; see
+    /// [`Server::connect_in_memory_as`]). For tests of tools that need a scope.
+    pub async fn connect_in_process_as(
+        self,
+        server: &Server,
+        principal: mcp_tasks_runtime::Principal,
+    ) -> Result<Client, Error> {
+        self.in_process(server.connect_in_memory_as(principal))
+            .await
+    }
+
+    async fn in_process(
+        self,
+        connection: mcp_tasks_runtime::server::InMemoryConnection,
+    ) -> Result<Client, Error> {
+        let (sender, mut receiver) = connection.split();
         let send: DuplexSend = Box::new(move |m| sender.send(m));
         let peer = Peer::new(
             Wire::Duplex(Mutex::new(Some(send))),

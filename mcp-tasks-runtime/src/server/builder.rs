@@ -1,9 +1,13 @@
 //! [`ServerBuilder`]: records the server's setup, then checks all of it at once in
-//! [`build`](ServerBuilder::build). Nothing here panics, and nothing is configured on a
-//! [`Server`] afterwards.
+//! [`build`](ServerBuilder::build) (the facade, `mod.rs`, wraps what [`ServerBuilder::inner`]
+//! makes). Nothing here panics, and nothing is configured on a [`Server`](crate::Server)
+//! afterwards.
 
+use super::config::ServerConfig;
+use super::fallback::COMPANION_TOOLS;
+use super::inner::ServerInner;
+use super::limits::Limits;
 use super::setup::{SetupError, SetupProblem};
-use super::{COMPANION_TOOLS, Limits, Server, ServerConfig, ServerInner};
 use crate::completion::{CompletionRef, CompletionRegistry};
 use crate::prompt::{Prompt, PromptRegistry, RegisteredPrompt};
 use crate::protocol::Implementation;
@@ -30,8 +34,9 @@ struct ResourceEntry {
     uri: &'static str,
 }
 
-/// The setup of a [`Server`]: its tools, state and settings. Made by [`Server::builder`]; every
-/// method only records, and [`build`](Self::build) checks everything together.
+/// The setup of a [`Server`](crate::Server): its tools, state and settings. Made by
+/// [`Server::builder`](crate::Server::builder); every method only records, and
+/// [`build`](Self::build) checks everything together.
 ///
 /// ```no_run
 /// use mcp_tasks_runtime::{Server, ServerConfig, tool};
@@ -69,9 +74,9 @@ pub struct ServerBuilder {
     task_fallback: bool,
 }
 
-impl Server {
-    /// Starts the setup of a server with this name and version (its `serverInfo`).
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+impl ServerBuilder {
+    /// The setup of a server with this name and version (`Server::builder`).
+    pub(super) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ServerBuilder {
             info: Implementation {
                 name: name.into(),
@@ -252,15 +257,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Checks the whole setup and makes the server. `Err` lists **every** problem found, not
-    /// only the first (see [`SetupProblem`]): two tools of one name, a tool's bad
-    /// `x-mcp-header`, a `State<T>` a tool takes that nobody registered, a `promote_after` for a
-    /// tool that is missing or not `optional`, a tool named like a companion tool of the
-    /// [`task_fallback`](Self::task_fallback), and [`ServerConfig`] values out of range.
-    ///
-    /// It may be called again (each call makes a separate server, with its own in-memory store
-    /// unless [`store`](Self::store) was set); it never panics.
-    pub fn build(&self) -> Result<Server, SetupError> {
+    /// Checks the whole setup and makes what the server shares (`build` is this, in an `Arc`).
+    pub(super) fn inner(&self) -> Result<ServerInner, SetupError> {
         let mut problems = Vec::new();
         let mut tools = ToolRegistry::default();
         for entry in &self.tools {
@@ -364,31 +362,29 @@ impl ServerBuilder {
         let task_outputs = tools
             .iter()
             .any(|tool| tool.info.task_support != TaskSupport::Forbidden);
-        Ok(Server {
-            inner: Arc::new(ServerInner {
-                info: self.info.clone(),
-                instructions: self.instructions.clone(),
-                tools,
-                prompts,
-                completions,
-                config: self.config.clone(),
-                state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
-                store: metered(
-                    self.store
-                        .clone()
-                        .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
-                ),
-                state: Arc::new(state),
-                limits: self.limits.clone(),
-                promote_after: self.promote_after.clone(),
-                task_fallback: self.task_fallback,
-                resources,
-                resource_notifier: self.resource_notifier.clone(),
-                resource_sessions: Default::default(),
-                task_outputs,
-                engine: OnceLock::new(),
-                info_json: OnceLock::new(),
-            }),
+        Ok(ServerInner {
+            info: self.info.clone(),
+            instructions: self.instructions.clone(),
+            tools,
+            prompts,
+            completions,
+            config: self.config.clone(),
+            state_key: self.state_key.clone().unwrap_or_else(StateKey::random),
+            store: metered(
+                self.store
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+            ),
+            state: Arc::new(state),
+            limits: self.limits.clone(),
+            promote_after: self.promote_after.clone(),
+            task_fallback: self.task_fallback,
+            resources,
+            resource_notifier: self.resource_notifier.clone(),
+            resource_sessions: Default::default(),
+            task_outputs,
+            engine: OnceLock::new(),
+            info_json: OnceLock::new(),
         })
     }
 }
@@ -436,7 +432,7 @@ fn metered(store: Arc<dyn TaskStore>) -> Arc<dyn TaskStore> {
 mod tests {
     use super::*;
     use crate::schemars::{self, JsonSchema};
-    use crate::{Args, State, resource, tool};
+    use crate::{Args, Server, State, resource, tool};
     use serde::Deserialize;
 
     /// A tool.

@@ -6,12 +6,12 @@
 //! connection as a [`Peer`]: dispatch sees nothing else of it. A transport gives the connection a
 //! [`Sink`] for what the server sends on its own (notifications, server-to-client requests).
 
-use super::ServerInner;
 use super::era::Era;
+use super::inner::ServerInner;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};
-use crate::protocol::task::Owner;
+use crate::protocol::task::{Owner, TaskId};
 use crate::tool::Principal;
 use crate::transport::Outbound;
 use serde_json::Value;
@@ -49,6 +49,13 @@ pub(crate) trait Sink: Send + Sync + std::fmt::Debug + 'static {
     fn close_stream(&self) -> bool {
         false
     }
+
+    /// The client's request `request` waits on task `task` (a legacy `tasks/result`): what the
+    /// task sends the client belongs on that request's response stream, where there is one (a
+    /// legacy session over HTTP). Nothing elsewhere.
+    fn follow_task(&self, request: &RequestId, task: &str) {
+        let _ = (request, task);
+    }
 }
 
 impl Sink for Outbound {
@@ -67,7 +74,7 @@ pub(crate) struct Connection {
     pub(crate) server: Arc<ServerInner>,
     sink: Arc<dyn Sink>,
     session: Mutex<Option<LegacySession>>,
-    inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    inflight: Mutex<HashMap<RequestId, Inflight>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
     /// Work waiting until the reply to a request has gone out (see [`Peer::after_reply`]).
     reply_gates: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
@@ -76,6 +83,14 @@ pub(crate) struct Connection {
     pub(crate) closing: CancellationToken,
     /// Who sends this connection's requests, and so who owns the tasks they create.
     requestor: Requestor,
+}
+
+/// A request in flight: what cancels it, and its own principal when it has one apart from the
+/// connection's ([`Peer::principal_of`]).
+#[derive(Debug)]
+struct Inflight {
+    cancel: CancellationToken,
+    principal: Option<Principal>,
 }
 
 /// Who sends a connection's requests: the principal tools see, the owner of the tasks the
@@ -230,14 +245,20 @@ impl Connection {
 
     /// Registers request `id` as in flight and returns the token that cancels it (a child of
     /// the connection's `closing`); `None` when a request with this id is already in flight.
-    /// [`Connection::finished`] takes it off again.
-    pub(crate) fn begin(&self, id: &RequestId) -> Option<CancellationToken> {
+    /// `principal`: the request's own, when it authenticated apart from the connection (an HTTP
+    /// session's POST). [`Connection::finished`] takes it off again.
+    pub(crate) fn begin(
+        &self,
+        id: &RequestId,
+        principal: Option<Principal>,
+    ) -> Option<CancellationToken> {
         let mut inflight = lock(&self.inflight);
         if inflight.contains_key(id) {
             return None;
         }
-        let token = self.closing.child_token();
-        inflight.insert(id.clone(), token.clone());
+        let cancel = self.closing.child_token();
+        let token = cancel.clone();
+        inflight.insert(id.clone(), Inflight { cancel, principal });
         Some(token)
     }
 
@@ -285,8 +306,8 @@ impl Connection {
     /// Cancels one in-flight request (`notifications/cancelled`).
     pub(crate) fn cancel_request(&self, id: &RequestId) -> bool {
         match lock(&self.inflight).get(id) {
-            Some(token) => {
-                token.cancel();
+            Some(inflight) => {
+                inflight.cancel.cancel();
                 true
             }
             None => false,
@@ -301,6 +322,10 @@ impl Peer for Connection {
 
     fn close_stream(&self) -> bool {
         self.sink.close_stream()
+    }
+
+    fn follow_task(&self, request: &RequestId, task: &TaskId) {
+        self.sink.follow_task(request, task.as_str());
     }
 
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a> {
@@ -318,6 +343,16 @@ impl Peer for Connection {
 
     fn principal(&self) -> Option<Principal> {
         self.requestor.principal.clone()
+    }
+
+    fn principal_of(&self, id: &RequestId) -> Option<Principal> {
+        // A connection without a principal has none on any request (HTTP serves a session's
+        // requests only to its principal): no lock on the path of stdio and anonymous callers.
+        self.requestor.principal.as_ref()?;
+        let own = lock(&self.inflight)
+            .get(id)
+            .and_then(|i| i.principal.clone());
+        own.or_else(|| self.requestor.principal.clone())
     }
 
     fn identified(&self) -> bool {

@@ -1,16 +1,18 @@
 //! Method dispatch for both eras: a service over the server (its tools, configuration and task
-//! engine) and one client seen as a [`Peer`]. [`request`] decides a request's era (`incoming.rs`)
-//! and routes it by method. It answers the small methods itself (`server/discover`, `tools/list`,
+//! engine) and one client seen as a [`Peer`]. [`request`] decides a request's era (`incoming.rs`),
+//! has it authorized (`authz.rs`: scopes; the methods take only what that step let through) and
+//! routes it by method. It answers the small methods itself (`server/discover`, `tools/list`,
 //! `ping`, `logging/setLevel`); a `tools/call` goes on to `call.rs`, the resource methods to
 //! `resources.rs`, the task methods to
 //! `tasks.rs`, `subscriptions/listen` to `listen.rs`. (`initialize`, which opens a legacy session,
 //! is `session.rs`'s: a transport calls it in order, before anything read after it.) It knows
 //! nothing of connections or transports: `driver.rs` calls in with the connection as a [`Peer`].
 
-use super::ServerInner;
+use super::authz::{self, Authorized};
 use super::call;
 use super::fallback;
 use super::incoming::{Answer, Incoming, classify, tree};
+use super::inner::ServerInner;
 use super::listen::Listen;
 use super::page;
 use super::peer::Peer;
@@ -53,7 +55,20 @@ pub(crate) async fn request(
     span.record("era", if modern { "modern" } else { "legacy" });
     span.record("owner", peer.owner(&incoming.era).as_str());
     let timer = crate::telemetry::RequestTimer::start(&incoming.method);
-    let outcome = route(server, peer, incoming, cancel).await?;
+    // Only what the authorization step lets through is routed (`authz.rs`). (Decided before the
+    // route starts, so that nothing of the check is kept beside the route's future.)
+    let pass = match authz::authorize(server, &**peer, &incoming).decided().await {
+        Ok(pass) => pass,
+        Err(refused) => {
+            timer.done(false);
+            return Some(Reply {
+                id,
+                outcome: Err(refused),
+                server_info: modern.then(|| server.info_json().clone()),
+            });
+        }
+    };
+    let outcome = route(server, peer, Authorized::new(incoming, pass), cancel).await?;
     timer.done(outcome.is_ok());
     // What every modern result carries (`resultType`, `serverInfo`) is added as it is written.
     Some(Reply {
@@ -66,7 +81,7 @@ pub(crate) async fn request(
 async fn route(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: Incoming,
+    req: Authorized,
     cancel: CancellationToken,
 ) -> Answer {
     let modern = req.era.is_modern();
@@ -188,11 +203,11 @@ pub(crate) fn describe<'a>(
 /// `tools/list`: the tools as this client's era shows them, and the fallback's companion tools
 /// when it is on, a page at a time (`page.rs`). To a client the fallback serves, a tool is listed
 /// the way that client's library will call it ([`fallback::listed_task_support`]).
-fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Incoming) -> Result<Value, RpcError> {
+fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result<Value, RpcError> {
     let (era, client) = (&req.era, &req.client);
     let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
     // A caller limited by scopes sees only the tools its token may call (unless configured off).
-    let listing = server.listing_for(peer);
+    let listing = req.listing(server, peer);
     let permitted = |t: &&Arc<RegisteredTool>| listing.shows(t.info.scopes);
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools

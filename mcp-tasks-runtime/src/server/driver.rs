@@ -14,6 +14,7 @@ use crate::protocol::jsonrpc::{
     self, Message, Notification, Reply, RequestId, RpcError, error_message,
 };
 use crate::protocol::meta::{MetaCache, ReadMeta};
+use crate::tool::Principal;
 use futures_util::FutureExt;
 use std::borrow::Cow;
 use std::future::Future;
@@ -38,7 +39,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
         }
         Ok(Message::Request(req)) => {
             let id = req.id.clone();
-            let run = match start_request(conn, req) {
+            let run = match start_request(conn, req, None) {
                 Ok(run) => run,
                 Err(err) => {
                     conn.send(error_message(Some(&id), &err));
@@ -62,14 +63,17 @@ pub(crate) fn on_message(conn: &Arc<Connection>, message: Result<Message, jsonrp
 }
 
 /// Registers a request as in flight and returns the future that dispatches it and yields the
-/// reply (`None`: cancelled, nothing is due). A request whose id is already in flight is not
-/// started: the `-32600` error is returned for the transport to answer where that request's
-/// answer belongs (the sink on stdio, the POST's own response on HTTP).
+/// reply (`None`: cancelled, nothing is due). `principal`: the request's own, when it
+/// authenticated apart from its connection (a POST in an HTTP session); dispatch's authorization
+/// step checks it. A request whose id is already in flight is not started: the `-32600` error is
+/// returned for the transport to answer where that request's answer belongs (the sink on stdio,
+/// the POST's own response on HTTP).
 pub(crate) fn start_request(
     conn: &Arc<Connection>,
     mut req: jsonrpc::Request,
+    principal: Option<Principal>,
 ) -> Result<impl Future<Output = Option<Reply>> + Send + 'static, RpcError> {
-    let Some(token) = conn.begin(&req.id) else {
+    let Some(token) = conn.begin(&req.id, principal) else {
         return Err(RpcError::invalid_request(format!(
             "Invalid Request: id {} is already in use by a request in flight",
             req.id
@@ -160,9 +164,9 @@ impl Drop for InflightGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::ServerInner;
+    use crate::server::authz::Authorized;
     use crate::server::call;
-    use crate::server::incoming::Incoming;
+    use crate::server::inner::ServerInner;
     use tokio_util::sync::CancellationToken;
 
     /// The size of what a `Result` holds when it is `Ok`.
@@ -176,7 +180,7 @@ mod tests {
 
     /// The size of the future `start_request` returns (never called).
     fn started_size<R: OkSize>(
-        _: impl FnOnce(&'static Arc<Connection>, jsonrpc::Request) -> R,
+        _: impl FnOnce(&'static Arc<Connection>, jsonrpc::Request, Option<Principal>) -> R,
     ) -> usize {
         R::SIZE
     }
@@ -202,7 +206,7 @@ mod tests {
         let dispatch = future_size(|server, peer, req, cancel| {
             dispatch::request(server, peer, req, None, cancel)
         });
-        let tools_call = future_size::<Incoming, _>(call::tools_call);
+        let tools_call = future_size::<Authorized, _>(call::tools_call);
         println!(
             "request futures: start_request {started} bytes, dispatch::request {dispatch} bytes, call::tools_call {tools_call} bytes"
         );

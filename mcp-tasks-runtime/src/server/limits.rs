@@ -28,7 +28,7 @@ impl Default for Limits {
             tasks: 100_000,
             inputs_per_task: 100,
             inputs_per_session: 1_000,
-            max_message: crate::transport::stdio::MAX_LINE,
+            max_message: 16 * 1024 * 1024,
         }
     }
 }

@@ -18,7 +18,7 @@
 //! ([`TaskStore::subscribe`](crate::store::TaskStore::subscribe)), one notification per visible
 //! change in order; a listener that falls behind re-reads its tasks.
 
-use super::ServerInner;
+use super::inner::ServerInner;
 use super::peer::Peer;
 use crate::protocol::Params;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};

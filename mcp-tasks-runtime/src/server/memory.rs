@@ -2,9 +2,10 @@
 //! process, pipe or socket in between. For tests (the `mcp-tasks-client` harness drives a
 //! [`Server`](super::Server) through it) and for embedding a server in an application.
 
-use super::ServerInner;
 use super::connection::{Connection, Requestor};
+use super::inner::ServerInner;
 use crate::protocol::jsonrpc::Message;
+use crate::tool::Principal;
 use crate::transport::{Outbound, Outgoing};
 use serde_json::Value;
 use std::sync::Arc;
@@ -72,16 +73,20 @@ impl InMemoryReceiver {
     }
 }
 
-/// Starts the server side of a connection on the current tokio runtime.
-pub(crate) fn connect(server: Arc<ServerInner>) -> InMemoryConnection {
+/// Starts the server side of a connection on the current tokio runtime; its client is
+/// `principal` (none: anonymous).
+pub(crate) fn connect(
+    server: Arc<ServerInner>,
+    principal: Option<Principal>,
+) -> InMemoryConnection {
     let (to_server, mut incoming) = mpsc::unbounded_channel::<Value>();
     let (outbound, from_server) = Outbound::channel();
     let grace = server.config.shutdown_grace;
-    let requestor = Requestor::local(None);
+    let requestor = Requestor::local(principal);
     let engine = server.engine().clone();
     engine.serve_started();
     tokio::spawn(async move {
-        // Like stdio: one client, no authentication.
+        // Like stdio: one client, named by the application, not authenticated.
         let conn = Connection::new(
             server,
             Arc::new(outbound),

@@ -9,6 +9,7 @@
 
 #[cfg(feature = "http")]
 mod auth;
+mod authz;
 mod builder;
 mod call;
 mod config;
@@ -21,6 +22,7 @@ mod fallback;
 mod http;
 mod incoming;
 mod inline;
+mod inner;
 mod limits;
 mod listen;
 mod memory;
@@ -62,12 +64,8 @@ pub use serve::{ServeIo, ServeStdio};
 pub use setup::{SetupError, SetupProblem};
 pub use stdio::shutdown_signal;
 
-use crate::protocol::Implementation;
-use crate::store::TaskStore;
-use crate::task::engine::{EngineConfig, TaskEngine};
-use crate::tool::ToolRegistry;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use inner::ServerInner;
+use std::sync::Arc;
 
 /// An MCP server: a name, a version, tools, and how to serve them.
 ///
@@ -108,103 +106,25 @@ pub struct Server {
     inner: Arc<ServerInner>,
 }
 
-/// Which items a listing shows one caller ([`ServerInner::listing_for`]).
-pub(crate) struct Listing(Option<crate::tool::Principal>);
-
-impl Listing {
-    /// Whether an item needing `scopes` is listed.
-    pub(crate) fn shows(&self, scopes: &[&str]) -> bool {
-        self.0.as_ref().is_none_or(|p| p.has_scopes(scopes))
+impl Server {
+    /// Starts the setup of a server with this name and version (its `serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name, version)
     }
 }
 
-#[derive(Debug)]
-pub(crate) struct ServerInner {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
-    pub(crate) tools: ToolRegistry,
-    /// The prompts (`ServerBuilder::prompt`).
-    pub(crate) prompts: crate::prompt::PromptRegistry,
-    /// Argument completions, by reference (prompts' `#[complete]` arguments).
-    pub(crate) completions: crate::completion::CompletionRegistry,
-    pub(crate) config: ServerConfig,
-    pub(crate) state_key: crate::task::state::StateKey,
-    pub(crate) store: Arc<dyn TaskStore>,
-    /// Application state (`ServerBuilder::state`), handed to every call's context.
-    pub(crate) state: Arc<crate::tool::StateMap>,
-    pub(crate) limits: Limits,
-    /// Per-tool promotion thresholds ([`ServerBuilder::promote_after`]), over the tool's attribute and
-    /// `config.promote_after` (see `plan.rs`).
-    pub(crate) promote_after: std::collections::HashMap<&'static str, Duration>,
-    /// [`ServerBuilder::task_fallback`]: taskless clients get a task id and the companion tools.
-    pub(crate) task_fallback: bool,
-    /// The resources (`#[resource]`), and the notifier that tells their subscribers of changes.
-    pub(crate) resources: crate::resource::ResourceRegistry,
-    pub(crate) resource_notifier: crate::resource::ResourceNotifier,
-    /// What each legacy session subscribed to (`resources.rs`).
-    pub(crate) resource_sessions: resources::Sessions,
-    /// Whether a tool may run as a task (its `task_support` is not `forbidden`), and so publish
-    /// outputs that `resources/read` serves (`ToolContext::publish_text`).
-    pub(crate) task_outputs: bool,
-    engine: OnceLock<Arc<TaskEngine>>,
-    /// `info` as JSON, made once for the `serverInfo` of every modern result.
-    info_json: OnceLock<Arc<serde_json::Value>>,
-}
-
-impl ServerInner {
-    /// What a listing shows `peer`: everything, unless the caller is limited by OAuth scopes and
-    /// [`ServerConfig::list_only_permitted_tools`] is on; then only what its token may use
-    /// (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` alike).
-    pub(crate) fn listing_for(&self, peer: &dyn peer::Peer) -> Listing {
-        Listing(
-            peer.principal()
-                .filter(|p| self.config.list_only_permitted_tools && p.scopes().is_some()),
-        )
-    }
-
-    /// The capabilities this server declares beside tools: `resources` when it serves them
-    /// ([`serves_resources`](Self::serves_resources)), `prompts` when it has any, `completions`
-    /// when any argument completes.
-    pub(crate) fn capabilities(
-        &self,
-        base: crate::protocol::ServerCapabilities,
-    ) -> crate::protocol::ServerCapabilities {
-        base.with_prompts(!self.prompts.is_empty(), self.completions.has_completers())
-            .with_resources(self.serves_resources())
-    }
-
-    /// Whether the resource methods are served: the server has resources, or tasks whose
-    /// outputs are read as resources.
-    pub(crate) fn serves_resources(&self) -> bool {
-        !self.resources.is_empty() || self.task_outputs
-    }
-
-    /// `info` as JSON (made on first use, once the server is set up).
-    pub(crate) fn info_json(&self) -> &Arc<serde_json::Value> {
-        self.info_json
-            .get_or_init(|| Arc::new(serde_json::json!(self.info)))
-    }
-
-    /// The task engine, built on first use from the configuration and the store.
-    pub(crate) fn engine(&self) -> &Arc<TaskEngine> {
-        self.engine.get_or_init(|| {
-            let c = &self.config;
-            TaskEngine::new(
-                self.store.clone(),
-                EngineConfig {
-                    default_ttl: c.default_ttl,
-                    deadline: c.task_deadline,
-                    lease: c.lease,
-                    default_poll_interval: c.default_poll_interval,
-                    max_ttl: c.max_ttl,
-                    cancel_grace: c.cancel_grace,
-                    sweep_every: c.sweep_every,
-                    max_tasks: self.limits.tasks,
-                    max_tasks_per_owner: self.limits.tasks_per_owner,
-                    max_inputs_per_task: self.limits.inputs_per_task,
-                    store_patience: c.store_patience,
-                },
-            )
+impl ServerBuilder {
+    /// Checks the whole setup and makes the server. `Err` lists **every** problem found, not
+    /// only the first (see [`SetupProblem`]): two tools of one name, a tool's bad
+    /// `x-mcp-header`, a `State<T>` a tool takes that nobody registered, a `promote_after` for a
+    /// tool that is missing or not `optional`, a tool named like a companion tool of the
+    /// [`task_fallback`](Self::task_fallback), and [`ServerConfig`] values out of range.
+    ///
+    /// It may be called again (each call makes a separate server, with its own in-memory store
+    /// unless [`store`](Self::store) was set); it never panics.
+    pub fn build(&self) -> Result<Server, SetupError> {
+        Ok(Server {
+            inner: Arc::new(self.inner()?),
         })
     }
 }
@@ -255,7 +175,17 @@ impl Server {
     /// # Panics
     /// When called outside a tokio runtime.
     pub fn connect_in_memory(&self) -> InMemoryConnection {
-        memory::connect(self.inner.clone())
+        memory::connect(self.inner.clone(), None)
+    }
+
+    /// [`connect_in_memory`](Self::connect_in_memory) for a client that is `principal`: it owns
+    /// the tasks the client creates, tools see it, and its scopes are checked as an HTTP
+    /// caller's are (as [`ServeIo::principal`] does for `serve_io`).
+    ///
+    /// # Panics
+    /// When called outside a tokio runtime.
+    pub fn connect_in_memory_as(&self, principal: crate::tool::Principal) -> InMemoryConnection {
+        memory::connect(self.inner.clone(), Some(principal))
     }
 
     /// Serves over Streamable HTTP (endpoint `/mcp`, [`HttpConfig::default`] unless set with
@@ -289,5 +219,13 @@ impl Server {
     #[cfg(feature = "http")]
     pub fn http_router(&self, config: HttpConfig) -> axum::Router {
         http::router(self.inner.clone(), config)
+    }
+}
+
+#[cfg(feature = "rmcp")]
+impl rmcp_bridge::TaskTools {
+    /// The tools of `server`, for an rmcp server.
+    pub fn new(server: &Server) -> Self {
+        Self::of(server.inner.clone())
     }
 }

@@ -10,7 +10,7 @@
 use super::era::{ClientView, Era};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, RequestId, RpcError};
-use crate::protocol::task::Owner;
+use crate::protocol::task::{Owner, TaskId};
 use crate::task::engine::ClientChannel;
 use crate::tool::Principal;
 use serde_json::Value;
@@ -44,6 +44,13 @@ pub(crate) trait Peer: Send + Sync + 'static {
     /// legacy session, the client resumes it (`Last-Event-ID`). `false` where there is none.
     fn close_stream(&self) -> bool;
 
+    /// Request `id` waits on task `task` (a legacy `tasks/result` dispatch serves, so
+    /// authorized): what the task sends the client goes on that request's response stream, where
+    /// the transport has one (HTTP in a legacy session). Nothing elsewhere.
+    fn follow_task(&self, id: &RequestId, task: &TaskId) {
+        let _ = (id, task);
+    }
+
     /// Sends a server-to-client request and waits for the client's answer.
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a>;
 
@@ -53,6 +60,15 @@ pub(crate) trait Peer: Send + Sync + 'static {
 
     /// The authenticated caller, if any (HTTP with an authenticator), as tools see it.
     fn principal(&self) -> Option<Principal>;
+
+    /// The caller of request `id` (in flight here), as authorization checks it (`authz.rs`):
+    /// the request's own principal where each request authenticates (over HTTP, each POST of a
+    /// 2025-11-25 session may carry a different token of the session's principal), else
+    /// [`principal`](Self::principal).
+    fn principal_of(&self, id: &RequestId) -> Option<Principal> {
+        let _ = id;
+        self.principal()
+    }
 
     /// Whether the server can tell this requestor from others (a principal, or a connection that
     /// is one client): decides whether `tasks.list` is advertised.

@@ -5,10 +5,11 @@
 //! `requestState`, retried with `inputResponses`; the same machinery as `tools/call`, in
 //! `call/mrtr.rs`) and as a plain server-to-client request in a 2025-11-25 session.
 
-use super::ServerInner;
+use super::authz::Authorized;
 use super::call::mrtr::{notifiers, restore, suspend};
 use super::incoming::{Answer, Incoming, request_info, tree};
 use super::inline;
+use super::inner::ServerInner;
 use super::page;
 use super::peer::Peer;
 use crate::completion::CompleteRequest;
@@ -28,13 +29,13 @@ use tokio_util::sync::CancellationToken;
 
 /// `prompts/list`: a page of the prompts, in registration order (`page.rs`), with the
 /// 2026-07-28 caching hints; to a caller limited by OAuth scopes, only the prompts its token may
-/// get ([`ServerInner::listing_for`]).
+/// get ([`Authorized::listing`]).
 pub(crate) fn prompts_list(
     server: &ServerInner,
     peer: &dyn Peer,
-    req: &Incoming,
+    req: &Authorized,
 ) -> Result<Value, RpcError> {
-    let listing = server.listing_for(peer);
+    let listing = req.listing(server, peer);
     let mut prompts: Vec<PromptDescription<'_>> = server
         .prompts
         .iter()
@@ -64,7 +65,7 @@ pub(crate) fn prompts_list(
 pub(crate) async fn prompts_get(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: Incoming,
+    req: Authorized,
     cancel: CancellationToken,
 ) -> Answer {
     let name = match req.params.str("name") {
@@ -187,7 +188,7 @@ async fn get_mrtr(
 
 /// `completion/complete`: an unknown reference or argument is `-32602` (both eras,
 /// `server/utilities/completion`: "Invalid prompt name").
-pub(crate) async fn complete(server: &ServerInner, req: &Incoming) -> Answer {
+pub(crate) async fn complete(server: &ServerInner, req: &Authorized) -> Answer {
     let request = match CompleteRequest::parse(
         req.params.value("ref"),
         req.params.value("argument"),

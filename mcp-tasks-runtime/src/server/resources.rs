@@ -9,9 +9,10 @@
 //! `notifications/resources/updated` for the URIs it subscribed to, and
 //! `notifications/resources/list_changed`. It ends with the session (at the first change after).
 
-use super::ServerInner;
+use super::authz::Authorized;
 use super::incoming::{Incoming, request_info};
 use super::inline;
+use super::inner::{ServerInner, SessionMap, Subscribed};
 use super::page;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{RpcError, notification_message};
@@ -28,20 +29,11 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-/// The URIs one legacy session subscribed to.
-type Subscribed = Arc<Mutex<HashSet<String>>>;
-
-/// What each legacy session subscribed to, by session id.
-type SessionMap = Mutex<HashMap<String, Subscribed>>;
-
-/// [`SessionMap`], shared with each session's forwarder.
-pub(crate) type Sessions = Arc<SessionMap>;
-
 /// Serves one resource method; `None` when cancelled.
 pub(crate) async fn method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
     cancel: CancellationToken,
 ) -> Option<Result<Value, RpcError>> {
     let modern = req.era.is_modern();
@@ -132,12 +124,12 @@ fn page_of<T: Serialize>(
 async fn list(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
     let registry = &server.resources;
     // A caller limited by OAuth scopes sees only what its token may read.
-    let listing = server.listing_for(&**peer);
+    let listing = req.listing(server, &**peer);
     let mut items: Vec<ListedResource> = registry
         .fixed()
         .iter()
@@ -197,10 +189,10 @@ struct TemplateEntry {
 fn templates(
     server: &ServerInner,
     peer: &dyn Peer,
-    req: &Incoming,
+    req: &Authorized,
     cache: Option<Cacheable>,
 ) -> Result<Value, RpcError> {
-    let listing = server.listing_for(peer);
+    let listing = req.listing(server, peer);
     let items: Vec<TemplateEntry> = server
         .resources
         .templates()

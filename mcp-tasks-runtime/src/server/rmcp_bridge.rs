@@ -7,12 +7,12 @@
 //! creates or touches). Dispatch does the rest as it does for its own transports: the dual path
 //! (`plan.rs`), `-32021`, MRTR, stored input requests, the store. Nothing below names this module.
 
-use super::Server;
-use super::ServerInner;
 use super::auth::Authenticator;
+use super::authz;
 use super::connection::owner_of;
 use super::dispatch;
 use super::era::Era;
+use super::inner::ServerInner;
 use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::jsonrpc::{self, Message, RequestId, RpcError};
 use crate::protocol::meta::MetaCache;
@@ -40,8 +40,9 @@ use tokio::sync::oneshot;
 /// three task methods its `ServerHandler` delegates here, and the tasks extension for its
 /// `get_info`.
 ///
-/// Made from a [`Server`] (built with [`Server::builder`] as usual: its tools, state, store,
-/// limits and configuration are the bridge's); cloning shares it.
+/// Made from a [`Server`](crate::Server) (built with [`Server::builder`](crate::Server::builder)
+/// as usual: its tools, state, store, limits and configuration are the bridge's); cloning shares
+/// it.
 ///
 /// ```no_run
 /// use mcp_tasks_runtime::rmcp::TaskTools;
@@ -123,10 +124,10 @@ impl fmt::Debug for TaskTools {
 }
 
 impl TaskTools {
-    /// The tools of `server`, for an rmcp server.
-    pub fn new(server: &Server) -> Self {
+    /// The tools of the server that shares `server` (`TaskTools::new`, in the facade).
+    pub(super) fn of(server: Arc<ServerInner>) -> Self {
         TaskTools {
-            server: server.inner.clone(),
+            server,
             authenticator: None,
             local: None,
         }
@@ -188,6 +189,24 @@ impl TaskTools {
             ));
         }
         router
+    }
+
+    /// `tools` (what the rmcp server lists: its router's `list_all()`) without this crate's
+    /// tools that `context`'s caller may not call: those needing a scope its principal lacks
+    /// (unless [`ServerConfig::list_only_permitted_tools`](crate::ServerConfig::list_only_permitted_tools)
+    /// is off), as mcp-tasks' own `tools/list` leaves them out. For a `ServerHandler::list_tools`
+    /// written by hand: rmcp's `#[tool_handler]` lists its static router to every caller. (A
+    /// call is checked either way.)
+    pub async fn permitted_tools(
+        &self,
+        mut tools: Vec<::rmcp::model::Tool>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<::rmcp::model::Tool>, ErrorData> {
+        let listing = authz::listing_for(&self.server, self.principal_of(context).await?);
+        tools.retain(|t| {
+            (self.server.tools.get(&t.name)).is_none_or(|ours| listing.shows(ours.info.scopes))
+        });
+        Ok(tools)
     }
 
     /// `capabilities` with the tasks extension (`io.modelcontextprotocol/tasks`) declared, when

@@ -3,7 +3,7 @@
 //! without it the server stops on SIGTERM / Ctrl-C ([`shutdown_signal`]). The two that serve one
 //! client also take [`principal`](ServeIo::principal): who that client is.
 
-use super::ServerInner;
+use super::inner::ServerInner;
 use super::stdio::shutdown_signal;
 use crate::tool::Principal;
 use std::future::{Future, IntoFuture};
@@ -102,9 +102,10 @@ impl<R, W> ServeIo<R, W> {
     }
 
     /// Runs the client as this principal: tools see it
-    /// ([`RequestInfo::principal`](crate::RequestInfo::principal)) and its tasks belong to it,
-    /// exactly as those of an HTTP request authenticated as `principal` (so the two share tasks
-    /// on a shared store).
+    /// ([`RequestInfo::principal`](crate::RequestInfo::principal)), its tasks belong to it, and
+    /// its scopes ([`Principal::with_scopes`]) are checked, exactly as for an HTTP request
+    /// authenticated as `principal` (so the two share tasks on a shared store, and a tool with
+    /// `scope = "..."` refuses it without that scope, with the same JSON-RPC error).
     ///
     /// Without it the client is anonymous and its tasks, of both protocol eras, belong to the
     /// server's anonymous owner, as over HTTP without an authenticator. Either way a task
@@ -168,7 +169,7 @@ pub use self::http::*;
 #[cfg(feature = "http")]
 mod http {
     use super::*;
-    use crate::server::HttpConfig;
+    use crate::server::http::HttpConfig;
     use tokio::net::TcpListener;
 
     /// The listener [`IntoListener::into_listener`] makes: bound when awaited.

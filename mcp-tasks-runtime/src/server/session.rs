@@ -2,8 +2,8 @@
 //! answers with the server's capabilities. The transports call it in order, before anything read
 //! after it (through `dispatch`, their one door to this layer).
 
-use super::ServerInner;
 use super::era::ClientView;
+use super::inner::ServerInner;
 use super::peer::{LegacySession, Peer};
 use crate::protocol::jsonrpc::{Request, RpcError, error_message, result_message};
 use crate::protocol::{

@@ -1,7 +1,7 @@
 //! The stdio loop: one connection over a reader and a writer, newline-delimited JSON-RPC.
 
-use super::ServerInner;
 use super::connection::{Connection, Requestor};
+use super::inner::ServerInner;
 use crate::protocol::jsonrpc::{Message, RpcError, error_message};
 use crate::tool::Principal;
 use crate::transport::stdio::{Activity, Incoming, LineReader, spawn_writer};

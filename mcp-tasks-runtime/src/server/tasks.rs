@@ -3,8 +3,9 @@
 //! and the blocking `tasks/result` of the 2025-11-25 experimental tasks. Every answer is written
 //! from the store's view of the task (a stored result is copied as text, not parsed).
 
-use super::ServerInner;
-use super::incoming::{Answer, Incoming};
+use super::authz::Authorized;
+use super::incoming::Answer;
+use super::inner::ServerInner;
 use super::peer::Peer;
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{
@@ -21,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) async fn modern_task_method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
 ) -> Result<Payload, RpcError> {
     // The capability gate comes before the lookup: a non-declaring client learns nothing about ids.
     if !req.client.capabilities.has_extension(TASKS_EXTENSION) {
@@ -109,7 +110,7 @@ pub(crate) async fn modern_task_method(
 pub(crate) async fn legacy_task_method(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
 ) -> Result<Payload, RpcError> {
     let owner = peer.owner(&req.era);
     let store = server.engine().store().clone();
@@ -165,7 +166,7 @@ const LIST_PAGE: usize = 50;
 pub(crate) async fn legacy_task_result(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: &Incoming,
+    req: &Authorized,
     cancel: CancellationToken,
 ) -> Answer {
     let id = match task_id_param(&req.params) {
@@ -179,6 +180,8 @@ pub(crate) async fn legacy_task_result(
         Ok(false) => return Some(Err(task_not_found())),
         Err(e) => return Some(Err(e.to_rpc_error())),
     }
+    // The task's questions go to this request's stream while it waits.
+    peer.follow_task(&req.id, &id);
     // Version 0 is older than any task's: the first wait answers at once.
     let mut seen = 0;
     loop {

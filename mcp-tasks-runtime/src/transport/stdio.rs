@@ -14,8 +14,10 @@ use tokio::task::JoinHandle;
 use tokio_util::bytes::BytesMut;
 use tokio_util::codec::{Decoder, FramedRead, LinesCodec, LinesCodecError};
 
-/// The longest line accepted by default (16 MiB). A longer line is skipped (never buffered whole)
-/// and reported as [`Incoming::Unreadable`].
+/// The longest line [`LineReader::new`] accepts (16 MiB; the server reads with its
+/// `Limits::max_message`). A longer line is skipped (never buffered whole) and reported as
+/// [`Incoming::Unreadable`].
+#[cfg(test)]
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// One item read from the peer.

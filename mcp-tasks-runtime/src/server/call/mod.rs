@@ -6,11 +6,12 @@
 
 pub(super) mod mrtr;
 
-use super::ServerInner;
+use super::authz::Authorized;
 use super::era::Era;
 use super::fallback;
 use super::incoming::{Answer, Incoming, request_info, tree};
 use super::inline::{self, ProgressLine};
+use super::inner::ServerInner;
 use super::peer::{self, Peer};
 use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
@@ -54,7 +55,7 @@ impl ToolCall {
 pub(crate) async fn tools_call(
     server: &ServerInner,
     peer: &Arc<dyn Peer>,
-    req: Incoming,
+    req: Authorized,
     cancel: CancellationToken,
 ) -> Answer {
     let name = match req.params.str("name") {

@@ -2,10 +2,10 @@
 //! with the questions and a sealed `requestState`, retried with `inputResponses`), and a call
 //! that may become a task hands its running tool to the task engine when it does.
 
-use super::super::ServerInner;
 use super::super::fallback;
 use super::super::incoming::{Answer, Incoming, request_info};
 use super::super::inline::{self, ProgressLine};
+use super::super::inner::ServerInner;
 use super::super::peer::Peer;
 use super::super::plan::Becomes;
 use super::{Caught, ToolCall, finish};

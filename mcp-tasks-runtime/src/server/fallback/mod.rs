@@ -25,8 +25,8 @@ mod companion;
 
 pub(crate) use companion::call_companion;
 
-use super::ServerInner;
 use super::era::Era;
+use super::inner::ServerInner;
 use super::peer::{self, Peer};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{

@@ -30,7 +30,7 @@ pub struct HttpConfig {
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) ops_address: Option<std::net::SocketAddr>,
     #[cfg(feature = "prometheus")]
-    pub(super) metrics: Option<crate::server::Metrics>,
+    pub(super) metrics: Option<crate::server::metrics::Metrics>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -233,7 +233,7 @@ impl HttpConfig {
     /// MCP listener, or on [`ops_address`](Self::ops_address)), from this recorder (feature
     /// `prometheus`).
     #[cfg(feature = "prometheus")]
-    pub fn metrics(mut self, metrics: crate::server::Metrics) -> Self {
+    pub fn metrics(mut self, metrics: crate::server::metrics::Metrics) -> Self {
         self.metrics = Some(metrics);
         self
     }

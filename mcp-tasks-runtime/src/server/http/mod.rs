@@ -17,7 +17,9 @@
 //! | `accept.rs` | the connections: the accept loop, the header deadline, the connection cap |
 //! | `config.rs` | [`HttpConfig`] and the host policy |
 //! | `guards.rs` | the checks a request passes first: `Host`/`Origin`, routing headers against the body, `Accept` |
-//! | `handlers.rs` | POST / GET / DELETE, and JSON-RPC replies as HTTP responses (statuses) |
+//! | `post.rs` | POST: requests (run through the driver and dispatch), notifications, answers, `initialize` |
+//! | `get.rs` | a legacy session's GET (its stream, resumption) and DELETE |
+//! | `response.rs` | JSON-RPC replies and errors as HTTP responses: statuses, the 403 scope challenge |
 //! | `ops.rs` | `/healthz`, `/readyz`, `/metrics`, and the OAuth Protected Resource Metadata |
 //! | `resume.rs` | resumable SSE streams of legacy sessions: event ids, replay after `Last-Event-ID`, parked POST streams |
 //! | `routes.rs` | where a legacy session's server-to-client messages go: a POST's stream, the GET stream, or a backlog |
@@ -26,16 +28,18 @@
 
 mod accept;
 mod config;
+mod get;
 mod guards;
-mod handlers;
 mod ops;
+mod post;
+mod response;
 mod resume;
 mod routes;
 mod session;
 mod sse;
 
-use super::ServerInner;
 use super::auth::{Authenticator, Principal};
+use super::inner::ServerInner;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
 use axum::Router;
@@ -53,8 +57,10 @@ use tokio_util::task::TaskTracker;
 
 pub use config::HttpConfig;
 use config::*;
+use get::{delete, get};
 use guards::*;
-use handlers::*;
+use post::post;
+use response::*;
 
 /// Everything the endpoint shares between requests.
 struct HttpState {

@@ -51,13 +51,14 @@ struct Post {
     /// Ends its resumable stream's current response, when the tool may close it
     /// ([`Routes::close_stream`]).
     close: Option<Weak<Mutex<CancellationToken>>>,
+    /// The task it waits on (`tasks/result`, [`Routes::follow_task`]).
+    task: Option<String>,
 }
 
 /// What a POST registered, removed again when its response ends.
 #[derive(Debug, Default)]
 pub(super) struct PostRoute {
     pub(super) id: Option<RequestId>,
-    pub(super) task: Option<String>,
     pub(super) progress: Option<String>,
 }
 
@@ -159,41 +160,50 @@ impl Routes {
     pub(super) fn open_post(
         &self,
         id: &RequestId,
-        task: Option<String>,
         progress: Option<String>,
         tx: Sender<Value>,
         close: Option<Weak<Mutex<CancellationToken>>>,
     ) -> PostRoute {
         let mut r = lock(&self.inner);
-        if let Some(task) = &task {
-            // Requests of this task that found no stream wait for exactly this one.
-            let backlog = std::mem::take(&mut r.backlog);
-            for (related, msg) in backlog {
-                if related.as_deref() != Some(task.as_str()) || !offer(&tx, &msg) {
-                    r.backlog.push_back((related, msg));
-                }
-            }
-            r.task_results
-                .entry(task.clone())
-                .or_default()
-                .push(id.clone());
-        }
         if let Some(token) = &progress {
             r.progress.insert(token.clone(), id.clone());
         }
-        r.posts.insert(id.clone(), Post { tx, close });
+        let task = None;
+        r.posts.insert(id.clone(), Post { tx, close, task });
         PostRoute {
             id: Some(id.clone()),
-            task,
             progress,
         }
+    }
+
+    /// The POST `id` waits on `task` (a `tasks/result` that dispatch serves, so authorized): the
+    /// task's requests go on its stream, those that found no stream yet at once. Nothing when the
+    /// POST has no open stream.
+    pub(super) fn follow_task(&self, id: &RequestId, task: &str) {
+        let mut r = lock(&self.inner);
+        let Some(post) = r.posts.get_mut(id) else {
+            return;
+        };
+        post.task = Some(task.to_owned());
+        let tx = post.tx.clone();
+        // Requests of this task that found no stream wait for exactly this one.
+        let backlog = std::mem::take(&mut r.backlog);
+        for (related, msg) in backlog {
+            if related.as_deref() != Some(task) || !offer(&tx, &msg) {
+                r.backlog.push_back((related, msg));
+            }
+        }
+        r.task_results
+            .entry(task.to_owned())
+            .or_default()
+            .push(id.clone());
     }
 
     pub(super) fn close_post(&self, route: &PostRoute) {
         let Some(id) = &route.id else { return };
         let mut r = lock(&self.inner);
-        r.posts.remove(id);
-        if let Some(task) = &route.task
+        let task = r.posts.remove(id).and_then(|post| post.task);
+        if let Some(task) = &task
             && let Some(ids) = r.task_results.get_mut(task)
         {
             ids.retain(|i| i != id);
@@ -267,6 +277,10 @@ impl Sink for SessionSink {
 
     fn close_stream(&self) -> bool {
         self.0.close_stream()
+    }
+
+    fn follow_task(&self, request: &RequestId, task: &str) {
+        self.0.follow_task(request, task);
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::super::auth::Principal;
 use super::super::connection::Connection;
+use super::super::peer::Peer as _;
 use super::resume::Streams;
 use super::routes::Routes;
 use std::collections::HashMap;
@@ -105,4 +106,11 @@ impl Sessions {
             s.conn.close();
         }
     }
+}
+
+/// Whether a session's streams start with a priming event, and so may be ended by the server:
+/// from protocol version 2025-11-25 on (SEP-1699), whose clients resume them.
+pub(super) fn primes(conn: &Connection) -> bool {
+    conn.session()
+        .is_some_and(|s| s.version.as_str() >= "2025-11-25")
 }
