@@ -45,7 +45,6 @@ mod tasks;
 pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;
 pub use config::ServerConfig;
-pub(crate) use fallback::COMPANION_TOOLS;
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;
