@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::init::Empty;
+/// `{}`.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub(crate) struct Empty {}
 
 /// Client capabilities, as declared at `initialize` (legacy) or per request (modern). Kept as
 /// JSON: presence of a key is what counts.

@@ -21,10 +21,6 @@ pub struct Implementation {
 // Written through a tree (`serde_json::to_value`), like every result: their keys come out sorted
 // whatever the order of the fields.
 
-/// `{}`.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub(crate) struct Empty {}
-
 /// The result of `initialize` (2025-11-25).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
