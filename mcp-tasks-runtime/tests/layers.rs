@@ -385,6 +385,7 @@ fn dispatch_sees_the_client_only_through_peer() {
     };
     for below in [
         "server/dispatch",
+        "server/authz",
         "server/incoming",
         "server/session",
         "server/call",
