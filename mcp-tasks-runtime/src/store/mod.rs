@@ -86,6 +86,8 @@ pub use memory::MemoryTaskStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresTaskStore, PostgresTaskStoreBuilder};
 pub use record::TaskRecord;
+#[cfg(test)]
+pub(crate) use record::fixture;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 
