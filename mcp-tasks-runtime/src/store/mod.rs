@@ -58,6 +58,8 @@ use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
+mod backend;
+mod change;
 mod clock;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod columns;

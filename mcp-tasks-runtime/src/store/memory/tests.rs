@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::protocol::Era;
+use crate::protocol::task::TaskOutcome;
 use crate::store::ManualClock;
+use crate::store::TaskStore;
 use std::time::Instant;
 
 crate::task_store_contract_tests!(MemoryTaskStore::with_clock);

@@ -9,26 +9,22 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Object, Pool};
-use serde_json::{Map, Value};
 use tokio::sync::{OnceCell, broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::TaskRecord;
+use super::backend::Records;
+use super::change::{Change, Project};
 use super::columns::{due_column, micros, runner_column};
-use super::cursor::{decode_cursor, encode_cursor};
-use super::fast::FastPaths;
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
-    SystemClock, TaskEvent, TaskPage, TaskStore,
-};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock, TaskEvent};
 use crate::error_chain::with_causes;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
-use crate::protocol::{InputRequest, ResourceContents};
+use crate::protocol::task::{Owner, TaskId};
 
 mod builder;
 mod ended;
@@ -43,11 +39,11 @@ use feed::Note;
 use sql::Sql;
 use writer::{Job, Update};
 
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
 /// How many shared connections serve reads ([`Shared::reader`]).
 const READERS: usize = 2;
-/// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
+/// How many due tasks one [`TaskStore::expire`](super::TaskStore::expire) call handles (the next sweep takes the rest).
 const SWEEP_BATCH: i64 = 1000;
 
 /// Tasks in PostgreSQL, shared by every server instance configured with the same database and
@@ -106,8 +102,8 @@ const SWEEP_BATCH: i64 = 1000;
 /// Each committed change is also a notification (`pg_notify`) on the channel `SCHEMA.changes`:
 /// kind, version, task id, the store that made it, and the record when it fits in Postgres'
 /// 8000-byte payload. Every store keeps one dedicated connection that `LISTEN`s there: a
-/// `tasks/update` or `tasks/cancel` received by instance B wakes [`TaskStore::changed`] on
-/// instance A, and reaches A's [`TaskStore::subscribe`] feed. A store tells its own waiters and
+/// `tasks/update` or `tasks/cancel` received by instance B wakes [`TaskStore::changed`](super::TaskStore::changed) on
+/// instance A, and reaches A's [`TaskStore::subscribe`](super::TaskStore::subscribe) feed. A store tells its own waiters and
 /// subscribers directly, right after its commit.
 ///
 /// The notifications of a batch are sent right after its commit, on the same connection, not
@@ -124,7 +120,7 @@ const SWEEP_BATCH: i64 = 1000;
 ///
 /// # Deadlines, leases and TTL
 ///
-/// The sweeper ([`TaskStore::expire`]) applies [`TaskRecord::expiry`] by **the store's clock**
+/// The sweeper ([`TaskStore::expire`](super::TaskStore::expire)) applies [`TaskRecord::expiry`] by **the store's clock**
 /// ([`PostgresTaskStoreBuilder::clock`], the system clock by default), as the Redis store does:
 /// task times, lease ends and `expire`'s `now` all come from it, not from the database's `now()`,
 /// so instances should keep their clocks in step (NTP). Leases are rows of the `leases` table
@@ -179,7 +175,7 @@ struct Shared {
     /// The longest pause between the listener's attempts to reconnect.
     reconnect_max: Duration,
     migrated: OnceCell<()>,
-    /// Local waiters of [`TaskStore::changed`], by task.
+    /// Local waiters of [`TaskStore::changed`](super::TaskStore::changed), by task.
     waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
     /// Tasks that ended lately, as committed: an ended task changes no more, until it is deleted
     /// at the end of its retention, so a read finds them here (see [`Shared::ended`]).
@@ -415,17 +411,11 @@ impl Shared {
     async fn list(
         &self,
         owner: &Owner,
-        cursor: Option<&str>,
+        after: Option<u64>,
         limit: usize,
-    ) -> Result<TaskPage, StoreError> {
-        let after = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .and_then(|seq| i64::try_from(seq).ok())
-                .ok_or(StoreError::InvalidCursor)?,
-        };
+    ) -> Result<(Vec<TaskRecord>, Option<u64>), StoreError> {
+        let after = after.map_or(0, |seq| seq as i64);
         self.ready().await?;
-        let limit = limit.max(1);
         let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
         let rows = self
             .bounded("listing tasks", async {
@@ -456,11 +446,7 @@ impl Shared {
             tasks.push(decode(row.get(1))?);
             last = Some(seq);
         }
-        let next_cursor = match last {
-            Some(seq) if more => Some(encode_cursor(seq as u64)),
-            _ => None,
-        };
-        Ok(TaskPage { tasks, next_cursor })
+        Ok((tasks, last.filter(|_| more).map(|seq| seq as u64)))
     }
 
     async fn lease(&self, sql: &str, instance: &str, until: Option<i64>) -> Result<(), StoreError> {
@@ -482,186 +468,79 @@ impl Shared {
     }
 }
 
-impl TaskStore for PostgresTaskStore {
-    /// Queues the creation when called: a write on the task asked for afterwards is applied
-    /// after it (see the type's "A task's writes come after its creation").
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        Box::pin(self.shared.create(task))
-    }
+impl Records for PostgresTaskStore {
+    /// `insert` queues the creation when called. A write on the task that a writer takes while
+    /// another writer commits the creation (its insert not yet visible) is held back and queued
+    /// again once the creation is answered; a write taken in the same batch as its creation,
+    /// after it, shares its transaction (see the type's "A task's writes come after its
+    /// creation").
+    const CREATES_IN_ORDER: bool = true;
 
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.read(id, Some(owner)))
-    }
-
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.read(id, None))
-    }
-
-    fn list<'a>(
-        &'a self,
-        owner: &'a Owner,
-        cursor: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
-        Box::pin(self.shared.list(owner, cursor, limit))
-    }
-
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.set_status_message(message.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.add_input_request(key.clone(), request.clone(), now)
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1.version)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(&key, now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                Ok(record.deliver_responses(responses.clone(), now))
-            };
-            let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version: record.version,
-                status: record.status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, _| Ok(record.take_response(&key));
-            Ok(self.shared.update(id, None, false, change).await?.0)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change =
-                move |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
-            self.shared.update(id, None, false, change).await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.finish(outcome.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
+    fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
 
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Box::pin(self.shared.create(task))
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(self.shared.read(id, owner))
+    }
+
+    fn change<'a, C: Change, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        change: C,
+    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
+        async move {
+            let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
+            let (out, record) = self.shared.update(id, owner, C::VISIBLE, apply).await?;
+            Ok((out, P::owned(record)))
+        }
+    }
+
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        Box::pin(self.shared.list(owner, after, limit))
+    }
+
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(self.shared.expire(now))
     }
 
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let until = self
-                .shared
-                .clock
-                .now()
-                .checked_add(duration)
-                .map_or(i64::MAX, micros);
-            let sql = &self.shared.sql.renew;
-            self.shared.lease(sql, instance, Some(until)).await
+            let (sql, until) = match duration {
+                Some(duration) => {
+                    let until = self.shared.clock.now().checked_add(duration);
+                    (&self.shared.sql.renew, Some(until.map_or(i64::MAX, micros)))
+                }
+                None => (&self.shared.sql.release, None),
+            };
+            self.shared.lease(sql, instance, until).await
         })
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let sql = &self.shared.sql.release;
-            self.shared.lease(sql, instance, None).await
-        })
+    fn wait<'a, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        seen: u64,
+    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
+        async move { Ok(P::owned(self.shared.changed(id, seen).await?)) }
     }
 
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.shared.changed(id, seen_version))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
-    }
-
-    fn fast_paths(&self) -> Option<&dyn FastPaths> {
-        Some(self)
-    }
-}
-
-/// The generic paths, and one property: a task's writes are applied after its creation.
-impl FastPaths for PostgresTaskStore {
-    /// `create` queues the creation when called. A write on the task that a writer takes while
-    /// another writer commits the creation (its insert not yet visible) is held back and queued
-    /// again once the creation is answered; a write taken in the same batch as its creation,
-    /// after it, shares its transaction.
-    fn creates_in_order(&self) -> bool {
-        true
     }
 }
 

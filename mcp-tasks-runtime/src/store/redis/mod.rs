@@ -3,33 +3,30 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError};
-use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::Expiry;
 use super::TaskRecord;
-use super::cursor::{decode_cursor, encode_cursor};
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
-    SystemClock, TaskEvent, TaskPage, TaskStore,
-};
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
-use crate::protocol::{InputRequest, ResourceContents};
+use super::backend::Records;
+use super::change::{Change, Project};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock, TaskEvent};
+use crate::protocol::task::{Owner, TaskId};
 
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
 /// How many times a state change is tried when other writers keep changing the task in between.
 /// Each lost race costs one round trip and hands back the current record; after the first few,
 /// a writer waits a random moment (up to 20 ms) so that many writers on one task spread out.
 const MAX_ATTEMPTS: u64 = 1000;
-/// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
+/// How many due tasks one [`TaskStore::expire`](super::TaskStore::expire) call handles (the next sweep takes the rest).
 const SWEEP_BATCH: usize = 1000;
 /// How long after a task's retention ends Redis deletes its key by itself, in case no server
 /// sweeps it (all instances down). Normally the sweeper deletes it at the exact time first.
@@ -66,14 +63,14 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 /// # Wake-ups
 ///
 /// Each change is published on `P:changes` (with the record, for client-visible changes). Every
-/// store keeps one subscriber connection; [`TaskStore::changed`] waits locally for a message
+/// store keeps one subscriber connection; [`TaskStore::changed`](super::TaskStore::changed) waits locally for a message
 /// about its task, so a `tasks/update` or `tasks/cancel` received by instance B wakes the tool
 /// running on instance A. When the subscriber connection is lost, it reconnects by itself and
 /// then wakes every local waiter to re-read its task, so no change made during the gap is missed.
 ///
 /// # Deadlines, leases, TTL and key expiry
 ///
-/// The sweeper ([`TaskStore::expire`]) applies the rules of [`TaskRecord::expiry`] by the store's
+/// The sweeper ([`TaskStore::expire`](super::TaskStore::expire)) applies the rules of [`TaskRecord::expiry`] by the store's
 /// clock: one script finds the tasks whose deadline or retention is due (from the deadline index)
 /// and the running tasks of instances whose lease has lapsed or was released (from the lease
 /// and running sets); each is then failed or deleted with the same versioned writes as any other
@@ -109,7 +106,7 @@ struct Shared {
     connection: ConnectionManager,
     keys: Keys,
     scripts: Scripts,
-    /// Local waiters of [`TaskStore::changed`], by task.
+    /// Local waiters of [`TaskStore::changed`](super::TaskStore::changed), by task.
     waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
     events: broadcast::Sender<TaskEvent>,
     /// Set once the subscriber connection has subscribed for the first time.
@@ -431,20 +428,15 @@ impl Shared {
         Ok(record)
     }
 
+    /// One page (see [`Records::page`]): one script.
     async fn list(
         &self,
         owner: &Owner,
-        cursor: Option<&str>,
+        after: Option<u64>,
         limit: usize,
-    ) -> Result<TaskPage, StoreError> {
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .and_then(|seq| seq.checked_add(1))
-                .ok_or(StoreError::InvalidCursor)?,
-        };
+    ) -> Result<(Vec<TaskRecord>, Option<u64>), StoreError> {
+        let start = after.map_or(0, |seq| seq + 1);
         self.ready().await?;
-        let limit = limit.max(1);
         let mut invocation = self.scripts.list.prepare_invoke();
         invocation
             .key(self.keys.owner(owner))
@@ -462,11 +454,7 @@ impl Shared {
             }
             last = Some(seq);
         }
-        let next_cursor = (fetched > limit)
-            .then_some(last)
-            .flatten()
-            .map(encode_cursor);
-        Ok(TaskPage { tasks, next_cursor })
+        Ok((tasks, (fetched > limit).then_some(last).flatten()))
     }
 
     async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
@@ -573,170 +561,83 @@ enum Stored {
     Conflict(Box<TaskRecord>),
 }
 
-impl TaskStore for RedisTaskStore {
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        Box::pin(self.shared.create(task))
-    }
-
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(async move {
-            let record = self.shared.load(id).await?;
-            Ok(record.filter(|record| record.owner == *owner))
-        })
-    }
-
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.load(id))
-    }
-
-    fn list<'a>(
-        &'a self,
-        owner: &'a Owner,
-        cursor: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
-        Box::pin(self.shared.list(owner, cursor, limit))
-    }
-
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.set_status_message(message.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.add_input_request(key.clone(), request.clone(), now)
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1.version)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(key, now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses.clone(), now));
-            let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version: record.version,
-                status: record.status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
-            Ok(self.shared.update(id, None, false, change).await?.0)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
-            self.shared.update(id, None, false, change).await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.finish(outcome.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
+impl Records for RedisTaskStore {
+    fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
 
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Box::pin(self.shared.create(task))
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let record = self.shared.load(id).await?;
+            Ok(record.filter(|record| owner.is_none_or(|owner| record.owner == *owner)))
+        })
+    }
+
+    fn change<'a, C: Change, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        change: C,
+    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
+        async move {
+            let apply = |record: &mut TaskRecord, now| change.apply(record, now);
+            let (out, record) = self.shared.update(id, owner, C::VISIBLE, apply).await?;
+            Ok((out, P::owned(record)))
+        }
+    }
+
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        Box::pin(self.shared.list(owner, after, limit))
+    }
+
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(self.shared.expire(now))
     }
 
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let until = self
-                .shared
-                .clock
-                .now()
-                .checked_add(duration)
-                .map_or(u64::MAX, millis);
-            let mut renew = redis::cmd("ZADD");
-            renew.arg(&self.shared.keys.leases).arg(until).arg(instance);
-            call!(self.shared, conn => renew.query_async::<()>(&mut conn))
+            let leases = &self.shared.keys.leases;
+            let mut command = match duration {
+                Some(duration) => {
+                    let clock = &self.shared.clock;
+                    let until = clock.now().checked_add(duration).map_or(u64::MAX, millis);
+                    let mut renew = redis::cmd("ZADD");
+                    renew.arg(leases).arg(until);
+                    renew
+                }
+                None => {
+                    let mut release = redis::cmd("ZREM");
+                    release.arg(leases);
+                    release
+                }
+            };
+            command.arg(instance);
+            call!(self.shared, conn => command.query_async::<()>(&mut conn))
         })
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let mut release = redis::cmd("ZREM");
-            release.arg(&self.shared.keys.leases).arg(instance);
-            call!(self.shared, conn => release.query_async::<()>(&mut conn))
-        })
+    fn wait<'a, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        seen: u64,
+    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
+        async move { Ok(P::owned(self.shared.changed(id, seen).await?)) }
     }
 
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.shared.changed(id, seen_version))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
     }
 }

@@ -2,26 +2,22 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, params};
-use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 use super::TaskRecord;
+use super::backend::Records;
+use super::change::{Change, Project};
 use super::columns::micros;
-use super::cursor::{decode_cursor, encode_cursor};
-use super::fast::FastPaths;
 use super::frozen::Frozen;
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture, TaskEvent,
-    TaskPage, TaskStore,
-};
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
-use crate::protocol::{InputRequest, ResourceContents};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, TaskEvent};
+use crate::protocol::task::{Owner, TaskId, TaskView};
 use batch::{Changes, Writes};
 use join::Creation;
 use open::WAL_PAGES;
@@ -37,7 +33,7 @@ mod rows;
 mod schema;
 mod sweep;
 
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
 
 /// Tasks in one SQLite file: they survive restarts and crashes of the server.
@@ -73,7 +69,7 @@ const EVENT_CAPACITY: usize = 1024;
 ///   stays while the next 2,048 to 4,096 tasks are written) are kept as committed: a task
 ///   polled while it runs, and its result just written, are read from memory, and the next
 ///   change to it starts from there (a change of its lifecycle is even computed and encoded
-///   beside the caller). Wake-ups ([`TaskStore::changed`]), events and those records are in
+///   beside the caller). Wake-ups ([`TaskStore::changed`](super::TaskStore::changed)), events and those records are in
 ///   memory, which is complete because no other process writes the file.
 /// - **Versioned.** The file's layout has a version (SQLite's `user_version`); an older file is
 ///   migrated when opened, in one transaction, and a file written by a newer mcp-tasks is
@@ -176,25 +172,6 @@ impl SqliteTaskStore {
         change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<(T, Arc<Frozen>), StoreError> {
         self.update_from(id, owner, visible, None, change).await
-    }
-
-    /// [`TaskStore::finish`], the task as kept: its result is not parsed back into a tree.
-    async fn finish_kept(
-        &self,
-        id: &TaskId,
-        outcome: TaskOutcome,
-    ) -> Result<Arc<Frozen>, StoreError> {
-        // The outcome (a tool's whole result) is freed here once answered, not by the writer's
-        // thread with the change (see `batch.rs`).
-        let outcome = Arc::new(outcome);
-        let kept = outcome.clone();
-        let change = move |record: &mut TaskRecord, now| {
-            record.finish(TaskOutcome::clone(&outcome), now);
-            Ok(())
-        };
-        let finished = self.update_ahead(id, None, true, change).await?.1;
-        drop(kept);
-        Ok(finished)
     }
 
     /// Reads one task: from the records written lately if it is one of them, else from the
@@ -418,35 +395,63 @@ impl fmt::Debug for SqliteTaskStore {
     }
 }
 
-impl TaskStore for SqliteTaskStore {
+impl Records for SqliteTaskStore {
+    /// One thread applies the writes, in the order they were queued, and `insert` queues its
+    /// write when called.
+    const CREATES_IN_ORDER: bool = true;
+
+    fn time(&self) -> SystemTime {
+        self.shared.clock.now()
+    }
+
     /// Queues the creation when called: a write on the task called afterwards is applied after
     /// it.
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         self.queue_creation(task)
     }
 
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.read(id, Some(owner)))
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(self.read(id, owner))
     }
 
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.read(id, None))
+    /// A change of the task's lifecycle ([`Change::AHEAD`]) is computed beside the caller when
+    /// the task was written lately ([`update_ahead`](Self::update_ahead)); the caller keeps a
+    /// share of it (a tool's whole result, say) and frees it once answered, not the writer's
+    /// thread (see `batch.rs`).
+    fn change<'a, C: Change, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        change: C,
+    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
+        async move {
+            let (out, task) = if C::AHEAD {
+                let change = Arc::new(change);
+                let kept = change.clone();
+                let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
+                let changed = self.update_ahead(id, owner, C::VISIBLE, apply).await;
+                drop(kept);
+                changed?
+            } else {
+                let apply = move |record: &mut TaskRecord, now| change.apply_once(record, now);
+                self.update(id, owner, C::VISIBLE, apply).await?
+            };
+            Ok((out, P::kept(&task.record, task.result.as_deref())))
+        }
     }
 
-    fn list<'a>(
+    fn page<'a>(
         &'a self,
         owner: &'a Owner,
-        cursor: Option<&'a str>,
+        after: Option<u64>,
         limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
         Box::pin(async move {
-            let after = match cursor {
-                None => -1,
-                Some(cursor) => decode_cursor(cursor)
-                    .and_then(|seq| i64::try_from(seq).ok())
-                    .ok_or(StoreError::InvalidCursor)?,
-            };
-            let limit = limit.max(1);
+            let after = after.map_or(-1, |seq| seq as i64);
             let owner = owner.clone();
             let mut rows: Vec<(i64, Stored)> = self
                 .with_db(move |conn, _| {
@@ -467,126 +472,16 @@ impl TaskStore for SqliteTaskStore {
                 .await?;
             let more = rows.len() > limit;
             rows.truncate(limit);
-            let next_cursor = match rows.last() {
-                Some((seq, _)) if more => Some(encode_cursor(*seq as u64)),
-                _ => None,
-            };
+            let last = rows.last().filter(|_| more).map(|(seq, _)| *seq as u64);
             let tasks = rows
                 .into_iter()
                 .map(|(_, stored)| decode(stored).map(Frozen::into_record))
                 .collect::<Result<_, _>>()?;
-            Ok(TaskPage { tasks, next_cursor })
+            Ok((tasks, last))
         })
     }
 
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.set_status_message(message.clone(), now);
-                Ok(())
-            };
-            Ok(self
-                .update_ahead(id, None, true, change)
-                .await?
-                .1
-                .snapshot())
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| record.add_input_request(key, request, now);
-            Ok(self.update(id, None, true, change).await?.1.record.version)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(&key, now);
-                Ok(())
-            };
-            Ok(self.update(id, None, true, change).await?.1.snapshot())
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses, now));
-            let (delivery, task) = self.update(id, Some(owner), true, change).await?;
-            let record = &task.record;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version: record.version,
-                status: record.status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, _| Ok(record.take_response(&key));
-            Ok(self.update(id, None, false, change).await?.0)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, _| record.add_output(name, contents);
-            self.update(id, None, false, change).await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move { Ok(self.finish_kept(id, outcome).await?.snapshot()) })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, task) = self.update_ahead(id, Some(owner), true, change).await?;
-            let record = task.snapshot();
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
-        self.shared.clock.now()
-    }
-
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(async move {
             let (report, let_go) = self
                 .with_db(move |conn, shared| sweep(conn, shared, now))
@@ -596,49 +491,44 @@ impl TaskStore for SqliteTaskStore {
         })
     }
 
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
         let instance = instance.to_owned();
         Box::pin(self.write(move |conn, shared, _| {
-            let until = micros(shared.clock.now() + duration);
-            conn.prepare_cached(
-                "INSERT INTO leases (instance, until) VALUES (?1, ?2)
-                 ON CONFLICT (instance) DO UPDATE SET until = excluded.until",
-            )
-            .map_err(backend)?
-            .execute(params![instance, until])
+            match duration {
+                Some(duration) => conn
+                    .prepare_cached(
+                        "INSERT INTO leases (instance, until) VALUES (?1, ?2)
+                         ON CONFLICT (instance) DO UPDATE SET until = excluded.until",
+                    )
+                    .map_err(backend)?
+                    .execute(params![instance, micros(shared.clock.now() + duration)]),
+                None => conn
+                    .prepare_cached("DELETE FROM leases WHERE instance = ?1")
+                    .map_err(backend)?
+                    .execute([instance]),
+            }
             .map_err(backend)?;
             Ok(())
         }))
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
-        let instance = instance.to_owned();
-        Box::pin(self.write(move |conn, _, _| {
-            conn.prepare_cached("DELETE FROM leases WHERE instance = ?1")
-                .map_err(backend)?
-                .execute([instance])
-                .map_err(backend)?;
-            Ok(())
-        }))
+    fn wait<'a, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        seen: u64,
+    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
+        self.wait_past(id, seen, |found| {
+            P::kept(&found.record, found.result.as_deref())
+        })
     }
 
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.wait_past(id, seen_version, Found::into_record))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
         self.shared.events.subscribe()
     }
 
-    fn fast_paths(&self) -> Option<&dyn FastPaths> {
-        Some(self)
-    }
-}
-
-/// A task written lately is read in place, in the record kept after its commit: a view of it, or
-/// its version and status, without a copy.
-impl FastPaths for SqliteTaskStore {
-    fn get_view<'a>(
+    /// A task written lately is read in place, in the record kept after its commit, without a
+    /// copy.
+    fn view<'a>(
         &'a self,
         id: &'a TaskId,
         owner: &'a Owner,
@@ -648,33 +538,6 @@ impl FastPaths for SqliteTaskStore {
             let found = self.find(id, Some(owner)).await?;
             Ok(found.map(|found| read(found.view())).is_some())
         })
-    }
-
-    fn finish_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(async move {
-            let task = self.finish_kept(id, outcome).await?;
-            Ok((task.record.version, task.record.status))
-        })
-    }
-
-    fn changed_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(self.wait_past(id, seen_version, |found| {
-            (found.record.version, found.record.status)
-        }))
-    }
-
-    /// One thread applies the writes, in the order they were queued, and `create` queues its
-    /// write when called.
-    fn creates_in_order(&self) -> bool {
-        true
     }
 }
 

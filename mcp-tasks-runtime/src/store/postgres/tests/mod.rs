@@ -12,8 +12,12 @@ use tokio_postgres::NoTls;
 
 use super::*;
 use crate::protocol::Era;
+use crate::protocol::task::TaskOutcome;
 use crate::protocol::task::TaskStatus;
+use crate::protocol::{InputRequest, ResourceContents};
 use crate::store::ManualClock;
+use crate::store::TaskStore;
+use serde_json::Value;
 
 /// The shared server's database for these tests (made once).
 fn database() -> &'static str {

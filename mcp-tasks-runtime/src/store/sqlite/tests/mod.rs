@@ -2,9 +2,14 @@
 
 use super::*;
 use crate::protocol::Era;
+use crate::protocol::InputRequest;
+use crate::protocol::task::TaskOutcome;
 use crate::protocol::task::{OutcomeView, TaskShape, TaskStatus};
+use crate::store::TaskStore;
+use crate::store::fast::FastPaths;
 use crate::store::{ManualClock, SystemClock};
 use rusqlite::params;
+use serde_json::{Map, Value};
 
 /// A store in a fresh file that is unlinked at once: the open connection keeps it alive.
 fn scratch(clock: Arc<dyn Clock>) -> SqliteTaskStore {
