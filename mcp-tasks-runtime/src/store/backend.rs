@@ -18,6 +18,8 @@ use super::change::{
 };
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+use super::feed::Feed;
 use super::{
     CancelResult, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture, TaskEvent,
     TaskPage, TaskRecord, TaskStore,
@@ -293,5 +295,117 @@ impl<R: Records> FastPaths for R {
 
     fn creates_in_order(&self) -> bool {
         R::CREATES_IN_ORDER
+    }
+}
+
+/// A backend whose records live in a server that several instances share (Redis, Postgres): it
+/// reads and writes whole records, applies a change again when another instance changed the
+/// task first (or in a batch of its own), and learns of changes through its [`Feed`]; the rest
+/// of [`Records`] is written once, below. Not nameable outside this crate.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub trait Remote: Send + Sync + fmt::Debug + 'static {
+    /// [`Records::CREATES_IN_ORDER`].
+    const CREATES_IN_ORDER: bool = false;
+
+    /// [`Records::time`].
+    fn time(&self) -> SystemTime;
+
+    /// [`Records::insert`].
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord>;
+
+    /// [`Records::load`].
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// Applies `change` to the task and stores the record it leaves (see [`Records::change`]),
+    /// which it returns with what `change` returned. `change` may run more than once.
+    fn update<'a, T: Send + 'static>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        visible: bool,
+        change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<(T, TaskRecord), StoreError>> + Send + 'a;
+
+    /// [`Records::page`].
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)>;
+
+    /// [`Records::sweep_at`].
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport>;
+
+    /// [`Records::lease`].
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()>;
+
+    /// The store's local waiters and subscribers.
+    fn feed(&self) -> &Feed;
+}
+
+#[cfg(any(feature = "redis", feature = "postgres"))]
+impl<S: Remote> Records for S {
+    const CREATES_IN_ORDER: bool = <S as Remote>::CREATES_IN_ORDER;
+
+    fn time(&self) -> SystemTime {
+        Remote::time(self)
+    }
+
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Remote::insert(self, task)
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Remote::load(self, id, owner)
+    }
+
+    async fn change<'a, C: Change, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        change: C,
+    ) -> Result<(C::Out, P::Out), StoreError> {
+        let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
+        let (out, record) = self.update(id, owner, C::VISIBLE, apply).await?;
+        Ok((out, P::owned(record)))
+    }
+
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        Remote::page(self, owner, after, limit)
+    }
+
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+        Remote::sweep_at(self, now)
+    }
+
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
+        Remote::lease(self, instance, duration)
+    }
+
+    async fn wait<'a, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        seen: u64,
+    ) -> Result<P::Out, StoreError> {
+        let read = || Remote::load(self, id, None);
+        Ok(P::owned(Remote::feed(self).wait(id, seen, read).await?))
+    }
+
+    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
+        Remote::feed(self).subscribe()
     }
 }

@@ -47,6 +47,11 @@ impl Change for SetStatusMessage {
         record.set_status_message(self.0.clone(), now);
         Ok(())
     }
+
+    fn apply_once(self, record: &mut TaskRecord, now: SystemTime) -> Result<(), StoreError> {
+        record.set_status_message(self.0, now);
+        Ok(())
+    }
 }
 
 /// [`TaskRecord::add_input_request`].

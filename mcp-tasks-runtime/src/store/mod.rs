@@ -67,6 +67,8 @@ mod columns;
 pub mod contract;
 mod cursor;
 mod fast;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod feed;
 mod frozen;
 mod machine;
 mod memory;

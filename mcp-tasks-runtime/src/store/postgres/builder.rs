@@ -2,19 +2,20 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio::sync::{OnceCell, broadcast, mpsc, watch};
+use tokio::sync::{OnceCell, mpsc};
 use tokio_postgres::NoTls;
 
-use super::feed::listen;
+use super::feed::RESYNC_EVERY;
 use super::sql::Sql;
 use super::writer::{self, Queue};
-use super::{EVENT_CAPACITY, PostgresTaskStore, READERS, Shared, schema};
+use super::{PostgresTaskStore, READERS, Shared, schema};
 use crate::protocol::task::TaskId;
+use crate::store::feed::{Feed, listen};
 use crate::store::{Clock, StoreError};
 
 /// Settings for [`PostgresTaskStore`]; see [`PostgresTaskStore::builder`]. Its `Debug` output
@@ -174,17 +175,14 @@ impl PostgresTaskStoreBuilder {
             batch: self.batch.max(1),
             reconnect_max: self.reconnect_max,
             migrated: OnceCell::new(),
-            waiters: Mutex::default(),
+            feed: Feed::new(Some(RESYNC_EVERY)),
             ended: Mutex::default(),
-            events: broadcast::channel(EVENT_CAPACITY).0,
-            listening: watch::channel(false).0,
-            online: AtomicBool::new(false),
             readers: Default::default(),
             next_reader: AtomicUsize::new(0),
             transactions: AtomicU64::new(0),
             changes: AtomicU64::new(0),
             #[cfg(test)]
-            panic_in_transaction: AtomicBool::new(false),
+            panic_in_transaction: std::sync::atomic::AtomicBool::new(false),
         });
         let receiver: Queue = Arc::new(tokio::sync::Mutex::new(receiver));
         let mut tasks = vec![tokio::spawn(listen(Arc::downgrade(&shared)))];

@@ -10,19 +10,18 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use deadpool_postgres::{Object, Pool};
-use tokio::sync::{OnceCell, broadcast, mpsc, oneshot, watch};
+use tokio::sync::{OnceCell, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::TaskRecord;
-use super::backend::Records;
-use super::change::{Change, Project};
+use super::backend::Remote;
 use super::columns::{due_column, micros, runner_column};
-use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock, TaskEvent};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
 use crate::error_chain::with_causes;
 use crate::protocol::task::{Owner, TaskId};
 
@@ -34,13 +33,11 @@ mod sql;
 mod sweep;
 mod writer;
 
+use super::feed::Feed;
 pub use builder::PostgresTaskStoreBuilder;
-use feed::Note;
 use sql::Sql;
 use writer::{Job, Update};
 
-/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
-const EVENT_CAPACITY: usize = 1024;
 /// How many shared connections serve reads ([`Shared::reader`]).
 const READERS: usize = 2;
 /// How many due tasks one [`TaskStore::expire`](super::TaskStore::expire) call handles (the next sweep takes the rest).
@@ -175,15 +172,11 @@ struct Shared {
     /// The longest pause between the listener's attempts to reconnect.
     reconnect_max: Duration,
     migrated: OnceCell<()>,
-    /// Local waiters of [`TaskStore::changed`](super::TaskStore::changed), by task.
-    waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
+    /// Local waiters and subscribers.
+    feed: Feed,
     /// Tasks that ended lately, as committed: an ended task changes no more, until it is deleted
     /// at the end of its retention, so a read finds them here (see [`Shared::ended`]).
     ended: Mutex<HashMap<TaskId, Arc<TaskRecord>>>,
-    events: broadcast::Sender<TaskEvent>,
-    /// Set once the listener has listened for the first time.
-    listening: watch::Sender<bool>,
-    online: AtomicBool,
     /// The shared read connections, and which one the next read takes.
     readers: [Mutex<Option<Arc<Object>>>; READERS],
     next_reader: AtomicUsize,
@@ -192,7 +185,7 @@ struct Shared {
     changes: AtomicU64,
     /// The next group commit panics once its new tasks are inserted (for a test).
     #[cfg(test)]
-    panic_in_transaction: AtomicBool,
+    panic_in_transaction: std::sync::atomic::AtomicBool,
 }
 
 impl PostgresTaskStore {
@@ -244,7 +237,7 @@ impl fmt::Debug for PostgresTaskStore {
         f.debug_struct("PostgresTaskStore")
             .field("schema", &self.shared.schema)
             .field("clock", &self.shared.clock)
-            .field("listening", &self.shared.online.load(Ordering::Relaxed))
+            .field("listening", &self.shared.feed.online())
             .finish_non_exhaustive()
     }
 }
@@ -408,47 +401,6 @@ impl Shared {
         }
     }
 
-    async fn list(
-        &self,
-        owner: &Owner,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<(Vec<TaskRecord>, Option<u64>), StoreError> {
-        let after = after.map_or(0, |seq| seq as i64);
-        self.ready().await?;
-        let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
-        let rows = self
-            .bounded("listing tasks", async {
-                // In a transaction that holds the creators' lock exclusively (see "`list` misses
-                // nothing"): the page's snapshot is taken once no creation is under way.
-                let fail = |e| pg("listing tasks", &e);
-                let mut client = self.connection().await?;
-                let statement = client.prepare_cached(&self.sql.list).await.map_err(fail)?;
-                let turn = client
-                    .prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-                    .await
-                    .map_err(fail)?;
-                let tx = client.transaction().await.map_err(fail)?;
-                tx.execute(&turn, &[&self.turn_key]).await.map_err(fail)?;
-                let rows = tx
-                    .query(&statement, &[&owner.as_str(), &after, &fetch])
-                    .await
-                    .map_err(fail)?;
-                tx.commit().await.map_err(fail)?;
-                Ok(rows)
-            })
-            .await?;
-        let more = rows.len() > limit;
-        let mut tasks = Vec::with_capacity(rows.len().min(limit));
-        let mut last = None;
-        for row in rows.iter().take(limit) {
-            let seq: i64 = row.get(0);
-            tasks.push(decode(row.get(1))?);
-            last = Some(seq);
-        }
-        Ok((tasks, last.filter(|_| more).map(|seq| seq as u64)))
-    }
-
     async fn lease(&self, sql: &str, instance: &str, until: Option<i64>) -> Result<(), StoreError> {
         self.ready().await?;
         self.bounded("writing a lease", async {
@@ -468,7 +420,7 @@ impl Shared {
     }
 }
 
-impl Records for PostgresTaskStore {
+impl Remote for PostgresTaskStore {
     /// `insert` queues the creation when called. A write on the task that a writer takes while
     /// another writer commits the creation (its insert not yet visible) is held back and queued
     /// again once the creation is answered; a write taken in the same batch as its creation,
@@ -492,26 +444,62 @@ impl Records for PostgresTaskStore {
         Box::pin(self.shared.read(id, owner))
     }
 
-    fn change<'a, C: Change, P: Project>(
+    fn update<'a, T: Send + 'static>(
         &'a self,
         id: &'a TaskId,
         owner: Option<&'a Owner>,
-        change: C,
-    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
-        async move {
-            let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
-            let (out, record) = self.shared.update(id, owner, C::VISIBLE, apply).await?;
-            Ok((out, P::owned(record)))
-        }
+        visible: bool,
+        change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<(T, TaskRecord), StoreError>> + Send + 'a {
+        self.shared.update(id, owner, visible, change)
     }
 
+    /// One page, read once no creation is under way (see "`list` misses nothing").
     fn page<'a>(
         &'a self,
         owner: &'a Owner,
         after: Option<u64>,
         limit: usize,
     ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
-        Box::pin(self.shared.list(owner, after, limit))
+        let shared = &self.shared;
+        Box::pin(async move {
+            let after = after.map_or(0, |seq| seq as i64);
+            shared.ready().await?;
+            let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
+            let rows = shared
+                .bounded("listing tasks", async {
+                    // In a transaction that holds the creators' lock exclusively (see "`list` misses
+                    // nothing"): the page's snapshot is taken once no creation is under way.
+                    let fail = |e| pg("listing tasks", &e);
+                    let mut client = shared.connection().await?;
+                    let statement = client
+                        .prepare_cached(&shared.sql.list)
+                        .await
+                        .map_err(fail)?;
+                    let turn = client
+                        .prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                        .await
+                        .map_err(fail)?;
+                    let tx = client.transaction().await.map_err(fail)?;
+                    tx.execute(&turn, &[&shared.turn_key]).await.map_err(fail)?;
+                    let rows = tx
+                        .query(&statement, &[&owner.as_str(), &after, &fetch])
+                        .await
+                        .map_err(fail)?;
+                    tx.commit().await.map_err(fail)?;
+                    Ok(rows)
+                })
+                .await?;
+            let more = rows.len() > limit;
+            let mut tasks = Vec::with_capacity(rows.len().min(limit));
+            let mut last = None;
+            for row in rows.iter().take(limit) {
+                let seq: i64 = row.get(0);
+                tasks.push(decode(row.get(1))?);
+                last = Some(seq);
+            }
+            Ok((tasks, last.filter(|_| more).map(|seq| seq as u64)))
+        })
     }
 
     fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
@@ -531,16 +519,8 @@ impl Records for PostgresTaskStore {
         })
     }
 
-    fn wait<'a, P: Project>(
-        &'a self,
-        id: &'a TaskId,
-        seen: u64,
-    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
-        async move { Ok(P::owned(self.shared.changed(id, seen).await?)) }
-    }
-
-    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
-        self.shared.events.subscribe()
+    fn feed(&self) -> &Feed {
+        &self.shared.feed
     }
 }
 

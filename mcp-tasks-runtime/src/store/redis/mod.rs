@@ -1,27 +1,21 @@
 //! The Redis task store (cargo feature `redis`): tasks shared by every server instance that
 //! points at the same Redis.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError};
-use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::Expiry;
 use super::TaskRecord;
-use super::backend::Records;
-use super::change::{Change, Project};
-use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock, TaskEvent};
+use super::backend::Remote;
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
 use crate::protocol::task::{Owner, TaskId};
 
-/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
-const EVENT_CAPACITY: usize = 1024;
 /// How many times a state change is tried when other writers keep changing the task in between.
 /// Each lost race costs one round trip and hands back the current record; after the first few,
 /// a writer waits a random moment (up to 20 ms) so that many writers on one task spread out.
@@ -106,12 +100,10 @@ struct Shared {
     connection: ConnectionManager,
     keys: Keys,
     scripts: Scripts,
-    /// Local waiters of [`TaskStore::changed`](super::TaskStore::changed), by task.
-    waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
-    events: broadcast::Sender<TaskEvent>,
-    /// Set once the subscriber connection has subscribed for the first time.
-    listening: watch::Sender<bool>,
-    online: AtomicBool,
+    /// For the subscriber connection.
+    client: Client,
+    /// Local waiters and subscribers.
+    feed: Feed,
     timeout: Duration,
 }
 
@@ -195,13 +187,11 @@ impl RedisTaskStoreBuilder {
             connection,
             keys: Keys::new(&self.prefix),
             scripts: Scripts::new(),
-            waiters: Mutex::default(),
-            events: broadcast::channel(EVENT_CAPACITY).0,
-            listening: watch::channel(false).0,
-            online: AtomicBool::new(false),
+            client,
+            feed: Feed::new(None),
             timeout: self.timeout,
         });
-        let listener = tokio::spawn(listen(client, Arc::downgrade(&shared)));
+        let listener = tokio::spawn(listen(Arc::downgrade(&shared)));
         Ok(RedisTaskStore { shared, listener })
     }
 
@@ -258,7 +248,7 @@ impl fmt::Debug for RedisTaskStore {
         f.debug_struct("RedisTaskStore")
             .field("prefix", &self.shared.keys.prefix)
             .field("clock", &self.shared.clock)
-            .field("listening", &self.shared.online.load(Ordering::Relaxed))
+            .field("listening", &self.shared.feed.online())
             .finish_non_exhaustive()
     }
 }
@@ -284,7 +274,8 @@ macro_rules! call {
 mod feed;
 mod scripts;
 
-use feed::{Note, listen, note};
+use super::feed::{Feed, listen};
+use feed::note;
 use scripts::Scripts;
 
 impl Shared {
@@ -298,44 +289,6 @@ impl Shared {
         get.arg(self.keys.task(id)).arg("r");
         let raw: Option<Vec<u8>> = call!(self, conn => get.query_async(&mut conn))?;
         raw.map(|raw| decode(&raw)).transpose()
-    }
-
-    /// Applies `change` to the task and stores the result atomically (see the type's docs);
-    /// returns what `change` returned and the record afterwards. `owner: None` is the engine
-    /// acting; `visible: false` marks a change clients cannot see.
-    async fn update<T>(
-        &self,
-        id: &TaskId,
-        owner: Option<&Owner>,
-        visible: bool,
-        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
-    ) -> Result<(T, TaskRecord), StoreError> {
-        let mut current = self.load(id).await?;
-        for attempt in 0..MAX_ATTEMPTS {
-            if attempt >= 3 {
-                let pause = rand::random_range(0..attempt.min(20) * 1000);
-                tokio::time::sleep(Duration::from_micros(pause)).await;
-            }
-            let Some(before) = current.take() else {
-                return Err(StoreError::NotFound);
-            };
-            if owner.is_some_and(|owner| before.owner != *owner) {
-                return Err(StoreError::NotFound);
-            }
-            let mut record = before.clone();
-            let out = change(&mut record, self.clock.now())?;
-            if record.version == before.version {
-                return Ok((out, record));
-            }
-            match self.store(&before, &record, visible).await? {
-                Stored::Yes => return Ok((out, record)),
-                Stored::Gone => return Err(StoreError::NotFound),
-                Stored::Conflict(now) => current = Some(*now),
-            }
-        }
-        Err(StoreError::backend(format!(
-            "task {id} kept changing under {MAX_ATTEMPTS} attempts to update it"
-        )))
     }
 
     /// Writes `after` if the stored version is still `before`'s.
@@ -400,133 +353,6 @@ impl Shared {
         (record.due_at().map(millis), expiry)
     }
 
-    async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
-        self.ready().await?;
-        let record = TaskRecord::new(task, self.clock.now());
-        let json = encode(&record)?;
-        let (deadline, expiry) = self.expiry_of(&record);
-        let runner = record.runner.as_deref();
-        let mut invocation = self.scripts.create.prepare_invoke();
-        invocation
-            .key(self.keys.task(&record.id))
-            .key(self.keys.owner(&record.owner))
-            .key(&self.keys.deadlines)
-            .key(&self.keys.seq)
-            .key(&self.keys.runners)
-            .key(self.keys.running(runner))
-            .arg(&json)
-            .arg(record.id.as_str())
-            .arg(deadline.map_or_else(String::new, |d| d.to_string()))
-            .arg(expiry.map_or_else(String::new, |e| e.to_string()))
-            .arg(&self.keys.channel)
-            .arg(note("u", record.version, &record.id, &json))
-            .arg(runner.unwrap_or_default());
-        let created: i64 = call!(self, conn => invocation.invoke_async(&mut conn))?;
-        if created == 0 {
-            return Err(StoreError::DuplicateId(record.id));
-        }
-        Ok(record)
-    }
-
-    /// One page (see [`Records::page`]): one script.
-    async fn list(
-        &self,
-        owner: &Owner,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<(Vec<TaskRecord>, Option<u64>), StoreError> {
-        let start = after.map_or(0, |seq| seq + 1);
-        self.ready().await?;
-        let mut invocation = self.scripts.list.prepare_invoke();
-        invocation
-            .key(self.keys.owner(owner))
-            .arg(start)
-            .arg(limit.saturating_add(1))
-            .arg(self.keys.task_prefix());
-        let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
-            call!(self, conn => invocation.invoke_async(&mut conn))?;
-        let mut tasks = Vec::with_capacity(rows.len().min(limit));
-        let mut last = None;
-        for (seq, raw) in rows.into_iter().take(limit) {
-            let record = decode(&raw)?;
-            if record.owner == *owner {
-                tasks.push(record);
-            }
-            last = Some(seq);
-        }
-        Ok((tasks, (fetched > limit).then_some(last).flatten()))
-    }
-
-    async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
-        self.ready().await?;
-        let mut invocation = self.scripts.due.prepare_invoke();
-        invocation
-            .key(&self.keys.deadlines)
-            .key(&self.keys.runners)
-            .key(&self.keys.leases)
-            .arg(millis(now))
-            .arg(SWEEP_BATCH)
-            .arg(self.keys.running_prefix());
-        let (mut due, lapsed): (Vec<String>, Vec<String>) =
-            call!(self, conn => invocation.invoke_async(&mut conn))?;
-        due.sort_unstable();
-        due.dedup();
-        let mut report = ExpiryReport::default();
-        if due.is_empty() {
-            return Ok(report);
-        }
-        let ids: Vec<TaskId> = due.into_iter().map(TaskId::new).collect();
-        let mut pipe = redis::pipe();
-        for id in &ids {
-            pipe.cmd("HGET").arg(self.keys.task(id)).arg("r");
-        }
-        let records: Vec<Option<Vec<u8>>> = call!(self, conn => pipe.query_async(&mut conn))?;
-        for (id, raw) in ids.into_iter().zip(records) {
-            let Some(raw) = raw else {
-                // Redis expired the key by itself: forget the deadline.
-                let mut forget = redis::cmd("ZREM");
-                forget.arg(&self.keys.deadlines).arg(id.as_str());
-                call!(self, conn => forget.query_async::<()>(&mut conn))?;
-                continue;
-            };
-            let mut record = decode(&raw)?;
-            loop {
-                let alive = record
-                    .runner
-                    .as_ref()
-                    .is_none_or(|runner| !lapsed.contains(runner));
-                match record.expiry(now, alive) {
-                    Expiry::Keep => break,
-                    verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
-                        let mut failed = record.clone();
-                        failed.apply_expiry(verdict, now);
-                        match self.store(&record, &failed, true).await? {
-                            Stored::Yes => report.failed.push(failed),
-                            Stored::Gone => {}
-                            Stored::Conflict(current) => {
-                                record = *current;
-                                continue;
-                            }
-                        }
-                        break;
-                    }
-                    Expiry::Remove => {
-                        match self.remove(&record).await? {
-                            Stored::Yes => report.removed.push(id.clone()),
-                            Stored::Gone => {}
-                            Stored::Conflict(current) => {
-                                record = *current;
-                                continue;
-                            }
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(report)
-    }
-
     /// Deletes the task if it is still at `record`'s version.
     async fn remove(&self, record: &TaskRecord) -> Result<Stored, StoreError> {
         let owner = serde_json::to_string(&record.owner).map_err(StoreError::backend)?;
@@ -561,13 +387,41 @@ enum Stored {
     Conflict(Box<TaskRecord>),
 }
 
-impl Records for RedisTaskStore {
+impl Remote for RedisTaskStore {
     fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
 
+    /// One script: the record, its indexes, its message.
     fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        Box::pin(self.shared.create(task))
+        let shared = &self.shared;
+        Box::pin(async move {
+            shared.ready().await?;
+            let record = TaskRecord::new(task, shared.clock.now());
+            let json = encode(&record)?;
+            let (deadline, expiry) = shared.expiry_of(&record);
+            let runner = record.runner.as_deref();
+            let mut invocation = shared.scripts.create.prepare_invoke();
+            invocation
+                .key(shared.keys.task(&record.id))
+                .key(shared.keys.owner(&record.owner))
+                .key(&shared.keys.deadlines)
+                .key(&shared.keys.seq)
+                .key(&shared.keys.runners)
+                .key(shared.keys.running(runner))
+                .arg(&json)
+                .arg(record.id.as_str())
+                .arg(deadline.map_or_else(String::new, |d| d.to_string()))
+                .arg(expiry.map_or_else(String::new, |e| e.to_string()))
+                .arg(&shared.keys.channel)
+                .arg(note("u", record.version, &record.id, &json))
+                .arg(runner.unwrap_or_default());
+            let created: i64 = call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            if created == 0 {
+                return Err(StoreError::DuplicateId(record.id));
+            }
+            Ok(record)
+        })
     }
 
     fn load<'a>(
@@ -581,30 +435,152 @@ impl Records for RedisTaskStore {
         })
     }
 
-    fn change<'a, C: Change, P: Project>(
+    /// Reads the record, applies `change` and writes it back if the version is still the one
+    /// read (see the type's docs); when another instance changed the task in between, applies
+    /// `change` again to the record it left.
+    fn update<'a, T: Send + 'static>(
         &'a self,
         id: &'a TaskId,
         owner: Option<&'a Owner>,
-        change: C,
-    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
+        visible: bool,
+        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<(T, TaskRecord), StoreError>> + Send + 'a {
+        let shared = &self.shared;
         async move {
-            let apply = |record: &mut TaskRecord, now| change.apply(record, now);
-            let (out, record) = self.shared.update(id, owner, C::VISIBLE, apply).await?;
-            Ok((out, P::owned(record)))
+            let mut current = shared.load(id).await?;
+            for attempt in 0..MAX_ATTEMPTS {
+                if attempt >= 3 {
+                    let pause = rand::random_range(0..attempt.min(20) * 1000);
+                    tokio::time::sleep(Duration::from_micros(pause)).await;
+                }
+                let Some(before) = current.take() else {
+                    return Err(StoreError::NotFound);
+                };
+                if owner.is_some_and(|owner| before.owner != *owner) {
+                    return Err(StoreError::NotFound);
+                }
+                let mut record = before.clone();
+                let out = change(&mut record, shared.clock.now())?;
+                if record.version == before.version {
+                    return Ok((out, record));
+                }
+                match shared.store(&before, &record, visible).await? {
+                    Stored::Yes => return Ok((out, record)),
+                    Stored::Gone => return Err(StoreError::NotFound),
+                    Stored::Conflict(now) => current = Some(*now),
+                }
+            }
+            Err(StoreError::backend(format!(
+                "task {id} kept changing under {MAX_ATTEMPTS} attempts to update it"
+            )))
         }
     }
 
+    /// One script reads the page.
     fn page<'a>(
         &'a self,
         owner: &'a Owner,
         after: Option<u64>,
         limit: usize,
     ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
-        Box::pin(self.shared.list(owner, after, limit))
+        let shared = &self.shared;
+        Box::pin(async move {
+            let start = after.map_or(0, |seq| seq + 1);
+            shared.ready().await?;
+            let mut invocation = shared.scripts.list.prepare_invoke();
+            invocation
+                .key(shared.keys.owner(owner))
+                .arg(start)
+                .arg(limit.saturating_add(1))
+                .arg(shared.keys.task_prefix());
+            let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
+                call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            let mut tasks = Vec::with_capacity(rows.len().min(limit));
+            let mut last = None;
+            for (seq, raw) in rows.into_iter().take(limit) {
+                let record = decode(&raw)?;
+                if record.owner == *owner {
+                    tasks.push(record);
+                }
+                last = Some(seq);
+            }
+            Ok((tasks, (fetched > limit).then_some(last).flatten()))
+        })
     }
 
+    /// One script finds the tasks that are due and the instances whose lease lapsed; each task
+    /// is then failed or deleted with a versioned write.
     fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
-        Box::pin(self.shared.expire(now))
+        let shared = &self.shared;
+        Box::pin(async move {
+            shared.ready().await?;
+            let mut invocation = shared.scripts.due.prepare_invoke();
+            invocation
+                .key(&shared.keys.deadlines)
+                .key(&shared.keys.runners)
+                .key(&shared.keys.leases)
+                .arg(millis(now))
+                .arg(SWEEP_BATCH)
+                .arg(shared.keys.running_prefix());
+            let (mut due, lapsed): (Vec<String>, Vec<String>) =
+                call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            due.sort_unstable();
+            due.dedup();
+            let mut report = ExpiryReport::default();
+            if due.is_empty() {
+                return Ok(report);
+            }
+            let ids: Vec<TaskId> = due.into_iter().map(TaskId::new).collect();
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HGET").arg(shared.keys.task(id)).arg("r");
+            }
+            let records: Vec<Option<Vec<u8>>> = call!(shared, conn => pipe.query_async(&mut conn))?;
+            for (id, raw) in ids.into_iter().zip(records) {
+                let Some(raw) = raw else {
+                    // Redis expired the key by itself: forget the deadline.
+                    let mut forget = redis::cmd("ZREM");
+                    forget.arg(&shared.keys.deadlines).arg(id.as_str());
+                    call!(shared, conn => forget.query_async::<()>(&mut conn))?;
+                    continue;
+                };
+                let mut record = decode(&raw)?;
+                loop {
+                    let alive = record
+                        .runner
+                        .as_ref()
+                        .is_none_or(|runner| !lapsed.contains(runner));
+                    match record.expiry(now, alive) {
+                        Expiry::Keep => break,
+                        verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
+                            let mut failed = record.clone();
+                            failed.apply_expiry(verdict, now);
+                            match shared.store(&record, &failed, true).await? {
+                                Stored::Yes => report.failed.push(failed),
+                                Stored::Gone => {}
+                                Stored::Conflict(current) => {
+                                    record = *current;
+                                    continue;
+                                }
+                            }
+                            break;
+                        }
+                        Expiry::Remove => {
+                            match shared.remove(&record).await? {
+                                Stored::Yes => report.removed.push(id.clone()),
+                                Stored::Gone => {}
+                                Stored::Conflict(current) => {
+                                    record = *current;
+                                    continue;
+                                }
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(report)
+        })
     }
 
     fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
@@ -629,16 +605,8 @@ impl Records for RedisTaskStore {
         })
     }
 
-    fn wait<'a, P: Project>(
-        &'a self,
-        id: &'a TaskId,
-        seen: u64,
-    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
-        async move { Ok(P::owned(self.shared.changed(id, seen).await?)) }
-    }
-
-    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
-        self.shared.events.subscribe()
+    fn feed(&self) -> &Feed {
+        &self.shared.feed
     }
 }
 
@@ -661,8 +629,4 @@ fn millis(at: SystemTime) -> u64 {
 
 fn millis_of(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

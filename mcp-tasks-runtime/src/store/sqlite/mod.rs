@@ -422,26 +422,24 @@ impl Records for SqliteTaskStore {
     /// the task was written lately ([`update_ahead`](Self::update_ahead)); the caller keeps a
     /// share of it (a tool's whole result, say) and frees it once answered, not the writer's
     /// thread (see `batch.rs`).
-    fn change<'a, C: Change, P: Project>(
+    async fn change<'a, C: Change, P: Project>(
         &'a self,
         id: &'a TaskId,
         owner: Option<&'a Owner>,
         change: C,
-    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
-        async move {
-            let (out, task) = if C::AHEAD {
-                let change = Arc::new(change);
-                let kept = change.clone();
-                let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
-                let changed = self.update_ahead(id, owner, C::VISIBLE, apply).await;
-                drop(kept);
-                changed?
-            } else {
-                let apply = move |record: &mut TaskRecord, now| change.apply_once(record, now);
-                self.update(id, owner, C::VISIBLE, apply).await?
-            };
-            Ok((out, P::kept(&task.record, task.result.as_deref())))
-        }
+    ) -> Result<(C::Out, P::Out), StoreError> {
+        let (out, task) = if C::AHEAD {
+            let change = Arc::new(change);
+            let kept = change.clone();
+            let apply = move |record: &mut TaskRecord, now| change.apply(record, now);
+            let changed = self.update_ahead(id, owner, C::VISIBLE, apply).await;
+            drop(kept);
+            changed?
+        } else {
+            let apply = move |record: &mut TaskRecord, now| change.apply_once(record, now);
+            self.update(id, owner, C::VISIBLE, apply).await?
+        };
+        Ok((out, P::kept(&task.record, task.result.as_deref())))
     }
 
     fn page<'a>(

@@ -1,6 +1,7 @@
 //! `list` misses nothing: pages read while tasks are created.
 
 use super::*;
+use std::sync::atomic::AtomicBool;
 
 /// Tasks created while someone pages through the list appear on a later page: a page is read
 /// only when no creating transaction is between its insert and its end (creators hold a lock

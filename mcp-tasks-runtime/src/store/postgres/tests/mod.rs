@@ -16,7 +16,7 @@ use crate::protocol::task::TaskOutcome;
 use crate::protocol::task::TaskStatus;
 use crate::protocol::{InputRequest, ResourceContents};
 use crate::store::ManualClock;
-use crate::store::TaskStore;
+use crate::store::{TaskEvent, TaskStore};
 use serde_json::Value;
 
 /// The shared server's database for these tests (made once).
