@@ -3,30 +3,27 @@
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
+use std::future::Future;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 use super::Expiry;
 use super::TaskRecord;
-use super::cursor::{decode_cursor, encode_cursor};
-use super::fast::FastPaths;
+use super::backend::Records;
+use super::change::{Change, Project};
 use super::frozen;
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
-    SystemClock, TaskEvent, TaskPage, TaskStore,
-};
-use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus, TaskView};
-use crate::protocol::{InputRequest, ResourceContents};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock, TaskEvent};
+use crate::protocol::ResourceContents;
+use crate::protocol::task::{Owner, TaskId, TaskView};
 
 /// Lock stripes. Operations on tasks in different stripes never contend.
 const SHARDS: usize = 64;
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
+/// How many events a [`TaskStore::subscribe`](super::TaskStore::subscribe) receiver may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
 
 /// Tasks in this process's memory; they are gone when it exits. The default store.
@@ -96,7 +93,7 @@ struct Entry {
     result: Option<Box<RawValue>>,
     /// Position in the owner's index.
     seq: u64,
-    /// Carries the record's version to [`TaskStore::changed`] waiters; `None` while nobody waits.
+    /// Carries the record's version to [`TaskStore::changed`](super::TaskStore::changed) waiters; `None` while nobody waits.
     /// Dropping it (when the task is deleted) wakes every waiter with an error.
     waiters: Option<watch::Sender<u64>>,
 }
@@ -171,30 +168,9 @@ impl MemoryTaskStore {
     }
 
     /// Applies `change` to the task under its stripe lock, wakes its waiters if the version moved,
-    /// and returns what `change` returned with the record afterwards. `owner: None` is the
-    /// engine acting; `visible: false` marks a change clients cannot see (no event).
-    fn update<T>(
-        &self,
-        id: &TaskId,
-        owner: Option<&Owner>,
-        visible: bool,
-        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
-    ) -> Result<(T, TaskRecord), StoreError> {
-        self.update_with(id, owner, visible, change, |record| record.clone())
-    }
-
-    /// [`Self::update`] without the copy of the record for callers that do not return it (a
-    /// record with a stored result or an elicitation schema is costly to clone).
-    fn update_only<T>(
-        &self,
-        id: &TaskId,
-        owner: Option<&Owner>,
-        visible: bool,
-        change: impl FnOnce(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        Ok(self.update_with(id, owner, visible, change, |_| ())?.0)
-    }
-
+    /// and returns what `change` returned with what `read` reads of the record afterwards (a
+    /// record with a stored result or an elicitation schema is costly to clone). `owner: None` is
+    /// the engine acting; `visible: false` marks a change clients cannot see (no event).
     fn update_with<T, R>(
         &self,
         id: &TaskId,
@@ -242,19 +218,14 @@ impl MemoryTaskStore {
         }
     }
 
-    fn page(
+    /// One page of `owner`'s tasks after the one numbered `after`; see [`Records::page`].
+    fn read_page(
         &self,
         owner: &Owner,
-        cursor: Option<&str>,
+        after: Option<u64>,
         limit: usize,
-    ) -> Result<TaskPage, StoreError> {
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .and_then(|seq| seq.checked_add(1))
-                .ok_or(StoreError::InvalidCursor)?,
-        };
-        let limit = limit.max(1);
+    ) -> (Vec<TaskRecord>, Option<u64>) {
+        let start = after.map_or(0, |seq| seq + 1);
         let mut ids: Vec<(u64, TaskId)> = self
             .stripe(&self.owners, owner)
             .get(owner)
@@ -265,7 +236,7 @@ impl MemoryTaskStore {
             .unwrap_or_default();
         let more = ids.len() > limit;
         ids.truncate(limit);
-        let next_cursor = more.then(|| encode_cursor(ids[ids.len() - 1].0));
+        let last = more.then(|| ids[ids.len() - 1].0);
         let tasks = ids
             .iter()
             .filter_map(|(_, id)| {
@@ -274,7 +245,7 @@ impl MemoryTaskStore {
                 Some(entry.snapshot())
             })
             .collect();
-        Ok(TaskPage { tasks, next_cursor })
+        (tasks, last)
     }
 
     fn sweep(&self, now: SystemTime) -> ExpiryReport {
@@ -407,8 +378,12 @@ impl fmt::Debug for MemoryTaskStore {
     }
 }
 
-impl TaskStore for MemoryTaskStore {
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+impl Records for MemoryTaskStore {
+    fn time(&self) -> SystemTime {
+        self.clock.now()
+    }
+
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
         Box::pin(async move {
             let mut record = TaskRecord::new(task, self.clock.now());
             let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
@@ -447,185 +422,80 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
             let stripe = self.stripe(&self.tasks, id);
-            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            let entry = (stripe.tasks.get(id))
+                .filter(|entry| owner.is_none_or(|o| entry.record.owner == *o));
             Ok(entry.map(|entry| entry.snapshot()))
         })
     }
 
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(async move {
-            let stripe = self.stripe(&self.tasks, id);
-            Ok(stripe.tasks.get(id).map(|entry| entry.snapshot()))
-        })
+    fn change<'a, C: Change, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        change: C,
+    ) -> impl Future<Output = Result<(C::Out, P::Out), StoreError>> + Send + 'a {
+        let changed = self.update_with(
+            id,
+            owner,
+            C::VISIBLE,
+            |record, now| change.apply_once(record, now),
+            P::of,
+        );
+        std::future::ready(changed)
     }
 
-    fn list<'a>(
+    fn page<'a>(
         &'a self,
         owner: &'a Owner,
-        cursor: Option<&'a str>,
+        after: Option<u64>,
         limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
-        Box::pin(async move { self.page(owner, cursor, limit) })
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        Box::pin(async move { Ok(self.read_page(owner, after, limit)) })
     }
 
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.set_status_message(message, now);
-                Ok(())
-            };
-            Ok(self.update(id, None, true, change)?.1)
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| record.add_input_request(key, request, now);
-            Ok(self.update_with(id, None, true, change, |r| r.version)?.1)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(key, now);
-                Ok(())
-            };
-            Ok(self.update(id, None, true, change)?.1)
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses, now));
-            let read = |record: &TaskRecord| (record.version, record.status);
-            let (delivery, (version, status)) =
-                self.update_with(id, Some(owner), true, change, read)?;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version,
-                status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
-            self.update_only(id, None, false, change)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| record.add_output(name, contents);
-            self.update_only(id, None, false, change)
-        })
-    }
-
-    fn read_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        name: &'a str,
-    ) -> StoreFuture<'a, Option<ResourceContents>> {
-        Box::pin(async move {
-            let stripe = self.stripe(&self.tasks, id);
-            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
-            Ok(entry.and_then(|entry| entry.record.outputs.get(name).cloned()))
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.finish(outcome, now);
-                Ok(())
-            };
-            Ok(self.update(id, None, true, change)?.1)
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.update(id, Some(owner), true, change)?;
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
-        self.clock.now()
-    }
-
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(async move { Ok(self.sweep(now)) })
     }
 
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let until = self.clock.now() + duration;
-            lock(&self.leases).insert(instance.to_owned(), until);
+            let mut leases = lock(&self.leases);
+            match duration {
+                Some(duration) => {
+                    leases.insert(instance.to_owned(), self.clock.now() + duration);
+                }
+                None => {
+                    leases.remove(instance);
+                }
+            }
             Ok(())
         })
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            lock(&self.leases).remove(instance);
-            Ok(())
+    fn wait<'a, P: Project>(
+        &'a self,
+        id: &'a TaskId,
+        seen: u64,
+    ) -> impl Future<Output = Result<P::Out, StoreError>> + Send + 'a {
+        self.wait_past(id, seen, |entry| {
+            P::kept(&entry.record, entry.result.as_deref())
         })
     }
 
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.wait_past(id, seen_version, Entry::snapshot))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+    fn feed(&self) -> broadcast::Receiver<TaskEvent> {
         self.events.subscribe()
     }
 
-    fn fast_paths(&self) -> Option<&dyn FastPaths> {
-        Some(self)
-    }
-}
-
-/// The memory store reads a task in place, under its stripe lock: a view of the record with its
-/// result as the text kept, or only the version and status, never a copy of the record.
-impl FastPaths for MemoryTaskStore {
-    fn get_view<'a>(
+    /// Read in place, under the stripe lock: a view of the record with its result as the text
+    /// kept, never a copy of the record.
+    fn view<'a>(
         &'a self,
         id: &'a TaskId,
         owner: &'a Owner,
@@ -638,29 +508,17 @@ impl FastPaths for MemoryTaskStore {
         })
     }
 
-    fn finish_status<'a>(
+    fn output<'a>(
         &'a self,
         id: &'a TaskId,
-        outcome: TaskOutcome,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
+        owner: &'a Owner,
+        name: &'a str,
+    ) -> StoreFuture<'a, Option<ResourceContents>> {
         Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.finish(outcome, now);
-                Ok(())
-            };
-            let read = |record: &TaskRecord| (record.version, record.status);
-            Ok(self.update_with(id, None, true, change, read)?.1)
+            let stripe = self.stripe(&self.tasks, id);
+            let entry = (stripe.tasks.get(id)).filter(|entry| entry.record.owner == *owner);
+            Ok(entry.and_then(|entry| entry.record.outputs.get(name).cloned()))
         })
-    }
-
-    fn changed_status<'a>(
-        &'a self,
-        id: &'a TaskId,
-        seen_version: u64,
-    ) -> StoreFuture<'a, (u64, TaskStatus)> {
-        Box::pin(self.wait_past(id, seen_version, |entry| {
-            (entry.record.version, entry.record.status)
-        }))
     }
 }
 
@@ -706,163 +564,4 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::Era;
-    use crate::store::ManualClock;
-    use std::time::Instant;
-
-    crate::task_store_contract_tests!(MemoryTaskStore::with_clock);
-
-    #[tokio::test]
-    async fn fast_paths_agree_with_the_generic_paths() {
-        assert!(MemoryTaskStore::new().fast_paths().is_some());
-        crate::store::fast::checks::all(|| Arc::new(MemoryTaskStore::new())).await;
-    }
-
-    #[tokio::test]
-    async fn a_stored_result_is_read_back_exactly_however_deep() {
-        let store = MemoryTaskStore::new();
-        let alice = Owner::new("alice");
-        let mut deep = serde_json::json!("bottom");
-        for _ in 0..200 {
-            deep = serde_json::json!([deep]);
-        }
-        let results = [
-            serde_json::json!({"content": [{"type": "text", "text": "é\u{0}\"x"}], "isError": false,
-                "structuredContent": {"big": u64::MAX, "neg": i64::MIN, "f": 0.1, "z": -0.0, "n": null}}),
-            deep,
-        ];
-        for result in results {
-            let task = store
-                .create(NewTask::new(alice.clone(), Era::Modern))
-                .await
-                .unwrap();
-            let finished = store
-                .finish(&task.id, TaskOutcome::Result(result.clone()))
-                .await
-                .unwrap();
-            let want = Some(TaskOutcome::Result(result));
-            assert_eq!(finished.outcome, want);
-            let read = store.get(&task.id, &alice).await.unwrap().unwrap();
-            assert_eq!(read.outcome, want);
-            // A change to an ended task (none here) still sees the whole record.
-            let again = store.cancel(&task.id, &alice).await.unwrap();
-            assert_eq!(again.record().outcome, want);
-            let listed = store.list(&alice, None, 100).await.unwrap();
-            assert!(
-                listed
-                    .tasks
-                    .iter()
-                    .any(|t| t.id == task.id && t.outcome == want)
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn a_listed_task_removed_before_its_record_is_read_is_skipped() {
-        let clock = ManualClock::new();
-        let store = MemoryTaskStore::with_clock(Arc::new(clock.clone()));
-        let alice = Owner::new("alice");
-        let new = || NewTask::new(alice.clone(), Era::Modern).ttl(Some(Duration::from_secs(1)));
-        let first = store.create(new()).await.unwrap();
-        store.create(new()).await.unwrap();
-        // Simulate the race: the record disappears while the index still names it.
-        store
-            .stripe(&store.tasks, &first.id)
-            .tasks
-            .remove(&first.id);
-        let page = store.list(&alice, None, 10).await.unwrap();
-        assert_eq!(page.tasks.len(), 1);
-        assert_ne!(page.tasks[0].id, first.id);
-    }
-
-    #[tokio::test]
-    async fn the_wake_up_channel_exists_only_while_someone_waits() {
-        let store = Arc::new(MemoryTaskStore::new());
-        let alice = Owner::new("alice");
-        let task = store
-            .create(NewTask::new(alice.clone(), Era::Modern))
-            .await
-            .unwrap();
-        let has_channel = |store: &MemoryTaskStore| {
-            store.stripe(&store.tasks, &task.id).tasks[&task.id]
-                .waiters
-                .is_some()
-        };
-        assert!(!has_channel(&store));
-        let waiter = {
-            let (store, id) = (store.clone(), task.id.clone());
-            tokio::spawn(async move { store.changed(&id, 1).await })
-        };
-        while !has_channel(&store) {
-            tokio::task::yield_now().await;
-        }
-        store
-            .set_status_message(&task.id, Some("a".into()))
-            .await
-            .unwrap();
-        assert_eq!(waiter.await.unwrap().unwrap().version, 2);
-        // The next change finds no receiver and drops the channel.
-        store
-            .set_status_message(&task.id, Some("b".into()))
-            .await
-            .unwrap();
-        assert!(!has_channel(&store));
-    }
-
-    /// 100,000 tasks, then 1,000 tasks each with a waiter; every waiter is woken by its own task.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn holds_many_tasks_and_many_waiters() {
-        let store = Arc::new(MemoryTaskStore::new());
-        let started = Instant::now();
-        for i in 0..100_000 {
-            let owner = Owner::new(format!("owner-{}", i % 100));
-            store
-                .create(NewTask::new(owner, Era::Modern).ttl(Some(Duration::from_secs(3600))))
-                .await
-                .unwrap();
-        }
-        let created = started.elapsed();
-        assert_eq!(store.len(), 100_000);
-
-        let started = Instant::now();
-        let report = store.expire(SystemTime::now()).await.unwrap();
-        assert_eq!(report, ExpiryReport::default());
-        let swept = started.elapsed();
-
-        let owner = Owner::new("waiting");
-        let mut tasks = Vec::new();
-        for _ in 0..1000 {
-            tasks.push(
-                store
-                    .create(NewTask::new(owner.clone(), Era::Modern))
-                    .await
-                    .unwrap(),
-            );
-        }
-        let started = Instant::now();
-        let waiters: Vec<_> = tasks
-            .iter()
-            .map(|task| {
-                let (store, id) = (store.clone(), task.id.clone());
-                tokio::spawn(async move { store.changed(&id, 1).await })
-            })
-            .collect();
-        for task in &tasks {
-            store
-                .set_status_message(&task.id, Some("go".into()))
-                .await
-                .unwrap();
-        }
-        for (task, waiter) in tasks.iter().zip(waiters) {
-            let record = waiter.await.unwrap().unwrap();
-            assert_eq!(record.id, task.id);
-            assert_eq!(record.version, 2);
-        }
-        let woken = started.elapsed();
-        eprintln!(
-            "100k creates: {created:?}; sweep of 101k: {swept:?}; 1000 waiters woken: {woken:?}"
-        );
-    }
-}
+mod tests;

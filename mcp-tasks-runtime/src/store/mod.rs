@@ -58,6 +58,8 @@ use crate::protocol::Era;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
+mod backend;
+mod change;
 mod clock;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod columns;
@@ -65,6 +67,8 @@ mod columns;
 pub mod contract;
 mod cursor;
 mod fast;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod feed;
 mod frozen;
 mod machine;
 mod memory;
@@ -86,6 +90,8 @@ pub use memory::MemoryTaskStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresTaskStore, PostgresTaskStoreBuilder};
 pub use record::TaskRecord;
+#[cfg(test)]
+pub(crate) use record::fixture;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 

@@ -347,40 +347,46 @@ mod stored {
     }
 }
 
+/// 2025-11-25T10:30:00Z, when [`fixture`] was created.
+#[cfg(test)]
+pub(crate) fn fixture_t0() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_066_600)
+}
+
+/// A task for tests (the record's and the renderers'): `786512e2` of `alice`, modern, in
+/// `status`, created at [`fixture_t0`] and changed 600.25 s later, at version 1.
+#[cfg(test)]
+pub(crate) fn fixture(status: TaskStatus) -> TaskRecord {
+    TaskRecord {
+        id: TaskId::new("786512e2"),
+        owner: Owner::new("alice"),
+        origin: Era::Modern,
+        status,
+        status_message: None,
+        created_at: fixture_t0(),
+        last_updated_at: fixture_t0() + Duration::from_millis(600_250),
+        ttl: Some(Duration::from_secs(60)),
+        deadline: None,
+        runner: None,
+        poll_interval: Some(Duration::from_secs(5)),
+        tool: None,
+        input_requests: BTreeMap::new(),
+        input_responses: BTreeMap::new(),
+        retired_keys: BTreeSet::new(),
+        outcome: None,
+        outputs: Default::default(),
+        version: 1,
+        terminal_at: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::RpcError;
     use serde_json::json;
 
-    /// 2025-11-25T10:30:00Z.
-    fn t0() -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_066_600)
-    }
-
-    fn record(status: TaskStatus) -> TaskRecord {
-        TaskRecord {
-            id: TaskId::new("786512e2"),
-            owner: Owner::new("alice"),
-            origin: Era::Modern,
-            status,
-            status_message: None,
-            created_at: t0(),
-            last_updated_at: t0() + Duration::from_millis(600_250),
-            ttl: Some(Duration::from_secs(60)),
-            deadline: None,
-            runner: None,
-            poll_interval: Some(Duration::from_secs(5)),
-            tool: None,
-            input_requests: BTreeMap::new(),
-            input_responses: BTreeMap::new(),
-            retired_keys: BTreeSet::new(),
-            outcome: None,
-            outputs: Default::default(),
-            version: 1,
-            terminal_at: None,
-        }
-    }
+    use super::{fixture as record, fixture_t0 as t0};
 
     #[test]
     fn record_storage_encoding_round_trips() {

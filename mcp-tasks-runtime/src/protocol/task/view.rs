@@ -270,10 +270,10 @@ mod tests {
     use crate::protocol::Era;
     use crate::protocol::RpcError;
     use crate::protocol::json_eq::assert_same_json;
-    use crate::protocol::task::{Owner, TaskOutcome};
+    use crate::protocol::task::TaskOutcome;
     use crate::store::TaskRecord;
+    use crate::store::fixture as record;
     use serde_json::json;
-    use std::collections::BTreeSet;
     use std::sync::Arc;
 
     /// 2025-11-25T10:30:00Z.
@@ -395,30 +395,6 @@ mod tests {
 
     // The renderers on a stored record (`crate::store::TaskRecord`): what each shape shows, and
     // what it never shows (answered or withdrawn keys, answers not yet taken).
-
-    fn record(status: TaskStatus) -> TaskRecord {
-        TaskRecord {
-            id: TaskId::new("786512e2"),
-            owner: Owner::new("alice"),
-            origin: Era::Modern,
-            status,
-            status_message: None,
-            created_at: t0(),
-            last_updated_at: t0() + Duration::from_millis(600_250),
-            ttl: Some(Duration::from_secs(60)),
-            deadline: None,
-            runner: None,
-            poll_interval: Some(Duration::from_secs(5)),
-            tool: None,
-            input_requests: BTreeMap::new(),
-            input_responses: BTreeMap::new(),
-            retired_keys: BTreeSet::new(),
-            outcome: None,
-            outputs: Default::default(),
-            version: 1,
-            terminal_at: None,
-        }
-    }
 
     fn elicit() -> InputRequest {
         InputRequest::new(

@@ -7,44 +7,40 @@
 //! commit is two round trips); deadpool adds a small pool that replaces broken connections by
 //! itself. sqlx would bring a larger dependency tree for features the store does not use.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
-use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
-use serde_json::{Map, Value};
-use tokio::sync::{OnceCell, broadcast, mpsc, oneshot, watch};
+use deadpool_postgres::{Object, Pool};
+use tokio::sync::{OnceCell, mpsc, oneshot};
 use tokio::task::JoinHandle;
-use tokio_postgres::{NoTls, Statement};
 
-use super::Expiry;
 use super::TaskRecord;
+use super::backend::Remote;
 use super::columns::{due_column, micros, runner_column};
-use super::cursor::{decode_cursor, encode_cursor};
-use super::fast::FastPaths;
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
-    SystemClock, TaskEvent, TaskPage, TaskStore,
-};
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
 use crate::error_chain::with_causes;
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
-use crate::protocol::{InputRequest, ResourceContents};
+use crate::protocol::task::{Owner, TaskId};
 
+mod builder;
+mod ended;
 mod feed;
 mod schema;
+mod sql;
+mod sweep;
 mod writer;
 
-use feed::{Note, listen, payload};
-use writer::{Job, Queue, Update};
+use super::feed::Feed;
+pub use builder::PostgresTaskStoreBuilder;
+use sql::Sql;
+use writer::{Job, Update};
 
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
-const EVENT_CAPACITY: usize = 1024;
 /// How many shared connections serve reads ([`Shared::reader`]).
 const READERS: usize = 2;
-/// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
+/// How many due tasks one [`TaskStore::expire`](super::TaskStore::expire) call handles (the next sweep takes the rest).
 const SWEEP_BATCH: i64 = 1000;
 
 /// Tasks in PostgreSQL, shared by every server instance configured with the same database and
@@ -103,8 +99,8 @@ const SWEEP_BATCH: i64 = 1000;
 /// Each committed change is also a notification (`pg_notify`) on the channel `SCHEMA.changes`:
 /// kind, version, task id, the store that made it, and the record when it fits in Postgres'
 /// 8000-byte payload. Every store keeps one dedicated connection that `LISTEN`s there: a
-/// `tasks/update` or `tasks/cancel` received by instance B wakes [`TaskStore::changed`] on
-/// instance A, and reaches A's [`TaskStore::subscribe`] feed. A store tells its own waiters and
+/// `tasks/update` or `tasks/cancel` received by instance B wakes [`TaskStore::changed`](super::TaskStore::changed) on
+/// instance A, and reaches A's [`TaskStore::subscribe`](super::TaskStore::subscribe) feed. A store tells its own waiters and
 /// subscribers directly, right after its commit.
 ///
 /// The notifications of a batch are sent right after its commit, on the same connection, not
@@ -121,7 +117,7 @@ const SWEEP_BATCH: i64 = 1000;
 ///
 /// # Deadlines, leases and TTL
 ///
-/// The sweeper ([`TaskStore::expire`]) applies [`TaskRecord::expiry`] by **the store's clock**
+/// The sweeper ([`TaskStore::expire`](super::TaskStore::expire)) applies [`TaskRecord::expiry`] by **the store's clock**
 /// ([`PostgresTaskStoreBuilder::clock`], the system clock by default), as the Redis store does:
 /// task times, lease ends and `expire`'s `now` all come from it, not from the database's `now()`,
 /// so instances should keep their clocks in step (NTP). Leases are rows of the `leases` table
@@ -152,75 +148,6 @@ pub struct PostgresTaskStore {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Settings for [`PostgresTaskStore`]; see [`PostgresTaskStore::builder`]. Its `Debug` output
-/// hides the URL's password.
-#[derive(Clone)]
-pub struct PostgresTaskStoreBuilder {
-    url: String,
-    schema: String,
-    clock: Arc<dyn Clock>,
-    timeout: Duration,
-    pool_size: usize,
-    writers: usize,
-    batch: usize,
-    reconnect_max: Duration,
-}
-
-/// The most ended tasks a store keeps for reads ([`Shared::ended`]).
-const ENDED_KEPT: usize = 4096;
-/// About the most bytes of an ended task kept for reads: its outcome's strings, numbers and
-/// keys; a task with outputs, or with more, is read from the table.
-const ENDED_SIZE: usize = 16 * 1024;
-
-/// Whether `record` is within [`ENDED_SIZE`] (its outcome, its status message, its retired
-/// keys), counted without encoding it and no further than the bound.
-fn small(record: &TaskRecord) -> bool {
-    fn within(value: &Value, left: &mut usize) -> bool {
-        let cost = match value {
-            Value::String(text) => text.len() + 2,
-            Value::Array(items) => {
-                return take(left, 2) && items.iter().all(|item| within(item, left));
-            }
-            Value::Object(entries) => {
-                return take(left, 2)
-                    && entries
-                        .iter()
-                        .all(|(key, item)| take(left, key.len() + 3) && within(item, left));
-            }
-            _ => 8,
-        };
-        take(left, cost)
-    }
-    fn take(left: &mut usize, cost: usize) -> bool {
-        *left = left.saturating_sub(cost);
-        *left > 0
-    }
-    let mut left = ENDED_SIZE;
-    if !record.outputs.is_empty()
-        || !take(
-            &mut left,
-            record.status_message.as_ref().map_or(0, String::len),
-        )
-        || !record
-            .retired_keys
-            .iter()
-            .all(|key| take(&mut left, key.len() + 3))
-    {
-        return false;
-    }
-    match &record.outcome {
-        Some(TaskOutcome::Result(value)) => within(value, &mut left),
-        Some(TaskOutcome::Error(error)) => {
-            take(&mut left, error.message.len())
-                && error
-                    .data
-                    .as_ref()
-                    .is_none_or(|data| within(data, &mut left))
-        }
-        None => true,
-    }
-}
-
 struct Shared {
     config: tokio_postgres::Config,
     pool: Pool,
@@ -245,15 +172,11 @@ struct Shared {
     /// The longest pause between the listener's attempts to reconnect.
     reconnect_max: Duration,
     migrated: OnceCell<()>,
-    /// Local waiters of [`TaskStore::changed`], by task.
-    waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
+    /// Local waiters and subscribers.
+    feed: Feed,
     /// Tasks that ended lately, as committed: an ended task changes no more, until it is deleted
     /// at the end of its retention, so a read finds them here (see [`Shared::ended`]).
     ended: Mutex<HashMap<TaskId, Arc<TaskRecord>>>,
-    events: broadcast::Sender<TaskEvent>,
-    /// Set once the listener has listened for the first time.
-    listening: watch::Sender<bool>,
-    online: AtomicBool,
     /// The shared read connections, and which one the next read takes.
     readers: [Mutex<Option<Arc<Object>>>; READERS],
     next_reader: AtomicUsize,
@@ -262,259 +185,7 @@ struct Shared {
     changes: AtomicU64,
     /// The next group commit panics once its new tasks are inserted (for a test).
     #[cfg(test)]
-    panic_in_transaction: AtomicBool,
-}
-
-/// The store's statements, for its schema.
-struct Sql {
-    get: String,
-    get_owned: String,
-    list: String,
-    insert: String,
-    lock: String,
-    update: String,
-    delete: String,
-    notify: String,
-    candidates: String,
-    live_leases: String,
-    drop_lapsed: String,
-    renew: String,
-    release: String,
-}
-
-impl Sql {
-    fn new(schema: &str) -> Self {
-        let s = format!("\"{schema}\"");
-        Sql {
-            get: format!("SELECT record FROM {s}.tasks WHERE id = $1"),
-            get_owned: format!("SELECT record FROM {s}.tasks WHERE id = $1 AND owner = $2"),
-            list: format!(
-                "SELECT seq, record FROM {s}.tasks WHERE owner = $1 AND seq > $2 ORDER BY seq LIMIT $3"
-            ),
-            insert: format!(
-                "INSERT INTO {s}.tasks (id, owner, runner, due, version, record)
-                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[])
-                 ON CONFLICT (id) DO NOTHING RETURNING id"
-            ),
-            lock: format!(
-                "SELECT id, owner, record FROM {s}.tasks WHERE id = ANY($1) ORDER BY id FOR UPDATE"
-            ),
-            // `t.id = ANY($1)` says again what the join says, for the planner: without it, on a
-            // table never analysed (a new store, until autovacuum's first ANALYZE), the plan a
-            // prepared statement keeps joins by hashing a scan of the whole table: every group
-            // commit then read every task (2.3 ms a commit at 20,000 tasks, growing with them).
-            update: format!(
-                "UPDATE {s}.tasks AS t
-                 SET runner = u.runner, due = u.due, version = u.version, record = u.record
-                 FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::text[])
-                     AS u(id, runner, due, version, record)
-                 WHERE t.id = u.id AND t.id = ANY($1)"
-            ),
-            delete: format!("DELETE FROM {s}.tasks WHERE id = ANY($1)"),
-            notify: "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p".to_owned(),
-            candidates: format!(
-                "(SELECT id FROM {s}.tasks WHERE due <= $1 ORDER BY due LIMIT $2)
-                 UNION
-                 (SELECT id FROM {s}.tasks AS t WHERE runner IS NOT NULL
-                     AND NOT EXISTS (SELECT 1 FROM {s}.leases AS l WHERE l.instance = t.runner)
-                     LIMIT $2)"
-            ),
-            live_leases: format!("SELECT instance FROM {s}.leases"),
-            drop_lapsed: format!("DELETE FROM {s}.leases WHERE until <= $1"),
-            renew: format!(
-                "INSERT INTO {s}.leases (instance, until) VALUES ($1, $2)
-                 ON CONFLICT (instance) DO UPDATE SET until = excluded.until"
-            ),
-            release: format!("DELETE FROM {s}.leases WHERE instance = $1"),
-        }
-    }
-}
-
-/// The statements a group commit runs, prepared on its connection.
-struct Statements {
-    turn: Statement,
-    insert: Statement,
-    lock: Statement,
-    update: Statement,
-    notify: Statement,
-    commit: Statement,
-}
-
-impl fmt::Debug for PostgresTaskStoreBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresTaskStoreBuilder")
-            .field("url", &redact(&self.url))
-            .field("schema", &self.schema)
-            .field("clock", &self.clock)
-            .field("timeout", &self.timeout)
-            .field("pool_size", &self.pool_size)
-            .field("writers", &self.writers)
-            .field("batch", &self.batch)
-            .finish_non_exhaustive()
-    }
-}
-
-/// `url` with the password of a `postgres://user:password@host` URL, or of a `password=...`
-/// setting, replaced by `***`.
-fn redact(url: &str) -> String {
-    if let Some(rest) = url.split_once("://").map(|(_, rest)| rest)
-        && let Some(at) = rest.rfind('@')
-        && let Some(colon) = rest[..at].find(':')
-    {
-        let start = url.len() - rest.len() + colon + 1;
-        let end = url.len() - rest.len() + at;
-        return format!("{}***{}", &url[..start], &url[end..]);
-    }
-    url.split(' ')
-        .map(|part| match part.split_once('=') {
-            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-            _ => part.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-impl PostgresTaskStoreBuilder {
-    /// The schema the store's tables live in (default `mcp_tasks`): a lowercase SQL identifier
-    /// (letters, digits, `_`), at most 50 bytes. Instances that share tasks must use the same
-    /// schema; different schemas keep deployments apart in one database.
-    pub fn schema(mut self, schema: impl Into<String>) -> Self {
-        self.schema = schema.into();
-        self
-    }
-
-    /// The clock that stamps tasks and drives TTLs and leases (default: the system clock).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// How long connecting, waiting for a pooled connection, or one statement may take before
-    /// the operation fails (default 5 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// How many connections the pool keeps at most (default 16; at least the writers plus three:
-    /// two shared by every read, one for the sweeper and leases), besides the one that listens for
-    /// notifications.
-    pub fn pool_size(mut self, size: usize) -> Self {
-        self.pool_size = size;
-        self
-    }
-
-    /// How many group-commit transactions may run at once (default 2, at least 1): one commits
-    /// while the next gathers and writes. More writers make smaller batches and more commits; on
-    /// the benchmark one or two do best.
-    pub fn writers(mut self, writers: usize) -> Self {
-        self.writers = writers;
-        self
-    }
-
-    /// The most changes one transaction carries (default 128; 1 turns group commit off: one
-    /// transaction per change).
-    pub fn batch_size(mut self, changes: usize) -> Self {
-        self.batch = changes;
-        self
-    }
-
-    /// The longest pause between the listener's attempts to reconnect (default 1 s); tests hold
-    /// a listener away with a longer one.
-    #[cfg(test)]
-    fn reconnect_max(mut self, pause: Duration) -> Self {
-        self.reconnect_max = pause;
-        self
-    }
-
-    /// Creates the store without waiting for Postgres: connections are made on first use (and
-    /// remade whenever lost), and the first operation migrates the schema. Must be called inside
-    /// a Tokio runtime. Fails on a bad URL or schema name.
-    pub fn open(self) -> Result<PostgresTaskStore, StoreError> {
-        if !schema::valid_name(&self.schema) {
-            return Err(StoreError::backend(format!(
-                "{:?} cannot name the Postgres task store's schema: use lowercase letters, digits and _ (at most 50, not starting with a digit)",
-                self.schema
-            )));
-        }
-        let mut config = tokio_postgres::Config::from_str(&self.url).map_err(|e| {
-            StoreError::backend(format!(
-                "the Postgres URL {:?} is not valid: {e}",
-                redact(&self.url)
-            ))
-        })?;
-        let millis = self.timeout.as_millis().max(1);
-        config
-            .connect_timeout(self.timeout)
-            .application_name("mcp-tasks")
-            .options(format!(
-                "-c statement_timeout={millis} -c idle_in_transaction_session_timeout={}",
-                millis.saturating_mul(10)
-            ));
-        let writers = self.writers.max(1);
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(self.pool_size.max(writers + READERS + 1))
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(self.timeout))
-            .create_timeout(Some(self.timeout))
-            .recycle_timeout(Some(self.timeout))
-            .build()
-            .map_err(|e| StoreError::backend(format!("Postgres: building the pool: {e}")))?;
-        let (queue, receiver) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared {
-            config,
-            pool,
-            channel: format!("{}.changes", self.schema),
-            sql: Sql::new(&self.schema),
-            turn_key: format!("mcp-tasks creates {}", self.schema),
-            schema: self.schema,
-            origin: TaskId::generate().as_str().to_owned(),
-            clock: self.clock,
-            timeout: self.timeout,
-            queue,
-            creating: Mutex::default(),
-            batch: self.batch.max(1),
-            reconnect_max: self.reconnect_max,
-            migrated: OnceCell::new(),
-            waiters: Mutex::default(),
-            ended: Mutex::default(),
-            events: broadcast::channel(EVENT_CAPACITY).0,
-            listening: watch::channel(false).0,
-            online: AtomicBool::new(false),
-            readers: Default::default(),
-            next_reader: AtomicUsize::new(0),
-            transactions: AtomicU64::new(0),
-            changes: AtomicU64::new(0),
-            #[cfg(test)]
-            panic_in_transaction: AtomicBool::new(false),
-        });
-        let receiver: Queue = Arc::new(tokio::sync::Mutex::new(receiver));
-        let mut tasks = vec![tokio::spawn(listen(Arc::downgrade(&shared)))];
-        for _ in 0..writers {
-            tasks.push(tokio::spawn(writer::write(
-                receiver.clone(),
-                Arc::downgrade(&shared),
-            )));
-        }
-        Ok(PostgresTaskStore { shared, tasks })
-    }
-
-    /// Creates the store, migrates the schema, and waits until the change listener listens;
-    /// fails if Postgres cannot be reached within the timeout, or if the schema is newer than
-    /// this build knows.
-    pub async fn connect(self) -> Result<PostgresTaskStore, StoreError> {
-        let store = self.open()?;
-        store.shared.ready().await?;
-        store.shared.listening().await?;
-        Ok(store)
-    }
+    panic_in_transaction: std::sync::atomic::AtomicBool,
 }
 
 impl PostgresTaskStore {
@@ -566,7 +237,7 @@ impl fmt::Debug for PostgresTaskStore {
         f.debug_struct("PostgresTaskStore")
             .field("schema", &self.shared.schema)
             .field("clock", &self.shared.clock)
-            .field("listening", &self.shared.online.load(Ordering::Relaxed))
+            .field("listening", &self.shared.feed.online())
             .finish_non_exhaustive()
     }
 }
@@ -603,68 +274,6 @@ impl Shared {
         let client = Arc::new(self.connection().await?);
         *lock(slot) = Some(client.clone());
         Ok(client)
-    }
-
-    /// The group-commit statements, prepared once per connection (then from its cache).
-    async fn statements(&self, client: &Object) -> Result<Statements, StoreError> {
-        let prepare = |sql: &'static str| async move {
-            client
-                .prepare_cached(sql)
-                .await
-                .map_err(|e| pg("preparing a statement", &e))
-        };
-        let prepare_owned = |sql: &str| {
-            let sql = sql.to_owned();
-            async move {
-                client
-                    .prepare_cached(&sql)
-                    .await
-                    .map_err(|e| pg("preparing a statement", &e))
-            }
-        };
-        Ok(Statements {
-            turn: prepare("SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))").await?,
-            insert: prepare_owned(&self.sql.insert).await?,
-            lock: prepare_owned(&self.sql.lock).await?,
-            update: prepare_owned(&self.sql.update).await?,
-            notify: prepare_owned(&self.sql.notify).await?,
-            commit: prepare("COMMIT").await?,
-        })
-    }
-
-    /// An ended task as this instance last saw it committed (`Some(None)`: another owner's),
-    /// while its retention lasts by the store's clock; `None` when not kept.
-    fn ended(&self, id: &TaskId, owner: Option<&Owner>) -> Option<Option<TaskRecord>> {
-        let record = {
-            let mut ended = lock(&self.ended);
-            let record = ended.get(id)?.clone();
-            if record.due_at().is_some_and(|due| self.clock.now() >= due) {
-                // Deleted by now, or about to be: the table says which.
-                ended.remove(id);
-                return None;
-            }
-            record
-        };
-        // Copied once the map is let go of: other reads do not wait for the copy.
-        Some(
-            owner
-                .is_none_or(|owner| *owner == record.owner)
-                .then(|| (*record).clone()),
-        )
-    }
-
-    /// Keeps `record` for reads if it has ended ([`Shared::ended`]) and is small: what it keeps
-    /// stays within [`ENDED_KEPT`] times [`ENDED_SIZE`], whatever the tools return.
-    fn keep_ended(&self, record: &Arc<TaskRecord>) {
-        if !record.status.is_terminal() || !small(record) {
-            return;
-        }
-        let mut ended = lock(&self.ended);
-        if ended.len() >= ENDED_KEPT && !ended.contains_key(&record.id) {
-            // Full: start again (the records are only a shortcut).
-            ended.clear();
-        }
-        ended.insert(record.id.clone(), record.clone());
     }
 
     /// Reads one task (of this owner, if given).
@@ -792,165 +401,6 @@ impl Shared {
         }
     }
 
-    async fn list(
-        &self,
-        owner: &Owner,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<TaskPage, StoreError> {
-        let after = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .and_then(|seq| i64::try_from(seq).ok())
-                .ok_or(StoreError::InvalidCursor)?,
-        };
-        self.ready().await?;
-        let limit = limit.max(1);
-        let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
-        let rows = self
-            .bounded("listing tasks", async {
-                // In a transaction that holds the creators' lock exclusively (see "`list` misses
-                // nothing"): the page's snapshot is taken once no creation is under way.
-                let fail = |e| pg("listing tasks", &e);
-                let mut client = self.connection().await?;
-                let statement = client.prepare_cached(&self.sql.list).await.map_err(fail)?;
-                let turn = client
-                    .prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-                    .await
-                    .map_err(fail)?;
-                let tx = client.transaction().await.map_err(fail)?;
-                tx.execute(&turn, &[&self.turn_key]).await.map_err(fail)?;
-                let rows = tx
-                    .query(&statement, &[&owner.as_str(), &after, &fetch])
-                    .await
-                    .map_err(fail)?;
-                tx.commit().await.map_err(fail)?;
-                Ok(rows)
-            })
-            .await?;
-        let more = rows.len() > limit;
-        let mut tasks = Vec::with_capacity(rows.len().min(limit));
-        let mut last = None;
-        for row in rows.iter().take(limit) {
-            let seq: i64 = row.get(0);
-            tasks.push(decode(row.get(1))?);
-            last = Some(seq);
-        }
-        let next_cursor = match last {
-            Some(seq) if more => Some(encode_cursor(seq as u64)),
-            _ => None,
-        };
-        Ok(TaskPage { tasks, next_cursor })
-    }
-
-    async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
-        self.ready().await?;
-        let now_us = micros(now);
-        let (failed, removed) = self
-            .bounded("expiring tasks", async {
-                let mut client = self.connection().await?;
-                let fail = |e| pg("expiring tasks", &e);
-                client
-                    .execute(&self.sql.drop_lapsed, &[&now_us])
-                    .await
-                    .map_err(fail)?;
-                let ids: Vec<String> = client
-                    .query(&self.sql.candidates, &[&now_us, &SWEEP_BATCH])
-                    .await
-                    .map_err(fail)?
-                    .iter()
-                    .map(|row| row.get(0))
-                    .collect();
-                if ids.is_empty() {
-                    return Ok((vec![], vec![]));
-                }
-                let tx = client.transaction().await.map_err(fail)?;
-                let rows = tx.query(&self.sql.lock, &[&ids]).await.map_err(fail)?;
-                let live: HashSet<String> = tx
-                    .query(&self.sql.live_leases, &[])
-                    .await
-                    .map_err(fail)?
-                    .iter()
-                    .map(|row| row.get(0))
-                    .collect();
-                let mut failed = Vec::new();
-                let mut removed = Vec::new();
-                let mut notes = Vec::new();
-                for row in &rows {
-                    let mut record = decode(row.get(2))?;
-                    let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
-                    match record.expiry(now, alive) {
-                        Expiry::Keep => {}
-                        Expiry::Remove => {
-                            let owner = serde_json::to_string(&record.owner)
-                                .map_err(StoreError::backend)?;
-                            notes.push(payload(
-                                "d",
-                                record.version,
-                                &record.id,
-                                &self.origin,
-                                &owner,
-                            )?);
-                            removed.push((record.id, record.owner));
-                        }
-                        verdict => {
-                            if record.apply_expiry(verdict, now) {
-                                let json = encode(&record)?;
-                                notes.push(payload(
-                                    "u",
-                                    record.version,
-                                    &record.id,
-                                    &self.origin,
-                                    &json,
-                                )?);
-                                failed.push((record, json));
-                            }
-                        }
-                    }
-                }
-                if !failed.is_empty() {
-                    let ids: Vec<&str> = failed.iter().map(|(r, _)| r.id.as_str()).collect();
-                    let runners: Vec<Option<&str>> =
-                        failed.iter().map(|(r, _)| runner_column(r)).collect();
-                    let dues: Vec<Option<i64>> =
-                        failed.iter().map(|(r, _)| due_column(r)).collect();
-                    let versions: Vec<i64> = failed.iter().map(|(r, _)| r.version as i64).collect();
-                    let records: Vec<&str> = failed.iter().map(|(_, j)| j.as_str()).collect();
-                    tx.execute(
-                        &self.sql.update,
-                        &[&ids, &runners, &dues, &versions, &records],
-                    )
-                    .await
-                    .map_err(fail)?;
-                }
-                if !removed.is_empty() {
-                    let ids: Vec<&str> = removed.iter().map(|(id, _)| id.as_str()).collect();
-                    tx.execute(&self.sql.delete, &[&ids]).await.map_err(fail)?;
-                }
-                if !notes.is_empty() {
-                    tx.execute(&self.sql.notify, &[&self.channel, &notes])
-                        .await
-                        .map_err(fail)?;
-                }
-                tx.commit().await.map_err(fail)?;
-                let failed: Vec<TaskRecord> = failed.into_iter().map(|(r, _)| r).collect();
-                Ok((failed, removed))
-            })
-            .await?;
-        for record in &failed {
-            self.announce(&Arc::new(record.clone()), true);
-        }
-        let mut report = ExpiryReport {
-            failed,
-            removed: Vec::with_capacity(removed.len()),
-        };
-        for (id, owner) in removed {
-            report.removed.push(id.clone());
-            self.announce_removed(id, owner);
-        }
-        Ok(report)
-    }
-
     async fn lease(&self, sql: &str, instance: &str, until: Option<i64>) -> Result<(), StoreError> {
         self.ready().await?;
         self.bounded("writing a lease", async {
@@ -970,186 +420,107 @@ impl Shared {
     }
 }
 
-impl TaskStore for PostgresTaskStore {
-    /// Queues the creation when called: a write on the task asked for afterwards is applied
-    /// after it (see the type's "A task's writes come after its creation").
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        Box::pin(self.shared.create(task))
-    }
+impl Remote for PostgresTaskStore {
+    /// `insert` queues the creation when called. A write on the task that a writer takes while
+    /// another writer commits the creation (its insert not yet visible) is held back and queued
+    /// again once the creation is answered; a write taken in the same batch as its creation,
+    /// after it, shares its transaction (see the type's "A task's writes come after its
+    /// creation").
+    const CREATES_IN_ORDER: bool = true;
 
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.read(id, Some(owner)))
-    }
-
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.read(id, None))
-    }
-
-    fn list<'a>(
-        &'a self,
-        owner: &'a Owner,
-        cursor: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
-        Box::pin(self.shared.list(owner, cursor, limit))
-    }
-
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.set_status_message(message.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.add_input_request(key.clone(), request.clone(), now)
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1.version)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(&key, now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                Ok(record.deliver_responses(responses.clone(), now))
-            };
-            let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version: record.version,
-                status: record.status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let key = key.to_owned();
-            let change = move |record: &mut TaskRecord, _| Ok(record.take_response(&key));
-            Ok(self.shared.update(id, None, false, change).await?.0)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change =
-                move |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
-            self.shared.update(id, None, false, change).await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = move |record: &mut TaskRecord, now| {
-                record.finish(outcome.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
+    fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
 
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        Box::pin(self.shared.create(task))
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(self.shared.read(id, owner))
+    }
+
+    fn update<'a, T: Send + 'static>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        visible: bool,
+        change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<(T, TaskRecord), StoreError>> + Send + 'a {
+        self.shared.update(id, owner, visible, change)
+    }
+
+    /// One page, read once no creation is under way (see "`list` misses nothing").
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        let shared = &self.shared;
+        Box::pin(async move {
+            let after = after.map_or(0, |seq| seq as i64);
+            shared.ready().await?;
+            let fetch = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
+            let rows = shared
+                .bounded("listing tasks", async {
+                    // In a transaction that holds the creators' lock exclusively (see "`list` misses
+                    // nothing"): the page's snapshot is taken once no creation is under way.
+                    let fail = |e| pg("listing tasks", &e);
+                    let mut client = shared.connection().await?;
+                    let statement = client
+                        .prepare_cached(&shared.sql.list)
+                        .await
+                        .map_err(fail)?;
+                    let turn = client
+                        .prepare_cached("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                        .await
+                        .map_err(fail)?;
+                    let tx = client.transaction().await.map_err(fail)?;
+                    tx.execute(&turn, &[&shared.turn_key]).await.map_err(fail)?;
+                    let rows = tx
+                        .query(&statement, &[&owner.as_str(), &after, &fetch])
+                        .await
+                        .map_err(fail)?;
+                    tx.commit().await.map_err(fail)?;
+                    Ok(rows)
+                })
+                .await?;
+            let more = rows.len() > limit;
+            let mut tasks = Vec::with_capacity(rows.len().min(limit));
+            let mut last = None;
+            for row in rows.iter().take(limit) {
+                let seq: i64 = row.get(0);
+                tasks.push(decode(row.get(1))?);
+                last = Some(seq);
+            }
+            Ok((tasks, last.filter(|_| more).map(|seq| seq as u64)))
+        })
+    }
+
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
         Box::pin(self.shared.expire(now))
     }
 
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let until = self
-                .shared
-                .clock
-                .now()
-                .checked_add(duration)
-                .map_or(i64::MAX, micros);
-            let sql = &self.shared.sql.renew;
-            self.shared.lease(sql, instance, Some(until)).await
+            let (sql, until) = match duration {
+                Some(duration) => {
+                    let until = self.shared.clock.now().checked_add(duration);
+                    (&self.shared.sql.renew, Some(until.map_or(i64::MAX, micros)))
+                }
+                None => (&self.shared.sql.release, None),
+            };
+            self.shared.lease(sql, instance, until).await
         })
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let sql = &self.shared.sql.release;
-            self.shared.lease(sql, instance, None).await
-        })
-    }
-
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.shared.changed(id, seen_version))
-    }
-
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
-        self.shared.events.subscribe()
-    }
-
-    fn fast_paths(&self) -> Option<&dyn FastPaths> {
-        Some(self)
-    }
-}
-
-/// The generic paths, and one property: a task's writes are applied after its creation.
-impl FastPaths for PostgresTaskStore {
-    /// `create` queues the creation when called. A write on the task that a writer takes while
-    /// another writer commits the creation (its insert not yet visible) is held back and queued
-    /// again once the creation is answered; a write taken in the same batch as its creation,
-    /// after it, shares its transaction.
-    fn creates_in_order(&self) -> bool {
-        true
+    fn feed(&self) -> &Feed {
+        &self.shared.feed
     }
 }
 

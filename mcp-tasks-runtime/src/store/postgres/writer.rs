@@ -123,7 +123,7 @@ pub(super) struct Creating {
 /// batch's 3 ms under load (the pool's and the statement cache's awaits).
 pub(super) struct Held {
     object: deadpool_postgres::Object,
-    statements: super::Statements,
+    statements: super::sql::Statements,
 }
 
 /// One writer: takes batches off the queue until the store is dropped (the queue closes).

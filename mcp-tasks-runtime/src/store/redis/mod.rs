@@ -1,35 +1,26 @@
 //! The Redis task store (cargo feature `redis`): tasks shared by every server instance that
 //! points at the same Redis.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, RedisError};
-use serde_json::{Map, Value};
-use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
 use super::Expiry;
 use super::TaskRecord;
-use super::cursor::{decode_cursor, encode_cursor};
-use super::{
-    CancelResult, Clock, DeliveryReport, ExpiryReport, NewTask, StoreError, StoreFuture,
-    SystemClock, TaskEvent, TaskPage, TaskStore,
-};
-use crate::protocol::task::{Owner, TaskId, TaskOutcome};
-use crate::protocol::{InputRequest, ResourceContents};
+use super::backend::Remote;
+use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
+use crate::protocol::task::{Owner, TaskId};
 
-/// How many events a [`TaskStore::subscribe`] receiver may fall behind before it lags.
-const EVENT_CAPACITY: usize = 1024;
 /// How many times a state change is tried when other writers keep changing the task in between.
 /// Each lost race costs one round trip and hands back the current record; after the first few,
 /// a writer waits a random moment (up to 20 ms) so that many writers on one task spread out.
 const MAX_ATTEMPTS: u64 = 1000;
-/// How many due tasks one [`TaskStore::expire`] call handles (the next sweep takes the rest).
+/// How many due tasks one [`TaskStore::expire`](super::TaskStore::expire) call handles (the next sweep takes the rest).
 const SWEEP_BATCH: usize = 1000;
 /// How long after a task's retention ends Redis deletes its key by itself, in case no server
 /// sweeps it (all instances down). Normally the sweeper deletes it at the exact time first.
@@ -66,14 +57,14 @@ const KEY_EXPIRY_GRACE: Duration = Duration::from_secs(60);
 /// # Wake-ups
 ///
 /// Each change is published on `P:changes` (with the record, for client-visible changes). Every
-/// store keeps one subscriber connection; [`TaskStore::changed`] waits locally for a message
+/// store keeps one subscriber connection; [`TaskStore::changed`](super::TaskStore::changed) waits locally for a message
 /// about its task, so a `tasks/update` or `tasks/cancel` received by instance B wakes the tool
 /// running on instance A. When the subscriber connection is lost, it reconnects by itself and
 /// then wakes every local waiter to re-read its task, so no change made during the gap is missed.
 ///
 /// # Deadlines, leases, TTL and key expiry
 ///
-/// The sweeper ([`TaskStore::expire`]) applies the rules of [`TaskRecord::expiry`] by the store's
+/// The sweeper ([`TaskStore::expire`](super::TaskStore::expire)) applies the rules of [`TaskRecord::expiry`] by the store's
 /// clock: one script finds the tasks whose deadline or retention is due (from the deadline index)
 /// and the running tasks of instances whose lease has lapsed or was released (from the lease
 /// and running sets); each is then failed or deleted with the same versioned writes as any other
@@ -109,12 +100,10 @@ struct Shared {
     connection: ConnectionManager,
     keys: Keys,
     scripts: Scripts,
-    /// Local waiters of [`TaskStore::changed`], by task.
-    waiters: Mutex<HashMap<TaskId, watch::Sender<Note>>>,
-    events: broadcast::Sender<TaskEvent>,
-    /// Set once the subscriber connection has subscribed for the first time.
-    listening: watch::Sender<bool>,
-    online: AtomicBool,
+    /// For the subscriber connection.
+    client: Client,
+    /// Local waiters and subscribers.
+    feed: Feed,
     timeout: Duration,
 }
 
@@ -198,13 +187,11 @@ impl RedisTaskStoreBuilder {
             connection,
             keys: Keys::new(&self.prefix),
             scripts: Scripts::new(),
-            waiters: Mutex::default(),
-            events: broadcast::channel(EVENT_CAPACITY).0,
-            listening: watch::channel(false).0,
-            online: AtomicBool::new(false),
+            client,
+            feed: Feed::new(None),
             timeout: self.timeout,
         });
-        let listener = tokio::spawn(listen(client, Arc::downgrade(&shared)));
+        let listener = tokio::spawn(listen(Arc::downgrade(&shared)));
         Ok(RedisTaskStore { shared, listener })
     }
 
@@ -261,7 +248,7 @@ impl fmt::Debug for RedisTaskStore {
         f.debug_struct("RedisTaskStore")
             .field("prefix", &self.shared.keys.prefix)
             .field("clock", &self.shared.clock)
-            .field("listening", &self.shared.online.load(Ordering::Relaxed))
+            .field("listening", &self.shared.feed.online())
             .finish_non_exhaustive()
     }
 }
@@ -287,7 +274,8 @@ macro_rules! call {
 mod feed;
 mod scripts;
 
-use feed::{Note, listen, note};
+use super::feed::{Feed, listen};
+use feed::note;
 use scripts::Scripts;
 
 impl Shared {
@@ -301,44 +289,6 @@ impl Shared {
         get.arg(self.keys.task(id)).arg("r");
         let raw: Option<Vec<u8>> = call!(self, conn => get.query_async(&mut conn))?;
         raw.map(|raw| decode(&raw)).transpose()
-    }
-
-    /// Applies `change` to the task and stores the result atomically (see the type's docs);
-    /// returns what `change` returned and the record afterwards. `owner: None` is the engine
-    /// acting; `visible: false` marks a change clients cannot see.
-    async fn update<T>(
-        &self,
-        id: &TaskId,
-        owner: Option<&Owner>,
-        visible: bool,
-        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError>,
-    ) -> Result<(T, TaskRecord), StoreError> {
-        let mut current = self.load(id).await?;
-        for attempt in 0..MAX_ATTEMPTS {
-            if attempt >= 3 {
-                let pause = rand::random_range(0..attempt.min(20) * 1000);
-                tokio::time::sleep(Duration::from_micros(pause)).await;
-            }
-            let Some(before) = current.take() else {
-                return Err(StoreError::NotFound);
-            };
-            if owner.is_some_and(|owner| before.owner != *owner) {
-                return Err(StoreError::NotFound);
-            }
-            let mut record = before.clone();
-            let out = change(&mut record, self.clock.now())?;
-            if record.version == before.version {
-                return Ok((out, record));
-            }
-            match self.store(&before, &record, visible).await? {
-                Stored::Yes => return Ok((out, record)),
-                Stored::Gone => return Err(StoreError::NotFound),
-                Stored::Conflict(now) => current = Some(*now),
-            }
-        }
-        Err(StoreError::backend(format!(
-            "task {id} kept changing under {MAX_ATTEMPTS} attempts to update it"
-        )))
     }
 
     /// Writes `after` if the stored version is still `before`'s.
@@ -403,142 +353,6 @@ impl Shared {
         (record.due_at().map(millis), expiry)
     }
 
-    async fn create(&self, task: NewTask) -> Result<TaskRecord, StoreError> {
-        self.ready().await?;
-        let record = TaskRecord::new(task, self.clock.now());
-        let json = encode(&record)?;
-        let (deadline, expiry) = self.expiry_of(&record);
-        let runner = record.runner.as_deref();
-        let mut invocation = self.scripts.create.prepare_invoke();
-        invocation
-            .key(self.keys.task(&record.id))
-            .key(self.keys.owner(&record.owner))
-            .key(&self.keys.deadlines)
-            .key(&self.keys.seq)
-            .key(&self.keys.runners)
-            .key(self.keys.running(runner))
-            .arg(&json)
-            .arg(record.id.as_str())
-            .arg(deadline.map_or_else(String::new, |d| d.to_string()))
-            .arg(expiry.map_or_else(String::new, |e| e.to_string()))
-            .arg(&self.keys.channel)
-            .arg(note("u", record.version, &record.id, &json))
-            .arg(runner.unwrap_or_default());
-        let created: i64 = call!(self, conn => invocation.invoke_async(&mut conn))?;
-        if created == 0 {
-            return Err(StoreError::DuplicateId(record.id));
-        }
-        Ok(record)
-    }
-
-    async fn list(
-        &self,
-        owner: &Owner,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<TaskPage, StoreError> {
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => decode_cursor(cursor)
-                .and_then(|seq| seq.checked_add(1))
-                .ok_or(StoreError::InvalidCursor)?,
-        };
-        self.ready().await?;
-        let limit = limit.max(1);
-        let mut invocation = self.scripts.list.prepare_invoke();
-        invocation
-            .key(self.keys.owner(owner))
-            .arg(start)
-            .arg(limit.saturating_add(1))
-            .arg(self.keys.task_prefix());
-        let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
-            call!(self, conn => invocation.invoke_async(&mut conn))?;
-        let mut tasks = Vec::with_capacity(rows.len().min(limit));
-        let mut last = None;
-        for (seq, raw) in rows.into_iter().take(limit) {
-            let record = decode(&raw)?;
-            if record.owner == *owner {
-                tasks.push(record);
-            }
-            last = Some(seq);
-        }
-        let next_cursor = (fetched > limit)
-            .then_some(last)
-            .flatten()
-            .map(encode_cursor);
-        Ok(TaskPage { tasks, next_cursor })
-    }
-
-    async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
-        self.ready().await?;
-        let mut invocation = self.scripts.due.prepare_invoke();
-        invocation
-            .key(&self.keys.deadlines)
-            .key(&self.keys.runners)
-            .key(&self.keys.leases)
-            .arg(millis(now))
-            .arg(SWEEP_BATCH)
-            .arg(self.keys.running_prefix());
-        let (mut due, lapsed): (Vec<String>, Vec<String>) =
-            call!(self, conn => invocation.invoke_async(&mut conn))?;
-        due.sort_unstable();
-        due.dedup();
-        let mut report = ExpiryReport::default();
-        if due.is_empty() {
-            return Ok(report);
-        }
-        let ids: Vec<TaskId> = due.into_iter().map(TaskId::new).collect();
-        let mut pipe = redis::pipe();
-        for id in &ids {
-            pipe.cmd("HGET").arg(self.keys.task(id)).arg("r");
-        }
-        let records: Vec<Option<Vec<u8>>> = call!(self, conn => pipe.query_async(&mut conn))?;
-        for (id, raw) in ids.into_iter().zip(records) {
-            let Some(raw) = raw else {
-                // Redis expired the key by itself: forget the deadline.
-                let mut forget = redis::cmd("ZREM");
-                forget.arg(&self.keys.deadlines).arg(id.as_str());
-                call!(self, conn => forget.query_async::<()>(&mut conn))?;
-                continue;
-            };
-            let mut record = decode(&raw)?;
-            loop {
-                let alive = record
-                    .runner
-                    .as_ref()
-                    .is_none_or(|runner| !lapsed.contains(runner));
-                match record.expiry(now, alive) {
-                    Expiry::Keep => break,
-                    verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
-                        let mut failed = record.clone();
-                        failed.apply_expiry(verdict, now);
-                        match self.store(&record, &failed, true).await? {
-                            Stored::Yes => report.failed.push(failed),
-                            Stored::Gone => {}
-                            Stored::Conflict(current) => {
-                                record = *current;
-                                continue;
-                            }
-                        }
-                        break;
-                    }
-                    Expiry::Remove => {
-                        match self.remove(&record).await? {
-                            Stored::Yes => report.removed.push(id.clone()),
-                            Stored::Gone => {}
-                            Stored::Conflict(current) => {
-                                record = *current;
-                                continue;
-                            }
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(report)
-    }
-
     /// Deletes the task if it is still at `record`'s version.
     async fn remove(&self, record: &TaskRecord) -> Result<Stored, StoreError> {
         let owner = serde_json::to_string(&record.owner).map_err(StoreError::backend)?;
@@ -573,171 +387,226 @@ enum Stored {
     Conflict(Box<TaskRecord>),
 }
 
-impl TaskStore for RedisTaskStore {
-    fn create(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
-        Box::pin(self.shared.create(task))
-    }
-
-    fn get<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(async move {
-            let record = self.shared.load(id).await?;
-            Ok(record.filter(|record| record.owner == *owner))
-        })
-    }
-
-    fn get_unchecked<'a>(&'a self, id: &'a TaskId) -> StoreFuture<'a, Option<TaskRecord>> {
-        Box::pin(self.shared.load(id))
-    }
-
-    fn list<'a>(
-        &'a self,
-        owner: &'a Owner,
-        cursor: Option<&'a str>,
-        limit: usize,
-    ) -> StoreFuture<'a, TaskPage> {
-        Box::pin(self.shared.list(owner, cursor, limit))
-    }
-
-    fn set_status_message<'a>(
-        &'a self,
-        id: &'a TaskId,
-        message: Option<String>,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.set_status_message(message.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn add_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: String,
-        request: InputRequest,
-    ) -> StoreFuture<'a, u64> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.add_input_request(key.clone(), request.clone(), now)
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1.version)
-        })
-    }
-
-    fn withdraw_input_request<'a>(
-        &'a self,
-        id: &'a TaskId,
-        key: &'a str,
-    ) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.withdraw_input_request(key, now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn deliver_responses<'a>(
-        &'a self,
-        id: &'a TaskId,
-        owner: &'a Owner,
-        responses: Map<String, Value>,
-    ) -> StoreFuture<'a, DeliveryReport> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, now| Ok(record.deliver_responses(responses.clone(), now));
-            let (delivery, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(DeliveryReport {
-                accepted: delivery.accepted,
-                ignored: delivery.ignored,
-                version: record.version,
-                status: record.status,
-            })
-        })
-    }
-
-    fn take_response<'a>(&'a self, id: &'a TaskId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, _| Ok(record.take_response(key));
-            Ok(self.shared.update(id, None, false, change).await?.0)
-        })
-    }
-
-    fn add_output<'a>(
-        &'a self,
-        id: &'a TaskId,
-        name: String,
-        contents: ResourceContents,
-    ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let change =
-                |record: &mut TaskRecord, _| record.add_output(name.clone(), contents.clone());
-            self.shared.update(id, None, false, change).await?;
-            Ok(())
-        })
-    }
-
-    fn finish<'a>(&'a self, id: &'a TaskId, outcome: TaskOutcome) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| {
-                record.finish(outcome.clone(), now);
-                Ok(())
-            };
-            Ok(self.shared.update(id, None, true, change).await?.1)
-        })
-    }
-
-    fn cancel<'a>(&'a self, id: &'a TaskId, owner: &'a Owner) -> StoreFuture<'a, CancelResult> {
-        Box::pin(async move {
-            let change = |record: &mut TaskRecord, now| Ok(record.cancel(now));
-            let (cancelled, record) = self.shared.update(id, Some(owner), true, change).await?;
-            Ok(if cancelled {
-                CancelResult::Cancelled(record)
-            } else {
-                CancelResult::AlreadyTerminal(record)
-            })
-        })
-    }
-
-    fn now(&self) -> SystemTime {
+impl Remote for RedisTaskStore {
+    fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
 
-    fn expire(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
-        Box::pin(self.shared.expire(now))
-    }
-
-    fn renew_lease<'a>(&'a self, instance: &'a str, duration: Duration) -> StoreFuture<'a, ()> {
+    /// One script: the record, its indexes, its message.
+    fn insert(&self, task: NewTask) -> StoreFuture<'_, TaskRecord> {
+        let shared = &self.shared;
         Box::pin(async move {
-            let until = self
-                .shared
-                .clock
-                .now()
-                .checked_add(duration)
-                .map_or(u64::MAX, millis);
-            let mut renew = redis::cmd("ZADD");
-            renew.arg(&self.shared.keys.leases).arg(until).arg(instance);
-            call!(self.shared, conn => renew.query_async::<()>(&mut conn))
+            shared.ready().await?;
+            let record = TaskRecord::new(task, shared.clock.now());
+            let json = encode(&record)?;
+            let (deadline, expiry) = shared.expiry_of(&record);
+            let runner = record.runner.as_deref();
+            let mut invocation = shared.scripts.create.prepare_invoke();
+            invocation
+                .key(shared.keys.task(&record.id))
+                .key(shared.keys.owner(&record.owner))
+                .key(&shared.keys.deadlines)
+                .key(&shared.keys.seq)
+                .key(&shared.keys.runners)
+                .key(shared.keys.running(runner))
+                .arg(&json)
+                .arg(record.id.as_str())
+                .arg(deadline.map_or_else(String::new, |d| d.to_string()))
+                .arg(expiry.map_or_else(String::new, |e| e.to_string()))
+                .arg(&shared.keys.channel)
+                .arg(note("u", record.version, &record.id, &json))
+                .arg(runner.unwrap_or_default());
+            let created: i64 = call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            if created == 0 {
+                return Err(StoreError::DuplicateId(record.id));
+            }
+            Ok(record)
         })
     }
 
-    fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()> {
+    fn load<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(async move {
-            let mut release = redis::cmd("ZREM");
-            release.arg(&self.shared.keys.leases).arg(instance);
-            call!(self.shared, conn => release.query_async::<()>(&mut conn))
+            let record = self.shared.load(id).await?;
+            Ok(record.filter(|record| owner.is_none_or(|owner| record.owner == *owner)))
         })
     }
 
-    fn changed<'a>(&'a self, id: &'a TaskId, seen_version: u64) -> StoreFuture<'a, TaskRecord> {
-        Box::pin(self.shared.changed(id, seen_version))
+    /// Reads the record, applies `change` and writes it back if the version is still the one
+    /// read (see the type's docs); when another instance changed the task in between, applies
+    /// `change` again to the record it left.
+    fn update<'a, T: Send + 'static>(
+        &'a self,
+        id: &'a TaskId,
+        owner: Option<&'a Owner>,
+        visible: bool,
+        mut change: impl FnMut(&mut TaskRecord, SystemTime) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<(T, TaskRecord), StoreError>> + Send + 'a {
+        let shared = &self.shared;
+        async move {
+            let mut current = shared.load(id).await?;
+            for attempt in 0..MAX_ATTEMPTS {
+                if attempt >= 3 {
+                    let pause = rand::random_range(0..attempt.min(20) * 1000);
+                    tokio::time::sleep(Duration::from_micros(pause)).await;
+                }
+                let Some(before) = current.take() else {
+                    return Err(StoreError::NotFound);
+                };
+                if owner.is_some_and(|owner| before.owner != *owner) {
+                    return Err(StoreError::NotFound);
+                }
+                let mut record = before.clone();
+                let out = change(&mut record, shared.clock.now())?;
+                if record.version == before.version {
+                    return Ok((out, record));
+                }
+                match shared.store(&before, &record, visible).await? {
+                    Stored::Yes => return Ok((out, record)),
+                    Stored::Gone => return Err(StoreError::NotFound),
+                    Stored::Conflict(now) => current = Some(*now),
+                }
+            }
+            Err(StoreError::backend(format!(
+                "task {id} kept changing under {MAX_ATTEMPTS} attempts to update it"
+            )))
+        }
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
-        self.shared.events.subscribe()
+    /// One script reads the page.
+    fn page<'a>(
+        &'a self,
+        owner: &'a Owner,
+        after: Option<u64>,
+        limit: usize,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, Option<u64>)> {
+        let shared = &self.shared;
+        Box::pin(async move {
+            let start = after.map_or(0, |seq| seq + 1);
+            shared.ready().await?;
+            let mut invocation = shared.scripts.list.prepare_invoke();
+            invocation
+                .key(shared.keys.owner(owner))
+                .arg(start)
+                .arg(limit.saturating_add(1))
+                .arg(shared.keys.task_prefix());
+            let (fetched, rows): (usize, Vec<(u64, Vec<u8>)>) =
+                call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            let mut tasks = Vec::with_capacity(rows.len().min(limit));
+            let mut last = None;
+            for (seq, raw) in rows.into_iter().take(limit) {
+                let record = decode(&raw)?;
+                if record.owner == *owner {
+                    tasks.push(record);
+                }
+                last = Some(seq);
+            }
+            Ok((tasks, (fetched > limit).then_some(last).flatten()))
+        })
+    }
+
+    /// One script finds the tasks that are due and the instances whose lease lapsed; each task
+    /// is then failed or deleted with a versioned write.
+    fn sweep_at(&self, now: SystemTime) -> StoreFuture<'_, ExpiryReport> {
+        let shared = &self.shared;
+        Box::pin(async move {
+            shared.ready().await?;
+            let mut invocation = shared.scripts.due.prepare_invoke();
+            invocation
+                .key(&shared.keys.deadlines)
+                .key(&shared.keys.runners)
+                .key(&shared.keys.leases)
+                .arg(millis(now))
+                .arg(SWEEP_BATCH)
+                .arg(shared.keys.running_prefix());
+            let (mut due, lapsed): (Vec<String>, Vec<String>) =
+                call!(shared, conn => invocation.invoke_async(&mut conn))?;
+            due.sort_unstable();
+            due.dedup();
+            let mut report = ExpiryReport::default();
+            if due.is_empty() {
+                return Ok(report);
+            }
+            let ids: Vec<TaskId> = due.into_iter().map(TaskId::new).collect();
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HGET").arg(shared.keys.task(id)).arg("r");
+            }
+            let records: Vec<Option<Vec<u8>>> = call!(shared, conn => pipe.query_async(&mut conn))?;
+            for (id, raw) in ids.into_iter().zip(records) {
+                let Some(raw) = raw else {
+                    // Redis expired the key by itself: forget the deadline.
+                    let mut forget = redis::cmd("ZREM");
+                    forget.arg(&shared.keys.deadlines).arg(id.as_str());
+                    call!(shared, conn => forget.query_async::<()>(&mut conn))?;
+                    continue;
+                };
+                let mut record = decode(&raw)?;
+                loop {
+                    let alive = record
+                        .runner
+                        .as_ref()
+                        .is_none_or(|runner| !lapsed.contains(runner));
+                    match record.expiry(now, alive) {
+                        Expiry::Keep => break,
+                        verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
+                            let mut failed = record.clone();
+                            failed.apply_expiry(verdict, now);
+                            match shared.store(&record, &failed, true).await? {
+                                Stored::Yes => report.failed.push(failed),
+                                Stored::Gone => {}
+                                Stored::Conflict(current) => {
+                                    record = *current;
+                                    continue;
+                                }
+                            }
+                            break;
+                        }
+                        Expiry::Remove => {
+                            match shared.remove(&record).await? {
+                                Stored::Yes => report.removed.push(id.clone()),
+                                Stored::Gone => {}
+                                Stored::Conflict(current) => {
+                                    record = *current;
+                                    continue;
+                                }
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(report)
+        })
+    }
+
+    fn lease<'a>(&'a self, instance: &'a str, duration: Option<Duration>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let leases = &self.shared.keys.leases;
+            let mut command = match duration {
+                Some(duration) => {
+                    let clock = &self.shared.clock;
+                    let until = clock.now().checked_add(duration).map_or(u64::MAX, millis);
+                    let mut renew = redis::cmd("ZADD");
+                    renew.arg(leases).arg(until);
+                    renew
+                }
+                None => {
+                    let mut release = redis::cmd("ZREM");
+                    release.arg(leases);
+                    release
+                }
+            };
+            command.arg(instance);
+            call!(self.shared, conn => command.query_async::<()>(&mut conn))
+        })
+    }
+
+    fn feed(&self) -> &Feed {
+        &self.shared.feed
     }
 }
 
@@ -760,8 +629,4 @@ fn millis(at: SystemTime) -> u64 {
 
 fn millis_of(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
