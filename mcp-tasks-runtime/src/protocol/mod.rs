@@ -3,6 +3,7 @@
 mod era;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod json_eq;
+pub(crate) mod json_text;
 pub mod jsonrpc;
 mod mcp;
 pub(crate) mod meta;
