@@ -67,6 +67,24 @@ fn push_escape(out: &mut String, byte: u8) {
     }
 }
 
+/// Appends `n` in decimal.
+pub(crate) fn push_u64(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        out.push(char::from(digit));
+    }
+}
+
 /// Appends `value` as `serde_json` writes it (compact, an object's entries in its map's order).
 pub(crate) fn push_value(out: &mut String, value: &Value) {
     match value {

@@ -57,6 +57,11 @@ fn values_are_written_as_serde_json_writes_them() {
         let expected = serde_json::to_string(value).unwrap();
         assert_eq!(value_to_raw(value).get(), expected);
     }
+    for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX - 1, u64::MAX] {
+        let mut out = String::new();
+        push_u64(&mut out, n);
+        assert_eq!(out, n.to_string());
+    }
 }
 
 /// A text becomes a `RawValue` as it is (`serde_json` takes `Verbatim` for one of its own).
