@@ -167,7 +167,7 @@ impl<'a> Rendered<'a> {
                 }
                 (TaskStatus::Completed | TaskStatus::Failed, Some(outcome)) => {
                     out.push_str(",\"result\":");
-                    out.push_str(&to_string(&CompleteResult(outcome)));
+                    CompleteResult(outcome).write(out);
                 }
                 _ => {}
             }
