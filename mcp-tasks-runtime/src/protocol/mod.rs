@@ -3,6 +3,7 @@
 mod era;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod json_eq;
+pub(crate) mod json_text;
 #[doc(hidden)]
 // the envelopes, for the client (through `__internal`); `RequestId` and `RpcError` are re-exported here
 pub mod jsonrpc;

@@ -62,7 +62,7 @@ pub(crate) fn freeze(record: &mut TaskRecord) -> Option<Box<RawValue>> {
     if !record.status.is_terminal() || !depth_within(result, MAX_FROZEN_DEPTH) {
         return None;
     }
-    let text = serde_json::value::to_raw_value(result).ok()?;
+    let text = crate::protocol::json_text::value_to_raw(result);
     record.outcome = None;
     Some(text)
 }

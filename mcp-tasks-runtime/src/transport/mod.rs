@@ -29,7 +29,7 @@ impl Outgoing {
     pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         match self {
             Outgoing::Message(value) => serde_json::to_writer(out, &Wire(value)),
-            Outgoing::Reply(reply) => serde_json::to_writer(out, reply),
+            Outgoing::Reply(reply) => reply.write_to(out),
         }
     }
 }

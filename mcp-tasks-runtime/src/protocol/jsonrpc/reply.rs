@@ -92,6 +92,22 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// Appends the reply's JSON text to `out`: what [`Serialize`] writes. A result that is text
+    /// already (a task) is copied in between the envelope's two halves, without the serializer.
+    pub(crate) fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        if let Ok(Payload::Text(text)) = &self.outcome {
+            out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+            serde_json::to_writer(&mut *out, &self.id)?;
+            out.extend_from_slice(br#","result":"#);
+            out.extend_from_slice(text.get().as_bytes());
+            out.push(b'}');
+            return Ok(());
+        }
+        serde_json::to_writer(out, self)
+    }
+}
+
 impl Serialize for Reply {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (id, jsonrpc) = (&self.id, "2.0");
@@ -310,8 +326,21 @@ mod tests {
                     assert_same_json(&direct, &tree);
                 }
             }
+            for result in &results {
+                replies.push(Reply {
+                    id: id.clone(),
+                    outcome: Ok(Payload::Text(
+                        serde_json::value::to_raw_value(result).unwrap(),
+                    )),
+                    server_info: Some(info.clone()),
+                });
+            }
             for reply in replies {
                 let direct = serde_json::to_string(&reply).unwrap();
+                // What the transports write is what `Serialize` writes, byte for byte.
+                let mut written = Vec::new();
+                reply.write_to(&mut written).unwrap();
+                assert_eq!(String::from_utf8(written).unwrap(), direct);
                 assert_same_json(&direct, &Wire(&reply.into_value()).to_json());
             }
         }

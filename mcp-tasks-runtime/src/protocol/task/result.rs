@@ -58,6 +58,32 @@ impl Serialize for CompleteResult<'_> {
     }
 }
 
+impl CompleteResult<'_> {
+    /// Appends the JSON text [`Serialize`] writes. A stored result's text without `resultType`
+    /// (nearly every one) is copied whole, the key put before its closing brace, instead of read
+    /// entry by entry: the text an [`OutcomeView::ResultText`] holds is compact, as `serde_json`
+    /// writes it, so its entries are the bytes `Serialize` would copy. A text that names
+    /// `resultType` anywhere, or has a `\u` escape (a key could spell it so), takes `Serialize`.
+    pub(super) fn write(&self, out: &mut String) {
+        if let OutcomeView::ResultText(text) = self.0 {
+            let text = text.get();
+            if let Some(body) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
+                && !text.contains("resultType")
+                && !text.contains("\\u")
+            {
+                out.push('{');
+                if !body.trim().is_empty() {
+                    out.push_str(body);
+                    out.push(',');
+                }
+                out.push_str("\"resultType\":\"complete\"}");
+                return;
+            }
+        }
+        out.push_str(&serde_json::to_string(self).unwrap_or_default());
+    }
+}
+
 /// The 2025-11-25 `tasks/result` answer of a task that ended with a result: the result as the
 /// call would have answered it, its `_meta` naming the task
 /// (`io.modelcontextprotocol/related-task`). Stored text is copied, value by value, without a tree
@@ -186,6 +212,38 @@ mod tests {
     use super::*;
     use crate::protocol::json_eq::assert_same_json;
     use serde_json::json;
+
+    /// A stored result's text copied whole with `resultType` put in is what `Serialize` writes,
+    /// byte for byte.
+    #[test]
+    fn a_complete_result_from_text_is_what_serialize_writes() {
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi \"there\" \u{1}"}], "isError": true}),
+            json!({"resultType": "x", "_meta": {"k": 1}, "a": null}),
+            json!({"a": {"resultType": 1}}),
+            json!({"a": "resultType"}),
+            json!({"k\u{1}ey": 1, "é": [2]}),
+            json!({}),
+            json!([1, {"b": 2}]),
+            json!("text"),
+            json!(7),
+        ];
+        for result in &results {
+            let text = serde_json::value::to_raw_value(result).unwrap();
+            let complete = CompleteResult(OutcomeView::ResultText(&text));
+            let mut out = String::new();
+            complete.write(&mut out);
+            assert_eq!(out, serde_json::to_string(&complete).unwrap(), "{result}");
+        }
+        // Spaces (a text `serde_json` did not write) change nothing but the spaces.
+        for text in ["{ }", r#"{ "a" : 1 }"#] {
+            let text = RawValue::from_string(text.to_owned()).unwrap();
+            let complete = CompleteResult(OutcomeView::ResultText(&text));
+            let mut out = String::new();
+            complete.write(&mut out);
+            assert_same_json(&out, &serde_json::to_string(&complete).unwrap());
+        }
+    }
 
     /// The legacy `tasks/result` answer written from stored text is what setting the key in the
     /// result's tree writes.

@@ -22,7 +22,7 @@ fn timestamp(at: SystemTime) -> String {
     String::from_utf8(timestamp_bytes(at).to_vec()).unwrap_or_default()
 }
 
-fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
+pub(super) fn timestamp_bytes(at: SystemTime) -> [u8; 24] {
     // Written digit by digit: every task rendering formats two or three of these, and `format!`
     // with padding was a visible share of a `tasks/get` (see the benchmark's profile).
     let t = Civil::from(at);

@@ -9,8 +9,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::result::CompleteResult;
-use super::time::Timestamp;
+use super::time::{Timestamp, timestamp_bytes};
 use super::types::{OutcomeView, TaskId, TaskStatus};
+use crate::protocol::json_text;
 use crate::protocol::jsonrpc::ServerInfoMeta;
 use crate::protocol::{InputRequest, RpcError};
 
@@ -117,10 +118,61 @@ impl<'a> Rendered<'a> {
         self
     }
 
-    /// The JSON text.
+    /// The JSON text: what [`Serialize`] writes, byte for byte, written by hand (a task is
+    /// written once or twice for every request about it; see `protocol::json_text`).
     pub fn to_text(self) -> Box<RawValue> {
-        // Every key is a string, so writing cannot fail.
-        serde_json::value::to_raw_value(&self).unwrap_or_else(|_| RawValue::NULL.to_owned())
+        let mut out = String::with_capacity(320);
+        self.write(&mut out);
+        json_text::into_raw(out)
+    }
+
+    /// Appends the JSON text to `out`: the fields of [`ModernTask`] or [`LegacyTask`] in their
+    /// order, the payload's value written by [`Serialize`].
+    fn write(&self, out: &mut String) {
+        let v = &self.view;
+        let (result_type, payload) = match self.shape {
+            TaskShape::ModernCreate => (Some("task"), false),
+            TaskShape::ModernGet => (Some("complete"), true),
+            TaskShape::ModernNotification => (None, true),
+            TaskShape::LegacyTask => return write_legacy(v, out),
+            TaskShape::LegacyCreate => {
+                out.push_str("{\"task\":");
+                write_legacy(v, out);
+                out.push('}');
+                return;
+            }
+        };
+        out.push('{');
+        if let Some(info) = self.server_info {
+            out.push_str("\"_meta\":{\"io.modelcontextprotocol/serverInfo\":");
+            json_text::push_value(out, info);
+            out.push_str("},");
+        }
+        write_common(v, out, ("ttlMs", "pollIntervalMs"));
+        if let Some(result_type) = result_type {
+            out.push_str(",\"resultType\":\"");
+            out.push_str(result_type);
+            out.push('"');
+        }
+        // The payload as `Serialize` chooses it, its value written by `serde_json`.
+        if payload {
+            match (v.status, v.outcome) {
+                (TaskStatus::InputRequired, _) => {
+                    out.push_str(",\"inputRequests\":");
+                    out.push_str(&to_string(v.input_requests));
+                }
+                (TaskStatus::Completed | TaskStatus::Failed, Some(OutcomeView::Error(e))) => {
+                    out.push_str(",\"error\":");
+                    out.push_str(&to_string(e));
+                }
+                (TaskStatus::Completed | TaskStatus::Failed, Some(outcome)) => {
+                    out.push_str(",\"result\":");
+                    CompleteResult(outcome).write(out);
+                }
+                _ => {}
+            }
+        }
+        out.push('}');
     }
 
     /// The JSON tree (parsing a stored result text).
@@ -177,6 +229,56 @@ impl Serialize for Rendered<'_> {
             error,
         }
         .serialize(s)
+    }
+}
+
+/// A payload's value as `serde_json` writes it (every key is a string: it cannot fail).
+fn to_string(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The 2025-11-25 `Task`, as [`LegacyTask`] serializes it.
+fn write_legacy(v: &TaskView<'_>, out: &mut String) {
+    out.push('{');
+    write_common(v, out, ("ttl", "pollInterval"));
+    out.push('}');
+}
+
+/// The fields both eras' tasks have, from `taskId` to the poll interval, under the era's names
+/// for the TTL and the poll interval.
+fn write_common(v: &TaskView<'_>, out: &mut String, (ttl, poll): (&str, &str)) {
+    out.push_str("\"taskId\":");
+    json_text::push_str(out, v.id.as_str());
+    out.push_str(",\"status\":\"");
+    out.push_str(v.status.as_str());
+    out.push('"');
+    if let Some(message) = v.status_message {
+        out.push_str(",\"statusMessage\":");
+        json_text::push_str(out, message);
+    }
+    for (key, at) in [
+        ("createdAt", v.created_at),
+        ("lastUpdatedAt", v.last_updated_at),
+    ] {
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":\"");
+        // Every byte is an ASCII digit or separator.
+        out.push_str(std::str::from_utf8(&timestamp_bytes(at)).unwrap_or_default());
+        out.push('"');
+    }
+    out.push_str(",\"");
+    out.push_str(ttl);
+    out.push_str("\":");
+    match v.ttl {
+        Some(ttl) => json_text::push_u64(out, millis(ttl)),
+        None => out.push_str("null"),
+    }
+    if let Some(every) = v.poll_interval {
+        out.push_str(",\"");
+        out.push_str(poll);
+        out.push_str("\":");
+        json_text::push_u64(out, millis(every));
     }
 }
 
@@ -359,6 +461,10 @@ mod tests {
         for view in views {
             // Not a result: the notification's params are written as they are.
             let params = view.render(TaskShape::ModernNotification);
+            assert_eq!(
+                params.to_text().get(),
+                serde_json::to_string(&params).unwrap()
+            );
             let tree = serde_json::to_string(&params.to_value()).unwrap();
             assert_same_json(params.to_text().get(), &tree);
             for id in &ids {
@@ -370,10 +476,13 @@ mod tests {
                 ] {
                     let rendered = view.render(shape);
                     let server_info = modern.then(|| info.clone());
-                    let text = match modern {
-                        true => rendered.with_server_info(&info).to_text(),
-                        false => rendered.to_text(),
+                    let rendered = match modern {
+                        true => rendered.with_server_info(&info),
+                        false => rendered,
                     };
+                    let text = rendered.to_text();
+                    // The hand-written text is what `Serialize` writes, byte for byte.
+                    assert_eq!(text.get(), serde_json::to_string(&rendered).unwrap());
                     let from_text = Reply {
                         id: id.clone(),
                         outcome: Ok(Payload::Text(text)),
