@@ -380,6 +380,42 @@ pub(crate) fn fixture(status: TaskStatus) -> TaskRecord {
     }
 }
 
+/// Two tasks of `owner` as a build before the compact form stored them (times and durations
+/// in serde's own forms, [`TaskRecord::to_legacy_text`]): one ended, one running.
+#[cfg(test)]
+pub(crate) fn legacy_pair(owner: &Owner) -> (TaskRecord, TaskRecord) {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
+    let mut ended = TaskRecord::new(super::NewTask::new(owner.clone(), Era::Modern), now);
+    ended.finish(TaskOutcome::Result(serde_json::json!({"content": []})), now);
+    let running = TaskRecord::new(super::NewTask::new(owner.clone(), Era::Legacy), now);
+    (ended, running)
+}
+
+/// A store opened on [`legacy_pair`]'s records, stored in the old form, reads both as they
+/// were and keeps a change to the running one: the record after that change.
+#[cfg(test)]
+pub(crate) async fn reads_legacy_pair(
+    store: &dyn super::TaskStore,
+    owner: &Owner,
+    (ended, running): (&TaskRecord, &TaskRecord),
+) -> TaskRecord {
+    for task in [ended, running] {
+        assert_eq!(
+            store.get(&task.id, owner).await.unwrap().as_ref(),
+            Some(task)
+        );
+    }
+    let changed = store
+        .set_status_message(&running.id, Some("halfway".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&running.id, owner).await.unwrap(),
+        Some(changed.clone())
+    );
+    changed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,10 +44,8 @@ async fn a_version_1_schema_is_migrated_and_its_records_read() {
         ),
     );
     let alice = Owner::new("alice");
-    let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
-    let mut ended = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
-    ended.finish(TaskOutcome::Result(json!({"content": []})), now);
-    let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
+    let (ended, running) = crate::store::record::legacy_pair(&alice);
+    let now = running.created_at;
     for task in [&ended, &running] {
         server.sql(
             db,
@@ -65,22 +63,7 @@ async fn a_version_1_schema_is_migrated_and_its_records_read() {
         .expect("migrated");
     let all: Vec<String> = (1..=schema::LATEST).map(|v| v.to_string()).collect();
     assert_eq!(schema_versions(&schema), all.join(","));
-    assert_eq!(
-        store.get(&ended.id, &alice).await.unwrap(),
-        Some(ended.clone())
-    );
-    assert_eq!(
-        store.get(&running.id, &alice).await.unwrap(),
-        Some(running.clone())
-    );
-    let changed = store
-        .set_status_message(&running.id, Some("halfway".into()))
-        .await
-        .unwrap();
-    assert_eq!(
-        store.get(&running.id, &alice).await.unwrap(),
-        Some(changed.clone())
-    );
+    crate::store::record::reads_legacy_pair(&store, &alice, (&ended, &running)).await;
     let stored = |id: &TaskId| {
         server.sql(
             db,

@@ -209,11 +209,8 @@ fn a_file_of_a_later_version_is_refused() {
 async fn a_version_1_file_reads_and_takes_compact_records() {
     let path = scratch_path();
     let alice = Owner::new("alice");
-    let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123);
-    let clock = ManualClock::starting_at(now);
-    let mut ended = TaskRecord::new(NewTask::new(alice.clone(), Era::Modern), now);
-    ended.finish(TaskOutcome::Result(serde_json::json!({"content": []})), now);
-    let running = TaskRecord::new(NewTask::new(alice.clone(), Era::Legacy), now);
+    let (ended, running) = crate::store::record::legacy_pair(&alice);
+    let clock = ManualClock::starting_at(running.created_at);
     let conn = old_file(&path, SCHEMA, &[ended.clone(), running.clone()]);
     conn.pragma_update(None, "user_version", 1).unwrap();
     drop(conn);
@@ -230,18 +227,7 @@ async fn a_version_1_file_reads_and_takes_compact_records() {
     assert!(stored(&ended.id).contains("secs_since_epoch"));
 
     let store = SqliteTaskStore::open_with_clock(&path, Arc::new(clock)).unwrap();
-    assert_eq!(
-        store.get(&ended.id, &alice).await.unwrap(),
-        Some(ended.clone())
-    );
-    let changed = store
-        .set_status_message(&running.id, Some("halfway".into()))
-        .await
-        .unwrap();
-    assert_eq!(
-        store.get(&running.id, &alice).await.unwrap(),
-        Some(changed.clone())
-    );
+    let changed = crate::store::record::reads_legacy_pair(&store, &alice, (&ended, &running)).await;
     drop(store);
 
     let version: i64 = Connection::open(&path)
