@@ -8,8 +8,8 @@
 //!   [`task_store_contract_tests!`](crate::task_store_contract_tests);
 //! - everything from one async test: [`run_all`] (or a single check: [`run`]).
 //!
-//! The checks need a Tokio runtime with the timer enabled; [`run_blocking`] (what the macro's
-//! tests call) builds a two-thread one. Waits for something that must happen give up after
+//! The checks need a Tokio runtime with the timer enabled; the macro's tests build a two-thread
+//! one each. Waits for something that must happen give up after
 //! five seconds; checks that something does *not* happen watch for 50 ms.
 
 use std::collections::BTreeMap;
@@ -46,13 +46,13 @@ pub const PATIENCE: Duration = Duration::from_secs(5);
 pub const QUIET: Duration = Duration::from_millis(50);
 
 /// A store factory: given the clock to use, a fresh empty store.
-pub type Factory<'a> = &'a dyn Fn(Arc<dyn Clock>) -> Arc<dyn TaskStore>;
+pub(crate) type Factory<'a> = &'a dyn Fn(Arc<dyn Clock>) -> Arc<dyn TaskStore>;
 
 type CheckFuture<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// One rule of the contract.
 #[derive(Clone, Copy)]
-pub struct Check {
+pub(crate) struct Check {
     /// Its name, also the name of its test in [`task_store_contract_tests!`](crate::task_store_contract_tests).
     pub name: &'static str,
     run: for<'a> fn(Factory<'a>) -> CheckFuture<'a>,
@@ -67,7 +67,7 @@ impl std::fmt::Debug for Check {
 macro_rules! checks {
     ($($name:ident),* $(,)?) => {
         /// Every check, in the order [`run_all`] runs them.
-        pub const CHECKS: &[Check] = &[
+        pub(crate) const CHECKS: &[Check] = &[
             $(Check { name: stringify!($name), run: |make| Box::pin($name(make)) },)*
         ];
     };
@@ -76,7 +76,7 @@ macro_rules! checks {
 crate::__task_store_contract_checks!([checks]);
 
 /// The names of the contract's checks, the one list of them: `([callback] tokens…)` expands to
-/// `callback! { tokens… name, name, … }`, the names in the order [`run_all`] runs them. Both [`CHECKS`] and
+/// `callback! { tokens… name, name, … }`, the names in the order [`run_all`] runs them. Both `CHECKS` and
 /// [`task_store_contract_tests!`](crate::task_store_contract_tests) are made from it.
 #[doc(hidden)]
 #[macro_export]
@@ -133,6 +133,7 @@ pub async fn run<S: TaskStore + 'static>(name: &str, make: impl Fn(Arc<dyn Clock
 }
 
 /// Runs the check called `name` on a new two-thread Tokio runtime.
+#[doc(hidden)] // what `task_store_contract_tests!` expands to; a store author calls `run`
 pub fn run_blocking<S: TaskStore + 'static>(name: &str, make: impl Fn(Arc<dyn Clock>) -> S) {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
