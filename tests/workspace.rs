@@ -143,3 +143,36 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }
+
+/// Every source file of the four published crates is of one concern and at most 800 lines, its
+/// tests in a file of their own (issue 52): a file past the limit is named with its length.
+#[test]
+fn no_source_file_of_the_published_crates_is_over_800_lines() {
+    fn walk(dir: &std::path::Path, found: &mut Vec<(String, usize)>) {
+        for entry in std::fs::read_dir(dir).expect("a source folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let lines = std::fs::read_to_string(&path)
+                    .expect("a source file")
+                    .lines()
+                    .count();
+                if lines > 800 {
+                    found.push((path.display().to_string(), lines));
+                }
+            }
+        }
+    }
+    let root = workspace_root();
+    let mut found = Vec::new();
+    for krate in [
+        "mcp-tasks-runtime",
+        "mcp-tasks-client",
+        "mcp-tasks-cli",
+        "mcp-tasks-macros",
+    ] {
+        walk(&root.join(krate).join("src"), &mut found);
+    }
+    assert!(found.is_empty(), "files over 800 lines: {found:?}");
+}
