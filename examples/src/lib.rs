@@ -3,6 +3,7 @@
 pub mod apps;
 pub mod conformance;
 pub mod everything;
+pub mod ingest;
 pub mod inventory;
 pub mod oauth;
 pub mod resources;
@@ -188,7 +189,7 @@ pub async fn review_focus(value: String, context: CompletionContext) -> Vec<&'st
 /// settings).
 pub fn example_server() -> ServerBuilder {
     Server::builder("mcp-tasks-example", env!("CARGO_PKG_VERSION"))
-        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}, whose title completes), changed with write_note and revise_note (a task), exported by export_notes (a task whose outputs are resources); the prompt review_code; and an MCP App, show_forecast (its view is ui://forecast/view.html).")
+        .instructions("Example tools for mcp-tasks: greet, add, always_fails, sleep, explode, research (a task), countdown; notes as resources (notes://index, notes://{title}, whose title completes), changed with write_note and revise_note (a task), exported by export_notes (a task whose outputs are resources); ingest (a durable task: it survives its server); the prompt review_code; and an MCP App, show_forecast (its view is ui://forecast/view.html).")
         .tool::<greet>()
         .tool::<add>()
         .tool::<always_fails>()
@@ -196,6 +197,7 @@ pub fn example_server() -> ServerBuilder {
         .tool::<explode>()
         .tool::<research>()
         .tool::<countdown>()
+        .tool::<ingest::ingest>()
         .state(resources::Notes::seeded())
         .tool::<resources::write_note>()
         .tool::<resources::revise_note>()
@@ -259,7 +261,11 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// with `--http HOST:PORT` (port 0 picks a free one). `--store SPEC` keeps tasks in another store
 /// ([`open_store`]); `--state-secret SECRET` seals MRTR `requestState` with a secret shared by
 /// every instance (the one setting several instances on one store need); `--lease-ms N` sets how
-/// long this instance's lease on its running tasks lasts; `--stdio-spin-us N` how long the stdio
+/// long this instance's lease on its running tasks lasts; `--drain-ms N` how long a graceful
+/// shutdown (SIGTERM) lets running tasks finish before durable ones are handed to another instance
+/// ([`ServerConfig::drain`]); `--durable-attempts N` how many runs a durable task gets
+/// ([`ServerConfig::durable_attempts`]); `--role worker|front|both` whether this instance serves
+/// clients, runs durable tasks, or both ([`ServerBuilder::role`]); `--stdio-spin-us N` how long the stdio
 /// loop polls its input after a message ([`ServerConfig::stdio_spin`]); `--keepalive-ms N|off` how
 /// often a waiting call with a progress token gets a keepalive progress notification
 /// ([`ServerConfig::keepalive_interval`]). With HTTP, `--token TOKEN=PRINCIPAL`
@@ -355,6 +361,11 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
                     .ok_or_else(|| usage("--lease-ms needs a number of milliseconds"))?;
                 config = config.lease(Duration::from_millis(ms));
             }
+            "--drain-ms" => config = config.drain(millis(&mut args, &arg)?),
+            "--durable-attempts" => {
+                config = config.durable_attempts(number(&mut args, &arg)?);
+            }
+            "--role" => server = server.role(role(args.next())?),
             "--stdio-spin-us" => {
                 let us = args
                     .next()
@@ -462,6 +473,17 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
     server.serve_http(listener).config(config).await
 }
 
+/// The role `--role` names.
+fn role(name: Option<String>) -> std::io::Result<mcp_tasks_runtime::server::Role> {
+    use mcp_tasks_runtime::server::Role;
+    match name.as_deref() {
+        Some("worker") => Ok(Role::Worker),
+        Some("front") => Ok(Role::Front),
+        Some("both") => Ok(Role::Both),
+        _ => Err(usage("--role needs `worker`, `front` or `both`")),
+    }
+}
+
 /// The number after `flag`.
 fn number<T: std::str::FromStr>(
     args: &mut impl Iterator<Item = String>,
@@ -481,7 +503,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--drain-ms N] [--durable-attempts N] [--role worker|front|both] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
         ),
     )
 }
