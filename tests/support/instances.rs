@@ -40,7 +40,10 @@ impl Instance {
             .args(["--http", "127.0.0.1:0", "--store", store])
             .args(extra)
             .args(["--token", &format!("{TOKEN}=alice")])
-            .env("RUST_LOG", "mcp_tasks_runtime=debug")
+            .env(
+                "RUST_LOG",
+                "mcp_tasks_runtime=debug,mcp_tasks_examples=info",
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -109,6 +112,13 @@ impl Instance {
             assert!(Instant::now() < deadline, "never logged {needles:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The lines logged so far that contain every one of `needles`.
+    pub fn lines(&self, needles: &[&str]) -> Vec<String> {
+        let log = self.log.lock().unwrap();
+        let found = log.iter().filter(|l| needles.iter().all(|n| l.contains(n)));
+        found.cloned().collect()
     }
 
     /// Whether a line containing `needle` was logged.

@@ -45,6 +45,7 @@ book! {
     Http = "http.md",
     OAuth = "oauth.md",
     Stores = "stores.md",
+    Durable = "durable.md",
     Push = "push.md",
     Hosts = "hosts.md",
     Promotion = "promotion.md",
