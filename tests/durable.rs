@@ -310,8 +310,8 @@ async fn sigterm_drains_finishes_what_it_can_and_hands_over_the_rest() {
     );
     let b = Instance::start_with("B", &redis.url, &long_lease);
     let c = client();
-    // Short: 5 items of 200 ms (done within the drain). Long: 50 items of 200 ms.
-    let short = confirmed(&c, &a.url, 6, 5, 200).await;
+    // Short: 10 items of 200 ms (done within the drain). Long: 50 items of 200 ms.
+    let short = confirmed(&c, &a.url, 6, 10, 200).await;
     let long = confirmed(&c, &a.url, 6, 50, 200).await;
     all_mid_work(&c, &b.url, &long).await;
     assert_eq!(readyz(&c, &a.url).await, Some(200));
@@ -346,7 +346,7 @@ async fn sigterm_drains_finishes_what_it_can_and_hands_over_the_rest() {
     for id in &short {
         assert_eq!(
             ingested(&ended[id]),
-            (5, 1, 0),
+            (10, 1, 0),
             "finished on A during the drain"
         );
     }
