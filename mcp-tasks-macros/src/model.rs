@@ -109,6 +109,8 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// Start inline; become a task at `ctx.start_task()`.
     pub defer_task: bool,
+    /// `durable`: the task's body may run again on another instance.
+    pub durable: bool,
     /// Promotion threshold in milliseconds (`optional` tools only).
     pub promote_after_ms: Option<u64>,
     /// The MCP Apps UI resource (`ui = "ui://..."`) and who may call the tool.

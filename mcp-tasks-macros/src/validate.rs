@@ -73,6 +73,26 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         Some(kv) => kv.value,
         None => false,
     };
+    let durable = match &attr.durable {
+        Some(kv) if kv.value && task_support == TaskSupport::Forbidden => {
+            diag.error(
+                kv.span,
+                "`durable` keeps a task running across its server's restarts, so it needs a task \
+                 tool: add `task_support = \"required\"` (or \"optional\")",
+            );
+            false
+        }
+        Some(kv) if kv.value && defer_task => {
+            diag.error(
+                kv.span,
+                "`durable` runs the body again from the start as a task, and `defer_task` starts \
+                 it inline: use one of them",
+            );
+            false
+        }
+        Some(kv) => kv.value,
+        None => false,
+    };
     let promote_after_ms = match attr.promote_after.as_ref() {
         // Promotion turns a call that may run either way into a task part-way: a `required`
         // tool is a task from the start, a `forbidden` one never becomes one.
@@ -124,6 +144,7 @@ pub fn validate(attr: Option<ToolAttr>, f: &ToolFn, diag: &mut Diagnostics) -> O
         poll_interval_ms,
         annotations: annotations(attr.annotations.map(|kv| kv.value)),
         defer_task,
+        durable,
         promote_after_ms,
         ui,
         scopes,

@@ -103,6 +103,7 @@ impl ToTokens for ImplTool<'_> {
             poll_interval_ms: spec.poll_interval_ms,
             annotations: spec.annotations,
             defer_task: spec.defer_task,
+            durable: spec.durable,
             promote_after_ms: spec.promote_after_ms,
             ui: spec.ui.as_ref(),
             scopes: &spec.scopes,

@@ -39,6 +39,7 @@ impl ToTokens for Stub<'_> {
             poll_interval_ms: None,
             annotations: Annotations::default(),
             defer_task: false,
+            durable: false,
             promote_after_ms: None,
             ui: None,
             scopes: &[],

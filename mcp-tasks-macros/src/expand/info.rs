@@ -16,6 +16,7 @@ pub struct Info<'a> {
     pub poll_interval_ms: Option<u64>,
     pub annotations: Annotations,
     pub defer_task: bool,
+    pub durable: bool,
     pub promote_after_ms: Option<u64>,
     pub ui: Option<&'a Ui>,
     pub scopes: &'a [String],
@@ -30,6 +31,7 @@ impl ToTokens for Info<'_> {
         let ttl = Opt(self.ttl_ms.map(Millis));
         let poll_interval = Opt(self.poll_interval_ms.map(Millis));
         let defer_task = self.defer_task;
+        let durable = self.durable;
         let promote_after = Opt(self.promote_after_ms.map(Millis));
         let ui = Opt(self.ui.map(UiTokens));
         let scopes = self.scopes;
@@ -45,6 +47,7 @@ impl ToTokens for Info<'_> {
                 ttl: #ttl,
                 poll_interval: #poll_interval,
                 defer_task: #defer_task,
+                durable: #durable,
                 promote_after: #promote_after,
                 ui: #ui,
                 scopes: &[#(#scopes),*],

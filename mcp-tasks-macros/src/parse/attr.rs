@@ -29,6 +29,9 @@ pub struct ToolAttr {
     pub annotations: Option<Kv<AnnotationsAttr>>,
     /// `defer_task = true`: start inline, become a task at `ctx.start_task()`.
     pub defer_task: Option<Kv<bool>>,
+    /// `durable` (or `durable = true`): the task survives its process, its body runs again on
+    /// another instance.
+    pub durable: Option<Kv<bool>>,
     /// `promote_after = "30s"`: an inline call still running this long becomes a task.
     pub promote_after: Option<Kv<syn::LitStr>>,
     /// `ui = "ui://..."`: the MCP Apps UI resource a host renders for this tool.
@@ -189,6 +192,7 @@ pub fn example(key: &str) -> &'static str {
         "poll_interval" => "#[tool(poll_interval = \"2s\")]",
         "annotations" => "#[tool(annotations(read_only = true))]",
         "defer_task" => "#[tool(task_support = \"required\", defer_task = true)]",
+        "durable" => "#[tool(task_support = \"required\", durable)]",
         "promote_after" => "#[tool(task_support = \"optional\", promote_after = \"30s\")]",
         "ui" => "#[tool(ui = \"ui://weather/view.html\")]",
         "ui_visibility" => "#[tool(ui = \"ui://weather/view.html\", ui_visibility = \"app\")]",

@@ -31,6 +31,7 @@ const _: () = {
             ttl: __mcp_tasks::Some(__mcp_tasks::millis(3600000)),
             poll_interval: __mcp_tasks::Some(__mcp_tasks::millis(2000)),
             defer_task: false,
+            durable: false,
             promote_after: __mcp_tasks::None,
             ui: __mcp_tasks::None,
             scopes: &[],

@@ -17,6 +17,7 @@ const _: () = {
             ttl: __mcp_tasks::None,
             poll_interval: __mcp_tasks::None,
             defer_task: false,
+            durable: false,
             promote_after: __mcp_tasks::None,
             ui: __mcp_tasks::None,
             scopes: &[],

@@ -40,6 +40,9 @@ pub(crate) const MIN_KEEPALIVE: Duration = Duration::from_millis(100);
 /// | [`keepalive_interval`](Self::keepalive_interval) | 10 s (at least 100 ms; `None`: off) |
 /// | [`page_size`](Self::page_size) | 500 (more than zero) |
 /// | [`store_patience`](Self::store_patience) | 60 s |
+/// | [`durable_attempts`](Self::durable_attempts) | 3 (at least 1) |
+/// | [`drain`](Self::drain) | zero (off) |
+/// | [`role`](Self::role) | [`Role::Both`] |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub(crate) default_ttl: Duration,
@@ -56,6 +59,24 @@ pub struct ServerConfig {
     pub(crate) page_size: usize,
     pub(crate) store_patience: Duration,
     pub(crate) list_only_permitted_tools: bool,
+    pub(crate) durable_attempts: u32,
+    pub(crate) drain: Duration,
+    pub(crate) role: Role,
+}
+
+/// What a server instance does with durable tasks (`#[tool(durable)]`) and clients
+/// ([`ServerConfig::role`]): scale execution by adding workers on the same shared store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Role {
+    /// Serves clients and runs tasks, durable ones included (the default).
+    #[default]
+    Both,
+    /// Serves clients; its durable tasks wait in the store for a worker to claim them.
+    Front,
+    /// Runs the durable tasks it claims from the store; serves no MCP client (over HTTP only
+    /// `/healthz`, `/readyz` and `/metrics`).
+    Worker,
 }
 
 impl Default for ServerConfig {
@@ -75,6 +96,9 @@ impl Default for ServerConfig {
             page_size: 500,
             store_patience: Duration::from_secs(60),
             list_only_permitted_tools: true,
+            durable_attempts: 3,
+            drain: Duration::ZERO,
+            role: Role::Both,
         }
     }
 }
@@ -134,6 +158,30 @@ impl ServerConfig {
     /// HTTP server was told to shut down (default 10 s).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// How many runs a durable task's body may have in all (default 3, at least 1): each time
+    /// the instance running it dies or drains, another runs it again, until this many runs have
+    /// died; then the task fails, saying how many.
+    pub fn durable_attempts(mut self, runs: u32) -> Self {
+        self.durable_attempts = runs.max(1);
+        self
+    }
+
+    /// The drain period of a graceful shutdown (default zero: none). When the server is told
+    /// to stop, `/readyz` answers 503 at once and tools see
+    /// [`ToolContext::draining`](crate::ToolContext::draining); running tasks get this long to
+    /// finish; then durable tasks still running are released for another instance to claim at
+    /// once, and the others fail as stopped.
+    pub fn drain(mut self, period: Duration) -> Self {
+        self.drain = period;
+        self
+    }
+
+    /// What this instance does with clients and durable tasks (default [`Role::Both`]).
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
         self
     }
 

@@ -84,7 +84,7 @@ impl ServerInner {
     pub(crate) fn engine(&self) -> &Arc<TaskEngine> {
         self.engine.get_or_init(|| {
             let c = &self.config;
-            TaskEngine::new(
+            let engine = TaskEngine::new(
                 self.store.clone(),
                 EngineConfig {
                     default_ttl: c.default_ttl,
@@ -98,8 +98,17 @@ impl ServerInner {
                     max_tasks_per_owner: self.limits.tasks_per_owner,
                     max_inputs_per_task: self.limits.inputs_per_task,
                     store_patience: c.store_patience,
+                    durable_attempts: c.durable_attempts,
+                    checkpoint_bytes: self.limits.checkpoint_bytes,
+                    runs_durable: c.role != super::config::Role::Front,
                 },
-            )
+            );
+            if let Some(resume) =
+                crate::task::durable::Resume::new(self.tools.iter(), self.state.clone())
+            {
+                engine.set_resume(resume);
+            }
+            engine
         })
     }
 }

@@ -11,6 +11,7 @@
 /// | [`tasks`](Self::tasks) | 100,000 | the same, `"limit": "tasks"` |
 /// | [`inputs_per_task`](Self::inputs_per_task) | 100 | the tool's input request fails with [`InputError::LimitReached`](crate::InputError::LimitReached) (`"limit": "inputs_per_task"`); returned with `?`, the task fails with that `-32010` |
 /// | [`inputs_per_session`](Self::inputs_per_session) | 1,000 | the same for server-to-client requests of one legacy session waiting for answers, `"limit": "inputs_per_session"` |
+/// | [`checkpoint_bytes`](Self::checkpoint_bytes) | 64 KiB | [`ToolContext::checkpoint`](crate::ToolContext::checkpoint) answers an error naming the limit; the last checkpoint stays |
 /// | [`max_message`](Self::max_message) | 16 MiB | over stdio, the line is skipped without being buffered and answered `-32700` `Parse error: message longer than N bytes` (`id: null`) |
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -19,6 +20,7 @@ pub struct Limits {
     pub(crate) inputs_per_task: usize,
     pub(crate) inputs_per_session: usize,
     pub(crate) max_message: usize,
+    pub(crate) checkpoint_bytes: usize,
 }
 
 impl Default for Limits {
@@ -29,6 +31,7 @@ impl Default for Limits {
             inputs_per_task: 100,
             inputs_per_session: 1_000,
             max_message: 16 * 1024 * 1024,
+            checkpoint_bytes: 64 * 1024,
         }
     }
 }
@@ -58,6 +61,13 @@ impl Limits {
     /// waiting for the client's answer at once.
     pub fn inputs_per_session(mut self, n: usize) -> Self {
         self.inputs_per_session = n;
+        self
+    }
+
+    /// The largest checkpoint a durable task's tool may keep
+    /// ([`ToolContext::checkpoint`](crate::ToolContext::checkpoint)), in bytes of JSON.
+    pub fn checkpoint_bytes(mut self, bytes: usize) -> Self {
+        self.checkpoint_bytes = bytes;
         self
     }
 

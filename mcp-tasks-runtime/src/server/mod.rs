@@ -44,7 +44,7 @@ mod tasks;
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;
-pub use config::ServerConfig;
+pub use config::{Role, ServerConfig};
 #[cfg(feature = "http")]
 pub use http::HttpConfig;
 pub use limits::Limits;

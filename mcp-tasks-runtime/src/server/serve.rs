@@ -20,6 +20,26 @@ fn shutdown_or_signal(shutdown: Option<Shutdown>) -> Shutdown {
     shutdown.unwrap_or_else(|| Box::pin(shutdown_signal()))
 }
 
+/// [`shutdown_or_signal`], then the drain period ([`ServerConfig::drain`](super::ServerConfig::drain)):
+/// the serve loop goes on serving (polls above all) while the running tasks get the period to
+/// finish, and stops once they have or the period is over.
+fn shutdown_then_drain(server: &Arc<ServerInner>, shutdown: Option<Shutdown>) -> Shutdown {
+    let shutdown = shutdown_or_signal(shutdown);
+    let period = server.config.drain;
+    if period.is_zero() {
+        return shutdown;
+    }
+    let engine = server.engine().clone();
+    Box::pin(async move {
+        shutdown.await;
+        tracing::info!(
+            ?period,
+            "draining: running tasks get the drain period to finish"
+        );
+        engine.drain(period).await;
+    })
+}
+
 /// Serving one client over this process's stdin and stdout: [`Server::serve_stdio`](super::Server::serve_stdio).
 /// Await it; it ends when stdin closes or the server is told to stop.
 #[must_use = "a serve value does nothing until it is awaited"]
@@ -64,7 +84,7 @@ impl IntoFuture for ServeStdio {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let (reader, writer) = crate::transport::std_streams::std_streams();
-            let shutdown = shutdown_or_signal(self.shutdown);
+            let shutdown = shutdown_then_drain(&self.server, self.shutdown);
             super::stdio::serve(self.server, self.principal, reader, writer, shutdown).await
         })
     }
@@ -143,7 +163,7 @@ where
     type IntoFuture = Serving;
 
     fn into_future(self) -> Self::IntoFuture {
-        let shutdown = shutdown_or_signal(self.shutdown);
+        let shutdown = shutdown_then_drain(&self.server, self.shutdown);
         Box::pin(super::stdio::serve(
             self.server,
             self.principal,
@@ -273,7 +293,7 @@ mod http {
         fn into_future(self) -> Self::IntoFuture {
             Box::pin(async move {
                 let listener = self.listener.await?;
-                let shutdown = shutdown_or_signal(self.shutdown);
+                let shutdown = shutdown_then_drain(&self.server, self.shutdown);
                 crate::server::http::serve(self.server, listener, self.config, shutdown).await
             })
         }

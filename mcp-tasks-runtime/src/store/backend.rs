@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 use super::change::{
-    AddInputRequest, AddOutput, Cancel, Change, DeliverResponses, Finish, Nothing, Project,
-    SetStatusMessage, Standing, TakeResponse, Version, Whole, WithdrawInputRequest,
+    AddInputRequest, AddOutput, Cancel, Change, Checkpoint, Claim, DeliverResponses, Finish,
+    Nothing, Project, Release, SetStatusMessage, Standing, TakeResponse, Version, Whole,
+    WithdrawInputRequest,
 };
 use super::cursor::{decode_cursor, encode_cursor};
 use super::fast::FastPaths;
@@ -234,6 +235,40 @@ impl<R: Records> TaskStore for R {
             } else {
                 CancelResult::AlreadyTerminal(record)
             })
+        })
+    }
+
+    fn claim<'a>(
+        &'a self,
+        id: &'a TaskId,
+        instance: &'a str,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        let change = Claim(instance.to_owned());
+        Box::pin(async move {
+            match self.change::<_, Whole>(id, None, change).await {
+                Ok((true, record)) => Ok(Some(record)),
+                Ok((false, _)) | Err(StoreError::NotFound) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn release<'a>(&'a self, id: &'a TaskId, instance: &'a str) -> StoreFuture<'a, bool> {
+        let change = Release(instance.to_owned());
+        Box::pin(async move {
+            match self.change::<_, Nothing>(id, None, change).await {
+                Ok((released, ())) => Ok(released),
+                Err(StoreError::NotFound) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn checkpoint<'a>(&'a self, id: &'a TaskId, value: Value) -> StoreFuture<'a, ()> {
+        let change = Checkpoint(value);
+        Box::pin(async move {
+            self.change::<_, Nothing>(id, None, change).await?;
+            Ok(())
         })
     }
 

@@ -159,6 +159,46 @@ impl Change for Cancel {
     }
 }
 
+/// [`TaskRecord::claim`]: whether this instance won the task.
+pub struct Claim(pub String);
+
+impl Change for Claim {
+    type Out = bool;
+    const VISIBLE: bool = true;
+
+    fn apply(&self, record: &mut TaskRecord, now: SystemTime) -> Result<bool, StoreError> {
+        Ok(record.claim(&self.0, now))
+    }
+}
+
+/// [`TaskRecord::release`]: whether the task was let go of.
+pub struct Release(pub String);
+
+impl Change for Release {
+    type Out = bool;
+    const VISIBLE: bool = true;
+
+    fn apply(&self, record: &mut TaskRecord, now: SystemTime) -> Result<bool, StoreError> {
+        Ok(record.release(&self.0, now))
+    }
+}
+
+/// [`TaskRecord::checkpoint`]: not a change clients see.
+pub struct Checkpoint(pub Value);
+
+impl Change for Checkpoint {
+    type Out = ();
+    const VISIBLE: bool = false;
+
+    fn apply(&self, record: &mut TaskRecord, _: SystemTime) -> Result<(), StoreError> {
+        record.checkpoint(self.0.clone())
+    }
+
+    fn apply_once(self, record: &mut TaskRecord, _: SystemTime) -> Result<(), StoreError> {
+        record.checkpoint(self.0)
+    }
+}
+
 /// What a caller reads of a task after a change or a wait, read where the backend holds the
 /// record (under a lock, say), so that nothing more is copied. Not nameable outside this crate.
 pub trait Project: Send + 'static {

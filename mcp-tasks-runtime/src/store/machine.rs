@@ -50,6 +50,8 @@ impl TaskRecord {
             input_requests: Default::default(),
             input_responses: Default::default(),
             retired_keys: Default::default(),
+            answers: Default::default(),
+            durable: task.durable,
             outcome: None,
             outputs: Default::default(),
             version: 1,
@@ -128,13 +130,20 @@ impl TaskRecord {
         delivery
     }
 
-    /// Takes a delivered answer out of the record, for the tool that asked. An answer can be
-    /// taken once. Taking is not visible to clients: it bumps `version` but not
-    /// `last_updated_at`.
+    /// Takes a delivered answer, for the tool that asked: it moves to [`answers`](Self::answers),
+    /// where it stays, so taking it again gives it again (a tool whose first take's reply was
+    /// lost with the store's connection still gets its answer). Taking is not visible to
+    /// clients: the first take bumps `version` but not `last_updated_at`; a second changes
+    /// nothing.
     pub fn take_response(&mut self, key: &str) -> Option<Value> {
-        let response = self.input_responses.remove(key)?;
-        self.version += 1;
-        Some(response)
+        match self.input_responses.remove(key) {
+            Some(response) => {
+                self.answers.insert(key.to_owned(), response.clone());
+                self.version += 1;
+                Some(response)
+            }
+            None => self.answers.get(key).cloned(),
+        }
     }
 
     /// Keeps `contents` as the task's output `name`, replacing an output of that name. Outputs
@@ -241,10 +250,18 @@ impl TaskRecord {
     /// [`RUNNER_STOPPED_MESSAGE`](Self::RUNNER_STOPPED_MESSAGE)), which is also its status
     /// message. Returns whether the record changed (not for other verdicts, nor for a task that
     /// has already ended).
+    ///
+    /// A durable task whose runner stopped is not failed but queued for another instance
+    /// ([`TaskRecord::QUEUED`]), until it has had all its runs; a queued one is left as it is.
     pub fn apply_expiry(&mut self, verdict: Expiry, now: SystemTime) -> bool {
         let message = match verdict {
             Expiry::Deadline => Self::DEADLINE_MESSAGE,
-            Expiry::RunnerStopped => Self::RUNNER_STOPPED_MESSAGE,
+            Expiry::RunnerStopped => {
+                if let Some(changed) = self.orphaned(now) {
+                    return changed;
+                }
+                Self::RUNNER_STOPPED_MESSAGE
+            }
             Expiry::Keep | Expiry::Remove => return false,
         };
         self.fail(message, now)

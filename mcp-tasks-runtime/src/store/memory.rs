@@ -301,7 +301,9 @@ impl MemoryTaskStore {
                         entry.thaw();
                         if entry.record.apply_expiry(verdict, now) {
                             self.announce(entry, true);
-                            report.failed.push(entry.record.clone());
+                            report.changed(entry.record.clone());
+                        } else {
+                            report.unchanged(&entry.record);
                         }
                         entry.freeze();
                     }

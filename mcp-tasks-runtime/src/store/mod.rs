@@ -66,6 +66,7 @@ mod columns;
 #[cfg(any(test, feature = "contract"))]
 pub mod contract;
 mod cursor;
+mod durable;
 mod fast;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod feed;
@@ -85,6 +86,7 @@ mod sqlite;
 #[cfg(feature = "redis")]
 pub use self::redis::{RedisTaskStore, RedisTaskStoreBuilder};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use durable::{DurableRun, StoredCaller};
 pub use machine::{Delivery, Expiry};
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "postgres")]
@@ -236,6 +238,32 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     /// cares about. Not a substitute for [`changed`](Self::changed).
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent>;
 
+    /// Claims a queued durable task for the engine instance `instance` ([`TaskRecord::claim`]):
+    /// the task if this call won it, `None` if it is not queued (any more): another instance
+    /// claimed it first, it ended, or it is gone. Of any number of instances claiming one task,
+    /// exactly one wins. The default: this store keeps no durable tasks.
+    fn claim<'a>(
+        &'a self,
+        id: &'a TaskId,
+        instance: &'a str,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        let _ = (id, instance);
+        Box::pin(async { Err(StoreError::backend(NO_DURABLE_TASKS)) })
+    }
+
+    /// `instance` lets go of its running durable task `id` ([`TaskRecord::release`]), queueing
+    /// it for another instance at once; whether it did.
+    fn release<'a>(&'a self, id: &'a TaskId, instance: &'a str) -> StoreFuture<'a, bool> {
+        let _ = (id, instance);
+        Box::pin(async { Err(StoreError::backend(NO_DURABLE_TASKS)) })
+    }
+
+    /// Keeps `value` as the durable task's checkpoint ([`TaskRecord::checkpoint`]).
+    fn checkpoint<'a>(&'a self, id: &'a TaskId, value: Value) -> StoreFuture<'a, ()> {
+        let _ = (id, value);
+        Box::pin(async { Err(StoreError::backend(NO_DURABLE_TASKS)) })
+    }
+
     /// Not part of the store API: the built-in stores' shortcuts, which no other crate can
     /// implement (the type is not nameable). Leave the default; the crate then serves every
     /// operation from the ones above.
@@ -244,6 +272,9 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         None
     }
 }
+
+/// What a store without durable tasks answers to their calls.
+const NO_DURABLE_TASKS: &str = "this task store keeps no durable tasks";
 
 /// What the engine asks a store to create.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,6 +297,8 @@ pub struct NewTask {
     pub status_message: Option<String>,
     /// The tool whose call creates it; see [`TaskRecord::tool`].
     pub tool: Option<String>,
+    /// What a durable task keeps to run again elsewhere; see [`TaskRecord::durable`].
+    pub durable: Option<Box<DurableRun>>,
 }
 
 impl NewTask {
@@ -281,6 +314,7 @@ impl NewTask {
             poll_interval: None,
             status_message: None,
             tool: None,
+            durable: None,
         }
     }
 
@@ -317,6 +351,12 @@ impl NewTask {
     /// With this poll interval.
     pub fn poll_interval(mut self, poll_interval: Option<Duration>) -> Self {
         self.poll_interval = poll_interval;
+        self
+    }
+
+    /// A durable task, keeping this to run again elsewhere.
+    pub fn durable(mut self, durable: DurableRun) -> Self {
+        self.durable = Some(Box::new(durable));
         self
     }
 
@@ -382,6 +422,28 @@ pub struct ExpiryReport {
     pub failed: Vec<TaskRecord>,
     /// Tasks deleted after their retention ran out.
     pub removed: Vec<TaskId>,
+    /// Durable tasks whose runner stopped, now queued for another instance to claim.
+    pub released: Vec<TaskRecord>,
+    /// Durable tasks that were already queued, waiting for an instance to claim them.
+    pub queued: Vec<TaskId>,
+}
+
+impl ExpiryReport {
+    /// Files a record the rules just changed: failed if it ended, released if it was queued.
+    pub(crate) fn changed(&mut self, record: TaskRecord) {
+        if record.status.is_terminal() {
+            self.failed.push(record);
+        } else {
+            self.released.push(record);
+        }
+    }
+
+    /// Files a task the rules left as it is: queued, if it waits for an instance.
+    pub(crate) fn unchanged(&mut self, record: &TaskRecord) {
+        if record.is_queued() {
+            self.queued.push(record.id.clone());
+        }
+    }
 }
 
 /// A change on [`TaskStore::subscribe`].

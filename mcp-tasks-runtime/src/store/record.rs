@@ -77,6 +77,15 @@ pub struct TaskRecord {
     /// Answers delivered by the client that the waiting tool has not taken yet, by key.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub input_responses: BTreeMap<String, Value>,
+    /// Answers the tool took, by key: kept for the task's life, so that taking an answer again
+    /// (a retry whose first reply was lost) gets it again, and a durable task's next run gets
+    /// the answers of the runs before it without asking twice.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answers: BTreeMap<String, Value>,
+    /// What a durable task keeps to run again on another instance (`None` for other tasks).
+    /// Not on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durable: Option<Box<super::DurableRun>>,
     /// Keys that were answered or withdrawn. A key is used for the task's whole life: it may not
     /// name a second request.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -373,6 +382,8 @@ pub(crate) fn fixture(status: TaskStatus) -> TaskRecord {
         input_requests: BTreeMap::new(),
         input_responses: BTreeMap::new(),
         retired_keys: BTreeSet::new(),
+        answers: BTreeMap::new(),
+        durable: None,
         outcome: None,
         outputs: Default::default(),
         version: 1,

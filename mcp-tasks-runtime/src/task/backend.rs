@@ -49,6 +49,27 @@ pub(crate) struct TaskBackend {
     max_outstanding: usize,
     /// How long a store call is retried while the store cannot be reached.
     store_patience: Duration,
+    /// The largest checkpoint, in bytes of JSON.
+    checkpoint_bytes: usize,
+    /// A durable task's run: its number, checkpoint and kept answers.
+    durable: Option<Arc<DurableCtx>>,
+}
+
+/// What a run of a durable task's body starts from.
+#[derive(Debug)]
+pub(crate) struct DurableCtx {
+    /// Which run this is.
+    pub(super) attempt: u32,
+    /// The checkpoint kept before this run began.
+    pub(super) resumed: Option<Value>,
+    /// Answers taken by the runs before, by key: the same questions get them at once.
+    pub(super) kept: std::collections::BTreeMap<String, Value>,
+    /// Keys answered by the client but not taken before the last run died.
+    pub(super) delivered: std::collections::BTreeSet<String>,
+    /// Keys asked by the last run and not answered yet: the question stands.
+    pub(super) outstanding: std::collections::BTreeSet<String>,
+    /// Cancelled when the server starts draining.
+    pub(super) draining: tokio_util::sync::CancellationToken,
 }
 
 /// What bounds a task's tool: its outstanding input requests, and how long its store calls
@@ -57,6 +78,7 @@ pub(crate) struct TaskBackend {
 pub(crate) struct ToolBounds {
     pub(crate) max_outstanding: usize,
     pub(crate) store_patience: Duration,
+    pub(crate) checkpoint_bytes: usize,
 }
 
 impl TaskBackend {
@@ -85,7 +107,15 @@ impl TaskBackend {
             outstanding: Arc::new(AtomicUsize::new(0)),
             max_outstanding: bounds.max_outstanding,
             store_patience: bounds.store_patience,
+            checkpoint_bytes: bounds.checkpoint_bytes,
+            durable: None,
         }
+    }
+
+    /// The backend of a durable task's run.
+    pub(super) fn with_durable(mut self, durable: DurableCtx) -> Self {
+        self.durable = Some(Arc::new(durable));
+        self
     }
 
     /// Where the status messages the tool sets wait for the task's driver.
@@ -258,6 +288,19 @@ impl ContextBackend for TaskBackend {
         };
         let store = self.store.clone();
         let id = self.id.clone();
+        if let Some(durable) = &self.durable {
+            // A run after the first: the questions the runs before it asked are not asked again.
+            if let Some(answer) = durable.kept.get(&key) {
+                let answer = answer.clone();
+                return Box::pin(async move { Ok(answer) });
+            }
+            if durable.delivered.contains(&key) || durable.outstanding.contains(&key) {
+                let patience = self.store_patience;
+                return Box::pin(
+                    async move { wait_for_answer(&*store, &id, &key, 0, patience).await },
+                );
+            }
+        }
         let owner = self.owner.clone();
         let origin = self.origin;
         let channel = self.channel.clone();
@@ -382,6 +425,41 @@ impl ContextBackend for TaskBackend {
         Some(self.id.as_str())
     }
 
+    fn attempt(&self) -> u32 {
+        self.durable.as_ref().map_or(1, |d| d.attempt)
+    }
+
+    fn resumed(&self) -> Option<&Value> {
+        self.durable.as_ref()?.resumed.as_ref()
+    }
+
+    fn draining(&self) -> Option<tokio_util::sync::CancellationToken> {
+        Some(self.durable.as_ref()?.draining.clone())
+    }
+
+    fn checkpoint(&self, value: Value) -> PublishFuture {
+        if self.durable.is_none() {
+            return Box::pin(async { Ok(()) });
+        }
+        let size = serde_json::to_string(&value).map_or(usize::MAX, |text| text.len());
+        if size > self.checkpoint_bytes {
+            let max = self.checkpoint_bytes;
+            return Box::pin(async move {
+                Err(ToolError::internal(format!(
+                    "the checkpoint is {size} bytes of JSON, more than the {max} the server \
+                     keeps (Limits::checkpoint_bytes); the last checkpoint stays"
+                )))
+            });
+        }
+        let (store, id) = (self.store.clone(), self.id.clone());
+        let patience = self.store_patience;
+        Box::pin(async move {
+            persist(&id, patience, || store.checkpoint(&id, value.clone()))
+                .await
+                .map_err(|e| ToolError::internal(format!("the checkpoint was not kept: {e}")))
+        })
+    }
+
     fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
         let (store, id) = (self.store.clone(), self.id.clone());
         let patience = self.store_patience;
@@ -461,6 +539,7 @@ mod tests {
             ToolBounds {
                 max_outstanding: 8,
                 store_patience: Duration::from_secs(1),
+                checkpoint_bytes: 1024,
             },
         );
         backend.status("first".into());

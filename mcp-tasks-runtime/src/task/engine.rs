@@ -67,6 +67,12 @@ pub struct EngineConfig {
     pub max_inputs_per_task: usize,
     /// How long a tool's store calls are tried again while the store cannot be reached.
     pub store_patience: Duration,
+    /// How many runs a durable task's body may have in all.
+    pub durable_attempts: u32,
+    /// The largest checkpoint a durable task's tool may keep, in bytes of JSON.
+    pub checkpoint_bytes: usize,
+    /// Whether this engine runs durable tasks (else it queues them for workers: a front).
+    pub runs_durable: bool,
 }
 
 /// Everything needed to start one task.
@@ -179,33 +185,42 @@ impl Prepared {
             status: self.status,
             tool: self.tool,
             channel: self.channel,
+            durable: self.new.durable.is_some(),
         };
         (self.new, starting)
     }
 }
 
 /// What driving a task needs of it, besides its tool's future.
-struct Starting {
-    id: TaskId,
-    owner: Owner,
-    origin: Era,
-    status: Arc<StatusSlot>,
-    tool: &'static str,
-    channel: Option<Arc<dyn ClientChannel>>,
+pub(super) struct Starting {
+    pub(super) id: TaskId,
+    pub(super) owner: Owner,
+    pub(super) origin: Era,
+    pub(super) status: Arc<StatusSlot>,
+    pub(super) tool: &'static str,
+    pub(super) channel: Option<Arc<dyn ClientChannel>>,
+    /// A durable task: at a stop, it is handed off instead of failed.
+    pub(super) durable: bool,
+}
+
+/// A task running here: how to stop its tool, and (durable) how to hand it off.
+pub(super) struct RunningTask {
+    cancel: CancellationToken,
+    handed_off: Option<CancellationToken>,
 }
 
 /// The task engine. Holds the store; keeps nothing about a task that the store does not have
 /// (beyond the handles of the tools it runs, and how many run, for the limits).
 pub struct TaskEngine {
-    store: Arc<dyn TaskStore>,
-    config: EngineConfig,
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) config: EngineConfig,
     sweeper: OnceLock<()>,
     /// This engine's instance id: the runner of its tasks, the name of its lease.
-    instance: String,
+    pub(super) instance: String,
     /// Whether the lease is held (taken, and not released by `stop_tasks`).
     leased: AtomicBool,
     /// The tasks running here, with their tools' cancellation tokens.
-    running: Arc<Mutex<HashMap<TaskId, CancellationToken>>>,
+    pub(super) running: Arc<Mutex<HashMap<TaskId, RunningTask>>>,
     /// The tasks whose tool has returned here and whose outcome is being recorded: what a poll
     /// may wait for ([`Self::settling`]).
     settling: Settling,
@@ -214,7 +229,11 @@ pub struct TaskEngine {
     /// Serve loops using this engine; the last one to end settles the tasks.
     serving: AtomicUsize,
     /// How many tasks run here, per owner and in all, for the limits.
-    slots: Arc<Running>,
+    pub(super) slots: Arc<Running>,
+    /// The durable tools, to run a claimed task's body (set once the server is built).
+    pub(super) resume: OnceLock<super::durable::Resume>,
+    /// Cancelled when the server starts draining.
+    pub(super) draining: CancellationToken,
 }
 
 impl fmt::Debug for TaskEngine {
@@ -243,12 +262,28 @@ impl TaskEngine {
             drivers: TaskTracker::new(),
             serving: AtomicUsize::new(0),
             slots,
+            resume: OnceLock::new(),
+            draining: CancellationToken::new(),
         })
+    }
+
+    /// The durable tools this engine can run again when it claims their tasks.
+    pub(crate) fn set_resume(&self, resume: super::durable::Resume) {
+        let _ = self.resume.set(resume);
+    }
+
+    /// What bounds a tool's use of the store.
+    pub(super) fn bounds(&self) -> ToolBounds {
+        ToolBounds {
+            max_outstanding: self.config.max_inputs_per_task,
+            store_patience: self.config.store_patience,
+            checkpoint_bytes: self.config.checkpoint_bytes,
+        }
     }
 
     /// Takes the lease if it is not held (before the first task is created, and again after
     /// [`Self::stop_tasks`]), so that no sweep sees a task of this engine without a live lease.
-    async fn hold_lease(&self) -> Result<(), StoreError> {
+    pub(super) async fn hold_lease(&self) -> Result<(), StoreError> {
         if !self.leased.load(Ordering::Acquire) {
             self.store
                 .renew_lease(&self.instance, self.config.lease)
@@ -264,10 +299,19 @@ impl TaskEngine {
     /// down, and the lease is released. No store is left holding a task that nobody runs. Tasks
     /// started afterwards run as usual (under a new lease). Returns how many tasks were settled.
     pub async fn stop_tasks(&self) -> usize {
-        let running: Vec<(TaskId, CancellationToken)> = lock(&self.running).drain().collect();
+        let running: Vec<(TaskId, RunningTask)> = lock(&self.running).drain().collect();
         let outcome = TaskOutcome::Error(RpcError::internal(TaskRecord::RUNNER_STOPPED_MESSAGE));
         let mut settled = 0;
-        for (id, cancel) in &running {
+        let mut released = 0;
+        for (id, task) in &running {
+            let cancel = &task.cancel;
+            if let Some(handed_off) = &task.handed_off {
+                if self.hand_off(id, handed_off).await {
+                    released += 1;
+                }
+                cancel.cancel();
+                continue;
+            }
             match self.store.finish(id, outcome.clone()).await {
                 Ok(_) => settled += 1,
                 Err(StoreError::NotFound) => {}
@@ -286,12 +330,27 @@ impl TaskEngine {
         if settled > 0 {
             tracing::info!(settled, "server stopping: running tasks failed");
         }
-        settled
+        if released > 0 {
+            tracing::info!(
+                released,
+                "server stopping: durable tasks released for another instance"
+            );
+        }
+        settled + released
     }
 
-    /// A serve loop starts using this engine.
-    pub(crate) fn serve_started(&self) {
+    /// A serve loop starts using this engine. An engine that runs durable tasks starts its
+    /// sweeper now, to claim the queued ones (a restarted process, a worker).
+    pub(crate) fn serve_started(self: &Arc<Self>) {
         self.serving.fetch_add(1, Ordering::AcqRel);
+        if self.resume.get().is_some() && self.config.runs_durable {
+            self.start_sweeper();
+        }
+    }
+
+    /// Whether a serve loop uses this engine.
+    pub(super) fn is_serving(&self) -> bool {
+        self.serving.load(Ordering::Acquire) > 0
     }
 
     /// A serve loop ended; the last one settles the running tasks ([`Self::stop_tasks`]).
@@ -321,6 +380,11 @@ impl TaskEngine {
     /// would find the task.
     pub(crate) async fn launch(self: &Arc<Self>, launch: Launch) -> Result<Launched, RpcError> {
         let prepared = self.prepare(&launch);
+        if prepared.new.durable.is_some() && self.queues_durable() {
+            // A front: the task waits in the store for a worker; its arguments are checked there.
+            self.start_sweeper();
+            return Ok(Launched::Task(self.store.create(prepared.new).await?));
+        }
         let cancel = CancellationToken::new();
         let ctx = ToolContext::new(prepared.backend(), launch.capabilities, cancel.clone())
             .with_log_level(launch.log_level)
@@ -362,24 +426,37 @@ impl TaskEngine {
             .info
             .poll_interval
             .unwrap_or(self.config.default_poll_interval);
-        let new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
+        let durable = launch.tool.info.durable;
+        let runner = match durable && self.queues_durable() {
+            true => TaskRecord::QUEUED.to_owned(),
+            false => self.instance.clone(),
+        };
+        let mut new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
             .ttl(Some(ttl))
             .deadline(self.config.deadline)
-            .runner(self.instance.clone())
+            .runner(runner)
             .poll_interval(Some(poll))
             .tool(launch.tool.info.name);
-        let backend = Arc::new(TaskBackend::new(
+        let mut backend = TaskBackend::new(
             self.store.clone(),
             new.id.clone(),
             launch.owner.clone(),
             launch.origin,
             launch.channel.clone(),
             launch.progress_token.clone(),
-            ToolBounds {
-                max_outstanding: self.config.max_inputs_per_task,
-                store_patience: self.config.store_patience,
-            },
-        ));
+            self.bounds(),
+        );
+        if durable {
+            new = new.durable(super::durable::first_run(
+                launch.arguments.as_ref(),
+                &launch.request,
+                &launch.capabilities,
+                self.config.durable_attempts,
+            ));
+            backend =
+                backend.with_durable(super::backend::DurableCtx::first(self.draining.clone()));
+        }
+        let backend = Arc::new(backend);
         let status = backend.status_slot();
         Prepared {
             new,
@@ -447,7 +524,7 @@ impl TaskEngine {
     }
 
     /// Drives the tool of `task` in the background, from its creation on (`created`).
-    fn drive(
+    pub(super) fn drive(
         &self,
         task: Starting,
         fut: CaughtFuture,
@@ -462,8 +539,16 @@ impl TaskEngine {
             status,
             tool,
             channel,
+            durable,
         } = task;
-        lock(&self.running).insert(id.clone(), cancel.clone());
+        let handed_off = durable.then(CancellationToken::new);
+        lock(&self.running).insert(
+            id.clone(),
+            RunningTask {
+                cancel: cancel.clone(),
+                handed_off: handed_off.clone(),
+            },
+        );
         // The task's own span: its id, tool, era and owner (in `tracing`, a child of the request
         // that started it; in OpenTelemetry, the root of a trace linked to that request).
         let span = crate::telemetry::trace::task_span(|left_out| {
@@ -487,6 +572,7 @@ impl TaskEngine {
             _slot: slot,
             _running: crate::telemetry::Held::new(crate::telemetry::Gauge::RunningTasks),
             settling: self.settling.clone(),
+            handed_off,
         };
         let running = self.running.clone();
         self.drivers.spawn(crate::telemetry::trace::instrument(
@@ -548,7 +634,7 @@ impl TaskEngine {
     }
 
     /// One round of the sweeper (see [`start_sweeper`](Self::start_sweeper)).
-    async fn sweep(&self, outage: &mut Outage) {
+    async fn sweep(self: &Arc<Self>, outage: &mut Outage) {
         let now = self.store.now();
         if self.leased.load(Ordering::Acquire) || outage.down {
             match self
@@ -578,14 +664,28 @@ impl TaskEngine {
         }
         outage.quiet_until = None;
         match self.store.expire(now).await {
-            Ok(report) if !report.failed.is_empty() || !report.removed.is_empty() => {
-                tracing::debug!(
-                    failed = report.failed.len(),
-                    removed = report.removed.len(),
-                    "swept expired tasks"
-                );
+            Ok(report) => {
+                if !report.failed.is_empty() || !report.removed.is_empty() {
+                    tracing::debug!(
+                        failed = report.failed.len(),
+                        removed = report.removed.len(),
+                        "swept expired tasks"
+                    );
+                }
+                for failed in &report.failed {
+                    let exhausted = failed.durable.as_ref().is_some_and(|d| {
+                        failed.status_message == Some(TaskRecord::exhausted_message(d.attempt))
+                    });
+                    if exhausted {
+                        crate::telemetry::durable_exhausted();
+                    }
+                }
+                let mut queued = report.queued;
+                queued.extend(report.released.into_iter().map(|record| record.id));
+                if !queued.is_empty() {
+                    self.claim_queued(queued).await;
+                }
             }
-            Ok(_) => {}
             Err(e) => {
                 outage.down = true;
                 tracing::warn!(error = %e, "sweeping expired tasks failed");
@@ -604,7 +704,7 @@ struct Outage {
     quiet_until: Option<std::time::SystemTime>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 

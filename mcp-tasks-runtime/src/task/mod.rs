@@ -3,6 +3,7 @@
 
 mod backend;
 pub(crate) mod deferred;
+pub(crate) mod durable;
 pub(crate) mod engine;
 mod limits;
 pub(crate) mod mrtr;

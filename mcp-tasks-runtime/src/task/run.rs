@@ -62,6 +62,9 @@ pub(super) struct Run {
     pub(super) _running: crate::telemetry::Held,
     /// Where the engine learns that this task's outcome is being recorded.
     pub(super) settling: Settling,
+    /// A durable task's: cancelled when the engine hands the task off to another instance;
+    /// the tool is then stopped and its outcome, if any, is not recorded here.
+    pub(super) handed_off: Option<CancellationToken>,
 }
 
 /// The tasks of one engine whose tool has returned and whose outcome is being recorded, each
@@ -138,6 +141,16 @@ impl Run {
                 // The tool first: a tool that is done at once ends the task without a waiter on
                 // the store ever being set up.
                 biased;
+                () = async {
+                    match &self.handed_off {
+                        Some(token) => token.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    tracing::debug!(task = %self.id, "the task is handed off to another instance; stopping its tool here");
+                    self.stop_tool(&mut run).await;
+                    return;
+                }
                 out = &mut run => {
                     // Until the outcome is recorded, a poll of the task may wait for it.
                     let _settling = self.settling.start(&self.id, &self.owner);

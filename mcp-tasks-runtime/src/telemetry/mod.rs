@@ -204,6 +204,24 @@ pub(crate) fn task_created(tool: &'static str) {
     let _ = tool;
 }
 
+/// A durable task was claimed here and its body runs again.
+pub(crate) fn durable_resumed() {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("mcp_tasks_durable_resumed_total").increment(1);
+}
+
+/// A durable task running here was let go of, for another instance to claim.
+pub(crate) fn durable_released() {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("mcp_tasks_durable_released_total").increment(1);
+}
+
+/// A durable task failed: every run it was allowed died.
+pub(crate) fn durable_exhausted() {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("mcp_tasks_durable_exhausted_total").increment(1);
+}
+
 /// A task of `tool` ended with `status` (as this instance saw it).
 pub(crate) fn task_ended(tool: &'static str, status: TaskStatus) {
     #[cfg(feature = "metrics")]

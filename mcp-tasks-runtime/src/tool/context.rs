@@ -65,6 +65,27 @@ pub trait ContextBackend: Send + Sync + 'static {
     fn close_stream(&self) -> bool {
         false
     }
+
+    /// Which run of a durable task's body this is (see [`ToolContext::attempt`]).
+    fn attempt(&self) -> u32 {
+        1
+    }
+
+    /// The checkpoint a durable task kept before this run began (see [`ToolContext::resumed`]).
+    fn resumed(&self) -> Option<&Value> {
+        None
+    }
+
+    /// Keeps a durable task's checkpoint (see [`ToolContext::checkpoint`]); nothing for a call
+    /// that runs as no task.
+    fn checkpoint(&self, _value: Value) -> PublishFuture {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// What is cancelled when the server starts draining (see [`ToolContext::draining`]).
+    fn draining(&self) -> Option<CancellationToken> {
+        None
+    }
 }
 
 /// Why an input request got no answer.
@@ -432,6 +453,44 @@ impl ToolContext {
     /// [`HttpConfig::sse_resume_window`](crate::server::HttpConfig::sse_resume_window)).
     pub fn close_stream(&self) -> bool {
         self.inner.backend.close_stream()
+    }
+
+    /// Which run of a durable task's body this is (`#[tool(durable)]`): 1 for the first, 2 once
+    /// its instance died or drained and another took it over, and so on. 1 for every other call.
+    pub fn attempt(&self) -> u32 {
+        self.inner.backend.attempt()
+    }
+
+    /// The last checkpoint ([`checkpoint`](Self::checkpoint)) a durable task kept before this
+    /// run began: `None` on the first run, or when none was kept, or when it does not decode as
+    /// `T`. A long tool goes on from there instead of starting over.
+    pub fn resumed<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        let value = self.inner.backend.resumed()?;
+        T::deserialize(value).ok()
+    }
+
+    /// Keeps `value` with the task, replacing the last checkpoint: a later run of a durable
+    /// task's body reads it with [`resumed`](Self::resumed). An error when it does not encode,
+    /// is larger than the server allows
+    /// ([`Limits::checkpoint_bytes`](crate::server::Limits::checkpoint_bytes)), or was not
+    /// kept; nothing happens for a call that runs as no task.
+    pub async fn checkpoint<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<(), ToolError> {
+        let value = serde_json::to_value(value)
+            .map_err(|e| ToolError::internal(format!("the checkpoint does not encode: {e}")))?;
+        self.inner.backend.checkpoint(value).await
+    }
+
+    /// Resolves once the server starts draining (a graceful shutdown with a drain period): the
+    /// tool has until the period ends to finish; a durable one may checkpoint now, as another
+    /// instance takes its task over at the end. Never resolves where the server does not drain.
+    pub async fn draining(&self) {
+        match self.inner.backend.draining() {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Whether the call or task has been cancelled.

@@ -79,6 +79,11 @@ pub struct ToolInfo {
     /// [`ToolContext::start_task`]: input asked before that goes through MRTR
     /// (`InputRequiredResult`), so a tool can gather what it needs before the task exists.
     pub defer_task: bool,
+    /// The task survives its process (`#[tool(durable)]`): when the instance running it dies or
+    /// drains, another instance sharing the store runs the body again, from the task's stored
+    /// arguments, with the answers it already received and its last checkpoint. The body may
+    /// so run more than once (never twice at the same time): what it does must bear that.
+    pub durable: bool,
     /// Promotion (`#[tool(promote_after = "30s")]`, `task_support = "optional"` only): in the
     /// modern era, a call from a client that declared the tasks extension starts inline and
     /// becomes a task if it is still running after this long. `None`: the server's setting

@@ -158,9 +158,15 @@ pub(crate) async fn serve(
     let engine = server.engine().clone();
     engine.serve_started();
     let state = HttpState::new(server, config.resolved(local.ip().is_loopback()));
-    let mut app = router_for(state.clone());
-    let ops_beside =
-        state.config.ops_address.is_none() && !ops::PATHS.contains(&state.config.path.as_str());
+    // A worker serves no MCP client: only the ops endpoints.
+    let worker = state.server.config.role == crate::server::config::Role::Worker;
+    let mut app = match worker {
+        true => Router::new(),
+        false => router_for(state.clone()),
+    };
+    let ops_beside = worker
+        || (state.config.ops_address.is_none()
+            && !ops::PATHS.contains(&state.config.path.as_str()));
     if ops_beside {
         app = app.merge(ops::routes(state.clone()));
     }

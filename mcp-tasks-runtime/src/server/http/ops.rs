@@ -61,9 +61,9 @@ async fn healthz() -> Response {
 
 /// Ready to serve MCP requests: `200 {"status":"ready"}` when the task store answers a read
 /// within a second; `503` with `{"status":"unavailable","reason":...}` when it fails or does not
-/// answer, and `{"status":"draining"}` once shutdown has started.
+/// answer, and `{"status":"draining"}` once shutdown (or its drain period) has started.
 async fn readyz(State(state): State<Arc<HttpState>>) -> Response {
-    if state.draining.is_cancelled() {
+    if state.draining.is_cancelled() || state.server.engine().is_draining() {
         return reply(
             StatusCode::SERVICE_UNAVAILABLE,
             json!({ "status": "draining" }),

@@ -13,7 +13,7 @@ impl Shared {
     pub(super) async fn expire(&self, now: SystemTime) -> Result<ExpiryReport, StoreError> {
         self.ready().await?;
         let now_us = micros(now);
-        let (failed, removed) = self
+        let (failed, removed, queued) = self
             .bounded("expiring tasks", async {
                 let mut client = self.connection().await?;
                 let fail = |e| pg("expiring tasks", &e);
@@ -29,7 +29,7 @@ impl Shared {
                     .map(|row| row.get(0))
                     .collect();
                 if ids.is_empty() {
-                    return Ok((vec![], vec![]));
+                    return Ok((vec![], vec![], vec![]));
                 }
                 let tx = client.transaction().await.map_err(fail)?;
                 let rows = tx.query(&self.sql.lock, &[&ids]).await.map_err(fail)?;
@@ -42,6 +42,7 @@ impl Shared {
                     .collect();
                 let mut failed = Vec::new();
                 let mut removed = Vec::new();
+                let mut queued = Vec::new();
                 let mut notes = Vec::new();
                 for row in &rows {
                     let mut record = decode(row.get(2))?;
@@ -61,7 +62,11 @@ impl Shared {
                             removed.push((record.id, record.owner));
                         }
                         verdict => {
-                            if record.apply_expiry(verdict, now) {
+                            if !record.apply_expiry(verdict, now) {
+                                if record.is_queued() {
+                                    queued.push(record.id);
+                                }
+                            } else {
                                 let json = encode(&record)?;
                                 notes.push(payload(
                                     "u",
@@ -101,16 +106,17 @@ impl Shared {
                 }
                 tx.commit().await.map_err(fail)?;
                 let failed: Vec<TaskRecord> = failed.into_iter().map(|(r, _)| r).collect();
-                Ok((failed, removed))
+                Ok((failed, removed, queued))
             })
             .await?;
-        for record in &failed {
-            self.announce(&Arc::new(record.clone()), true);
-        }
         let mut report = ExpiryReport {
-            failed,
-            removed: Vec::with_capacity(removed.len()),
+            queued,
+            ..ExpiryReport::default()
         };
+        for record in failed {
+            self.announce(&Arc::new(record.clone()), true);
+            report.changed(record);
+        }
         for (id, owner) in removed {
             report.removed.push(id.clone());
             self.announce_removed(id, owner);

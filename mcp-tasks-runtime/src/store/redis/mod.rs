@@ -315,12 +315,24 @@ impl Shared {
             .arg(&self.keys.channel)
             .arg(message)
             .arg(after.id.as_str());
-        // Deadline, key expiry and the runner's set change only when the task ends.
-        if before.terminal_at != after.terminal_at {
+        // Deadline, key expiry and the runner's set change when the task ends; a running
+        // durable task moves between runners' sets when it is released or claimed.
+        let ended = before.terminal_at != after.terminal_at;
+        if ended {
             let (deadline, expiry) = self.expiry_of(after);
             invocation
                 .arg(deadline.map_or_else(String::new, |d| d.to_string()))
                 .arg(expiry.map_or_else(String::new, |e| e.to_string()));
+        }
+        if !ended && before.runner != after.runner {
+            if let Some(runner) = after.runner.as_deref() {
+                invocation
+                    .key(self.keys.running(before.runner.as_deref()))
+                    .key(&self.keys.runners)
+                    .arg("-")
+                    .arg("")
+                    .arg(runner);
+            }
         }
         let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
         match reply.as_slice() {
@@ -554,9 +566,12 @@ impl Remote for RedisTaskStore {
                         Expiry::Keep => break,
                         verdict @ (Expiry::Deadline | Expiry::RunnerStopped) => {
                             let mut failed = record.clone();
-                            failed.apply_expiry(verdict, now);
+                            if !failed.apply_expiry(verdict, now) {
+                                report.unchanged(&record);
+                                break;
+                            }
                             match shared.store(&record, &failed, true).await? {
-                                Stored::Yes => report.failed.push(failed),
+                                Stored::Yes => report.changed(failed),
                                 Stored::Gone => {}
                                 Stored::Conflict(current) => {
                                     record = *current;

@@ -9,9 +9,11 @@ pub(super) struct Scripts {
     /// ARGV: record, id, deadline ms or '', key expiry ms or '', channel, message,
     /// runner or ''.
     pub(super) create: Script,
-    /// KEYS: task, deadlines, the runner's running set.
+    /// KEYS: task, deadlines, the runner's running set [, the former runner's running set,
+    /// runners] (when the runner changes).
     /// ARGV: expected version, new version, record, channel, message, id
-    /// [, deadline ms or '', key expiry ms or ''] (only when the task ends).
+    /// [, deadline ms or '' or '-' (no end), key expiry ms or ''] (when the task ends)
+    /// [, the new runner] (when a durable task's runner changes).
     /// Returns {2} stored, {0} gone, {1, current record} when the version moved on.
     pub(super) update: Script,
     /// KEYS: task, deadlines, owner index, the runner's running set.

@@ -45,6 +45,7 @@ pub(super) fn sweep(
         .map_err(backend)?;
     let mut failed = Vec::new();
     let mut removed = Vec::new();
+    let mut queued = Vec::new();
     for stored in candidates {
         let mut record = decode(stored)?.into_record();
         let alive = record.runner.as_ref().is_none_or(|r| live.contains(r));
@@ -62,6 +63,8 @@ pub(super) fn sweep(
                     let task = Frozen::new(record);
                     write(&tx, &task)?;
                     failed.push(task);
+                } else if record.is_queued() {
+                    queued.push(record.id);
                 }
             }
         }
@@ -73,18 +76,14 @@ pub(super) fn sweep(
     tx.commit().map_err(backend)?;
     shared.checkpoint_if_due(conn);
     let mut let_go = Vec::new();
-    let failed = failed
-        .into_iter()
-        .map(|task| {
-            let record = task.snapshot();
-            let_go.extend(shared.committed(Arc::new(task), true));
-            record
-        })
-        .collect();
     let mut report = ExpiryReport {
-        failed,
-        removed: Vec::with_capacity(removed.len()),
+        queued,
+        ..ExpiryReport::default()
     };
+    for task in failed {
+        report.changed(task.snapshot());
+        let_go.extend(shared.committed(Arc::new(task), true));
+    }
     for (id, owner) in removed {
         report.removed.push(id.clone());
         shared.announce_removed(id, owner);

@@ -22,6 +22,9 @@ async fn the_sweeper_expires_tasks_by_the_store_clock() {
         max_tasks_per_owner: 10,
         max_inputs_per_task: 8,
         store_patience: Duration::from_secs(1),
+        durable_attempts: 3,
+        checkpoint_bytes: 64 * 1024,
+        runs_durable: true,
     };
     let engine = TaskEngine::new(store.clone(), config);
     let owner = Owner::new("a");
@@ -107,6 +110,9 @@ mod in_order {
             max_tasks_per_owner: 1,
             max_inputs_per_task: 8,
             store_patience: Duration::from_secs(1),
+            durable_attempts: 3,
+            checkpoint_bytes: 64 * 1024,
+            runs_durable: true,
         }
     }
 
