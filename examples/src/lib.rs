@@ -265,7 +265,7 @@ async fn open_postgres(url: &str) -> Result<Arc<dyn TaskStore>, String> {
 /// shutdown (SIGTERM) lets running tasks finish before durable ones are handed to another instance
 /// ([`ServerConfig::drain`]); `--durable-attempts N` how many runs a durable task gets
 /// ([`ServerConfig::durable_attempts`]); `--role worker|front|both` whether this instance serves
-/// clients, runs durable tasks, or both ([`ServerBuilder::role`]); `--stdio-spin-us N` how long the stdio
+/// clients, runs durable tasks, or both ([`ServerConfig::role`]); `--stdio-spin-us N` how long the stdio
 /// loop polls its input after a message ([`ServerConfig::stdio_spin`]); `--keepalive-ms N|off` how
 /// often a waiting call with a progress token gets a keepalive progress notification
 /// ([`ServerConfig::keepalive_interval`]). With HTTP, `--token TOKEN=PRINCIPAL`
@@ -365,7 +365,7 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
             "--durable-attempts" => {
                 config = config.durable_attempts(number(&mut args, &arg)?);
             }
-            "--role" => server = server.role(role(args.next())?),
+            "--role" => config = config.role(role(args.next())?),
             "--stdio-spin-us" => {
                 let us = args
                     .next()
