@@ -96,7 +96,7 @@ impl ServerBuilder {
             state: StateMap::default(),
             promote_after: HashMap::new(),
             task_fallback: false,
-            executor: Arc::new(crate::task::durable::InProcess),
+            executor: Arc::new(crate::task::durable::Placement::Here),
         }
     }
 }
@@ -227,8 +227,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Where a new durable task's body starts (`#[tool(durable)]`): [`InProcess`](crate::server::InProcess)
-    /// by default; [`StoreQueue`](crate::server::StoreQueue) leaves it to the workers sharing
+    /// Where a new durable task's body starts (`#[tool(durable)]`):
+    /// [`Placement::Here`](crate::server::Placement::Here) (in this process) by default;
+    /// [`Placement::Queue`](crate::server::Placement::Queue) leaves it to the workers sharing
     /// the store, and an application's own [`Executor`](crate::server::Executor) can hand it to
     /// its job system. A [`Role::Front`](crate::server::Role::Front) always queues.
     pub fn executor(mut self, executor: impl crate::task::durable::Executor) -> Self {

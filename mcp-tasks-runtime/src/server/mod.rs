@@ -41,7 +41,7 @@ mod setup;
 mod stdio;
 mod tasks;
 
-pub use crate::task::durable::{Executor, InProcess, Placement, StoreQueue};
+pub use crate::task::durable::{Executor, Placement};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;

@@ -25,7 +25,10 @@ use crate::tool::{Principal, RegisteredTool, RequestInfo, StateMap, ToolContext}
 
 /// Where a durable task's body starts: the seam between the task engine and an application's
 /// own job system ([`ServerBuilder::executor`](crate::ServerBuilder::executor)). Its two
-/// implementations here: [`InProcess`] (the default) and [`StoreQueue`].
+/// implementations here are the placements themselves: [`Placement::Here`] runs every durable
+/// task in the process that created it (the default), [`Placement::Queue`] queues every one in
+/// the store for the workers sharing it (what a [`Role::Front`](crate::server::Role::Front)
+/// does).
 ///
 /// To hand execution to a job system, answer [`Placement::Queue`] after giving the task's id to
 /// that system; its consumer, in any process with a server built with the same tools and store,
@@ -45,24 +48,11 @@ pub enum Placement {
     Queue,
 }
 
-/// Runs every durable task's body in the process that created the task (the default).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InProcess;
-
-impl Executor for InProcess {
+/// Every durable task placed the same way: `Here`, the in-process runner, or `Queue`, the
+/// store-backed queue.
+impl Executor for Placement {
     fn place(&self, _: &TaskId, _: &str) -> Placement {
-        Placement::Here
-    }
-}
-
-/// Queues every durable task in the store for the workers sharing it (what a
-/// [`Role::Front`](crate::server::Role::Front) does).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StoreQueue;
-
-impl Executor for StoreQueue {
-    fn place(&self, _: &TaskId, _: &str) -> Placement {
-        Placement::Queue
+        *self
     }
 }
 

@@ -51,7 +51,11 @@ pub(super) async fn durable_tasks_are_queued_when_their_runner_stops(make: Facto
     assert_eq!(queued.version, durable.version + 1);
 
     let report = env.store.expire(env.clock.now()).await.unwrap();
-    assert_eq!(report.queued, [durable.id.clone()], "{report:?}");
+    assert_eq!(
+        report.queued,
+        std::slice::from_ref(&durable.id),
+        "{report:?}"
+    );
     assert!(report.released.is_empty() && report.failed.is_empty());
     assert_eq!(
         env.read(&durable.id).await,
@@ -120,7 +124,7 @@ pub(super) async fn only_the_runner_releases_a_durable_task(make: Factory<'_>) {
     assert_eq!(env.read(&plain.id).await, plain);
     assert!(env.store.release(&task.id, "a").await.unwrap());
     let report = env.store.expire(env.clock.now()).await.unwrap();
-    assert_eq!(report.queued, [task.id.clone()], "{report:?}");
+    assert_eq!(report.queued, std::slice::from_ref(&task.id), "{report:?}");
 }
 
 /// A durable task has at most `max_attempts` runs: once that many have died, it fails with
