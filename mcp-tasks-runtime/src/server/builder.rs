@@ -72,6 +72,7 @@ pub struct ServerBuilder {
     state: StateMap,
     promote_after: HashMap<&'static str, Duration>,
     task_fallback: bool,
+    executor: Arc<dyn crate::task::durable::Executor>,
 }
 
 impl ServerBuilder {
@@ -95,6 +96,7 @@ impl ServerBuilder {
             state: StateMap::default(),
             promote_after: HashMap::new(),
             task_fallback: false,
+            executor: Arc::new(crate::task::durable::Placement::Here),
         }
     }
 }
@@ -222,6 +224,16 @@ impl ServerBuilder {
     /// Clients that ask for tasks are served exactly as without the fallback.
     pub fn task_fallback(mut self) -> Self {
         self.task_fallback = true;
+        self
+    }
+
+    /// Where a new durable task's body starts (`#[tool(durable)]`):
+    /// [`Placement::Here`](crate::server::Placement::Here) (in this process) by default;
+    /// [`Placement::Queue`](crate::server::Placement::Queue) leaves it to the workers sharing
+    /// the store, and an application's own [`Executor`](crate::server::Executor) can hand it to
+    /// its job system. A [`Role::Front`](crate::server::Role::Front) always queues.
+    pub fn executor(mut self, executor: impl crate::task::durable::Executor) -> Self {
+        self.executor = Arc::new(executor);
         self
     }
 
@@ -383,6 +395,7 @@ impl ServerBuilder {
             resource_notifier: self.resource_notifier.clone(),
             resource_sessions: Default::default(),
             task_outputs,
+            executor: self.executor.clone(),
             engine: OnceLock::new(),
             info_json: OnceLock::new(),
         })

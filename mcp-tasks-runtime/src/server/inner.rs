@@ -51,6 +51,9 @@ pub(crate) struct ServerInner {
     /// Whether a tool may run as a task (its `task_support` is not `forbidden`), and so publish
     /// outputs that `resources/read` serves (`ToolContext::publish_text`).
     pub(crate) task_outputs: bool,
+    /// Where a new durable task's body starts
+    /// ([`ServerBuilder::executor`](crate::server::ServerBuilder::executor)).
+    pub(crate) executor: Arc<dyn crate::task::durable::Executor>,
     pub(super) engine: OnceLock<Arc<TaskEngine>>,
     /// `info` as JSON, made once for the `serverInfo` of every modern result.
     pub(super) info_json: OnceLock<Arc<serde_json::Value>>,
@@ -101,6 +104,7 @@ impl ServerInner {
                     durable_attempts: c.durable_attempts,
                     checkpoint_bytes: self.limits.checkpoint_bytes,
                     runs_durable: c.role != super::config::Role::Front,
+                    executor: self.executor.clone(),
                 },
             );
             if let Some(resume) =

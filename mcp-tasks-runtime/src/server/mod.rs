@@ -41,6 +41,7 @@ mod setup;
 mod stdio;
 mod tasks;
 
+pub use crate::task::durable::{Executor, Placement};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;
@@ -136,11 +137,23 @@ impl Server {
     }
 
     /// Settles the tasks running in this process: each fails with a status message saying the
-    /// server stopped, and its tool is cancelled. The serve methods call this when serving ends;
-    /// call it yourself when you serve [`http_router`](Self::http_router) in your own
-    /// application, before it exits. Returns how many tasks were settled.
+    /// server stopped, and its tool is cancelled; a durable task (`#[tool(durable)]`) is
+    /// released instead, for another instance to claim at once. The serve methods call this when
+    /// serving ends; call it yourself when you serve [`http_router`](Self::http_router) in your
+    /// own application, before it exits. Returns how many tasks were settled.
     pub async fn stop_tasks(&self) -> usize {
         self.inner.engine().stop_tasks().await
+    }
+
+    /// Claims the queued durable task `id` and runs its tool's body in this process: for an
+    /// application's job system (see [`Executor`]). `Ok(false)` when the task is not queued
+    /// (another instance claimed it, it ended, or it does not exist) or this server has no
+    /// durable tool of its name.
+    pub async fn run_queued(
+        &self,
+        id: &crate::protocol::task::TaskId,
+    ) -> Result<bool, crate::protocol::RpcError> {
+        self.inner.engine().run_queued(id).await
     }
 
     /// Serves one client over this process's stdin and stdout until stdin closes or the process

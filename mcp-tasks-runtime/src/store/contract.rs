@@ -31,10 +31,12 @@ use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{InputRequest, ResourceContents, RpcError};
 
 mod changes;
+mod durable;
 mod lifecycle;
 mod lifetimes;
 
 use changes::*;
+use durable::*;
 use lifecycle::*;
 use lifetimes::*;
 
@@ -89,7 +91,7 @@ macro_rules! __task_store_contract_checks {
             foreign_tasks_look_unknown,
             input_request_lifecycle,
             input_keys_are_never_reused,
-            take_response_consumes_once,
+            take_response_is_idempotent,
             outputs_are_kept_for_the_owner_only,
             finish_is_final_and_idempotent,
             failure_outcomes_by_era,
@@ -99,6 +101,11 @@ macro_rules! __task_store_contract_checks {
             deadline_fails_overdue_tasks,
             lapsed_leases_fail_their_tasks,
             released_leases_fail_their_tasks,
+            durable_tasks_are_queued_when_their_runner_stops,
+            one_claim_of_a_queued_task_wins,
+            only_the_runner_releases_a_durable_task,
+            a_durable_task_fails_once_its_runs_are_spent,
+            checkpoints_and_taken_answers_are_kept,
             ended_tasks_are_kept_for_their_ttl,
             list_pages_in_creation_order,
             list_rejects_invalid_cursor,

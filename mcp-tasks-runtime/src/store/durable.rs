@@ -18,6 +18,9 @@ use super::{StoreError, TaskRecord};
 /// it, which run this is, and the tool's last checkpoint. The answers the task received are kept
 /// in [`TaskRecord::answers`], for every task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Kept inside the record's stored text: a store keeps the record whole and never names it, and
+// the tool reads it through `ToolContext`.
+#[doc(hidden)]
 pub struct DurableRun {
     /// The call's `arguments`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,6 +45,7 @@ pub struct DurableRun {
 
 /// The principal of a durable task's call, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[doc(hidden)] // part of `DurableRun`
 pub struct StoredCaller {
     /// The principal's id.
     pub id: String,

@@ -53,6 +53,8 @@ pub(crate) struct TaskBackend {
     checkpoint_bytes: usize,
     /// A durable task's run: its number, checkpoint and kept answers.
     durable: Option<Arc<DurableCtx>>,
+    /// Cancelled when the server starts draining.
+    draining: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What a run of a durable task's body starts from.
@@ -68,8 +70,6 @@ pub(crate) struct DurableCtx {
     pub(super) delivered: std::collections::BTreeSet<String>,
     /// Keys asked by the last run and not answered yet: the question stands.
     pub(super) outstanding: std::collections::BTreeSet<String>,
-    /// Cancelled when the server starts draining.
-    pub(super) draining: tokio_util::sync::CancellationToken,
 }
 
 /// What bounds a task's tool: its outstanding input requests, and how long its store calls
@@ -109,7 +109,14 @@ impl TaskBackend {
             store_patience: bounds.store_patience,
             checkpoint_bytes: bounds.checkpoint_bytes,
             durable: None,
+            draining: None,
         }
+    }
+
+    /// The backend of a task of a server that may drain (what `ctx.draining()` waits for).
+    pub(super) fn with_draining(mut self, draining: tokio_util::sync::CancellationToken) -> Self {
+        self.draining = Some(draining);
+        self
     }
 
     /// The backend of a durable task's run.
@@ -434,7 +441,7 @@ impl ContextBackend for TaskBackend {
     }
 
     fn draining(&self) -> Option<tokio_util::sync::CancellationToken> {
-        Some(self.durable.as_ref()?.draining.clone())
+        self.draining.clone()
     }
 
     fn checkpoint(&self, value: Value) -> PublishFuture {

@@ -23,6 +23,39 @@ use crate::protocol::{ClientCapabilities, RpcError};
 use crate::store::{DurableRun, StoreError, StoredCaller, TaskRecord};
 use crate::tool::{Principal, RegisteredTool, RequestInfo, StateMap, ToolContext};
 
+/// Where a durable task's body starts: the seam between the task engine and an application's
+/// own job system ([`ServerBuilder::executor`](crate::ServerBuilder::executor)). Its two
+/// implementations here are the placements themselves: [`Placement::Here`] runs every durable
+/// task in the process that created it (the default), [`Placement::Queue`] queues every one in
+/// the store for the workers sharing it (what a [`Role::Front`](crate::server::Role::Front)
+/// does).
+///
+/// To hand execution to a job system, answer [`Placement::Queue`] after giving the task's id to
+/// that system; its consumer, in any process with a server built with the same tools and store,
+/// calls [`Server::run_queued`](crate::Server::run_queued) to claim the task and run its body.
+pub trait Executor: Send + Sync + std::fmt::Debug + 'static {
+    /// The durable task `task`, of tool `tool`, is being created: where its body starts.
+    fn place(&self, task: &TaskId, tool: &str) -> Placement;
+}
+
+/// Where a durable task's body starts ([`Executor::place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// In this process, now.
+    Here,
+    /// Nowhere yet: the task waits in the store for an instance to claim it (a worker's sweep,
+    /// or [`Server::run_queued`](crate::Server::run_queued)).
+    Queue,
+}
+
+/// Every durable task placed the same way: `Here`, the in-process runner, or `Queue`, the
+/// store-backed queue.
+impl Executor for Placement {
+    fn place(&self, _: &TaskId, _: &str) -> Placement {
+        *self
+    }
+}
+
 /// What the engine needs to run a durable task's body again: its tool, by name, and the
 /// application state.
 #[derive(Debug)]
@@ -68,26 +101,24 @@ pub(super) fn first_run(
 
 impl DurableCtx {
     /// What a run of a claimed task starts from: its run number, checkpoint and answers.
-    fn resumed(record: &TaskRecord, run: &DurableRun, draining: CancellationToken) -> Self {
+    fn resumed(record: &TaskRecord, run: &DurableRun) -> Self {
         DurableCtx {
             attempt: run.attempt,
             resumed: run.checkpoint.clone(),
             kept: record.answers.clone(),
             delivered: record.input_responses.keys().cloned().collect(),
             outstanding: record.input_requests.keys().cloned().collect(),
-            draining,
         }
     }
 
     /// A first run.
-    pub(super) fn first(draining: CancellationToken) -> Self {
+    pub(super) fn first() -> Self {
         DurableCtx {
             attempt: 1,
             resumed: None,
             kept: BTreeMap::new(),
             delivered: BTreeSet::new(),
             outstanding: BTreeSet::new(),
-            draining,
         }
     }
 }
@@ -110,13 +141,23 @@ impl TaskEngine {
         }
     }
 
-    async fn claim_one(self: &Arc<Self>, resume: &Resume, id: &TaskId) -> Result<(), RpcError> {
+    /// Claims the queued durable task `id` and runs its body here: whether it did (`false`:
+    /// not queued any more, or no durable tool of that name here).
+    pub(crate) async fn run_queued(self: &Arc<Self>, id: &TaskId) -> Result<bool, RpcError> {
+        let Some(resume) = self.resume.get() else {
+            return Ok(false);
+        };
+        self.start_sweeper();
+        self.claim_one(resume, id).await
+    }
+
+    async fn claim_one(self: &Arc<Self>, resume: &Resume, id: &TaskId) -> Result<bool, RpcError> {
         if lock(&self.running).contains_key(id) {
-            return Ok(());
+            return Ok(false);
         }
         self.hold_lease().await?;
         let Some(record) = self.store.claim(id, &self.instance).await? else {
-            return Ok(());
+            return Ok(false);
         };
         let tool = record
             .tool
@@ -126,7 +167,7 @@ impl TaskEngine {
         let (Some(tool), Some(run)) = (tool, record.durable.as_deref()) else {
             // Claimed, but this server has no such durable tool: another may. Let go of it.
             self.store.release(id, &self.instance).await?;
-            return Ok(());
+            return Ok(false);
         };
         let slot = match self.slots.reserve(&record.owner) {
             Ok(slot) => slot,
@@ -158,7 +199,8 @@ impl TaskEngine {
                 None,
                 self.bounds(),
             )
-            .with_durable(DurableCtx::resumed(&record, run, self.draining.clone())),
+            .with_durable(DurableCtx::resumed(&record, run))
+            .with_draining(self.draining.clone()),
         );
         let status = backend.status_slot();
         let cancel = CancellationToken::new();
@@ -177,7 +219,7 @@ impl TaskEngine {
                         TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null))
                     });
                 self.store.finish(id, outcome).await?;
-                return Ok(());
+                return Ok(true);
             }
         };
         let starting = super::engine::Starting {
@@ -196,7 +238,7 @@ impl TaskEngine {
             slot,
             Created::Already(record.version, record.status),
         );
-        Ok(())
+        Ok(true)
     }
 
     /// Starts draining: `ctx.draining()` resolves for every tool, `/readyz` answers 503, and no
@@ -234,8 +276,11 @@ impl TaskEngine {
         }
     }
 
-    /// Whether this engine leaves its durable tasks to workers (a front).
-    pub(super) fn queues_durable(&self) -> bool {
-        !self.config.runs_durable
+    /// Where the body of the new durable task `id` of `tool` starts.
+    pub(super) fn placement(&self, id: &TaskId, tool: &str) -> Placement {
+        match self.config.runs_durable {
+            true => self.config.executor.place(id, tool),
+            false => Placement::Queue,
+        }
     }
 }

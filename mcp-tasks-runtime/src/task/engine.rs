@@ -73,6 +73,8 @@ pub struct EngineConfig {
     pub checkpoint_bytes: usize,
     /// Whether this engine runs durable tasks (else it queues them for workers: a front).
     pub runs_durable: bool,
+    /// Where a new durable task's body starts, on an engine that runs them.
+    pub executor: Arc<dyn super::durable::Executor>,
 }
 
 /// Everything needed to start one task.
@@ -380,7 +382,7 @@ impl TaskEngine {
     /// would find the task.
     pub(crate) async fn launch(self: &Arc<Self>, launch: Launch) -> Result<Launched, RpcError> {
         let prepared = self.prepare(&launch);
-        if prepared.new.durable.is_some() && self.queues_durable() {
+        if prepared.new.runner.as_deref() == Some(TaskRecord::QUEUED) {
             // A front: the task waits in the store for a worker; its arguments are checked there.
             self.start_sweeper();
             return Ok(Launched::Task(self.store.create(prepared.new).await?));
@@ -427,14 +429,10 @@ impl TaskEngine {
             .poll_interval
             .unwrap_or(self.config.default_poll_interval);
         let durable = launch.tool.info.durable;
-        let runner = match durable && self.queues_durable() {
-            true => TaskRecord::QUEUED.to_owned(),
-            false => self.instance.clone(),
-        };
         let mut new = crate::store::NewTask::new(launch.owner.clone(), launch.origin)
             .ttl(Some(ttl))
             .deadline(self.config.deadline)
-            .runner(runner)
+            .runner(self.instance.clone())
             .poll_interval(Some(poll))
             .tool(launch.tool.info.name);
         let mut backend = TaskBackend::new(
@@ -445,7 +443,8 @@ impl TaskEngine {
             launch.channel.clone(),
             launch.progress_token.clone(),
             self.bounds(),
-        );
+        )
+        .with_draining(self.draining.clone());
         if durable {
             new = new.durable(super::durable::first_run(
                 launch.arguments.as_ref(),
@@ -453,8 +452,11 @@ impl TaskEngine {
                 &launch.capabilities,
                 self.config.durable_attempts,
             ));
-            backend =
-                backend.with_durable(super::backend::DurableCtx::first(self.draining.clone()));
+            backend = backend.with_durable(super::backend::DurableCtx::first());
+            let tool = launch.tool.info.name;
+            if self.placement(&new.id, tool) == super::durable::Placement::Queue {
+                new = new.runner(TaskRecord::QUEUED);
+            }
         }
         let backend = Arc::new(backend);
         let status = backend.status_slot();
@@ -615,7 +617,7 @@ impl TaskEngine {
     /// period, so no instance's tasks are failed because its lease lapsed while nobody could
     /// renew; an instance that died meanwhile is found out one lease period later than
     /// otherwise, and deadlines and retention act as late.
-    fn start_sweeper(self: &Arc<Self>) {
+    pub(super) fn start_sweeper(self: &Arc<Self>) {
         self.sweeper.get_or_init(|| {
             let weak: Weak<TaskEngine> = Arc::downgrade(self);
             let every = self.config.sweep_every.min(self.config.lease / 3);

@@ -228,8 +228,10 @@ pub(super) async fn input_keys_are_never_reused(make: Factory<'_>) {
     assert_eq!(keys(&record), ["y"]);
 }
 
-/// A delivered answer can be taken once; taking bumps the version but is invisible to clients.
-pub(super) async fn take_response_consumes_once(make: Factory<'_>) {
+/// A delivered answer is taken into the task's kept answers: the first take bumps the version
+/// but is invisible to clients; taking it again gives it again and changes nothing (a tool
+/// whose first take's reply was lost still gets its answer).
+pub(super) async fn take_response_is_idempotent(make: Factory<'_>) {
     let env = env(make);
     let task = env.create(alice()).await;
     env.ask(&task.id, "a").await;
@@ -253,7 +255,11 @@ pub(super) async fn take_response_consumes_once(make: Factory<'_>) {
     assert!(after.input_responses.is_empty());
     assert_eq!(after.version, delivered.version + 1);
     assert_eq!(after.last_updated_at, delivered.last_updated_at);
-    assert_eq!(env.store.take_response(&task.id, "a").await.unwrap(), None);
+    assert_eq!(after.answers.get("a"), Some(&answer("1")));
+    assert_eq!(
+        env.store.take_response(&task.id, "a").await.unwrap(),
+        Some(answer("1"))
+    );
     assert_eq!(env.read(&task.id).await.version, after.version);
     assert_not_found(
         env.store

@@ -1,6 +1,6 @@
 //! Property tests of the state machine: whatever sequence of operations runs, a terminal task
-//! never changes again, an accepted answer is never lost (the tool can take it exactly once until
-//! the task ends), `version` moves exactly when the record does, and `input_required` means an
+//! never changes again, an accepted answer is never lost (the tool can take it until the task
+//! ends, and once taken it is kept: taking it again gives the same answer), `version` moves exactly when the record does, and `input_required` means an
 //! input request is outstanding.
 
 use super::*;
@@ -59,6 +59,8 @@ proptest! {
         let mut record = TaskRecord::new(new, now);
         // Answers accepted and not yet taken, as the tool would see them.
         let mut waiting: BTreeMap<String, Value> = BTreeMap::new();
+        // Answers taken: kept, a take again gives them again.
+        let mut taken: BTreeMap<String, Value> = BTreeMap::new();
         let mut ever_used: std::collections::BTreeSet<String> = Default::default();
         let mut terminal: Option<TaskRecord> = None;
         for op in ops {
@@ -96,8 +98,15 @@ proptest! {
                     }
                 }
                 Op::Take(k) => {
-                    let taken = record.take_response(&key(k));
-                    prop_assert_eq!(taken, waiting.remove(&key(k)), "the tool gets exactly the answer given, once");
+                    let got = record.take_response(&key(k));
+                    let expected = match waiting.remove(&key(k)) {
+                        Some(answer) => {
+                            taken.insert(key(k), answer.clone());
+                            Some(answer)
+                        }
+                        None => taken.get(&key(k)).cloned(),
+                    };
+                    prop_assert_eq!(got, expected, "the tool gets exactly the answer given, every time it takes it");
                 }
                 Op::Finish(ok) => {
                     let outcome = if ok {

@@ -324,15 +324,16 @@ impl Shared {
                 .arg(deadline.map_or_else(String::new, |d| d.to_string()))
                 .arg(expiry.map_or_else(String::new, |e| e.to_string()));
         }
-        if !ended && before.runner != after.runner {
-            if let Some(runner) = after.runner.as_deref() {
-                invocation
-                    .key(self.keys.running(before.runner.as_deref()))
-                    .key(&self.keys.runners)
-                    .arg("-")
-                    .arg("")
-                    .arg(runner);
-            }
+        if !ended
+            && before.runner != after.runner
+            && let Some(runner) = after.runner.as_deref()
+        {
+            invocation
+                .key(self.keys.running(before.runner.as_deref()))
+                .key(&self.keys.runners)
+                .arg("-")
+                .arg("")
+                .arg(runner);
         }
         let reply: Vec<redis::Value> = call!(self, conn => invocation.invoke_async(&mut conn))?;
         match reply.as_slice() {

@@ -25,6 +25,7 @@ async fn the_sweeper_expires_tasks_by_the_store_clock() {
         durable_attempts: 3,
         checkpoint_bytes: 64 * 1024,
         runs_durable: true,
+        executor: Arc::new(crate::task::durable::Placement::Here),
     };
     let engine = TaskEngine::new(store.clone(), config);
     let owner = Owner::new("a");
@@ -113,6 +114,7 @@ mod in_order {
             durable_attempts: 3,
             checkpoint_bytes: 64 * 1024,
             runs_durable: true,
+            executor: Arc::new(crate::task::durable::Placement::Here),
         }
     }
 
