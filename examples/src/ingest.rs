@@ -30,7 +30,7 @@ pub struct Ingested {
 /// Ingest `items` items, `item_ms` milliseconds each, after the user confirms. Durable: when the
 /// server running it stops, another instance on the same store goes on from the last item done,
 /// without asking again.
-#[tool(task_support = "required", durable = true, poll_interval = "250ms")]
+#[tool(task_support = "required", durable, poll_interval = "250ms")]
 pub async fn ingest(
     ctx: ToolContext,
     /// How many items to ingest.
