@@ -60,11 +60,6 @@ async fn main() -> Result<(), Error> {
         }
     }
     for &t in &task_transports {
-        if o.has("durable") {
-            scenarios::durable(&o, t, &mut r).await?;
-        }
-    }
-    for &t in &task_transports {
         if o.has("elicit") {
             scenarios::elicit(&o, t, &mut r).await?;
         }

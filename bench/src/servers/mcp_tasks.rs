@@ -25,16 +25,6 @@ pub async fn work(
     super::payload(size)
 }
 
-/// [`work`], durable: the task keeps its arguments and caller, to run again on another instance
-/// if this one stops. Runs only as a task.
-#[tool(task_support = "required", ttl = "1h", durable)]
-pub async fn work_durable(
-    /// How many bytes of text the result carries.
-    size: usize,
-) -> String {
-    super::payload(size)
-}
-
 /// A name.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Name {
@@ -68,7 +58,6 @@ pub fn server() -> ServerBuilder {
         .config(config)
         .tool::<echo>()
         .tool::<work>()
-        .tool::<work_durable>()
         .tool::<ask>()
 }
 
