@@ -11,6 +11,7 @@ mod mcp;
 pub(crate) mod meta;
 mod params;
 mod prompt;
+pub mod skill;
 pub mod task;
 pub(crate) mod trace;
 
