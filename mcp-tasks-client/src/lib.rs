@@ -134,6 +134,7 @@ pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 // The wire types, shared with the runtime (one model for both sides).
 pub use mcp_tasks_runtime::Completion;
+pub use mcp_tasks_runtime::protocol::skill::{SkillEntry, SkillFile, SkillFiles};
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, GetPromptResult, ListedPrompt,
     ListedResourceTemplate, ListedTool, PromptArgument, PromptMessage, ResourceContents, Role,

@@ -9,6 +9,7 @@ mod builder;
 mod call;
 mod prompts;
 mod resources;
+mod skills;
 mod subscribe;
 mod tools;
 
