@@ -42,6 +42,7 @@ book! {
     Prompts = "prompts.md",
     Completions = "completions.md",
     Apps = "apps.md",
+    Skills = "skills.md",
     Http = "http.md",
     OAuth = "oauth.md",
     Stores = "stores.md",
