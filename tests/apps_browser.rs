@@ -79,7 +79,11 @@ fn the_forecast_app_runs_in_headless_chromium_through_the_ext_apps_bridge() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let shown = format!("---- apps.mjs stdout ----\n{stdout}\n---- stderr ----\n{stderr}");
-    assert!(out.status.success() && stdout.lines().last() == Some("PASS"), "{shown}");
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("PASS"),
+        "{shown}"
+    );
+    eprintln!("{stdout}");
 
     // What the page showed, in words: the host's log, then the app's own text.
     for line in [
@@ -100,7 +104,10 @@ fn the_forecast_app_runs_in_headless_chromium_through_the_ext_apps_bridge() {
         .count();
     assert_eq!(rows, 3, "the app's table has three days:\n{shown}");
     let png = std::fs::read(&screenshot).expect("the screenshot");
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 5_000, "not a screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 5_000,
+        "not a screenshot"
+    );
 }
 
 fn wait(child: std::process::Child, limit: Duration) -> std::process::Output {

@@ -177,9 +177,7 @@ fn a_folder_on_disk_is_read_and_its_errors_name_the_path() {
     )
     .expect("write");
     std::fs::write(skill.join("references/BRANCHES.md"), "main\n").expect("write");
-    let found = SkillRegistry::build(&[Skills::dir(&root)])
-        .err()
-        .expect("fails");
+    let found = SkillRegistry::build(&[Skills::dir(&root)]).expect_err("fails");
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].file, skill.join("SKILL.md").display().to_string());
     std::fs::write(
@@ -193,9 +191,7 @@ fn a_folder_on_disk_is_read_and_its_errors_name_the_path() {
             .file("skill://git-workflow/references/BRANCHES.md")
             .is_some()
     );
-    let missing = SkillRegistry::build(&[Skills::dir(root.join("nope"))])
-        .err()
-        .expect("fails");
+    let missing = SkillRegistry::build(&[Skills::dir(root.join("nope"))]).expect_err("fails");
     assert!(
         missing[0].rule.starts_with("the folder cannot be read"),
         "{missing:?}"
