@@ -9,34 +9,17 @@
 //! (apt-get, its packages kept in `target/browser/debs`), once; `tests/browser/apps.mjs` drives
 //! the browser, `tests/browser/host.mjs` is the host page's script (bundled with esbuild here).
 
+use mcp_tasks_tests::browser;
 use mcp_tasks_tests::http::HttpServer;
-use mcp_tasks_tests::workspace_root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// Installs what the test needs (once) and returns the node binary and the browser.
-fn install() -> (PathBuf, PathBuf) {
-    let script = workspace_root().join("tests/browser/install.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", script.display()));
-    assert!(out.status.success(), "{} failed", script.display());
-    let text = String::from_utf8(out.stdout).expect("paths");
-    let mut lines = text.lines();
-    let node = PathBuf::from(lines.next().expect("the node binary"));
-    let chromium = PathBuf::from(lines.next().expect("the chromium binary"));
-    (node, chromium)
-}
 
 /// Copies the driver and the host script next to the npm packages (ES modules resolve their
 /// imports from where they are) and bundles the host script for the page.
 fn stage(dir: &Path) -> PathBuf {
     for file in ["apps.mjs", "host.mjs"] {
-        let from = workspace_root().join("tests/browser").join(file);
-        std::fs::copy(&from, dir.join(file)).unwrap_or_else(|e| panic!("copy {file}: {e}"));
+        browser::stage(file);
     }
     let bundle = dir.join("host.js");
     let status = Command::new(dir.join("node_modules/.bin/esbuild"))
@@ -57,8 +40,8 @@ fn stage(dir: &Path) -> PathBuf {
 
 #[test]
 fn the_forecast_app_runs_in_headless_chromium_through_the_ext_apps_bridge() {
-    let (node, chromium) = install();
-    let dir = workspace_root().join("target/browser");
+    let (node, chromium) = browser::install();
+    let dir = browser::browser_dir();
     let bundle = stage(&dir);
     let screenshot = dir.join("apps-forecast.png");
     let _ = std::fs::remove_file(&screenshot);

@@ -5,7 +5,8 @@
 #     playwright-core (drives the browser; it downloads no browser: none is asked of it);
 #   Debian's `chromium` at $CHROMIUM_VERSION, with apt-get, its .deb files kept in
 #     $BROWSER_DIR/debs so that a reinstall needs no download.
-# Node is the conformance suite's pinned one (tests/conformance/install.sh).
+# Node is the conformance suite's pinned one (tests/conformance/install.sh). tests/skills_ts.rs uses the
+# same packages (the TypeScript client's skills host side).
 # BROWSER_DIR defaults to <repo>/target/browser (gitignored). Each half is skipped when already
 # done (a stamp of the lockfile; `chromium --version`), so a warm run costs no network.
 #

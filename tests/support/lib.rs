@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
+pub mod browser;
 pub mod cli;
 pub mod http;
 pub mod instances;
