@@ -349,3 +349,69 @@ async fn skills_behind_a_scope_are_checked_as_resources_are() {
         .expect("read");
     assert_eq!(dir["resources"][0]["uri"], "skill://private/notes/a.md");
 }
+
+/// `skills/list` in pages of whole entries (`page_size` 2 over three skills), and a folder read
+/// in pages too; the client follows the cursors.
+#[tokio::test]
+async fn skills_list_pages_never_split_an_entry() {
+    static FILES: &[(&str, &[u8])] = &[
+        ("a/SKILL.md", b"---\nname: a\ndescription: first\n---\n"),
+        ("a/one.md", b"1\n"),
+        ("a/two.md", b"2\n"),
+        ("b/SKILL.md", b"---\nname: b\ndescription: second\n---\n"),
+        ("c/SKILL.md", b"---\nname: c\ndescription: third\n---\n"),
+    ];
+    let server = Server::builder("paged", "1.0.0")
+        .skills(Skills::embedded(FILES))
+        .config(mcp_tasks_runtime::ServerConfig::default().page_size(2))
+        .build()
+        .expect("builds");
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = Client::builder()
+            .era(era)
+            .connect_in_process(&server)
+            .await
+            .expect("connected");
+        let first = client
+            .request("skills/list", json!({}))
+            .await
+            .expect("page 1");
+        let uris = |page: &Value| -> Vec<String> {
+            (page["skills"].as_array().expect("skills").iter())
+                .map(|s| s["uri"].as_str().expect("uri").to_owned())
+                .collect()
+        };
+        assert_eq!(
+            uris(&first),
+            ["skill://a/SKILL.md", "skill://b/SKILL.md"],
+            "{era:?}"
+        );
+        assert_eq!(
+            first["skills"][0]["resources"].as_array().map(Vec::len),
+            Some(3)
+        );
+        let cursor = first["nextCursor"].as_str().expect("a next page");
+        let second = (client
+            .request("skills/list", json!({ "cursor": cursor }))
+            .await)
+            .expect("page 2");
+        assert_eq!(uris(&second), ["skill://c/SKILL.md"], "{era:?}");
+        assert!(second.get("nextCursor").is_none());
+        assert_eq!(client.list_skills().await.expect("all").len(), 3);
+        let dir = client
+            .request("resources/directory/read", json!({ "uri": "skill://a" }))
+            .await
+            .expect("folder page 1");
+        assert_eq!(dir["resources"].as_array().map(Vec::len), Some(2), "{dir}");
+        let cursor = dir["nextCursor"].as_str().expect("a next page");
+        let rest = client
+            .request(
+                "resources/directory/read",
+                json!({ "uri": "skill://a", "cursor": cursor }),
+            )
+            .await
+            .expect("folder page 2");
+        assert_eq!(rest["resources"][0]["uri"], "skill://a/two.md", "{rest}");
+        client.close().await;
+    }
+}
