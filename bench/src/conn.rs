@@ -103,8 +103,13 @@ impl Conn {
                 )
                 .await?;
             let n = tools["tools"].as_array().map_or(0, Vec::len);
-            if n != 3 {
-                return Err(format!("{} lists {n} tools, not 3: {tools}", kind.name()).into());
+            // mcp-tasks also has `work_durable`; rmcp and the bridge have echo, work and ask.
+            let want = match kind {
+                Kind::Rmcp | Kind::RmcpBridge => 3,
+                _ => 4,
+            };
+            if n != want {
+                return Err(format!("{} lists {n} tools, not {want}: {tools}", kind.name()).into());
             }
         }
         Ok(conn)

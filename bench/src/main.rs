@@ -59,6 +59,9 @@ async fn main() -> Result<(), Error> {
             scenarios::lifecycle(&o, t, &mut r).await?;
         }
     }
+    if o.has("durable") {
+        scenarios::durable(&o, &mut r).await?;
+    }
     for &t in &task_transports {
         if o.has("elicit") {
             scenarios::elicit(&o, t, &mut r).await?;

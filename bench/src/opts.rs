@@ -31,7 +31,7 @@ impl Transport {
 }
 
 /// The scenarios, in the order they run.
-const SCENARIOS: [&str; 5] = ["inline", "lifecycle", "elicit", "store", "scale"];
+const SCENARIOS: [&str; 6] = ["inline", "lifecycle", "durable", "elicit", "store", "scale"];
 
 /// Measures mcp-tasks, rmcp 3.11 and a bare JSON-RPC echo (the floor) with one load driver, prints
 /// a table and writes `target/bench/results.json`.

@@ -165,6 +165,25 @@ fn every_scenario_runs_for_every_server() {
         "{stdout}"
     );
 
+    // Durable against plain tasks, per store, in the same rounds.
+    for store in ["mcp-tasks", "mcp-sqlite", "mcp-redis", "mcp-postgres"] {
+        let durable = &raw["durable/stdio/c64"][store];
+        for field in ["plain_per_sec", "durable_per_sec"] {
+            assert!(
+                durable[field].as_f64() > Some(0.0),
+                "durable {store}: {durable}"
+            );
+        }
+        assert!(
+            durable["ratios"][0].as_f64() > Some(0.0),
+            "durable {store}: {durable}"
+        );
+    }
+    assert!(
+        stdout.contains("durable ÷ plain task lifecycle"),
+        "{stdout}"
+    );
+
     // The stored tasks: each server filled, read and weighed, and the rows and notes printed.
     for server in SERVERS.split(',') {
         let key = format!("store/{server}");

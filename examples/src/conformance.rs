@@ -399,6 +399,7 @@ pub fn conformance_server() -> ServerBuilder {
         .resource::<crate::resources::static_binary>()
         .resource::<crate::resources::watched_resource>()
         .resource::<crate::resources::template_data>()
+        .skills(crate::skills::conformance_skills())
         .tool::<test_simple_text>()
         .tool::<greet>()
         .tool::<slow_compute>()

@@ -7,6 +7,7 @@ pub mod ingest;
 pub mod inventory;
 pub mod oauth;
 pub mod resources;
+pub mod skills;
 
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::telemetry::Traces;
@@ -208,6 +209,7 @@ pub fn example_server() -> ServerBuilder {
         .tool::<apps::show_forecast>()
         .tool::<apps::refresh_forecast>()
         .resource::<apps::forecast_view>()
+        .skills(skills::example_skills())
 }
 
 /// Opens the task store `spec` names: `memory` (the default: tasks live in this process),

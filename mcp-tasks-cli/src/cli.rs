@@ -110,6 +110,11 @@ pub enum Sub {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// The server's skills (SEP-2640): list them, or load one, checked against its entry.
+    Skills {
+        #[command(subcommand)]
+        action: crate::skills::SkillsSub,
+    },
     /// Suggest values for a prompt's argument or a resource template's variable
     /// (`completion/complete`), one per line.
     Complete {

@@ -94,6 +94,10 @@ pub enum Command {
         json: bool,
         conn: Conn,
     },
+    Skills {
+        action: crate::skills::SkillsCommand,
+        conn: Conn,
+    },
     Read {
         uri: String,
         output: Option<std::path::PathBuf>,
@@ -136,7 +140,8 @@ impl Command {
             | Command::Read { conn, .. }
             | Command::Prompts { conn, .. }
             | Command::Prompt { conn, .. }
-            | Command::Complete { conn, .. } => conn,
+            | Command::Complete { conn, .. }
+            | Command::Skills { conn, .. } => conn,
         }
     }
 }
@@ -213,6 +218,10 @@ impl Cli {
                     answers: answers(given)?,
                     conn: target.check()?,
                 })
+            }
+            Sub::Skills { action } => {
+                let (action, conn) = crate::skills::check(action, TargetArgs::check)?;
+                Ok(Command::Skills { action, conn })
             }
             Sub::Prompts { json, target } => Ok(Command::Prompts {
                 json,

@@ -8,6 +8,7 @@
 //! mcp-tasks resources [--json] ...
 //! mcp-tasks read URI [--output FILE] [--json] ...
 //! mcp-tasks prompts [--json] ...
+//! mcp-tasks skills list [--json] ... | skills get SKILL [--file PATH] [--output FILE] [--json] ...
 //! mcp-tasks prompt NAME [--args JSON|@FILE|KEY=VALUE] [--json] ...
 //! mcp-tasks complete (--prompt NAME | --resource URI_TEMPLATE) ARGUMENT [VALUE] [--args ...] ...
 //! ```
@@ -31,6 +32,7 @@ mod form;
 mod handler;
 mod outcome;
 mod render;
+mod skills;
 mod tasks;
 mod ui;
 
@@ -78,7 +80,8 @@ async fn run(command: Command) -> Outcome {
         | Command::TasksList { conn, .. }
         | Command::Resources { conn, .. }
         | Command::Prompts { conn, .. }
-        | Command::Complete { conn, .. } => (conn.clone(), Answers::default()),
+        | Command::Complete { conn, .. }
+        | Command::Skills { conn, .. } => (conn.clone(), Answers::default()),
     };
     let client = match connect(&conn, &ui, answers).await {
         Ok(c) => c,
@@ -105,6 +108,7 @@ async fn run(command: Command) -> Outcome {
             uri, output, json, ..
         } => catalog::read(&client, &uri, output.as_deref(), json).await,
         Command::Prompts { json, .. } => catalog::prompts(&client, json).await,
+        Command::Skills { action, .. } => skills::run(&client, action).await,
         Command::Prompt {
             name, args, json, ..
         } => catalog::prompt(&client, &name, &args, json).await,

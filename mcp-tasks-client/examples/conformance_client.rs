@@ -11,7 +11,8 @@
 //! Exits 0 when the scenario's calls succeeded, 1 (with the reason on stderr) otherwise.
 
 use mcp_tasks_client::{
-    Client, ElicitRequest, ElicitResponse, EraChoice, InputCapabilities, InputHandler,
+    Client, ElicitRequest, ElicitResponse, EraChoice, Error, InputCapabilities, InputHandler,
+    SkillFiles,
 };
 use serde_json::{Map, Value, json};
 
@@ -153,6 +154,44 @@ async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Resul
                     }
                 }
                 call(t.name.clone(), Value::Object(args)).await?;
+            }
+        }
+        // Skills (SEP-2640): listing reads no skill file.
+        "sep-2640-client-no-prefetch" => {
+            let skills = client
+                .list_skills()
+                .await
+                .map_err(|e| format!("skills/list: {e}"))?;
+            for skill in skills {
+                eprintln!("skill {}: {}", skill.uri, skill.description().unwrap_or(""));
+            }
+        }
+        // Each listed skill loaded (its SKILL.md read and checked), then its other files read,
+        // only when SKILL.md checked out. A skill that fails its checks is refused: that is the
+        // behaviour under test, so the scenario still succeeds.
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => {
+            let skills = client
+                .list_skills()
+                .await
+                .map_err(|e| format!("skills/list: {e}"))?;
+            for skill in skills {
+                match client.load_skill(&skill).await {
+                    Ok(_) => {
+                        let SkillFiles::Listed(files) = &skill.resources else {
+                            continue;
+                        };
+                        for file in files.iter().filter(|f| f.uri != skill.uri) {
+                            client
+                                .read_skill_file(&skill, &file.uri)
+                                .await
+                                .map_err(|e| format!("{}: {e}", file.uri))?;
+                        }
+                    }
+                    Err(e @ Error::SkillVerification { .. }) => eprintln!("refused: {e}"),
+                    Err(e) => return Err(format!("load {}: {e}", skill.uri)),
+                }
             }
         }
         // initialize, request-metadata, json-schema-ref-no-deref: connecting and listing is the

@@ -98,6 +98,15 @@ pub enum Error {
         /// The request's method (`sampling/createMessage`, `roots/list`).
         method: String,
     },
+    /// A skill file did not match its skill's entry (SEP-2640): its size, its digest, its
+    /// frontmatter, or it is not listed; or the entry itself is not one a client may load. The
+    /// content was not used.
+    SkillVerification {
+        /// The file (or, for an entry, its `SKILL.md`).
+        uri: String,
+        /// What did not match.
+        reason: String,
+    },
     /// The tool answered with `isError: true` where a typed value was asked for.
     Tool(CallToolResult),
     /// The result's structured content did not decode into the type asked for.
@@ -170,6 +179,9 @@ impl fmt::Display for Error {
                 f,
                 "the input handler declined a {method} request the server cannot do without"
             ),
+            Error::SkillVerification { uri, reason } => {
+                write!(f, "skill file {uri} failed verification: {reason}")
+            }
             Error::Tool(result) => {
                 let text: Vec<&str> = result
                     .content

@@ -3,7 +3,7 @@
 //! A task-aware MCP client: connect to a server (a command over stdio, Streamable HTTP, or a
 //! [`Server`](mcp_tasks_runtime::Server) in the same process), list and call its tools, read its
 //! resources ([`Client::read_resource`]) and prompts ([`Client::get_prompt`]), complete their
-//! arguments ([`Client::complete`]), and follow the calls that run as **tasks**: their status as a
+//! arguments ([`Client::complete`]), load its skills, verified ([`Client::load_skill`]), and follow the calls that run as **tasks**: their status as a
 //! stream of updates, their final result (typed), cancellation, and an event when one is stuck. Both protocol eras are spoken:
 //! 2026-07-28 (stateless, the tasks extension) and 2025-11-25 (`initialize`, experimental tasks);
 //! by default the client finds the server's era itself, without provoking an error on a server
@@ -134,6 +134,7 @@ pub use mcp_tasks_runtime::TaskSupport;
 pub use mcp_tasks_runtime::protocol::task::TaskStatus;
 // The wire types, shared with the runtime (one model for both sides).
 pub use mcp_tasks_runtime::Completion;
+pub use mcp_tasks_runtime::protocol::skill::{SkillEntry, SkillFile, SkillFiles};
 pub use mcp_tasks_runtime::protocol::{
     CallToolResult, Content, CreateMessageResult, GetPromptResult, ListedPrompt,
     ListedResourceTemplate, ListedTool, PromptArgument, PromptMessage, ResourceContents, Role,

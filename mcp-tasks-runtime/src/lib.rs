@@ -108,6 +108,7 @@ pub mod fuzzing;
 pub mod prompt;
 pub mod protocol;
 pub mod resource;
+pub mod skill;
 pub mod store;
 pub mod tool;
 

@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests: locating and driving the example server binary.
 
+pub mod browser;
 pub mod cli;
 pub mod http;
 pub mod instances;
@@ -42,6 +43,7 @@ book! {
     Prompts = "prompts.md",
     Completions = "completions.md",
     Apps = "apps.md",
+    Skills = "skills.md",
     Http = "http.md",
     OAuth = "oauth.md",
     Stores = "stores.md",

@@ -1,12 +1,14 @@
 //! The scenarios, one per file, and what they share: the echo floor measured alongside, rounds on
 //! fresh servers, filling a server with tasks and reading them back at random.
 
+mod durable;
 mod elicit;
 mod inline;
 mod lifecycle;
 mod scale;
 mod store;
 
+pub use durable::durable;
 pub use elicit::elicit;
 pub use inline::inline;
 pub use lifecycle::lifecycle;

@@ -25,6 +25,15 @@ pub async fn work(
     super::payload(size)
 }
 
+/// `work`, durable (`#[tool(durable)]`): what keeping a task re-runnable costs.
+#[tool(task_support = "required", ttl = "1h", durable)]
+pub async fn work_durable(
+    /// How many bytes of text the result carries.
+    size: usize,
+) -> String {
+    super::payload(size)
+}
+
 /// A name.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Name {
@@ -58,6 +67,7 @@ pub fn server() -> ServerBuilder {
         .config(config)
         .tool::<echo>()
         .tool::<work>()
+        .tool::<work_durable>()
         .tool::<ask>()
 }
 

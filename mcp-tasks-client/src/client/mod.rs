@@ -2,13 +2,15 @@
 //! calling tools, reading resources, getting prompts. The builder and the connect paths are in
 //! `builder`, `tools/list` and the `x-mcp-header` annotations in `tools`, `tools/call` in both
 //! eras in `call` (with the MRTR rounds that `prompts/get` and `resources/read` share), resources
-//! in `resources`, prompts and `completion/complete` in `prompts`, resource subscriptions in `subscribe`. Every list follows
+//! in `resources`, prompts and `completion/complete` in `prompts`, resource subscriptions in `subscribe`,
+//! skills (SEP-2640: listed, loaded and verified) in `skills`. Every list follows
 //! `nextCursor` to the last page (`Client::list_all`).
 
 mod builder;
 mod call;
 mod prompts;
 mod resources;
+mod skills;
 mod subscribe;
 mod tools;
 

@@ -11,6 +11,10 @@ mod mcp;
 pub(crate) mod meta;
 mod params;
 mod prompt;
+#[doc(hidden)]
+// the skills extension's wire types and checks, for mcp-tasks-client (which re-exports the entry
+// types); the runtime's own API for skills is `crate::skill::Skills`
+pub mod skill;
 pub mod task;
 pub(crate) mod trace;
 

@@ -82,8 +82,10 @@ fn scoped(peer: &dyn Peer, id: &RequestId) -> Option<Principal> {
 /// uses: the tool of a `tools/call`; the tool of the task a task request (`tasks/get`,
 /// `tasks/update`, `tasks/cancel`, `tasks/result`, a companion tool of the fallback) or a
 /// `resources/read` of a task's output is about; the resource of any other `resources/read` (a
-/// template's, for what it stands for); the prompt of a `prompts/get`; the prompt or resource
-/// template a `completion/complete` completes for.
+/// template's, for what it stands for; a skill's file, the scopes of its
+/// [`Skills`](crate::skill::Skills)); the skill of a `skills/get`, the skill folder of a
+/// `resources/directory/read`; the prompt of a `prompts/get`; the prompt or resource template a
+/// `completion/complete` completes for.
 ///
 /// Callers not limited by scopes (static tokens, no authenticator, anonymous) pass. So does a
 /// request naming nothing known, and a task of another owner or none: the method answers it as
@@ -141,15 +143,15 @@ fn decide(principal: &Principal, needs: Option<Needs>) -> Result<Pass, RpcError>
 }
 
 /// What declares the scopes a request needs.
-struct Needs {
+struct Needs<'a> {
     /// What it is, for the message: "the tool `research`".
     kind: &'static str,
-    name: &'static str,
-    scopes: &'static [&'static str],
+    name: &'a str,
+    scopes: &'a [&'static str],
 }
 
-impl Needs {
-    fn tool(tool: &RegisteredTool) -> Self {
+impl<'a> Needs<'a> {
+    fn tool(tool: &'a RegisteredTool) -> Self {
         Needs {
             kind: "tool",
             name: tool.info.name,
@@ -159,14 +161,14 @@ impl Needs {
 }
 
 /// What a request uses: an item known at once, or a task whose tool decides.
-enum Uses {
-    Item(Needs),
+enum Uses<'a> {
+    Item(Needs<'a>),
     Task(TaskId),
 }
 
 /// What `req` uses, by its method and params; `None`: nothing that could declare scopes (or
 /// nothing known, which the method answers).
-fn uses(server: &ServerInner, req: &Incoming) -> Option<Uses> {
+fn uses<'a>(server: &'a ServerInner, req: &Incoming) -> Option<Uses<'a>> {
     let params = &req.params;
     let item = match req.method.as_str() {
         "tools/call" => {
@@ -188,12 +190,37 @@ fn uses(server: &ServerInner, req: &Incoming) -> Option<Uses> {
             if let Some((id, _)) = parse_output_uri(&uri) {
                 return Some(Uses::Task(id));
             }
+            // A skill's file needs what its `Skills` declares.
+            if let Some((name, scopes)) = server.skills.scopes_of(&uri) {
+                return Some(Uses::Item(Needs {
+                    kind: "skill file",
+                    name,
+                    scopes,
+                }));
+            }
             let found = server.resources.find(&uri)?;
             let info = &found.resource.info;
             Needs {
                 kind: "resource",
                 name: info.uri,
                 scopes: info.scopes,
+            }
+        }
+        // A skill (`skills/get`) or a skill folder (`resources/directory/read`), as its files.
+        "skills/get" => {
+            let (entry, scopes) = server.skills.get(&params.str("uri").flatten()?)?;
+            Needs {
+                kind: "skill",
+                name: &entry.uri,
+                scopes,
+            }
+        }
+        "resources/directory/read" => {
+            let (name, scopes) = server.skills.scopes_of(&params.str("uri").flatten()?)?;
+            Needs {
+                kind: "skill folder",
+                name,
+                scopes,
             }
         }
         "prompts/get" => {

@@ -12,6 +12,7 @@ use crate::completion::{CompletionRef, CompletionRegistry};
 use crate::prompt::{Prompt, PromptRegistry, RegisteredPrompt};
 use crate::protocol::Implementation;
 use crate::resource::{RegisteredResource, Resource, ResourceNotifier, ResourceRegistry};
+use crate::skill::{SkillRegistry, Skills};
 use crate::store::{MemoryTaskStore, TaskStore};
 use crate::task::state::StateKey;
 use crate::tool::{RegisteredTool, StateMap, TaskSupport, Tool, ToolRegistry};
@@ -65,6 +66,7 @@ pub struct ServerBuilder {
     resources: Vec<ResourceEntry>,
     resource_notifier: ResourceNotifier,
     prompts: Vec<fn() -> RegisteredPrompt>,
+    skills: Vec<Skills>,
     config: ServerConfig,
     limits: Limits,
     state_key: Option<StateKey>,
@@ -89,6 +91,7 @@ impl ServerBuilder {
             resources: Vec::new(),
             resource_notifier: ResourceNotifier::default(),
             prompts: Vec::new(),
+            skills: Vec::new(),
             config: ServerConfig::default(),
             limits: Limits::default(),
             state_key: None,
@@ -122,6 +125,16 @@ impl ServerBuilder {
             describe: RegisteredResource::try_of::<R>,
             uri: R::INFO.uri,
         });
+        self
+    }
+
+    /// Serves skills (the extension `io.modelcontextprotocol/skills`, SEP-2640): a folder of them
+    /// or files built in (see [`Skills`]). May be called more than once. [`build`](Self::build)
+    /// reads every file and fails, naming the file and the rule, on a `SKILL.md` without
+    /// frontmatter, a name that breaks the naming rules or is not its folder's name, a skill over
+    /// 512 files or 16 MiB, or a URI served twice.
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills.push(skills);
         self
     }
 
@@ -367,6 +380,13 @@ impl ServerBuilder {
                 }
             }
         }
+        let skills = SkillRegistry::build(&self.skills).unwrap_or_else(|found| {
+            problems.extend((found.into_iter()).map(|p| SetupProblem::BadSkill {
+                file: p.file,
+                rule: p.rule,
+            }));
+            SkillRegistry::default()
+        });
         for (setting, why) in self.config.problems() {
             problems.push(SetupProblem::BadConfig { setting, why });
         }
@@ -394,6 +414,7 @@ impl ServerBuilder {
             resources,
             resource_notifier: self.resource_notifier.clone(),
             resource_sessions: Default::default(),
+            skills,
             task_outputs,
             executor: self.executor.clone(),
             engine: OnceLock::new(),

@@ -18,6 +18,7 @@ use super::page;
 use super::peer::Peer;
 use super::prompts;
 use super::resources;
+use super::skills;
 use super::tasks::{self, missing_tasks_capability};
 use crate::protocol::jsonrpc::{Reply, Request, RpcError};
 use crate::protocol::meta::ReadMeta;
@@ -118,6 +119,11 @@ async fn route(
             if server.serves_resources() =>
         {
             tree(Box::pin(resources::method(server, peer, &req, cancel)).await)
+        }
+        ("skills/list" | "skills/get" | "resources/directory/read", _)
+            if !server.skills.is_empty() =>
+        {
+            tree(Some(skills::method(server, &**peer, &req)))
         }
         ("subscriptions/listen", true) => {
             let declared = req.client.capabilities.has_extension(TASKS_EXTENSION);

@@ -48,6 +48,8 @@ pub(crate) struct ServerInner {
     pub(crate) resource_notifier: crate::resource::ResourceNotifier,
     /// What each legacy session subscribed to (`resources.rs`).
     pub(crate) resource_sessions: Arc<SessionMap>,
+    /// The skills (`ServerBuilder::skills`, `server/skills.rs`); their files are resources too.
+    pub(crate) skills: crate::skill::SkillRegistry,
     /// Whether a tool may run as a task (its `task_support` is not `forbidden`), and so publish
     /// outputs that `resources/read` serves (`ToolContext::publish_text`).
     pub(crate) task_outputs: bool,
@@ -62,19 +64,20 @@ pub(crate) struct ServerInner {
 impl ServerInner {
     /// The capabilities this server declares beside tools: `resources` when it serves them
     /// ([`serves_resources`](Self::serves_resources)), `prompts` when it has any, `completions`
-    /// when any argument completes.
+    /// when any argument completes, the skills extension when it has skills.
     pub(crate) fn capabilities(
         &self,
         base: crate::protocol::ServerCapabilities,
     ) -> crate::protocol::ServerCapabilities {
         base.with_prompts(!self.prompts.is_empty(), self.completions.has_completers())
             .with_resources(self.serves_resources())
+            .with_skills(!self.skills.is_empty())
     }
 
-    /// Whether the resource methods are served: the server has resources, or tasks whose
-    /// outputs are read as resources.
+    /// Whether the resource methods are served: the server has resources, skills (whose files
+    /// are resources), or tasks whose outputs are read as resources.
     pub(crate) fn serves_resources(&self) -> bool {
-        !self.resources.is_empty() || self.task_outputs
+        !self.resources.is_empty() || !self.skills.is_empty() || self.task_outputs
     }
 
     /// `info` as JSON (made on first use, once the server is set up).

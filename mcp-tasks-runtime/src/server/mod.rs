@@ -38,6 +38,7 @@ pub(crate) mod rmcp_bridge;
 mod serve;
 mod session;
 mod setup;
+mod skills;
 mod stdio;
 mod tasks;
 

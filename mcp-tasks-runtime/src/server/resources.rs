@@ -169,6 +169,9 @@ async fn list(
             }));
         }
     }
+    // The skills' files (`server/skills.rs`), each SKILL.md named and described as its skill.
+    let skill_files = server.skills.files().filter(|f| listing.shows(&f.scopes));
+    items.extend(skill_files.map(|f| f.listed()));
     page_of(req, server, "resources", &items, cache)
 }
 
@@ -268,6 +271,9 @@ async fn read_resource(
     uri: &str,
     cancel: CancellationToken,
 ) -> Result<Vec<ResourceContents>, RpcError> {
+    if let Some(file) = server.skills.file(uri) {
+        return Ok(vec![file.contents()]);
+    }
     let Some(found) = server.resources.find(uri) else {
         return Err(not_found(req, uri));
     };

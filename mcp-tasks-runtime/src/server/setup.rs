@@ -87,6 +87,15 @@ pub enum SetupProblem {
         /// The `ui://` URI it names.
         uri: &'static str,
     },
+    /// A skill file ([`ServerBuilder::skills`](super::ServerBuilder::skills)) that cannot be
+    /// served: a `SKILL.md` without frontmatter, a name that breaks the naming rules or differs
+    /// from its folder's, a skill over the limits, a folder that cannot be read.
+    BadSkill {
+        /// The file or folder: its path on disk, or its embedded path.
+        file: String,
+        /// The rule it breaks.
+        rule: String,
+    },
     /// A [`ServerConfig`](super::ServerConfig) value the server cannot run with.
     BadConfig {
         /// The setting, as its method is named.
@@ -145,6 +154,7 @@ impl fmt::Display for SetupProblem {
                 "resource `{resource}` takes `State<{state}>`, but no `{state}` is registered (add `.state(value)` to the server)"
             ),
             SetupProblem::BadResourceUri { uri, why } => write!(f, "resource `{uri}`: {why}"),
+            SetupProblem::BadSkill { file, rule } => write!(f, "skill file `{file}`: {rule}"),
             SetupProblem::BadConfig { setting, why } => {
                 write!(f, "`ServerConfig::{setting}` {why}")
             }

@@ -44,8 +44,8 @@ pub(crate) struct ServerCapabilities {
     pub(crate) logging: Empty,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tasks: Option<LegacyTasksCapability>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) extensions: Option<TasksExtension>,
+    #[serde(skip_serializing_if = "Extensions::is_empty")]
+    pub(crate) extensions: Extensions,
     /// Only when the server has prompts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) prompts: Option<PromptsCapability>,
@@ -69,7 +69,7 @@ impl ServerCapabilities {
                     tools: ToolsTaskRequests { call: Empty {} },
                 },
             }),
-            extensions: None,
+            extensions: Extensions::default(),
             prompts: None,
             completions: None,
         }
@@ -82,7 +82,10 @@ impl ServerCapabilities {
             resources: None,
             logging: Empty {},
             tasks: None,
-            extensions: Some(TasksExtension),
+            extensions: Extensions {
+                tasks: true,
+                skills: false,
+            },
             prompts: None,
             completions: None,
         }
@@ -92,6 +95,13 @@ impl ServerCapabilities {
     pub(crate) fn with_prompts(mut self, prompts: bool, completions: bool) -> Self {
         self.prompts = prompts.then(PromptsCapability::default);
         self.completions = completions.then_some(Empty {});
+        self
+    }
+
+    /// Declares the skills extension (both eras) when the server has skills, with
+    /// `directoryRead`: every skill folder answers `resources/directory/read`.
+    pub(crate) fn with_skills(mut self, any: bool) -> Self {
+        self.extensions.skills = any;
         self
     }
 }
@@ -151,15 +161,33 @@ pub(crate) struct ToolsTaskRequests {
     pub(crate) call: Empty,
 }
 
-/// `capabilities.extensions` declaring the tasks extension (2026-07-28): `{TASKS_EXTENSION: {}}`.
-#[derive(Debug)]
-pub(crate) struct TasksExtension;
+/// `capabilities.extensions`: the tasks extension (2026-07-28) as `{TASKS_EXTENSION: {}}`, and
+/// the skills extension (both eras) as `{SKILLS_EXTENSION: {"directoryRead": true}}`.
+#[derive(Debug, Default)]
+pub(crate) struct Extensions {
+    pub(crate) tasks: bool,
+    pub(crate) skills: bool,
+}
 
-impl Serialize for TasksExtension {
+impl Extensions {
+    fn is_empty(&self) -> bool {
+        !self.tasks && !self.skills
+    }
+}
+
+impl Serialize for Extensions {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(1))?;
-        map.serialize_entry(crate::protocol::TASKS_EXTENSION, &Empty {})?;
+        let mut map = s.serialize_map(None)?;
+        if self.tasks {
+            map.serialize_entry(crate::protocol::TASKS_EXTENSION, &Empty {})?;
+        }
+        if self.skills {
+            map.serialize_entry(
+                crate::protocol::skill::SKILLS_EXTENSION,
+                &serde_json::json!({ "directoryRead": true }),
+            )?;
+        }
         map.end()
     }
 }
