@@ -162,6 +162,22 @@ impl TaskStore for Metered {
         self.inner.changed(id, seen_version)
     }
 
+    fn claim<'a>(
+        &'a self,
+        id: &'a TaskId,
+        instance: &'a str,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        timed("claim", self.inner.claim(id, instance))
+    }
+
+    fn release<'a>(&'a self, id: &'a TaskId, instance: &'a str) -> StoreFuture<'a, bool> {
+        timed("release", self.inner.release(id, instance))
+    }
+
+    fn checkpoint<'a>(&'a self, id: &'a TaskId, value: Value) -> StoreFuture<'a, ()> {
+        timed("checkpoint", self.inner.checkpoint(id, value))
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
         self.inner.subscribe()
     }
