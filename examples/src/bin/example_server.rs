@@ -11,6 +11,11 @@
 //! `--oauth-ca-cert FILE` for an issuer whose HTTPS certificate comes from a private CA).
 //! `--keepalive-ms N` (or `off`) sets how often a long call with a progress token gets a
 //! keepalive `notifications/progress` (default 10 s).
+//!
+//! Its `ingest` tool is durable: with `--store redis://...` or `postgres://...` on several
+//! instances, a task whose instance dies is taken over by another (`--lease-ms N`);
+//! `--drain-ms N` gives running tasks that long on SIGTERM, and `--role front|worker|both` splits
+//! serving clients from running durable tasks (docs/src/durable.md).
 
 use mcp_tasks_examples::example_server;
 use std::io::IsTerminal;
