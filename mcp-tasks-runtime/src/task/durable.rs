@@ -252,6 +252,42 @@ impl TaskEngine {
         }
     }
 
+    /// This instance's lease lapsed while the store could not be reached: the durable tasks
+    /// running here may be claimed elsewhere, so their runs stop here without recording
+    /// anything (the store keeps their answers and checkpoints for the next run).
+    pub(super) fn fence(&self) {
+        let running = lock(&self.running);
+        let mut fenced = lock(&self.fenced);
+        for (id, task) in running.iter() {
+            if let Some(handed_off) = &task.handed_off
+                && !handed_off.is_cancelled()
+            {
+                tracing::warn!(task = %id, "the task lease lapsed while the store was unreachable; stopping this run of the durable task");
+                handed_off.cancel();
+                fenced.push(id.clone());
+            }
+        }
+    }
+
+    /// The store answers again: the durable tasks [`fence`](Self::fence) stopped here are let go
+    /// of (those another instance claimed meanwhile are its own), to be claimed and run again.
+    pub(super) async fn unfence(&self) {
+        let fenced = std::mem::take(&mut *lock(&self.fenced));
+        if fenced.is_empty() {
+            return;
+        }
+        for id in fenced {
+            match self.store.release(&id, &self.instance).await {
+                Ok(true) => crate::telemetry::durable_released(),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(task = %id, error = %e, "releasing a fenced durable task failed; retrying at the next renewal");
+                    lock(&self.fenced).push(id);
+                }
+            }
+        }
+    }
+
     /// Whether the server is draining ([`drain`](Self::drain)).
     pub(crate) fn is_draining(&self) -> bool {
         self.draining.is_cancelled()

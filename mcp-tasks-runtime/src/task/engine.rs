@@ -208,7 +208,7 @@ pub(super) struct Starting {
 /// A task running here: how to stop its tool, and (durable) how to hand it off.
 pub(super) struct RunningTask {
     cancel: CancellationToken,
-    handed_off: Option<CancellationToken>,
+    pub(super) handed_off: Option<CancellationToken>,
 }
 
 /// The task engine. Holds the store; keeps nothing about a task that the store does not have
@@ -236,6 +236,9 @@ pub struct TaskEngine {
     pub(super) resume: OnceLock<super::durable::Resume>,
     /// Cancelled when the server starts draining.
     pub(super) draining: CancellationToken,
+    /// Durable tasks whose run here was stopped when the lease lapsed in a store outage: let
+    /// go of once the store answers again, for an instance to claim.
+    pub(super) fenced: Mutex<Vec<TaskId>>,
 }
 
 impl fmt::Debug for TaskEngine {
@@ -266,6 +269,7 @@ impl TaskEngine {
             slots,
             resume: OnceLock::new(),
             draining: CancellationToken::new(),
+            fenced: Mutex::default(),
         })
     }
 
@@ -446,17 +450,20 @@ impl TaskEngine {
         )
         .with_draining(self.draining.clone());
         if durable {
-            new = new.durable(super::durable::first_run(
+            let mut run = super::durable::first_run(
                 launch.arguments.as_ref(),
                 &launch.request,
                 &launch.capabilities,
                 self.config.durable_attempts,
-            ));
-            backend = backend.with_durable(super::backend::DurableCtx::first());
+            );
             let tool = launch.tool.info.name;
             if self.placement(&new.id, tool) == super::durable::Placement::Queue {
+                // No run yet: the claim that starts the first makes it run 1.
+                run.attempt = 0;
                 new = new.runner(TaskRecord::QUEUED);
             }
+            new = new.durable(run);
+            backend = backend.with_durable(super::backend::DurableCtx::first());
         }
         let backend = Arc::new(backend);
         let status = backend.status_slot();
@@ -645,6 +652,8 @@ impl TaskEngine {
                 .await
             {
                 Ok(()) if outage.down => {
+                    outage.renewed_at = Some(tokio::time::Instant::now());
+                    self.unfence().await;
                     outage.down = false;
                     outage.quiet_until = Some(now + self.config.lease);
                     tracing::info!(
@@ -652,10 +661,21 @@ impl TaskEngine {
                         "the task store answers again; no task is judged by its lease for one lease period"
                     );
                 }
-                Ok(()) => {}
+                Ok(()) => {
+                    outage.renewed_at = Some(tokio::time::Instant::now());
+                    self.unfence().await;
+                }
                 Err(e) => {
                     if !std::mem::replace(&mut outage.down, true) {
                         tracing::warn!(error = %e, "the task store cannot be reached; renewing the task lease failed");
+                    }
+                    // Past the lease, another instance may have claimed this one's durable tasks:
+                    // their runs here stop, so that no body runs twice at the same time.
+                    if outage
+                        .renewed_at
+                        .is_some_and(|at| at.elapsed() >= self.config.lease)
+                    {
+                        self.fence();
                     }
                     return;
                 }
@@ -699,6 +719,8 @@ impl TaskEngine {
 /// What the sweeper knows of the store's reachability.
 #[derive(Debug, Default)]
 struct Outage {
+    /// When the lease was last renewed.
+    renewed_at: Option<tokio::time::Instant>,
     /// The last call to the store failed.
     down: bool,
     /// The store answered again after an outage: no lifetime rule is applied before this time
