@@ -1857,3 +1857,75 @@ async fn the_companion_tools_need_their_tasks_scope() {
     let answered = scoped.request("tools/call", status).await;
     assert!(answered["result"]["content"].is_array(), "{answered}");
 }
+
+/// A stand-in introspection endpoint on a free loopback port that answers every request with
+/// `status` and `body`; its URL.
+async fn introspection_answering(status: u16, body: Value) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move || {
+            let body = body.to_string();
+            async move {
+                (
+                    axum::http::StatusCode::from_u16(status).unwrap(),
+                    [("content-type", "application/json")],
+                    body,
+                )
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// What the issuer's introspection endpoint answers decides the status (RFC 7662, RFC 6750): a
+/// token it refuses to introspect (node-oidc-provider's `400 unsupported_token_type` for a JWT)
+/// is a bad token, 401 `invalid_token`, so the client gets a fresh one; an endpoint that is down
+/// or answers 5xx is the issuer's trouble, 503 with `Retry-After`. Either way the server goes on
+/// serving.
+#[tokio::test]
+async fn introspection_refused_is_401_and_an_issuer_down_or_failing_is_503() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{Introspection, ResourceServer};
+    let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+    let refusing = introspection_answering(
+        400,
+        json!({ "error": "unsupported_token_type", "error_description": "unsupported" }),
+    )
+    .await;
+    let failing = introspection_answering(500, json!({ "error": "server_error" })).await;
+    let down = format!("http://127.0.0.1:{}/introspect", free_port());
+    let served = |endpoint: String| async move {
+        let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+        serve_in_process(server, move |url| {
+            ResourceServer::new(url, Introspection::new(&endpoint, url).client("mcp", "s3cret"))
+                .unwrap()
+                .authorization_server("http://127.0.0.1:1")
+        })
+        .await
+    };
+
+    let url = served(refusing).await;
+    for _ in 0..2 {
+        let answer = request(&url, Some("a.jwt.token"), "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 401, "{answer:?}");
+        assert!(
+            answer.challenge.contains("error=\"invalid_token\""),
+            "{answer:?}"
+        );
+        assert!(answer.message().contains("HTTP 400"), "{answer:?}");
+        assert_eq!(answer.retry_after, None, "{answer:?}");
+    }
+
+    for (endpoint, says) in [(failing, "HTTP 500"), (down.clone(), "could not connect")] {
+        let url = served(endpoint).await;
+        for _ in 0..2 {
+            let answer = request(&url, Some("opaque-1"), "tools/call", echo.clone()).await;
+            assert_eq!(answer.status, 503, "{answer:?}");
+            assert!(answer.message().contains(says), "{answer:?}");
+            assert_eq!(answer.retry_after.as_deref(), Some("10"), "{answer:?}");
+        }
+    }
+}
