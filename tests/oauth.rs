@@ -1929,3 +1929,47 @@ async fn introspection_refused_is_401_and_an_issuer_down_or_failing_is_503() {
         }
     }
 }
+
+/// A `JwtValidator` cloned and then configured is the validator it was configured to be: a CA
+/// certificate, a timeout or a stricter check given to the clone applies to it,
+/// though the original already fetched keys over its own HTTP client and let tokens pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cloned_jwt_validator_takes_its_own_settings() {
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, TokenError, TokenValidator};
+    let pki = private_ca();
+    let issuer = Issuer::start_https(&pki.leaf, &pki.key);
+    let audience = "https://mcp.example.com/mcp";
+    let token = issuer.token(json!({ "aud": audience }));
+
+    // The original trusts only the built-in roots: its client cannot reach the issuer.
+    let original = JwtValidator::new(&issuer.url, audience);
+    match original.validate(&token).await {
+        Err(TokenError::Unavailable(why)) if why.to_lowercase().contains("certificate") => {}
+        other => panic!("{other:?}"),
+    }
+    // A clone told to trust the CA reaches it.
+    let trusting = original
+        .clone()
+        .root_certificate_pem(&pki.ca)
+        .expect("a CA certificate");
+    let claims = trusting.validate(&token).await.expect("checked over TLS");
+    assert_eq!(claims.subject, "alice");
+
+    // A clone requiring `typ: at+jwt` refuses the untyped token the trusting one let pass.
+    let strict = trusting.clone().require_access_token_typ(true);
+    match strict.validate(&token).await {
+        Err(TokenError::Invalid(why)) if why.contains("at+jwt") => {}
+        other => panic!("{other:?}"),
+    }
+
+    // The issuer's keys stop answering: a clone with a short timeout says so within it, though
+    // the original's client waits 5 s and already holds the keys.
+    issuer.command(json!({ "cmd": "jwks", "mode": "hang" }));
+    let started = Instant::now();
+    let hasty = trusting.clone().timeout(Duration::from_millis(300));
+    match hasty.validate(&token).await {
+        Err(TokenError::Unavailable(why)) => assert!(why.contains("timeout"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
