@@ -1973,3 +1973,47 @@ async fn a_cloned_jwt_validator_takes_its_own_settings() {
     }
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
 }
+
+/// A client credentials token that expires while the client is connected is renewed, and the
+/// call goes through: when the token endpoint said when (`expires_in`, here shorter than the
+/// client's usual 30 s margin) the client renews before sending it, once per token; when it did
+/// not, the server's 401 for the expired token gets a new one and the call is sent again.
+#[tokio::test]
+async fn a_client_token_that_expires_mid_session_is_renewed() {
+    use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let url = serve_in_process(mcp_tasks_examples::example_server(), |url| {
+        let strict = JwtValidator::new(&issuer.url, url).leeway(Duration::ZERO);
+        ResourceServer::new(url, strict)
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let greet = async |client: &Client| {
+        let greeting = (client.call_tool("greet", json!({ "name": "Ada" })).await)
+            .expect("the call goes through")
+            .result()
+            .await
+            .unwrap();
+        assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
+    };
+
+    for (reported, says) in [(json!(4), "expires_in said"), (Value::Null, "not said")] {
+        issuer.command(json!({ "cmd": "lifetime", "seconds": 4, "reported": reported }));
+        let before = issuer.stats()["token"].as_u64().unwrap();
+        let client = Client::builder()
+            .client_credentials("robot", "robot-secret")
+            .connect_http(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{says}: connects with a short-lived token: {e}"));
+        greet(&client).await;
+        greet(&client).await;
+        assert_eq!(issuer.stats()["token"], before + 1, "{says}: one token so far");
+        // Past `exp` by more than a second: the server compares whole seconds.
+        tokio::time::sleep(Duration::from_millis(5_500)).await;
+        greet(&client).await;
+        greet(&client).await;
+        assert_eq!(issuer.stats()["token"], before + 2, "{says}: renewed once");
+    }
+}
