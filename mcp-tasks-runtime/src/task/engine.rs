@@ -65,6 +65,10 @@ pub struct EngineConfig {
     pub max_tasks_per_owner: usize,
     /// How many input requests one task may have outstanding at once.
     pub max_inputs_per_task: usize,
+    /// How many outputs one task may keep.
+    pub max_outputs_per_task: usize,
+    /// How many bytes one task's outputs may hold in all.
+    pub max_output_bytes_per_task: usize,
     /// How long a tool's store calls are tried again while the store cannot be reached.
     pub store_patience: Duration,
 }
@@ -289,9 +293,12 @@ impl TaskEngine {
         settled
     }
 
-    /// A serve loop starts using this engine.
-    pub(crate) fn serve_started(&self) {
+    /// A serve loop starts using this engine. The sweeper starts with it, not with the first
+    /// task: an instance that serves sweeps the shared store (the lapsed leases of instances that
+    /// died, expired tasks) though it never runs a task itself.
+    pub(crate) fn serve_started(self: &Arc<Self>) {
         self.serving.fetch_add(1, Ordering::AcqRel);
+        self.start_sweeper();
     }
 
     /// A serve loop ended; the last one settles the running tasks ([`Self::stop_tasks`]).
@@ -378,6 +385,8 @@ impl TaskEngine {
             ToolBounds {
                 max_outstanding: self.config.max_inputs_per_task,
                 store_patience: self.config.store_patience,
+                max_outputs: self.config.max_outputs_per_task,
+                max_output_bytes: self.config.max_output_bytes_per_task,
             },
         ));
         let status = backend.status_slot();
