@@ -21,6 +21,8 @@ async fn the_sweeper_expires_tasks_by_the_store_clock() {
         max_tasks: 10,
         max_tasks_per_owner: 10,
         max_inputs_per_task: 8,
+        max_outputs_per_task: 100,
+        max_output_bytes_per_task: 1 << 20,
         store_patience: Duration::from_secs(1),
     };
     let engine = TaskEngine::new(store.clone(), config);
@@ -106,6 +108,8 @@ mod in_order {
             max_tasks: 1,
             max_tasks_per_owner: 1,
             max_inputs_per_task: 8,
+            max_outputs_per_task: 100,
+            max_output_bytes_per_task: 1 << 20,
             store_patience: Duration::from_secs(1),
         }
     }
