@@ -528,6 +528,8 @@ mod tests {
             ToolBounds {
                 max_outstanding: 8,
                 store_patience: Duration::from_secs(1),
+                max_outputs: 100,
+                max_output_bytes: 1 << 20,
             },
         );
         backend.status("first".into());
