@@ -1900,9 +1900,12 @@ async fn introspection_refused_is_401_and_an_issuer_down_or_failing_is_503() {
     let served = |endpoint: String| async move {
         let server = Server::builder("introspected", "1.0.0").tool::<echo>();
         serve_in_process(server, move |url| {
-            ResourceServer::new(url, Introspection::new(&endpoint, url).client("mcp", "s3cret"))
-                .unwrap()
-                .authorization_server("http://127.0.0.1:1")
+            ResourceServer::new(
+                url,
+                Introspection::new(&endpoint, url).client("mcp", "s3cret"),
+            )
+            .unwrap()
+            .authorization_server("http://127.0.0.1:1")
         })
         .await
     };
@@ -1971,7 +1974,11 @@ async fn a_cloned_jwt_validator_takes_its_own_settings() {
         Err(TokenError::Unavailable(why)) => assert!(why.contains("timeout"), "{why}"),
         other => panic!("{other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// A client credentials token that expires while the client is connected is renewed, and the
@@ -2009,7 +2016,11 @@ async fn a_client_token_that_expires_mid_session_is_renewed() {
             .unwrap_or_else(|e| panic!("{says}: connects with a short-lived token: {e}"));
         greet(&client).await;
         greet(&client).await;
-        assert_eq!(issuer.stats()["token"], before + 1, "{says}: one token so far");
+        assert_eq!(
+            issuer.stats()["token"],
+            before + 1,
+            "{says}: one token so far"
+        );
         // Past `exp` by more than a second: the server compares whole seconds.
         tokio::time::sleep(Duration::from_millis(5_500)).await;
         greet(&client).await;

@@ -286,7 +286,8 @@ async fn publish_many(
             .publish_text(&format!("out-{i}.txt"), "text/plain", text)
             .await
         {
-            ctx.publish_text("out-0.txt", "text/plain", "replaced").await?;
+            ctx.publish_text("out-0.txt", "text/plain", "replaced")
+                .await?;
             return Err(refused);
         }
     }
@@ -328,7 +329,12 @@ async fn a_tool_publishing_past_the_output_limits_gets_the_error() {
     };
 
     for ((count, size), limit, max, says) in [
-        ((4, 10), "outputs_per_task", 3, "as many outputs as it may keep"),
+        (
+            (4, 10),
+            "outputs_per_task",
+            3,
+            "as many outputs as it may keep",
+        ),
         (
             (3, 400),
             "output_bytes_per_task",
@@ -340,7 +346,11 @@ async fn a_tool_publishing_past_the_output_limits_gets_the_error() {
         assert_eq!(task["status"], "failed", "{task}");
         let error = &task["error"];
         assert_eq!(error["code"], -32010, "{task}");
-        assert_eq!(error["data"], json!({ "limit": limit, "max": max }), "{task}");
+        assert_eq!(
+            error["data"],
+            json!({ "limit": limit, "max": max }),
+            "{task}"
+        );
         let message = error["message"].as_str().unwrap_or_default();
         assert!(message.starts_with("Limit reached: "), "{task}");
         assert!(message.contains(says), "{task}");
@@ -366,5 +376,8 @@ async fn a_tool_publishing_past_the_output_limits_gets_the_error() {
     // Within the limits, and the server still serving.
     let (task, _) = run(3, 300).await;
     assert_eq!(task["status"], "completed", "{task}");
-    assert_eq!(task["result"]["content"][0]["text"], "published 3", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "published 3",
+        "{task}"
+    );
 }

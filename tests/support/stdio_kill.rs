@@ -47,7 +47,9 @@ pub async fn a_killed_stdio_server_s_task_fails_within_its_lease(spec: &str) {
     let killed = Instant::now();
     let mut restarted = StdioClient::spawn_logging(&bin, &args, filter);
     // The restarted process answers (it serves), and starts no task.
-    restarted.result("tools/list", modern(json!({}), caps.clone())).await;
+    restarted
+        .result("tools/list", modern(json!({}), caps.clone()))
+        .await;
     let failed = poll_modern(&mut restarted, &id, &caps, |t| t["status"] != "working").await;
     let took = killed.elapsed();
     eprintln!("{spec}: the killed process's task failed {took:?} after the kill");

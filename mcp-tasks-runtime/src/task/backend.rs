@@ -3,10 +3,10 @@
 //! status and progress the tool reports become the task's status message, and an input request the
 //! tool stops waiting for is withdrawn.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -323,9 +323,9 @@ fn refusal_or_trouble(e: FetchError) -> TokenError {
                 "the issuer refused to introspect the token (HTTP {status})"
             ))
         }
-        FetchError::Status(status) => TokenError::Unavailable(format!(
-            "the introspection endpoint answered HTTP {status}"
-        )),
+        FetchError::Status(status) => {
+            TokenError::Unavailable(format!("the introspection endpoint answered HTTP {status}"))
+        }
         FetchError::Failed(why) => {
             TokenError::Unavailable(format!("the introspection endpoint: {why}"))
         }
