@@ -1857,3 +1857,174 @@ async fn the_companion_tools_need_their_tasks_scope() {
     let answered = scoped.request("tools/call", status).await;
     assert!(answered["result"]["content"].is_array(), "{answered}");
 }
+
+/// A stand-in introspection endpoint on a free loopback port that answers every request with
+/// `status` and `body`; its URL.
+async fn introspection_answering(status: u16, body: Value) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move || {
+            let body = body.to_string();
+            async move {
+                (
+                    axum::http::StatusCode::from_u16(status).unwrap(),
+                    [("content-type", "application/json")],
+                    body,
+                )
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// What the issuer's introspection endpoint answers decides the status (RFC 7662, RFC 6750): a
+/// token it refuses to introspect (node-oidc-provider's `400 unsupported_token_type` for a JWT)
+/// is a bad token, 401 `invalid_token`, so the client gets a fresh one; an endpoint that is down
+/// or answers 5xx is the issuer's trouble, 503 with `Retry-After`. Either way the server goes on
+/// serving.
+#[tokio::test]
+async fn introspection_refused_is_401_and_an_issuer_down_or_failing_is_503() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::oauth::{Introspection, ResourceServer};
+    let echo = json!({ "name": "echo", "arguments": { "text": "hi" } });
+    let refusing = introspection_answering(
+        400,
+        json!({ "error": "unsupported_token_type", "error_description": "unsupported" }),
+    )
+    .await;
+    let failing = introspection_answering(500, json!({ "error": "server_error" })).await;
+    let down = format!("http://127.0.0.1:{}/introspect", free_port());
+    let served = |endpoint: String| async move {
+        let server = Server::builder("introspected", "1.0.0").tool::<echo>();
+        serve_in_process(server, move |url| {
+            ResourceServer::new(
+                url,
+                Introspection::new(&endpoint, url).client("mcp", "s3cret"),
+            )
+            .unwrap()
+            .authorization_server("http://127.0.0.1:1")
+        })
+        .await
+    };
+
+    let url = served(refusing).await;
+    for _ in 0..2 {
+        let answer = request(&url, Some("a.jwt.token"), "tools/call", echo.clone()).await;
+        assert_eq!(answer.status, 401, "{answer:?}");
+        assert!(
+            answer.challenge.contains("error=\"invalid_token\""),
+            "{answer:?}"
+        );
+        assert!(answer.message().contains("HTTP 400"), "{answer:?}");
+        assert_eq!(answer.retry_after, None, "{answer:?}");
+    }
+
+    for (endpoint, says) in [(failing, "HTTP 500"), (down.clone(), "could not connect")] {
+        let url = served(endpoint).await;
+        for _ in 0..2 {
+            let answer = request(&url, Some("opaque-1"), "tools/call", echo.clone()).await;
+            assert_eq!(answer.status, 503, "{answer:?}");
+            assert!(answer.message().contains(says), "{answer:?}");
+            assert_eq!(answer.retry_after.as_deref(), Some("10"), "{answer:?}");
+        }
+    }
+}
+
+/// A `JwtValidator` cloned and then configured is the validator it was configured to be: a CA
+/// certificate, a timeout or a stricter check given to the clone applies to it,
+/// though the original already fetched keys over its own HTTP client and let tokens pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cloned_jwt_validator_takes_its_own_settings() {
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, TokenError, TokenValidator};
+    let pki = private_ca();
+    let issuer = Issuer::start_https(&pki.leaf, &pki.key);
+    let audience = "https://mcp.example.com/mcp";
+    let token = issuer.token(json!({ "aud": audience }));
+
+    // The original trusts only the built-in roots: its client cannot reach the issuer.
+    let original = JwtValidator::new(&issuer.url, audience);
+    match original.validate(&token).await {
+        Err(TokenError::Unavailable(why)) if why.to_lowercase().contains("certificate") => {}
+        other => panic!("{other:?}"),
+    }
+    // A clone told to trust the CA reaches it.
+    let trusting = original
+        .clone()
+        .root_certificate_pem(&pki.ca)
+        .expect("a CA certificate");
+    let claims = trusting.validate(&token).await.expect("checked over TLS");
+    assert_eq!(claims.subject, "alice");
+
+    // A clone requiring `typ: at+jwt` refuses the untyped token the trusting one let pass.
+    let strict = trusting.clone().require_access_token_typ(true);
+    match strict.validate(&token).await {
+        Err(TokenError::Invalid(why)) if why.contains("at+jwt") => {}
+        other => panic!("{other:?}"),
+    }
+
+    // The issuer's keys stop answering: a clone with a short timeout says so within it, though
+    // the original's client waits 5 s and already holds the keys.
+    issuer.command(json!({ "cmd": "jwks", "mode": "hang" }));
+    let started = Instant::now();
+    let hasty = trusting.clone().timeout(Duration::from_millis(300));
+    match hasty.validate(&token).await {
+        Err(TokenError::Unavailable(why)) => assert!(why.contains("timeout"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A client credentials token that expires while the client is connected is renewed, and the
+/// call goes through: when the token endpoint said when (`expires_in`, here shorter than the
+/// client's usual 30 s margin) the client renews before sending it, once per token; when it did
+/// not, the server's 401 for the expired token gets a new one and the call is sent again.
+#[tokio::test]
+async fn a_client_token_that_expires_mid_session_is_renewed() {
+    use mcp_tasks_client::Client;
+    use mcp_tasks_runtime::server::oauth::{JwtValidator, ResourceServer};
+    let issuer = Issuer::start();
+    let url = serve_in_process(mcp_tasks_examples::example_server(), |url| {
+        let strict = JwtValidator::new(&issuer.url, url).leeway(Duration::ZERO);
+        ResourceServer::new(url, strict)
+            .unwrap()
+            .authorization_server(&issuer.url)
+    })
+    .await;
+    let greet = async |client: &Client| {
+        let greeting = (client.call_tool("greet", json!({ "name": "Ada" })).await)
+            .expect("the call goes through")
+            .result()
+            .await
+            .unwrap();
+        assert_eq!(mcp_tasks_client::text(&greeting), "Hello, Ada!");
+    };
+
+    for (reported, says) in [(json!(4), "expires_in said"), (Value::Null, "not said")] {
+        issuer.command(json!({ "cmd": "lifetime", "seconds": 4, "reported": reported }));
+        let before = issuer.stats()["token"].as_u64().unwrap();
+        let client = Client::builder()
+            .client_credentials("robot", "robot-secret")
+            .connect_http(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{says}: connects with a short-lived token: {e}"));
+        greet(&client).await;
+        greet(&client).await;
+        assert_eq!(
+            issuer.stats()["token"],
+            before + 1,
+            "{says}: one token so far"
+        );
+        // Past `exp` by more than a second: the server compares whole seconds.
+        tokio::time::sleep(Duration::from_millis(5_500)).await;
+        greet(&client).await;
+        greet(&client).await;
+        assert_eq!(issuer.stats()["token"], before + 2, "{says}: renewed once");
+    }
+}

@@ -840,7 +840,8 @@ fn http_rmcp_bridge_typescript_ext_tasks_0_2() {
 /// fastmcp 4.1.4 + fastmcp-tasks 4.1.4 (the Python client of the tasks extension, its own venv:
 /// `install.sh fastmcp`) against `rmcp_bridge_server` over stdio: the rmcp tools inline,
 /// `research` through its elicitation and sampling to completion with a `ToolTask` handle (the
-/// library's own driver answers elicitations only, and says so), a `countdown` task cancelled.
+/// library's own driver answers elicitations only, and says so), a `countdown` task completed and
+/// another cancelled.
 #[test]
 fn rmcp_bridge_python_fastmcp_tasks_4_1() {
     install("fastmcp");
@@ -855,7 +856,9 @@ fn rmcp_bridge_python_fastmcp_tasks_4_1() {
 }
 
 /// [`rmcp_bridge_python_fastmcp_tasks_4_1`] over rmcp's Streamable HTTP server (the script adds
-/// the `Mcp-Name` header fastmcp-tasks 4.1.4 leaves off `tasks/*`).
+/// the `Mcp-Name` header fastmcp-tasks 4.1.4 leaves off `tasks/*`, which SEP-2663 requires of the
+/// client; without it, `tasks/get` gets rmcp's `-32020`, ``missing required Mcp-Name header for
+/// `tasks/get` ``, which the script checks: docs/src/rmcp.md).
 #[test]
 fn http_rmcp_bridge_python_fastmcp_tasks_4_1() {
     install("fastmcp");

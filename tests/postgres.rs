@@ -296,3 +296,14 @@ fn an_unusable_postgres_stops_the_server_with_a_reason() {
         "{err}"
     );
 }
+
+#[path = "support/stdio_kill.rs"]
+mod stdio_kill;
+
+/// Two stdio processes on one Postgres: the one killed with SIGKILL and started again has its
+/// running task failed within its lease plus a sweep round, as over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_stdio_servers_task_fails_within_its_lease() {
+    let db = PostgresServer::shared().create_database();
+    stdio_kill::a_killed_stdio_server_s_task_fails_within_its_lease(&db).await;
+}

@@ -1177,3 +1177,14 @@ async fn an_outage_longer_than_the_lease_fails_no_live_instances_tasks() {
         }
     }
 }
+
+#[path = "support/stdio_kill.rs"]
+mod stdio_kill;
+
+/// Two stdio processes on one Redis: the one killed with SIGKILL and started again has its
+/// running task failed within its lease plus a sweep round, as over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_stdio_servers_task_fails_within_its_lease() {
+    let redis = RedisServer::start();
+    stdio_kill::a_killed_stdio_server_s_task_fails_within_its_lease(&redis.url).await;
+}

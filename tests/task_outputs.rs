@@ -270,3 +270,114 @@ mod http {
         assert_eq!(foreign["error"], as_unknown, "{foreign}");
     }
 }
+
+/// Publishes `count` outputs `out-0.txt`, `out-1.txt`, ... of `size` bytes each. When one is
+/// refused, publishes `out-0.txt` again (a name the task has: replaced, not one more) and fails
+/// with the refusal.
+#[mcp_tasks_runtime::tool(task_support = "required")]
+async fn publish_many(
+    ctx: mcp_tasks_runtime::ToolContext,
+    count: usize,
+    size: usize,
+) -> Result<String, mcp_tasks_runtime::ToolError> {
+    for i in 0..count {
+        let text = "x".repeat(size);
+        if let Err(refused) = ctx
+            .publish_text(&format!("out-{i}.txt"), "text/plain", text)
+            .await
+        {
+            ctx.publish_text("out-0.txt", "text/plain", "replaced")
+                .await?;
+            return Err(refused);
+        }
+    }
+    Ok(format!("published {count}"))
+}
+
+/// `Limits::outputs_per_task` and `Limits::output_bytes_per_task`, over real HTTP: a tool that
+/// publishes one output too many, or one that would make its outputs too large, gets `-32010`
+/// naming the limit (and may still replace an output it has); its task fails with that error;
+/// what it published before is kept and read; the server goes on serving other tasks.
+#[tokio::test]
+async fn a_tool_publishing_past_the_output_limits_gets_the_error() {
+    use mcp_tasks_runtime::Server;
+    use mcp_tasks_runtime::server::Limits;
+    use mcp_tasks_tests::instances::{client, poll, result};
+    let limits = Limits::default()
+        .outputs_per_task(3)
+        .output_bytes_per_task(1_000);
+    let server = Server::builder("outputs", "1.0.0")
+        .limits(limits)
+        .tool::<publish_many>()
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { server.serve_http(listener).await });
+    let c = client();
+    let run = async |count: usize, size: usize| {
+        let arguments = json!({ "count": count, "size": size });
+        let created = result(
+            &c,
+            &url,
+            "tools/call",
+            json!({ "name": "publish_many", "arguments": arguments }),
+        )
+        .await;
+        let id = created["taskId"].as_str().expect("a task").to_owned();
+        (poll(&c, &url, &id, |t| t["status"] != "working").await, id)
+    };
+
+    for ((count, size), limit, max, says) in [
+        (
+            (4, 10),
+            "outputs_per_task",
+            3,
+            "as many outputs as it may keep",
+        ),
+        (
+            (3, 400),
+            "output_bytes_per_task",
+            1_000,
+            "`out-2.txt` (400 bytes) would make the task's outputs 1200 bytes in all",
+        ),
+    ] {
+        let (task, id) = run(count, size).await;
+        assert_eq!(task["status"], "failed", "{task}");
+        let error = &task["error"];
+        assert_eq!(error["code"], -32010, "{task}");
+        assert_eq!(
+            error["data"],
+            json!({ "limit": limit, "max": max }),
+            "{task}"
+        );
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Limit reached: "), "{task}");
+        assert!(message.contains(says), "{task}");
+        // What was published before the refusal is kept, the replacement included.
+        let read = result(
+            &c,
+            &url,
+            "resources/read",
+            json!({ "uri": format!("task://{id}/out-0.txt") }),
+        )
+        .await;
+        assert_eq!(read["contents"][0]["text"], "replaced", "{read}");
+        let read = result(
+            &c,
+            &url,
+            "resources/read",
+            json!({ "uri": format!("task://{id}/out-1.txt") }),
+        )
+        .await;
+        assert_eq!(read["contents"][0]["text"].as_str().unwrap().len(), size);
+    }
+
+    // Within the limits, and the server still serving.
+    let (task, _) = run(3, 300).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "published 3",
+        "{task}"
+    );
+}

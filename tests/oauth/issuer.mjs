@@ -22,6 +22,8 @@
 //   {"cmd":"rotate"}        -> {"kid"}: a new key, published beside the old, signs from now on
 //   {"cmd":"jwks","mode":"up"|"down"|"hang"}  -> {}: the JWKS answers, answers 503, or never answers
 //   {"cmd":"opaque","token":T,"answer":{...}} -> {}: what /introspect says about T
+//   {"cmd":"lifetime","seconds":S,"reported":R} -> {}: client credentials tokens expire S seconds
+//          after they are issued; the token endpoint says `expires_in` R (default S; null: not said)
 //   {"cmd":"stats"}         -> {"jwks": N, "metadata": N, "introspect": N, "token": N} requests served
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -38,6 +40,9 @@ let currentKid = (await issuer.keys.generate("RS256")).kid;
 const forger = new OAuth2Issuer();
 await forger.keys.generate("RS256", { kid: currentKid });
 
+// Set by `lifetime`: how long client credentials tokens live, and the `expires_in` reported.
+let lifetime = null;
+
 service.on("beforeTokenSigning", (token, req) => {
   const body = req.body ?? {};
   let client = body.client_id;
@@ -49,7 +54,14 @@ service.on("beforeTokenSigning", (token, req) => {
     token.payload.sub = client ?? "anonymous-client";
     token.payload.client_id = client;
     if (body.resource) token.payload.aud = body.resource;
+    if (lifetime) token.payload.exp = token.payload.iat + lifetime.seconds;
   }
+});
+
+service.on("beforeResponse", (response) => {
+  if (!lifetime || response.statusCode !== 200) return;
+  if (lifetime.reported === null) delete response.body.expires_in;
+  else response.body.expires_in = lifetime.reported ?? lifetime.seconds;
 });
 
 const stats = { jwks: 0, metadata: 0, introspect: 0, token: 0 };
@@ -152,6 +164,10 @@ for await (const line of lines) {
         break;
       case "opaque":
         opaque.set(cmd.token, cmd.answer);
+        reply = {};
+        break;
+      case "lifetime":
+        lifetime = { seconds: cmd.seconds, reported: cmd.reported };
         reply = {};
         break;
       case "stats":

@@ -28,7 +28,9 @@ under test; each is checked against the library's source, named below):
      `tasks/*` go without the `Mcp-Name: <taskId>` header, which SEP-2663 requires of a client
      over Streamable HTTP. rmcp 3.11's HTTP server enforces it (HTTP 400, `-32020`, before any
      handler: `add_mcp_name` below); mcp-tasks' own HTTP transport checks the header only when
-     sent, so only the bridge, on rmcp's transport, sees the difference.
+     sent, so only the bridge, on rmcp's transport, sees the difference. Over HTTP the script
+     also shows what the library gets without the workaround: rmcp's `-32020` (documented in
+     docs/src/rmcp.md, the client's fault by SEP-2663).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.exceptions import ToolError
 from fastmcp_tasks.client import call_tool_task
 from fastmcp_tasks.client_models import UpdateTaskRequest, UpdateTaskRequestParams
+from mcp.shared.exceptions import MCPError
 
 from common import check, check_eq, fail, ok, step, verdict
 
@@ -83,11 +86,17 @@ async def until_settled(task) -> Any:
             await anyio.sleep(0.05)
 
 
+# Whether `add_mcp_name` adds the header (off for the step that shows rmcp's refusal).
+ADD_MCP_NAME = {"on": True}
+
+
 async def add_mcp_name(request) -> None:
     """Workaround 3 (module docstring): fastmcp-tasks 4.1.4 sends `tasks/get|update|cancel`
     without `Mcp-Name: <taskId>`, which SEP-2663 requires of a client over Streamable HTTP
     (rmcp 3.11 answers `-32020`): added here, from the request's own body, so that the rest of
     the library can be checked over HTTP."""
+    if not ADD_MCP_NAME["on"]:
+        return
     body = json.loads(request.content or b"{}")
     task_id = (body.get("params") or {}).get("taskId") if isinstance(body, dict) else None
     if str(body.get("method", "")).startswith("tasks/") and task_id and "mcp-name" not in request.headers:
@@ -139,6 +148,28 @@ async def body(target: str) -> None:
         check_eq(asked, ["elicitation/create", "sampling/createMessage"], "the questions, in order")
         result = await task.result()
         check_eq(result.structured_content, {"topic": "tides", "sources": 3, "summary": SUMMARY}, "research structuredContent")
+
+        step("countdown {seconds: 1} as a task, to completion")
+        countdown = await call_tool_task(client, "countdown", {"seconds": 1})
+        with anyio.fail_after(10):
+            result = await countdown.result()
+        check_eq(result.content[0].text, "liftoff", "countdown result")
+
+        if target.startswith("http"):
+            # What the library does without workaround 3: rmcp's transport refuses `tasks/get`
+            # before the bridge sees it (docs/src/rmcp.md, "Over HTTP: who owns a task").
+            step("tasks/get without Mcp-Name over HTTP: rmcp's -32020, HTTP 400")
+            countdown = await call_tool_task(client, "countdown", {"seconds": 30})
+            ADD_MCP_NAME["on"] = False
+            try:
+                await countdown.status()
+                fail("tasks/get without Mcp-Name was answered")
+            except MCPError as e:
+                check_eq(e.code, -32020, "the refusal's code")
+                check_eq(e.message, "missing required Mcp-Name header for `tasks/get`", "the refusal's message")
+            finally:
+                ADD_MCP_NAME["on"] = True
+            await countdown.cancel()
 
         step("countdown {seconds: 30} as a task, cancelled")
         countdown = await call_tool_task(client, "countdown", {"seconds": 30})

@@ -173,6 +173,9 @@ pub async fn modern(c: &reqwest::Client, url: &str, method: &str, mut params: Va
     if let Some(id) = params.get("taskId").and_then(Value::as_str) {
         b = b.header("mcp-name", id);
     }
+    if let Some(uri) = params.get("uri").and_then(Value::as_str) {
+        b = b.header("mcp-name", uri);
+    }
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     let r = b
         .body(body.to_string())

@@ -16,7 +16,8 @@ use tokio::sync::Mutex;
 /// The most read from a metadata document or a token endpoint.
 const MAX_DOCUMENT: usize = 256 * 1024;
 
-/// Refreshes a token this long before it expires.
+/// Refreshes a token this long before it expires (half its life, for a token that lives less
+/// than twice as long: renewing before every request would cost a token each).
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
 /// Where the client's tokens come from.
@@ -41,7 +42,8 @@ pub(crate) struct ClientCredentials {
 #[derive(Debug, Default)]
 struct Current {
     token: Option<String>,
-    expires: Option<Instant>,
+    /// When to get a new token: [`EXPIRY_MARGIN`] (at most half its life) before it expires.
+    renew_at: Option<Instant>,
     /// The token endpoint, once discovered.
     token_endpoint: Option<String>,
     /// The scopes the current token was asked with.
@@ -114,9 +116,7 @@ impl Auth {
             Auth::Static(token) => Some(token.clone()),
             Auth::ClientCredentials(cc) => {
                 let current = cc.current.lock().await;
-                let live = current
-                    .expires
-                    .is_none_or(|at| Instant::now() + EXPIRY_MARGIN < at);
+                let live = current.renew_at.is_none_or(|at| Instant::now() < at);
                 current.token.clone().filter(|_| live)
             }
         }
@@ -195,8 +195,10 @@ impl Auth {
             .and_then(Value::as_str)
             .ok_or_else(|| Error::transport(format!("{endpoint} answered no access_token")))?
             .to_owned();
-        current.expires = (body.get("expires_in").and_then(Value::as_u64))
-            .map(|s| Instant::now() + Duration::from_secs(s));
+        current.renew_at = (body.get("expires_in").and_then(Value::as_u64)).map(|s| {
+            let life = Duration::from_secs(s);
+            Instant::now() + life - EXPIRY_MARGIN.min(life / 2)
+        });
         current.token = Some(token.clone());
         current.scopes = scopes;
         Ok(token)

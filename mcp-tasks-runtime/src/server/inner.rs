@@ -103,6 +103,8 @@ impl ServerInner {
                     max_tasks: self.limits.tasks,
                     max_tasks_per_owner: self.limits.tasks_per_owner,
                     max_inputs_per_task: self.limits.inputs_per_task,
+                    max_outputs_per_task: self.limits.outputs_per_task,
+                    max_output_bytes_per_task: self.limits.output_bytes_per_task,
                     store_patience: c.store_patience,
                     durable_attempts: c.durable_attempts,
                     checkpoint_bytes: self.limits.checkpoint_bytes,

@@ -381,6 +381,15 @@ pub trait Remote: Send + Sync + fmt::Debug + 'static {
 
     /// The store's local waiters and subscribers.
     fn feed(&self) -> &Feed;
+
+    /// [`Records::view`], reading from the stored text only what the view shows
+    /// ([`StoredView`](super::record::StoredView)): not the task's outputs.
+    fn view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool>;
 }
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
@@ -442,5 +451,14 @@ impl<S: Remote> Records for S {
 
     fn feed(&self) -> broadcast::Receiver<TaskEvent> {
         Remote::feed(self).subscribe()
+    }
+
+    fn view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Remote::view(self, id, owner, read)
     }
 }

@@ -91,6 +91,8 @@ pub use machine::{Delivery, Expiry};
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresTaskStore, PostgresTaskStoreBuilder};
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub(crate) use record::StoredView;
 pub use record::TaskRecord;
 #[cfg(test)]
 pub(crate) use record::fixture;

@@ -220,6 +220,50 @@ impl AsTaskView for TaskRecord {
     }
 }
 
+/// What `tasks/get` shows of a stored record, and its owner, read from the stored text without
+/// the rest: the task's outputs (up to
+/// [`Limits::output_bytes_per_task`](crate::server::Limits::output_bytes_per_task)), the answers
+/// its tool has not taken and its retired keys are passed over, never built in memory (serde
+/// skips the fields a struct does not name). For the stores that keep records as text.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+#[derive(Debug, Deserialize)]
+pub(crate) struct StoredView {
+    id: TaskId,
+    pub(crate) owner: Owner,
+    status: TaskStatus,
+    #[serde(default)]
+    status_message: Option<String>,
+    #[serde(with = "stored::time")]
+    created_at: SystemTime,
+    #[serde(with = "stored::time")]
+    last_updated_at: SystemTime,
+    #[serde(default, with = "stored::duration")]
+    ttl: Option<Duration>,
+    #[serde(default, with = "stored::duration")]
+    poll_interval: Option<Duration>,
+    #[serde(default)]
+    input_requests: BTreeMap<String, InputRequest>,
+    #[serde(default)]
+    outcome: Option<TaskOutcome>,
+}
+
+#[cfg(any(feature = "redis", feature = "postgres"))]
+impl AsTaskView for StoredView {
+    fn task_view(&self) -> TaskView<'_> {
+        TaskView {
+            id: &self.id,
+            status: self.status,
+            status_message: self.status_message.as_deref(),
+            created_at: self.created_at,
+            last_updated_at: self.last_updated_at,
+            ttl: self.ttl,
+            poll_interval: self.poll_interval,
+            input_requests: &self.input_requests,
+            outcome: self.outcome.as_ref().map(Into::into),
+        }
+    }
+}
+
 /// The stored text's times and durations: integer nanoseconds (since the Unix epoch, for a
 /// time), about 20 bytes where serde's own forms (`{"secs_since_epoch":…,"nanos_since_epoch":…}`,
 /// `{"secs":…,"nanos":…}`) take 60 and 23. Both forms are read: records written before keep
@@ -434,6 +478,35 @@ mod tests {
     use serde_json::json;
 
     use super::{fixture as record, fixture_t0 as t0};
+
+    /// `tasks/get` of a Redis or Postgres task reads what it shows and passes over the rest: the
+    /// same view as the whole record's, from text whose outputs (here not even outputs) are never
+    /// decoded.
+    #[cfg(any(feature = "redis", feature = "postgres"))]
+    #[test]
+    fn the_stored_view_reads_what_tasks_get_shows_and_skips_outputs() {
+        let mut r = record(TaskStatus::Completed);
+        r.status_message = Some("done".into());
+        r.outcome = Some(TaskOutcome::Result(
+            json!({ "content": [{ "type": "text", "text": "hi" }] }),
+        ));
+        r.outputs.insert(
+            "big.txt".into(),
+            ResourceContents::text("task://x/big.txt", "text/plain", "x".repeat(1000)),
+        );
+        r.input_responses
+            .insert("k".into(), json!({"action": "accept"}));
+        let text = r.to_stored_text().unwrap();
+        let view: StoredView = serde_json::from_str(&text).unwrap();
+        assert_eq!(view.owner, r.owner);
+        assert_eq!(view.task_view().modern_get_result(), r.modern_get_result());
+        let mut stored: Value = serde_json::from_str(&text).unwrap();
+        stored["outputs"] = json!({ "big.txt": { "not": "contents" } });
+        let tampered = stored.to_string();
+        assert!(serde_json::from_str::<TaskRecord>(&tampered).is_err());
+        let view: StoredView = serde_json::from_str(&tampered).unwrap();
+        assert_eq!(view.task_view().modern_get_result(), r.modern_get_result());
+    }
 
     #[test]
     fn record_storage_encoding_round_trips() {

@@ -3,6 +3,7 @@
 //! status and progress the tool reports become the task's status message, and an input request the
 //! tool stops waiting for is withdrawn.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +56,8 @@ pub(crate) struct TaskBackend {
     durable: Option<Arc<DurableCtx>>,
     /// Cancelled when the server starts draining.
     draining: Option<tokio_util::sync::CancellationToken>,
+    /// What this run of the tool published, against the task's output limits.
+    published: Arc<Published>,
 }
 
 /// What a run of a durable task's body starts from.
@@ -72,6 +75,14 @@ pub(crate) struct DurableCtx {
     pub(super) outstanding: std::collections::BTreeSet<String>,
 }
 
+/// The size of each output a run of a tool published, by name (text bytes, or base64 bytes for
+/// a blob), against [`ToolBounds::max_outputs`] and [`ToolBounds::max_output_bytes`].
+struct Published {
+    sizes: Mutex<HashMap<String, usize>>,
+    max_outputs: usize,
+    max_bytes: usize,
+}
+
 /// What bounds a task's tool: its outstanding input requests, and how long its store calls
 /// ride out an outage.
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +90,10 @@ pub(crate) struct ToolBounds {
     pub(crate) max_outstanding: usize,
     pub(crate) store_patience: Duration,
     pub(crate) checkpoint_bytes: usize,
+    /// How many outputs the task may keep, and how many bytes (text, or base64 for a blob)
+    /// all of them together.
+    pub(crate) max_outputs: usize,
+    pub(crate) max_output_bytes: usize,
 }
 
 impl TaskBackend {
@@ -110,6 +125,11 @@ impl TaskBackend {
             checkpoint_bytes: bounds.checkpoint_bytes,
             durable: None,
             draining: None,
+            published: Arc::new(Published {
+                sizes: Mutex::default(),
+                max_outputs: bounds.max_outputs,
+                max_bytes: bounds.max_output_bytes,
+            }),
         }
     }
 
@@ -132,6 +152,45 @@ impl TaskBackend {
 
     fn next_key(&self, method: &str) -> String {
         super::input_key(method, self.counter.fetch_add(1, Ordering::SeqCst))
+    }
+}
+
+impl Published {
+    /// Counts output `name` of `size` bytes against the task's output limits (one published
+    /// again replaces its earlier size), or says which limit is in the way. Returns the size the
+    /// name had, to put back with [`unreserve`](Self::unreserve) if the store does not keep it.
+    fn reserve(&self, name: &str, size: usize) -> Result<Option<usize>, RpcError> {
+        let mut published = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+        let before = published.get(name).copied();
+        if before.is_none() && published.len() >= self.max_outputs {
+            return Err(RpcError::limit_reached(
+                "outputs_per_task",
+                self.max_outputs,
+                "the task has as many outputs as it may keep; publish under a name it already \
+                 has to replace one",
+            ));
+        }
+        let total: usize = published.values().sum::<usize>() - before.unwrap_or(0) + size;
+        if total > self.max_bytes {
+            return Err(RpcError::limit_reached(
+                "output_bytes_per_task",
+                self.max_bytes,
+                &format!(
+                    "`{name}` ({size} bytes) would make the task's outputs {total} bytes in all"
+                ),
+            ));
+        }
+        published.insert(name.to_owned(), size);
+        Ok(before)
+    }
+
+    /// Puts back what [`reserve`](Self::reserve) counted for `name`.
+    fn unreserve(&self, name: &str, before: Option<usize>) {
+        let mut published = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+        match before {
+            Some(size) => published.insert(name.to_owned(), size),
+            None => published.remove(name),
+        };
     }
 }
 
@@ -468,14 +527,23 @@ impl ContextBackend for TaskBackend {
     }
 
     fn publish(&self, name: String, contents: ResourceContents) -> PublishFuture {
+        let size = match &contents {
+            ResourceContents::Text { text, .. } => text.len(),
+            ResourceContents::Blob { blob, .. } => blob.len(),
+        };
+        let before = match self.published.reserve(&name, size) {
+            Ok(before) => before,
+            Err(limit) => return Box::pin(std::future::ready(Err(ToolError::from(limit)))),
+        };
         let (store, id) = (self.store.clone(), self.id.clone());
-        let patience = self.store_patience;
+        let (patience, published) = (self.store_patience, self.published.clone());
         Box::pin(async move {
-            persist(&id, patience, || {
+            let kept = persist(&id, patience, || {
                 store.add_output(&id, name.clone(), contents.clone())
             })
-            .await
-            .map_err(|e| {
+            .await;
+            kept.map_err(|e| {
+                published.unreserve(&name, before);
                 ToolError::internal(format!("the task's output `{name}` was not kept: {e}"))
             })
         })
@@ -547,6 +615,8 @@ mod tests {
                 max_outstanding: 8,
                 store_patience: Duration::from_secs(1),
                 checkpoint_bytes: 1024,
+                max_outputs: 100,
+                max_output_bytes: 1 << 20,
             },
         );
         backend.status("first".into());

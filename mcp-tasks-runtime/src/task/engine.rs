@@ -65,6 +65,10 @@ pub struct EngineConfig {
     pub max_tasks_per_owner: usize,
     /// How many input requests one task may have outstanding at once.
     pub max_inputs_per_task: usize,
+    /// How many outputs one task may keep.
+    pub max_outputs_per_task: usize,
+    /// How many bytes one task's outputs may hold in all.
+    pub max_output_bytes_per_task: usize,
     /// How long a tool's store calls are tried again while the store cannot be reached.
     pub store_patience: Duration,
     /// How many runs a durable task's body may have in all.
@@ -284,6 +288,8 @@ impl TaskEngine {
             max_outstanding: self.config.max_inputs_per_task,
             store_patience: self.config.store_patience,
             checkpoint_bytes: self.config.checkpoint_bytes,
+            max_outputs: self.config.max_outputs_per_task,
+            max_output_bytes: self.config.max_output_bytes_per_task,
         }
     }
 
@@ -345,13 +351,12 @@ impl TaskEngine {
         settled + released
     }
 
-    /// A serve loop starts using this engine. An engine that runs durable tasks starts its
-    /// sweeper now, to claim the queued ones (a restarted process, a worker).
+    /// A serve loop starts using this engine. The sweeper starts with it, not with the first
+    /// task: an instance that serves sweeps the shared store (the lapsed leases of instances that
+    /// died, expired tasks, queued durable tasks to claim) though it never runs a task itself.
     pub(crate) fn serve_started(self: &Arc<Self>) {
         self.serving.fetch_add(1, Ordering::AcqRel);
-        if self.resume.get().is_some() && self.config.runs_durable {
-            self.start_sweeper();
-        }
+        self.start_sweeper();
     }
 
     /// Whether a serve loop uses this engine.

@@ -358,7 +358,11 @@ impl ToolContext {
     /// either way.
     ///
     /// `name` is 1 to 128 of `A-Z a-z 0-9 - . _ ~`; another name, or a store that fails to keep
-    /// the output, is an error (`-32603`).
+    /// the output, is an error (`-32603`). A task keeps at most
+    /// [`Limits::outputs_per_task`](crate::server::Limits::outputs_per_task) outputs of at most
+    /// [`Limits::output_bytes_per_task`](crate::server::Limits::output_bytes_per_task) bytes in
+    /// all: one more is refused with that limit's `-32010` (returned with `?`, the task fails
+    /// with it), and the outputs already kept stay.
     ///
     /// ```
     /// use mcp_tasks_runtime::{CallToolResult, Content, ToolContext, ToolError, tool};

@@ -239,14 +239,9 @@ impl Introspection {
         if let Some((id, secret)) = &self.client {
             request = request.basic_auth(id, Some(secret));
         }
-        let answer = fetch::json(request, self.max_response).await.map_err(|e| {
-            TokenError::Unavailable(match e {
-                FetchError::Status(status) => {
-                    format!("the introspection endpoint answered HTTP {status}")
-                }
-                FetchError::Failed(why) => format!("the introspection endpoint: {why}"),
-            })
-        })?;
+        let answer = fetch::json(request, self.max_response)
+            .await
+            .map_err(refusal_or_trouble)?;
         self.read(&answer)
     }
 
@@ -302,6 +297,38 @@ impl Introspection {
             scopes: Some(scopes),
             expires_at: exp.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
         })
+    }
+}
+
+/// What a failed call to the introspection endpoint means for the token. The endpoint refusing
+/// the request with a 4xx (node-oidc-provider answers `400 unsupported_token_type` for a JWT
+/// access token) is a verdict on the token, `Invalid` (401: the client gets a fresh one). An
+/// endpoint that could not answer (down, timed out, a 5xx, 408 or 429) is `Unavailable` (503:
+/// the client retries), and so is one refusing this server's own credentials (401 or 403, RFC
+/// 7662 section 2.3): no token is at fault, and no fresh one would pass.
+fn refusal_or_trouble(e: FetchError) -> TokenError {
+    match e {
+        FetchError::Status(status @ (401 | 403)) => {
+            tracing::error!(
+                status,
+                "the introspection endpoint refused this server's client credentials \
+                 (`Introspection::client`)"
+            );
+            TokenError::Unavailable(format!(
+                "the introspection endpoint refused this server's credentials (HTTP {status})"
+            ))
+        }
+        FetchError::Status(status @ 400..=499) if !matches!(status, 408 | 429) => {
+            TokenError::Invalid(format!(
+                "the issuer refused to introspect the token (HTTP {status})"
+            ))
+        }
+        FetchError::Status(status) => {
+            TokenError::Unavailable(format!("the introspection endpoint answered HTTP {status}"))
+        }
+        FetchError::Failed(why) => {
+            TokenError::Unavailable(format!("the introspection endpoint: {why}"))
+        }
     }
 }
 

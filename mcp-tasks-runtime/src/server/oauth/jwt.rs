@@ -37,6 +37,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 ///     .refresh_cooldown(Duration::from_secs(10));
 /// # let _ = validator;
 /// ```
+///
+/// A clone shares what its original fetched and checked (the keys, the tokens that passed); a
+/// setting given to a clone makes it a validator of its own, which fetches anew.
 #[derive(Clone)]
 pub struct JwtValidator {
     settings: Settings,
@@ -147,13 +150,13 @@ impl JwtValidator {
     /// Also accepts tokens for this audience (a resource known by two URIs during a move).
     pub fn audience(mut self, audience: impl Into<String>) -> Self {
         self.settings.audiences.push(audience.into());
-        self
+        self.detached()
     }
 
     /// The keys' URL, instead of finding it in the issuer's metadata.
     pub fn jwks_uri(mut self, uri: impl Into<String>) -> Self {
         self.settings.jwks_uri = Some(uri.into());
-        self
+        self.detached()
     }
 
     /// The signature algorithms accepted (default: the RSA, RSA-PSS, ECDSA and EdDSA ones). HMAC
@@ -164,46 +167,46 @@ impl JwtValidator {
             .into_iter()
             .filter(|a| a.family() != AlgorithmFamily::Hmac)
             .collect();
-        self
+        self.detached()
     }
 
     /// The clock skew allowed on `exp` and `nbf` (default 30 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.settings.leeway = leeway;
-        self
+        self.detached()
     }
 
     /// The least time between two fetches of the keys (default 10 s): a token naming an unknown
     /// key id within it is refused without a fetch.
     pub fn refresh_cooldown(mut self, cooldown: Duration) -> Self {
         self.settings.refresh_cooldown = cooldown;
-        self
+        self.detached()
     }
 
     /// How long fetched keys are used before they are fetched again (default 15 minutes), so
     /// that a key the issuer withdrew stops being trusted.
     pub fn max_key_age(mut self, age: Duration) -> Self {
         self.settings.max_key_age = age;
-        self
+        self.detached()
     }
 
     /// The most keys kept from one fetch (default 32); the rest are ignored.
     pub fn max_keys(mut self, n: usize) -> Self {
         self.settings.max_keys = n.max(1);
-        self
+        self.detached()
     }
 
     /// How long a fetch from the issuer may take (default 5 s). A request waiting for it gets
     /// HTTP 503 when it is over.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.settings.timeout = timeout;
-        self
+        self.detached()
     }
 
     /// The largest metadata or key set read from the issuer (default 256 KiB).
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
         self.settings.max_response = bytes;
-        self
+        self.detached()
     }
 
     /// Whether a token must say it is an access token, with the header `typ` `at+jwt` (or
@@ -219,7 +222,7 @@ impl JwtValidator {
     /// `at+jwt` pass.
     pub fn require_access_token_typ(mut self, require: bool) -> Self {
         self.settings.require_typ = require;
-        self
+        self.detached()
     }
 
     /// How many tokens that passed are kept (default 10,000), so that the same token again, as
@@ -228,6 +231,13 @@ impl JwtValidator {
     /// passed are kept, by their SHA-256. Zero keeps none.
     pub fn cache_size(mut self, n: usize) -> Self {
         self.settings.cache_size = n;
+        self.detached()
+    }
+
+    /// The same settings with nothing fetched or kept yet: what a clone shares with its original
+    /// (keys, the HTTP client, tokens that passed) was got under the original's settings.
+    fn detached(mut self) -> Self {
+        self.state = Arc::default();
         self
     }
 
@@ -257,7 +267,7 @@ impl JwtValidator {
         pem: impl AsRef<[u8]>,
     ) -> Result<Self, InvalidCertificate> {
         self.settings.roots.extend(fetch::roots(pem.as_ref())?);
-        Ok(self)
+        Ok(self.detached())
     }
 
     fn client(&self) -> &reqwest::Client {

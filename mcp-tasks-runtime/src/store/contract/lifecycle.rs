@@ -318,6 +318,23 @@ pub(super) async fn outputs_are_kept_for_the_owner_only(make: Factory<'_>) {
     );
     assert_eq!(read(alice(), "report.md").await, Some(data));
     assert_eq!(read(alice(), "late").await, None);
+    // `tasks/get`'s view of a task with outputs: the record's, for its owner only.
+    if let Some(fast) = env.store.fast_paths() {
+        let record = env.read(&task.id).await;
+        let whole = crate::protocol::task::AsTaskView::task_view(&record).modern_get_result();
+        let mut seen = None;
+        let found = (fast.get_view(&task.id, &alice(), &mut |v| {
+            seen = Some(v.modern_get_result())
+        }))
+        .await
+        .unwrap();
+        assert!(found, "the owner's view");
+        assert_eq!(seen, Some(whole));
+        let found = (fast.get_view(&task.id, &bob(), &mut |_| panic!("another owner's view")))
+            .await
+            .unwrap();
+        assert!(!found);
+    }
     assert_not_found(
         env.store
             .add_output(&TaskId::new("no-such-task"), "a".into(), report)

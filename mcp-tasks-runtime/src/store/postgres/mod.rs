@@ -18,12 +18,12 @@ use deadpool_postgres::{Object, Pool};
 use tokio::sync::{OnceCell, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::TaskRecord;
 use super::backend::Remote;
 use super::columns::{due_column, micros, runner_column};
 use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
+use super::{StoredView, TaskRecord};
 use crate::error_chain::with_causes;
-use crate::protocol::task::{Owner, TaskId};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskView};
 
 mod builder;
 mod ended;
@@ -285,6 +285,37 @@ impl Shared {
         if let Some(found) = self.ended(id, owner) {
             return Ok(found);
         }
+        let text = self.read_text(id, owner).await?;
+        text.as_deref().map(decode).transpose()
+    }
+
+    /// `read`'s view ([`Remote::view`]): what `tasks/get` shows, `read` called on it; whether the
+    /// task was found.
+    async fn read_view(
+        &self,
+        id: &TaskId,
+        owner: &Owner,
+        read: &mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> Result<bool, StoreError> {
+        if let Some(found) = self.ended(id, Some(owner)) {
+            return Ok(found.map(|record| read(record.task_view())).is_some());
+        }
+        let Some(text) = self.read_text(id, Some(owner)).await? else {
+            return Ok(false);
+        };
+        let view: StoredView = serde_json::from_str(&text).map_err(|e| {
+            StoreError::backend(format!("a task record in Postgres cannot be read: {e}"))
+        })?;
+        read(view.task_view());
+        Ok(true)
+    }
+
+    /// The stored text of one task's record (of this owner, if given).
+    async fn read_text(
+        &self,
+        id: &TaskId,
+        owner: Option<&Owner>,
+    ) -> Result<Option<String>, StoreError> {
         self.ready().await?;
         let text: Option<String> = self
             .bounded("reading a task", async {
@@ -311,7 +342,7 @@ impl Shared {
                 Ok(row.map(|row| row.get(0)))
             })
             .await?;
-        text.as_deref().map(decode).transpose()
+        Ok(text)
     }
 
     /// Runs `op` within the timeout.
@@ -442,6 +473,15 @@ impl Remote for PostgresTaskStore {
         owner: Option<&'a Owner>,
     ) -> StoreFuture<'a, Option<TaskRecord>> {
         Box::pin(self.shared.read(id, owner))
+    }
+
+    fn view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(self.shared.read_view(id, owner, read))
     }
 
     fn update<'a, T: Send + 'static>(

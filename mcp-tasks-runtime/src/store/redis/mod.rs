@@ -11,10 +11,10 @@ use redis::{Client, RedisError};
 use tokio::task::JoinHandle;
 
 use super::Expiry;
-use super::TaskRecord;
 use super::backend::Remote;
 use super::{Clock, ExpiryReport, NewTask, StoreError, StoreFuture, SystemClock};
-use crate::protocol::task::{Owner, TaskId};
+use super::{StoredView, TaskRecord};
+use crate::protocol::task::{AsTaskView, Owner, TaskId, TaskView};
 
 /// How many times a state change is tried when other writers keep changing the task in between.
 /// Each lost race costs one round trip and hands back the current record; after the first few,
@@ -284,11 +284,16 @@ impl Shared {
     }
 
     async fn load(&self, id: &TaskId) -> Result<Option<TaskRecord>, StoreError> {
+        let raw = self.load_text(id).await?;
+        raw.map(|raw| decode(&raw)).transpose()
+    }
+
+    /// The stored text of the task's record.
+    async fn load_text(&self, id: &TaskId) -> Result<Option<Vec<u8>>, StoreError> {
         self.ready().await?;
         let mut get = redis::cmd("HGET");
         get.arg(self.keys.task(id)).arg("r");
-        let raw: Option<Vec<u8>> = call!(self, conn => get.query_async(&mut conn))?;
-        raw.map(|raw| decode(&raw)).transpose()
+        call!(self, conn => get.query_async(&mut conn))
     }
 
     /// Writes `after` if the stored version is still `before`'s.
@@ -445,6 +450,25 @@ impl Remote for RedisTaskStore {
         Box::pin(async move {
             let record = self.shared.load(id).await?;
             Ok(record.filter(|record| owner.is_none_or(|owner| record.owner == *owner)))
+        })
+    }
+
+    fn view<'a>(
+        &'a self,
+        id: &'a TaskId,
+        owner: &'a Owner,
+        read: &'a mut (dyn FnMut(TaskView<'_>) + Send),
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let Some(raw) = self.shared.load_text(id).await? else {
+                return Ok(false);
+            };
+            let view = decode_view(&raw)?;
+            if view.owner != *owner {
+                return Ok(false);
+            }
+            read(view.task_view());
+            Ok(true)
         })
     }
 
@@ -628,6 +652,12 @@ impl Remote for RedisTaskStore {
 
 fn encode(record: &TaskRecord) -> Result<String, StoreError> {
     record.to_stored_text().map_err(StoreError::backend)
+}
+
+/// What [`Remote::view`] reads of a stored record.
+fn decode_view(raw: &[u8]) -> Result<StoredView, StoreError> {
+    serde_json::from_slice(raw)
+        .map_err(|e| StoreError::backend(format!("a task record in Redis does not decode: {e}")))
 }
 
 fn decode(raw: &[u8]) -> Result<TaskRecord, StoreError> {
