@@ -1536,50 +1536,41 @@ async fn connect_auto(
     (client, sent)
 }
 
-/// The default era choice over stdio probes with `ping`: a legacy-only server (Python `mcp`
-/// 1.30.0, which prints a long validation error for a method it does not know, such as
-/// `server/discover`) answers it `{}` and gets `initialize`, never `server/discover`, so its
-/// stderr stays clean; a 2026-07-28 server refuses `ping` and gets `server/discover`.
+/// The default era choice over stdio probes as the spec says, with `server/discover`: a
+/// legacy-only server (Python `mcp` 1.30.0) refuses it and gets `initialize`; a 2026-07-28 server
+/// answers it and gets no `initialize`. No `ping` first: a server of both eras answers it as a
+/// legacy one does (see `a_dual_era_server_is_spoken_to_in_2026_07_28`).
 #[tokio::test]
-async fn the_default_era_probe_provokes_no_error_on_a_legacy_server_and_finds_a_modern_one() {
+async fn the_default_era_probe_is_server_discover_then_initialize() {
     mcp_tasks_tests::peers::install_peers("python");
-    let dir = std::env::temp_dir().join(format!("mcp-tasks-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let log = dir.join("python-server.stderr");
     let mut command = tokio::process::Command::new(mcp_tasks_tests::peers::venv_python());
     command
         .arg(mcp_tasks_tests::workspace_root().join("tests/peers/tasks_server.py"))
-        .stderr(std::fs::File::create(&log).unwrap());
+        .stderr(std::process::Stdio::null());
     let (client, sent) = connect_auto(command).await;
     assert!(!client.era().is_modern());
     assert_eq!(client.server().name, "python-mcp-1.30-tasks-fixture");
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "plan_trip"));
     client.close().await;
-    let stderr = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        !stderr.contains("validation error") && !stderr.contains("server/discover"),
-        "{stderr}"
-    );
     assert_eq!(
         sent.lock().unwrap()[..3],
-        ["ping", "initialize", "notifications/initialized"]
+        ["server/discover", "initialize", "notifications/initialized"]
     );
-    assert!(!sent.lock().unwrap().iter().any(|m| m == "server/discover"));
-    let _ = std::fs::remove_dir_all(&dir);
 
     let mut command = tokio::process::Command::new(example_bin("example_server"));
     command.env("RUST_LOG", "warn");
     let (client, sent) = connect_auto(command).await;
     assert!(client.era().is_modern());
     assert!(client.server().supports_tasks);
-    assert_eq!(sent.lock().unwrap()[..2], ["ping", "server/discover"]);
+    assert_eq!(sent.lock().unwrap()[..1], ["server/discover"]);
     assert!(!sent.lock().unwrap().iter().any(|m| m == "initialize"));
     client.close().await;
 }
 
-/// A 2026-07-28-only server that answers `ping` as a legacy one would (`{}`, no `resultType`)
-/// and refuses `initialize`: the client tries `server/discover` before giving up.
+/// A server that answers `ping` as a legacy one would (`{}`, no `resultType`, as rmcp's does
+/// before anything else, whatever eras it speaks) and `server/discover` as a 2026-07-28 one: the
+/// probe asks `server/discover` alone, and the client speaks 2026-07-28.
 const MODERN_ONLY_WITH_A_LEGACY_PING: &str = r#"
 import json, sys
 for line in sys.stdin:
@@ -1602,16 +1593,13 @@ for line in sys.stdin:
 "#;
 
 #[tokio::test]
-async fn a_server_taken_for_legacy_that_refuses_initialize_gets_server_discover() {
+async fn a_dual_era_server_is_spoken_to_in_2026_07_28() {
     let mut command = tokio::process::Command::new("python3");
     command.args(["-c", MODERN_ONLY_WITH_A_LEGACY_PING]);
     let (client, sent) = connect_auto(command).await;
     assert!(client.era().is_modern());
     assert_eq!(client.server().name, "modern-only");
-    assert_eq!(
-        sent.lock().unwrap()[..],
-        ["ping", "initialize", "server/discover"]
-    );
+    assert_eq!(sent.lock().unwrap()[..], ["server/discover"]);
     client.close().await;
 }
 
