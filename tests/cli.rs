@@ -1313,7 +1313,8 @@ fn the_era_probe_runs_once_per_server() {
     let _ = std::fs::remove_dir_all(&dir);
     let headless = |args: &[&str]| headless_caching_in(&dir, args);
     let cache = dir.join("eras.json");
-    let (code, stdout, stderr) = headless(&["tools", "--server-stderr", "null", "--", &python, &script]);
+    let (code, stdout, stderr) =
+        headless(&["tools", "--server-stderr", "null", "--", &python, &script]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());
     let remembered: Value =
@@ -1377,11 +1378,7 @@ fn the_era_probe_finds_modern_servers_at_first_contact() {
         assert_eq!(code, 0, "{server:?}: {stderr}");
         assert!(!stdout.contains("protocol 2025-11-25"), "{stdout}");
         let sent = sent_methods(&stderr);
-        assert_eq!(
-            sent[..2],
-            ["server/discover", "tools/list"],
-            "{stderr}"
-        );
+        assert_eq!(sent[..2], ["server/discover", "tools/list"], "{stderr}");
         assert!(!sent.iter().any(|m| m == "initialize"), "{stderr}");
         let remembered: Value =
             serde_json::from_str(&std::fs::read_to_string(&cache).expect("eras.json")).unwrap();

@@ -59,7 +59,11 @@ fn a_dual_era_rmcp_server_runs_a_required_tool_as_a_task() {
 
     let run = research(&server, &cache);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stdout.contains("Tides follow the moon."), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Tides follow the moon."),
+        "{}",
+        run.stdout
+    );
     assert!(run.stderr.contains(" started; "), "a task: {}", run.stderr);
     let sent = sent_methods(&run.stderr);
     assert!(sent.iter().any(|m| m == "server/discover"), "{sent:?}");
@@ -74,7 +78,11 @@ fn a_dual_era_rmcp_server_runs_a_required_tool_as_a_task() {
     .unwrap();
     let run = research(&server, &cache);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stdout.contains("Tides follow the moon."), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Tides follow the moon."),
+        "{}",
+        run.stdout
+    );
     assert!(run.stderr.contains(" started; "), "a task: {}", run.stderr);
     assert_eq!(remembered(&cache, &key), "modern");
     let _ = std::fs::remove_dir_all(&cache);

@@ -66,7 +66,11 @@ fn timeouts_are_what_they_say() {
         Duration::from_secs(30),
     );
     assert_eq!(run.code, Some(2), "{}", run.stderr);
-    assert!(run.took < Duration::from_millis(2500), "took {:?}", run.took);
+    assert!(
+        run.took < Duration::from_millis(2500),
+        "took {:?}",
+        run.took
+    );
     assert!(run.took >= Duration::from_secs(2), "took {:?}", run.took);
     assert!(
         run.stderr.contains("could not connect: no answer to"),
@@ -284,7 +288,11 @@ fn tasks_list_in_a_joined_session_asks_the_server() {
     ]);
     let words = hinted(&line);
     let id = &words[3];
-    let session = &words[words.iter().position(|w| w == "--session").expect("--session") + 1];
+    let session = &words[words
+        .iter()
+        .position(|w| w == "--session")
+        .expect("--session")
+        + 1];
     let run = run_cli(
         &["tasks", "list", "--session", session, "--url", &server.url],
         &cache(),
@@ -292,4 +300,52 @@ fn tasks_list_in_a_joined_session_asks_the_server() {
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stdout.contains(id.as_str()), "{}", run.stdout);
+}
+
+/// `task watch` of a 2025-11-25 task whose question was sent to the command that started it,
+/// which died at the prompt: the question is not sent again, so the watch says so after a few
+/// seconds (and how to cancel the task) instead of polling in silence; `--task-timeout` ends it.
+#[test]
+fn watching_a_task_whose_question_went_elsewhere_says_so() {
+    use expectrl::{Expect, Regex, session::OsSession};
+    let http = HttpServer::start_bin("example_server", &[]);
+    let mut cmd = Command::new(mcp_tasks_bin());
+    cmd.args([
+        "call",
+        "research",
+        "--era",
+        "legacy",
+        "--args",
+        "topic=tides",
+    ])
+    .args(["--url", &http.url])
+    .env("NO_COLOR", "1")
+    .env("MCP_TASKS_CACHE_DIR", cache());
+    let mut p = OsSession::spawn(cmd).expect("spawn mcp-tasks in a pty");
+    // A bound for a loaded machine (the other tests run at the same time).
+    p.set_expect_timeout(Some(Duration::from_secs(90)));
+    let found = p.expect(Regex("follows it again")).expect("the hint");
+    let line = String::from_utf8_lossy(found.before()).into_owned();
+    let words = hinted(&line);
+    p.expect("How many sources").expect("the question");
+    p.get_process_mut()
+        .kill(expectrl::process::unix::Signal::SIGKILL)
+        .expect("kill mcp-tasks");
+    p.get_process().wait().expect("mcp-tasks exits");
+    let mut args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    args.extend(["--task-timeout", "8s"]);
+    let run = run_cli(&args, &cache(), Duration::from_secs(60));
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the task waits for input that was asked of another client"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("`mcp-tasks task cancel {}`", words[3])),
+        "{}",
+        run.stderr
+    );
 }

@@ -24,10 +24,7 @@ impl Pane {
         for (k, v) in env {
             line.push_str(&format!(" {k}='{v}'"));
         }
-        line.push_str(&format!(
-            " {}; echo EXIT=$?; sleep 600",
-            quoted.join(" ")
-        ));
+        line.push_str(&format!(" {}; echo EXIT=$?; sleep 600", quoted.join(" ")));
         let status = Command::new("tmux")
             .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
             .args(["-x", "100", "-y", "30", &line])
@@ -127,7 +124,10 @@ fn ctrl_c_at_a_question_leaves_a_clean_screen() {
         .lines()
         .find(|l| l.contains("›"))
         .expect("the prompt's line");
-    assert!(!prompt.contains("cancel"), "written onto the prompt:\n{screen}");
+    assert!(
+        !prompt.contains("cancel"),
+        "written onto the prompt:\n{screen}"
+    );
     assert!(screen.contains("mcp-tasks: task "), "{screen}");
 }
 

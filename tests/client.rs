@@ -1407,6 +1407,116 @@ async fn serve_https(server: &Server) -> (String, String) {
     (url, issued.cert.pem())
 }
 
+/// An ordinary self-signed certificate, as `openssl req -x509` makes it (it says it is a CA,
+/// `basicConstraints CA:TRUE`, which the WebPKI refuses as a server's own: `CaUsedAsEndEntity`),
+/// given as a root, is trusted: by the library (`root_certificate_pem`) and by the `mcp-tasks`
+/// command (`--ca-cert`). Its name is still checked: the same server at `127.0.0.1`, a name the
+/// certificate does not hold, is refused.
+#[tokio::test]
+async fn https_trusts_an_openssl_self_signed_certificate_given_as_a_root() {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-openssl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert_file, key_file) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost"])
+        .arg("-keyout")
+        .arg(&key_file)
+        .arg("-out")
+        .arg(&cert_file)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let pem = std::fs::read(&cert_file).unwrap();
+    assert!(
+        String::from_utf8_lossy(&std::fs::read(&key_file).unwrap()).contains("BEGIN PRIVATE KEY"),
+        "a PKCS#8 key"
+    );
+    let cert = CertificateDer::from_pem_slice(&pem).unwrap();
+    let key = PrivatePkcs8KeyDer::from_pem_file(&key_file).unwrap();
+    let server = unlock_server();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let router = server.http_router(
+        mcp_tasks_runtime::server::HttpConfig::default().allowed_hosts(["localhost", "127.0.0.1"]),
+    );
+    let listener = TlsListener {
+        tcp,
+        tls: tls::acceptor(cert.clone(), key.secret_pkcs8_der().to_vec()),
+    };
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = format!("https://localhost:{port}/mcp");
+
+    let client = timeout(
+        WAIT,
+        Client::builder()
+            .root_certificate_pem(pem.clone())
+            .connect_http(&url),
+    )
+    .await
+    .expect("connects in time")
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        client
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "unlock")
+    );
+    client.close().await;
+
+    let other_name = format!("https://127.0.0.1:{port}/mcp");
+    let error = timeout(
+        WAIT,
+        Client::builder()
+            .root_certificate_pem(pem.clone())
+            .connect_http(&other_name),
+    )
+    .await
+    .expect("fails in time")
+    .expect_err("a name the certificate does not hold");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.to_lowercase().contains("certificate")),
+        "{error:?}"
+    );
+
+    let cli = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(cli)
+            .arg("tools")
+            .arg("--ca-cert")
+            .arg(&cert_file)
+            .args(["--url", &url])
+            .env("MCP_TASKS_CACHE_DIR", &dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("mcp-tasks runs")
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unlock"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn https_works_with_rustls_and_a_root_the_caller_adds() {
     let server = unlock_server();

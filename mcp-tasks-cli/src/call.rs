@@ -17,6 +17,11 @@ use std::time::Duration;
 /// How long Ctrl-C waits for the server to confirm a cancellation.
 const CANCEL_WAIT: Duration = Duration::from_secs(3);
 
+/// How long a task may wait for input with no question reaching this command before it is
+/// said that the question went to another client (`task watch` of a task whose caller died:
+/// a 2025-11-25 server sends a question once, to the session that was waiting then).
+const WAITING_ELSEWHERE: Duration = Duration::from_secs(5);
+
 /// How a task started by this command can be followed again if the command stops: the full
 /// command to paste (the server's `--url`, and the 2025-11-25 session a legacy server knows the
 /// task in). A stdio server is a process of this command and ends with it, its tasks too unless
@@ -157,7 +162,9 @@ pub async fn call(
             ui.finish();
             return Err(WrongEra(e));
         }
-        Err(e) if unknown_tool(client, tool).await => return Ok(no_such_tool(ui, tool, &e.to_string())),
+        Err(e) if unknown_tool(client, tool).await => {
+            return Ok(no_such_tool(ui, tool, &e.to_string()));
+        }
         Err(e) => return Ok(report_error(&e)),
     };
     Ok(match call {
@@ -250,10 +257,51 @@ pub async fn finish_task(ui: &Arc<Ui>, task: &TaskHandle, json: bool) -> Outcome
 async fn follow(ui: &Arc<Ui>, task: &TaskHandle) -> Result<Result<CallToolResult, Error>, Stop> {
     let mut updates = task.updates();
     let shown = ui.clone();
+    let shown_id = task.id().to_owned();
     let show = tokio::spawn(async move {
-        while let Some(event) = updates.next().await {
+        // Since when the task waits for input, and how many questions had reached this
+        // command then (see `WAITING_ELSEWHERE`).
+        let mut waiting: Option<(tokio::time::Instant, usize)> = None;
+        let mut hinted = false;
+        loop {
+            let quiet = async {
+                match waiting {
+                    Some((since, _)) if !hinted => {
+                        tokio::time::sleep_until(since + WAITING_ELSEWHERE).await;
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
+            let event = tokio::select! {
+                event = updates.next() => match event {
+                    Some(event) => event,
+                    None => break,
+                },
+                () = quiet => {
+                    hinted = true;
+                    let (asked, open) = shown.questions();
+                    if !open && waiting.is_some_and(|(_, before)| before == asked) {
+                        shown.say(&format!(
+                            "(the task waits for input that was asked of another client, the \
+                             command that started it perhaps, and is not asked here; Ctrl-C or \
+                             `mcp-tasks task cancel {shown_id}` cancels it)"
+                        ));
+                    }
+                    continue;
+                }
+            };
             match event {
-                TaskUpdate::Updated(s) => shown.task_state(&s),
+                TaskUpdate::Updated(s) => {
+                    if s.status == TaskStatus::InputRequired {
+                        if waiting.is_none() {
+                            waiting = Some((tokio::time::Instant::now(), shown.questions().0));
+                        }
+                    } else {
+                        waiting = None;
+                        hinted = false;
+                    }
+                    shown.task_state(&s);
+                }
                 TaskUpdate::Stuck { unchanged_for, .. } => shown.say(&format!(
                     "(no change for {}s; Ctrl-C cancels the task)",
                     unchanged_for.as_secs()

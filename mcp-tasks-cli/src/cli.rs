@@ -244,7 +244,12 @@ pub struct TargetArgs {
     /// For an `https://` `--url` (and the authorization server it sends to): also trust the CA
     /// certificate(s) in this PEM file, besides the Mozilla roots built in: a private CA or a
     /// self-signed certificate. Repeat for several files.
-    #[arg(long, value_name = "FILE", env = "MCP_TASKS_CA_CERT", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "MCP_TASKS_CA_CERT",
+        hide_env_values = true
+    )]
     pub ca_cert: Vec<std::path::PathBuf>,
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]

@@ -37,7 +37,8 @@ pub async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Clie
             eprintln!(
                 "mcp-tasks: could not connect: no answer to {} within {}; the server is stuck or \
                  slow (--timeout DURATION waits longer)",
-                ui.last_request().unwrap_or_else(|| "the first request".into()),
+                ui.last_request()
+                    .unwrap_or_else(|| "the first request".into()),
                 spaced(limit)
             );
             Err(Outcome::Failure)
@@ -64,11 +65,7 @@ fn spaced(d: Duration) -> String {
     }
 }
 
-async fn connect_unbounded(
-    conn: &Conn,
-    ui: &Arc<Ui>,
-    answers: Answers,
-) -> Result<Client, Outcome> {
+async fn connect_unbounded(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
     let cache = EraCache::open();
     let key = cache_key(&conn.target);
     let joins = matches!(

@@ -90,8 +90,8 @@ pub async fn tasks_list(client: &Client, json: bool) -> Outcome {
     }
     // A joined session (`--session`) skipped `initialize`: its capabilities are unknown here,
     // so the server is asked, and its answer says whether it offers the method.
-    let known = !client.server().capabilities.is_null()
-        && client.server().capabilities != json!({});
+    let known =
+        !client.server().capabilities.is_null() && client.server().capabilities != json!({});
     if known
         && client
             .server()

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_tasks_client::{TaskSnapshot, WireDirection};
 use serde_json::Value;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -40,12 +41,23 @@ pub struct Ui {
     /// The progress line was removed for good ([`Ui::finish`]): a state that comes after it
     /// (the task's last, after a cancellation) is a plain line, not a new spinner left frozen
     /// on screen when the command exits.
-    finished: std::sync::atomic::AtomicBool,
+    finished: AtomicBool,
     /// While a prompt owns the terminal: the lines to show once it is closed (nothing is
     /// printed into an open prompt; the progress line is cleared, not left frozen above it).
     held: Mutex<Option<Vec<String>>>,
     /// The method of the last request sent (to say what went unanswered).
     last_request: Mutex<Option<String>>,
+    /// How many questions the server asked this command, and how many are open now.
+    questions: (AtomicUsize, AtomicUsize),
+}
+
+/// A question being answered ([`Ui::question`]); closed when dropped.
+pub struct OpenQuestion<'a>(&'a Ui);
+
+impl Drop for OpenQuestion<'_> {
+    fn drop(&mut self) {
+        self.0.questions.1.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Why the command stops before the call ends.
@@ -77,7 +89,8 @@ impl Ui {
             term: std::io::stderr().is_terminal() && !dumb_terminal(),
             held: Mutex::new(None),
             last_request: Mutex::new(None),
-            finished: std::sync::atomic::AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            questions: (AtomicUsize::new(0), AtomicUsize::new(0)),
         })
     }
 
@@ -177,8 +190,7 @@ impl Ui {
         *self.inline.lock().expect("inline lock") = tool.map(str::to_owned);
         if tool.is_some() {
             // A call starts (again, after a wrong era): its line may be drawn.
-            self.finished
-                .store(false, std::sync::atomic::Ordering::SeqCst);
+            self.finished.store(false, Ordering::SeqCst);
         }
         if let Some(tool) = tool
             && !self.shown.quiet
@@ -232,6 +244,21 @@ impl Ui {
         }
     }
 
+    /// A question from the server reached this command: counted, and open until dropped.
+    pub fn question(&self) -> OpenQuestion<'_> {
+        self.questions.0.fetch_add(1, Ordering::SeqCst);
+        self.questions.1.fetch_add(1, Ordering::SeqCst);
+        OpenQuestion(self)
+    }
+
+    /// How many questions reached this command so far, and whether one is open now.
+    pub fn questions(&self) -> (usize, bool) {
+        (
+            self.questions.0.load(Ordering::SeqCst),
+            self.questions.1.load(Ordering::SeqCst) > 0,
+        )
+    }
+
     /// The method of the last request sent, if any.
     pub fn last_request(&self) -> Option<String> {
         self.last_request.lock().expect("request lock").clone()
@@ -275,7 +302,7 @@ impl Ui {
             return;
         }
         let text = describe(s);
-        if !self.term || self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.term || self.finished.load(Ordering::SeqCst) {
             self.say(&format!("task {}: {text}", s.task_id));
             return;
         }
@@ -307,8 +334,7 @@ impl Ui {
 
     /// Removes the progress line (before the result is printed).
     pub fn finish(&self) {
-        self.finished
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.finished.store(true, Ordering::SeqCst);
         if let Some(bar) = self.bar.lock().expect("bar lock").take() {
             bar.finish_and_clear();
         }

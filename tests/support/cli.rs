@@ -106,10 +106,7 @@ pub fn run_cli(args: &[&str], cache: &std::path::Path, hang: std::time::Duration
 
 /// A fresh, empty directory for the command's era cache, named for the test.
 pub fn fresh_cache(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "mcp-tasks-cli-{name}-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the cache directory");
     dir

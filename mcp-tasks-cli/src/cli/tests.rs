@@ -394,12 +394,40 @@ fn task_timeout_and_session_only_where_they_apply() {
         &["task", "watch", "x", "--task-timeout", "2m", "--", "s"],
     ] {
         let conn = parse(args).expect("accepted").conn().clone();
-        assert_eq!(conn.task_timeout, Some(Duration::from_secs(120)), "{args:?}");
+        assert_eq!(
+            conn.task_timeout,
+            Some(Duration::from_secs(120)),
+            "{args:?}"
+        );
     }
     for args in [
-        &["task", "get", "x", "--session", "s", "--url", "http://h/mcp"][..],
-        &["task", "cancel", "x", "--session", "s", "--url", "http://h/mcp"],
-        &["task", "watch", "x", "--session", "s", "--url", "http://h/mcp"],
+        &[
+            "task",
+            "get",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ][..],
+        &[
+            "task",
+            "cancel",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ],
+        &[
+            "task",
+            "watch",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ],
         &["tasks", "list", "--session", "s", "--url", "http://h/mcp"],
     ] {
         let conn = parse(args).expect("accepted").conn().clone();

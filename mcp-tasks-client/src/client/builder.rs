@@ -179,8 +179,11 @@ impl ClientBuilder {
 
     /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
     /// `-----BEGIN CERTIFICATE-----` blocks) as roots, besides the Mozilla roots built in: for a
-    /// server with a self-signed certificate or a private CA. A `pem` that holds no certificate
-    /// makes [`connect_http`](Self::connect_http) fail with [`Error::Transport`].
+    /// server with a self-signed certificate or a private CA. A certificate given here that the
+    /// server presents as its own is accepted as it is, its name checked against the URL's host
+    /// (an ordinary self-signed certificate says it is a CA, which the WebPKI alone refuses as a
+    /// server's). A `pem` that holds no certificate makes [`connect_http`](Self::connect_http)
+    /// fail with [`Error::Transport`].
     pub fn root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.root_certificates.push(pem.into());
         self
@@ -330,18 +333,7 @@ impl ClientBuilder {
                 )));
             }
         }
-        let mut roots = Vec::new();
-        for pem in &self.root_certificates {
-            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
-                Error::Transport(format!("a root certificate is not valid PEM: {e}"))
-            })?;
-            if certs.is_empty() {
-                return Err(Error::Transport(
-                    "a root certificate given holds no PEM certificate".into(),
-                ));
-            }
-            roots.extend(certs);
-        }
+        let tls = crate::http::tls::client_config(&self.root_certificates)?;
         let wire = HttpWire::new(
             url,
             match (&self.bearer, &self.credentials) {
@@ -355,7 +347,7 @@ impl ClientBuilder {
             },
             self.headers.clone(),
             self.max_message,
-            &roots,
+            tls,
             self.tap.clone(),
         )?;
         let peer = Peer::new(
