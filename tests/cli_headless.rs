@@ -177,6 +177,7 @@ fn started_line(args: &[&str]) -> String {
         seen.push_str(&line);
         seen.push('\n');
     }
+    let _ = child.wait();
     panic!("mcp-tasks {args:?} named no task: {seen}");
 }
 
