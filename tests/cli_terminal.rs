@@ -2,8 +2,9 @@
 //! pane (its own tmux server), after Ctrl-C at a question, on a `TERM=dumb` terminal, and while
 //! a line is typed (Ctrl-U, an answer refused).
 
-use mcp_tasks_tests::cli::{fresh_cache, mcp_tasks_bin};
+use mcp_tasks_tests::cli::{fresh_cache, mcp_tasks_bin, run_cli};
 use mcp_tasks_tests::example_bin;
+use mcp_tasks_tests::http::HttpServer;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -34,10 +35,10 @@ impl Pane {
         Pane { socket }
     }
 
-    /// The pane's screen, as text (one line per row, trailing blanks trimmed).
+    /// The pane's screen, as text (one line per line written: wrapped rows joined).
     fn screen(&self) -> String {
         let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
             .output()
             .expect("tmux capture-pane");
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -163,4 +164,66 @@ fn a_refused_answer_and_ctrl_u_leave_an_empty_line() {
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("The moon."), "{screen}");
     assert!(!screen.contains("wrong words"), "{screen}");
+}
+
+/// `task watch` of a 2025-11-25 task whose sampling request was sent to the command that started
+/// it, which died at the prompt (its terminal closed): it is not sent again, so the watch
+/// says so after a few seconds (and how to cancel the task) instead of polling in silence;
+/// `--task-timeout` ends it.
+#[test]
+fn watching_a_task_whose_question_went_elsewhere_says_so() {
+    let http = HttpServer::start_bin("example_server", &[]);
+    let cache = fresh_cache("elsewhere");
+    let pane = Pane::run(
+        "elsewhere",
+        &[
+            ("NO_COLOR", "1"),
+            ("MCP_TASKS_CACHE_DIR", &cache.display().to_string()),
+        ],
+        &[
+            mcp_tasks_bin().display().to_string(),
+            "call".into(),
+            "research".into(),
+            "--era".into(),
+            "legacy".into(),
+            "--args".into(),
+            "topic=tides".into(),
+            "--url".into(),
+            http.url.clone(),
+        ],
+    );
+    // The form answered; the hint (held while the first prompt was open) is on screen once the
+    // sampling prompt opens, and the command dies there.
+    pane.wait_for("›");
+    pane.keys(&["3", "Enter"]);
+    let screen = pane.wait_for("Reply as the model");
+    let hint = screen
+        .lines()
+        .find(|l| l.contains("follows it again"))
+        .unwrap_or_else(|| panic!("no hint:\n{screen}"));
+    let words: Vec<&str> = hint
+        .split('`')
+        .nth(1)
+        .expect("a command in the hint")
+        .split_whitespace()
+        .collect();
+    assert_eq!(words[..3], ["mcp-tasks", "task", "watch"], "{hint}");
+    // The terminal closes: the command dies at its prompt, no tasks/cancel sent.
+    drop(pane);
+    let mut args = words[1..].to_vec();
+    args.extend(["--task-timeout", "8s"]);
+    let run = run_cli(&args, &cache, Duration::from_secs(60));
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the task waits for input that was asked of another client"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("`mcp-tasks task cancel {}`", words[3])),
+        "{}",
+        run.stderr
+    );
 }
