@@ -1407,6 +1407,116 @@ async fn serve_https(server: &Server) -> (String, String) {
     (url, issued.cert.pem())
 }
 
+/// An ordinary self-signed certificate, as `openssl req -x509` makes it (it says it is a CA,
+/// `basicConstraints CA:TRUE`, which the WebPKI refuses as a server's own: `CaUsedAsEndEntity`),
+/// given as a root, is trusted: by the library (`root_certificate_pem`) and by the `mcp-tasks`
+/// command (`--ca-cert`). Its name is still checked: the same server at `127.0.0.1`, a name the
+/// certificate does not hold, is refused.
+#[tokio::test]
+async fn https_trusts_an_openssl_self_signed_certificate_given_as_a_root() {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-openssl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert_file, key_file) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost"])
+        .arg("-keyout")
+        .arg(&key_file)
+        .arg("-out")
+        .arg(&cert_file)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let pem = std::fs::read(&cert_file).unwrap();
+    assert!(
+        String::from_utf8_lossy(&std::fs::read(&key_file).unwrap()).contains("BEGIN PRIVATE KEY"),
+        "a PKCS#8 key"
+    );
+    let cert = CertificateDer::from_pem_slice(&pem).unwrap();
+    let key = PrivatePkcs8KeyDer::from_pem_file(&key_file).unwrap();
+    let server = unlock_server();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let router = server.http_router(
+        mcp_tasks_runtime::server::HttpConfig::default().allowed_hosts(["localhost", "127.0.0.1"]),
+    );
+    let listener = TlsListener {
+        tcp,
+        tls: tls::acceptor(cert.clone(), key.secret_pkcs8_der().to_vec()),
+    };
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = format!("https://localhost:{port}/mcp");
+
+    let client = timeout(
+        WAIT,
+        Client::builder()
+            .root_certificate_pem(pem.clone())
+            .connect_http(&url),
+    )
+    .await
+    .expect("connects in time")
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        client
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "unlock")
+    );
+    client.close().await;
+
+    let other_name = format!("https://127.0.0.1:{port}/mcp");
+    let error = timeout(
+        WAIT,
+        Client::builder()
+            .root_certificate_pem(pem.clone())
+            .connect_http(&other_name),
+    )
+    .await
+    .expect("fails in time")
+    .expect_err("a name the certificate does not hold");
+    assert!(
+        matches!(&error, Error::Transport(why) if why.to_lowercase().contains("certificate")),
+        "{error:?}"
+    );
+
+    let cli = mcp_tasks_tests::cli::mcp_tasks_bin();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(cli)
+            .arg("tools")
+            .arg("--ca-cert")
+            .arg(&cert_file)
+            .args(["--url", &url])
+            .env("MCP_TASKS_CACHE_DIR", &dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("mcp-tasks runs")
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unlock"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test]
 async fn https_works_with_rustls_and_a_root_the_caller_adds() {
     let server = unlock_server();
@@ -1536,50 +1646,41 @@ async fn connect_auto(
     (client, sent)
 }
 
-/// The default era choice over stdio probes with `ping`: a legacy-only server (Python `mcp`
-/// 1.30.0, which prints a long validation error for a method it does not know, such as
-/// `server/discover`) answers it `{}` and gets `initialize`, never `server/discover`, so its
-/// stderr stays clean; a 2026-07-28 server refuses `ping` and gets `server/discover`.
+/// The default era choice over stdio probes as the spec says, with `server/discover`: a
+/// legacy-only server (Python `mcp` 1.30.0) refuses it and gets `initialize`; a 2026-07-28 server
+/// answers it and gets no `initialize`. No `ping` first: a server of both eras answers it as a
+/// legacy one does (see `a_dual_era_server_is_spoken_to_in_2026_07_28`).
 #[tokio::test]
-async fn the_default_era_probe_provokes_no_error_on_a_legacy_server_and_finds_a_modern_one() {
+async fn the_default_era_probe_is_server_discover_then_initialize() {
     mcp_tasks_tests::peers::install_peers("python");
-    let dir = std::env::temp_dir().join(format!("mcp-tasks-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let log = dir.join("python-server.stderr");
     let mut command = tokio::process::Command::new(mcp_tasks_tests::peers::venv_python());
     command
         .arg(mcp_tasks_tests::workspace_root().join("tests/peers/tasks_server.py"))
-        .stderr(std::fs::File::create(&log).unwrap());
+        .stderr(std::process::Stdio::null());
     let (client, sent) = connect_auto(command).await;
     assert!(!client.era().is_modern());
     assert_eq!(client.server().name, "python-mcp-1.30-tasks-fixture");
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "plan_trip"));
     client.close().await;
-    let stderr = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        !stderr.contains("validation error") && !stderr.contains("server/discover"),
-        "{stderr}"
-    );
     assert_eq!(
         sent.lock().unwrap()[..3],
-        ["ping", "initialize", "notifications/initialized"]
+        ["server/discover", "initialize", "notifications/initialized"]
     );
-    assert!(!sent.lock().unwrap().iter().any(|m| m == "server/discover"));
-    let _ = std::fs::remove_dir_all(&dir);
 
     let mut command = tokio::process::Command::new(example_bin("example_server"));
     command.env("RUST_LOG", "warn");
     let (client, sent) = connect_auto(command).await;
     assert!(client.era().is_modern());
     assert!(client.server().supports_tasks);
-    assert_eq!(sent.lock().unwrap()[..2], ["ping", "server/discover"]);
+    assert_eq!(sent.lock().unwrap()[..1], ["server/discover"]);
     assert!(!sent.lock().unwrap().iter().any(|m| m == "initialize"));
     client.close().await;
 }
 
-/// A 2026-07-28-only server that answers `ping` as a legacy one would (`{}`, no `resultType`)
-/// and refuses `initialize`: the client tries `server/discover` before giving up.
+/// A server that answers `ping` as a legacy one would (`{}`, no `resultType`, as rmcp's does
+/// before anything else, whatever eras it speaks) and `server/discover` as a 2026-07-28 one: the
+/// probe asks `server/discover` alone, and the client speaks 2026-07-28.
 const MODERN_ONLY_WITH_A_LEGACY_PING: &str = r#"
 import json, sys
 for line in sys.stdin:
@@ -1602,16 +1703,13 @@ for line in sys.stdin:
 "#;
 
 #[tokio::test]
-async fn a_server_taken_for_legacy_that_refuses_initialize_gets_server_discover() {
+async fn a_dual_era_server_is_spoken_to_in_2026_07_28() {
     let mut command = tokio::process::Command::new("python3");
     command.args(["-c", MODERN_ONLY_WITH_A_LEGACY_PING]);
     let (client, sent) = connect_auto(command).await;
     assert!(client.era().is_modern());
     assert_eq!(client.server().name, "modern-only");
-    assert_eq!(
-        sent.lock().unwrap()[..],
-        ["ping", "initialize", "server/discover"]
-    );
+    assert_eq!(sent.lock().unwrap()[..], ["server/discover"]);
     client.close().await;
 }
 

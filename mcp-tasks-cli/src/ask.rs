@@ -97,7 +97,7 @@ fn ask_field(field: &Field) -> std::io::Result<Asked> {
                 .collect();
             loop {
                 let picked = MultiSelect::with_theme(&theme)
-                    .with_prompt(prompt.clone())
+                    .with_prompt(format!("{prompt} (Space picks, Enter confirms)"))
                     .items(&labels)
                     .defaults(&chosen)
                     .interact_opt()
@@ -141,8 +141,9 @@ fn ask_field(field: &Field) -> std::io::Result<Asked> {
 }
 
 /// One line typed at the prompt, on stderr's terminal: `None` when Esc declines. Backspace edits,
-/// Enter submits (an empty line takes `default`); `check` refuses a line with a message shown
-/// under the prompt, and the line is kept for editing. Ctrl-C is an `Interrupted` error.
+/// Ctrl-U clears the line, Enter submits (an empty line takes `default`); `check` refuses a line
+/// with a message shown under the prompt, which is then empty again. Ctrl-C is an `Interrupted`
+/// error.
 /// (dialoguer's `Input` has no way out but Ctrl-C.)
 pub fn read_line(
     prompt: &str,
@@ -173,15 +174,23 @@ pub fn read_line(
                         return Ok(Some(line));
                     }
                     Err(why) => {
+                        // The refused answer is said under the prompt and taken out of it.
+                        text.clear();
                         term.clear_line()?;
                         term.write_line(&format!("  ✘ {why}"))?;
-                        term.write_str(&format!("{head}{text}"))?;
+                        term.write_str(&head)?;
                     }
                 }
             }
             Key::Backspace if text.pop().is_some() => {
                 term.clear_line()?;
                 term.write_str(&format!("{head}{text}"))?;
+            }
+            // Ctrl-U: the whole line.
+            Key::Char('\u{15}') => {
+                text.clear();
+                term.clear_line()?;
+                term.write_str(&head)?;
             }
             Key::Char(c) if !c.is_control() => {
                 text.push(c);

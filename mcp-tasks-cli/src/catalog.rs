@@ -3,13 +3,14 @@
 //! (an unknown prompt, a missing or unknown argument) is exit 2 before `prompts/get` is sent.
 
 use crate::args::ArgSpec;
+use crate::out::{out, outln, write_bytes};
 use crate::outcome::{Outcome, timeout_hint};
 use mcp_tasks_client::{
     Client, CompletionRef, Content, Error, GetPromptResult, ListedPrompt, ResourceContents,
     ResourceData,
 };
 use serde_json::{Map, Value, json};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 
 /// An error of a request: said on stderr, exit 2.
@@ -49,7 +50,7 @@ pub async fn resources(client: &Client, json: bool) -> Outcome {
         Err(e) => return failed_for(client, &e, "resources"),
     };
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(
                 &json!({ "resources": resources, "resourceTemplates": templates })
@@ -74,16 +75,16 @@ pub async fn resources(client: &Client, json: bool) -> Outcome {
             .max()
             .unwrap_or(0)
             .max(4);
-        println!("{:width$}  {:mwidth$}  DESCRIPTION", "URI", "MIME");
+        outln!("{:width$}  {:mwidth$}  DESCRIPTION", "URI", "MIME");
         for r in &resources {
             let what = first_line(r.description.as_deref().or(r.title.as_deref()));
             let what = if what.is_empty() { &r.name } else { what };
-            println!("{:width$}  {:mwidth$}  {what}", r.uri, mime(&r.mime_type));
+            outln!("{:width$}  {:mwidth$}  {what}", r.uri, mime(&r.mime_type));
         }
     }
     if !templates.is_empty() {
         if !resources.is_empty() {
-            println!();
+            outln!();
         }
         let width = templates
             .iter()
@@ -98,11 +99,11 @@ pub async fn resources(client: &Client, json: bool) -> Outcome {
             .max()
             .unwrap_or(0)
             .max(4);
-        println!("{:width$}  {:mwidth$}  DESCRIPTION", "TEMPLATE", "MIME");
+        outln!("{:width$}  {:mwidth$}  DESCRIPTION", "TEMPLATE", "MIME");
         for t in &templates {
             let what = first_line(t.description.as_deref().or(t.title.as_deref()));
             let what = if what.is_empty() { &t.name } else { what };
-            println!(
+            outln!(
                 "{:width$}  {:mwidth$}  {what}",
                 t.uri_template,
                 mime(&t.mime_type)
@@ -129,7 +130,7 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
         Err(e) => return failed_for(client, &e, "resources"),
     };
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&result.raw).expect("JSON")
         );
@@ -161,7 +162,6 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
     }
     let terminal = std::io::stdout().is_terminal();
     let several = result.contents.len() > 1;
-    let mut stdout = std::io::stdout().lock();
     for c in &result.contents {
         let mime = c.mime_type.as_deref().unwrap_or("no MIME type");
         if several {
@@ -169,14 +169,12 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
         }
         match &c.data {
             ResourceData::Text(text) => {
-                let _ = stdout.write_all(text.as_bytes());
+                write_bytes(text.as_bytes());
                 if terminal && !text.ends_with('\n') {
-                    let _ = stdout.write_all(b"\n");
+                    write_bytes(b"\n");
                 }
             }
-            ResourceData::Blob(bytes) if !terminal => {
-                let _ = stdout.write_all(bytes);
-            }
+            ResourceData::Blob(bytes) if !terminal => write_bytes(bytes),
             ResourceData::Blob(bytes) => {
                 eprintln!(
                     "mcp-tasks: {} is {} bytes of {mime} (binary), not written to a terminal; \
@@ -187,7 +185,6 @@ pub async fn read(client: &Client, uri: &str, output: Option<&Path>, json: bool)
             }
         }
     }
-    let _ = stdout.flush();
     Outcome::Success
 }
 
@@ -198,7 +195,7 @@ pub async fn prompts(client: &Client, json: bool) -> Outcome {
         Err(e) => return failed_for(client, &e, "prompts"),
     };
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "prompts": prompts })).expect("JSON")
         );
@@ -233,10 +230,10 @@ pub async fn prompts(client: &Client, json: bool) -> Outcome {
         .max()
         .unwrap_or(0)
         .max(9);
-    println!("{:width$}  {:awidth$}  DESCRIPTION", "PROMPT", "ARGUMENTS");
+    outln!("{:width$}  {:awidth$}  DESCRIPTION", "PROMPT", "ARGUMENTS");
     for p in &prompts {
         let what = first_line(p.description.as_deref().or(p.title.as_deref()));
-        println!("{:width$}  {:awidth$}  {what}", p.name, args(p));
+        outln!("{:width$}  {:awidth$}  {what}", p.name, args(p));
     }
     if prompts
         .iter()
@@ -357,9 +354,9 @@ pub async fn prompt(client: &Client, name: &str, args: &ArgSpec, json: bool) -> 
         Err(e) => return failed(&e),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&result).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(&result).expect("JSON"));
     } else {
-        print!("{}", show_messages(&result));
+        out!("{}", show_messages(&result));
     }
     Outcome::Success
 }
@@ -481,11 +478,11 @@ pub async fn complete(
         if let Some(total) = completion.total {
             out["total"] = Value::from(total);
         }
-        println!("{}", serde_json::to_string_pretty(&out).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(&out).expect("JSON"));
         return Outcome::Success;
     }
     for v in &completion.values {
-        println!("{v}");
+        outln!("{v}");
     }
     if completion.values.is_empty() {
         eprintln!("(no suggestions)");

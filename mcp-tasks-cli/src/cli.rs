@@ -46,6 +46,8 @@ pub enum Sub {
         #[arg(long, value_name = "JSON")]
         answers: Option<String>,
         #[command(flatten)]
+        task_timeout: TaskTimeoutArgs,
+        #[command(flatten)]
         target: TargetArgs,
     },
     /// One task by its id: show it, cancel it, or follow it to its end.
@@ -157,6 +159,8 @@ pub enum TaskSub {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
+        session: SessionArgs,
+        #[command(flatten)]
         target: TargetArgs,
     },
     /// Ask the server to cancel a task (`tasks/cancel`).
@@ -164,6 +168,8 @@ pub enum TaskSub {
         /// The task's id (it may start with `-`: ids are base64url).
         #[arg(allow_hyphen_values = true)]
         id: String,
+        #[command(flatten)]
+        session: SessionArgs,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -179,6 +185,10 @@ pub enum TaskSub {
         #[arg(long, value_name = "JSON")]
         answers: Option<String>,
         #[command(flatten)]
+        task_timeout: TaskTimeoutArgs,
+        #[command(flatten)]
+        session: SessionArgs,
+        #[command(flatten)]
         target: TargetArgs,
     },
 }
@@ -190,6 +200,8 @@ pub enum TasksSub {
         /// Print the tasks as JSON on stdout.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        session: SessionArgs,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -217,6 +229,7 @@ pub struct TargetArgs {
         long,
         value_name = "ID",
         env = "MCP_TASKS_CLIENT_ID",
+        hide_env_values = true,
         requires = "client_secret"
     )]
     pub client_id: Option<String>,
@@ -236,12 +249,13 @@ pub struct TargetArgs {
     /// For an `https://` `--url` (and the authorization server it sends to): also trust the CA
     /// certificate(s) in this PEM file, besides the Mozilla roots built in: a private CA or a
     /// self-signed certificate. Repeat for several files.
-    #[arg(long, value_name = "FILE", env = "MCP_TASKS_CA_CERT")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "MCP_TASKS_CA_CERT",
+        hide_env_values = true
+    )]
     pub ca_cert: Vec<std::path::PathBuf>,
-    /// For `--url`: join this 2025-11-25 session (its `Mcp-Session-Id`, which `call` names when it
-    /// starts a task) instead of opening one: a legacy server knows a task only in its session.
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub era: EraArg,
@@ -250,10 +264,6 @@ pub struct TargetArgs {
     /// seconds, or `none`. Default: 60s.
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub timeout: Option<RequestTimeout>,
-    /// For `call` and `task watch`: how long the whole call may take, its task included, before
-    /// the task is cancelled and the command exits 2. Default: no limit.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub task_timeout: Option<Duration>,
     /// Show only questions, results and errors: no progress, status or server log lines.
     #[arg(long, short, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -272,10 +282,28 @@ pub struct TargetArgs {
     pub command: Vec<String>,
 }
 
+/// `--session`, for the commands that act on a task by its id.
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    /// For `--url`: join this 2025-11-25 session (its `Mcp-Session-Id`, which `call` names when it
+    /// starts a task) instead of opening one: a legacy server knows a task only in its session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+}
+
+/// `--task-timeout`, for the commands that follow a task.
+#[derive(Debug, Args)]
+pub struct TaskTimeoutArgs {
+    /// How long the whole call may take, its task included, before the task is cancelled and
+    /// the command exits 2. Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub task_timeout: Option<Duration>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EraArg {
-    /// Probe: `ping` over stdio, then `server/discover` or `initialize`; `server/discover` over
-    /// HTTP, falling back to `initialize`.
+    /// Probe: `server/discover` (a 2026-07-28 server answers it), else `initialize`; the era
+    /// found is remembered per server.
     Auto,
     /// 2025-11-25 (`initialize`, sessions).
     Legacy,

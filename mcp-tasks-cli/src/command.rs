@@ -3,7 +3,7 @@
 
 use crate::answers::{Answers, parse_answers};
 use crate::args::ArgSpec;
-use crate::cli::{Cli, EraArg, Sub, TargetArgs, TaskSub, TasksSub};
+use crate::cli::{Cli, EraArg, SessionArgs, Sub, TargetArgs, TaskSub, TaskTimeoutArgs, TasksSub};
 use crate::duration::RequestTimeout;
 use std::time::Duration;
 
@@ -154,52 +154,69 @@ impl Cli {
         match self.command {
             Sub::Tools { json, target } => Ok(Command::Tools {
                 json,
-                conn: target.check()?,
+                conn: target.check(None, None)?,
             }),
             Sub::Call {
                 tool,
                 args,
                 json,
                 answers: given,
+                task_timeout: TaskTimeoutArgs { task_timeout },
                 target,
             } => Ok(Command::Call {
                 tool,
                 args: ArgSpec::parse(&args)?,
                 json,
                 answers: answers(given)?,
-                conn: target.check()?,
+                conn: target.check(None, task_timeout)?,
             }),
             Sub::Task { action } => match action {
-                TaskSub::Get { id, json, target } => Ok(Command::TaskGet {
+                TaskSub::Get {
+                    id,
+                    json,
+                    session: SessionArgs { session },
+                    target,
+                } => Ok(Command::TaskGet {
                     id: task_id(id)?,
                     json,
-                    conn: target.check()?,
+                    conn: target.check(session, None)?,
                 }),
-                TaskSub::Cancel { id, target } => Ok(Command::TaskCancel {
+                TaskSub::Cancel {
+                    id,
+                    session: SessionArgs { session },
+                    target,
+                } => Ok(Command::TaskCancel {
                     id: task_id(id)?,
-                    conn: target.check()?,
+                    conn: target.check(session, None)?,
                 }),
                 TaskSub::Watch {
                     id,
                     json,
                     answers: given,
+                    task_timeout: TaskTimeoutArgs { task_timeout },
+                    session: SessionArgs { session },
                     target,
                 } => Ok(Command::TaskWatch {
                     id: task_id(id)?,
                     json,
                     answers: answers(given)?,
-                    conn: target.check()?,
+                    conn: target.check(session, task_timeout)?,
                 }),
             },
             Sub::Tasks {
-                action: TasksSub::List { json, target },
+                action:
+                    TasksSub::List {
+                        json,
+                        session: SessionArgs { session },
+                        target,
+                    },
             } => Ok(Command::TasksList {
                 json,
-                conn: target.check()?,
+                conn: target.check(session, None)?,
             }),
             Sub::Resources { json, target } => Ok(Command::Resources {
                 json,
-                conn: target.check()?,
+                conn: target.check(None, None)?,
             }),
             Sub::Read {
                 uri,
@@ -216,16 +233,17 @@ impl Cli {
                     output,
                     json,
                     answers: answers(given)?,
-                    conn: target.check()?,
+                    conn: target.check(None, None)?,
                 })
             }
             Sub::Skills { action } => {
-                let (action, conn) = crate::skills::check(action, TargetArgs::check)?;
+                let (action, conn) =
+                    crate::skills::check(action, |target| target.check(None, None))?;
                 Ok(Command::Skills { action, conn })
             }
             Sub::Prompts { json, target } => Ok(Command::Prompts {
                 json,
-                conn: target.check()?,
+                conn: target.check(None, None)?,
             }),
             Sub::Prompt {
                 name,
@@ -238,7 +256,7 @@ impl Cli {
                 args: ArgSpec::parse(&args)?,
                 json,
                 answers: answers(given)?,
-                conn: target.check()?,
+                conn: target.check(None, None)?,
             }),
             Sub::Complete {
                 prompt,
@@ -258,7 +276,7 @@ impl Cli {
                 value,
                 context: ArgSpec::parse(&args)?,
                 json,
-                conn: target.check()?,
+                conn: target.check(None, None)?,
             }),
         }
     }
@@ -272,21 +290,26 @@ fn task_id(id: String) -> Result<String, String> {
 }
 
 impl TargetArgs {
-    fn check(self) -> Result<Conn, String> {
+    /// Checked, with `--session` and `--task-timeout` where the command has them.
+    fn check(
+        self,
+        session: Option<String>,
+        task_timeout: Option<Duration>,
+    ) -> Result<Conn, String> {
         Ok(Conn {
             era: self.era,
             timeout: self.timeout,
-            task_timeout: self.task_timeout,
+            task_timeout,
             shown: Shown {
                 quiet: self.quiet,
                 verbose: self.verbose,
                 wire: self.wire,
             },
-            target: self.target()?,
+            target: self.target(session)?,
         })
     }
 
-    fn target(self) -> Result<Target, String> {
+    fn target(self, session: Option<String>) -> Result<Target, String> {
         match (self.url, self.command.split_first()) {
             (Some(_), Some(_)) => Err("give either --url URL or -- CMD [ARGS...], not both".into()),
             (None, None) => Err(
@@ -302,7 +325,7 @@ impl TargetArgs {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(format!("--url {url:?} is not an http:// or https:// URL"));
                 }
-                if self.session.is_some() && self.era == EraArg::Modern {
+                if session.is_some() && self.era == EraArg::Modern {
                     return Err(
                         "--session joins a 2025-11-25 session; 2026-07-28 (--era modern) has none"
                             .into(),
@@ -332,7 +355,7 @@ impl TargetArgs {
                     url,
                     token: self.token,
                     credentials,
-                    session: self.session,
+                    session,
                     ca_certs,
                 })
             }
@@ -343,7 +366,7 @@ impl TargetArgs {
                             .into(),
                     );
                 }
-                if self.session.is_some() {
+                if session.is_some() {
                     return Err(
                         "--session is for --url; a stdio server's session is its process".into(),
                     );

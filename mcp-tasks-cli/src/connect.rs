@@ -4,18 +4,68 @@
 use crate::answers::Answers;
 use crate::cli::EraArg;
 use crate::command::{Conn, ServerStderr, Target};
+use crate::duration::RequestTimeout;
 use crate::era_cache::{EraCache, cache_key};
 use crate::handler::CliHandler;
 use crate::outcome::{Outcome, timeout_hint};
 use crate::ui::Ui;
 use mcp_tasks_client::{Client, EraChoice, Error};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Connects. With `--era auto`, a server whose era an earlier command found is spoken to in that
-/// era at once (see [`EraCache`]): the client's era probe (`ping`, then `server/discover` or
-/// `initialize`; see `EraChoice::Auto`) runs once per server, not on every command. A pinned era
-/// that no longer works is forgotten and the probe runs again.
+/// era at once (see [`EraCache`]): the client's era probe (`server/discover`, then `initialize`
+/// if the server does not answer it as a 2026-07-28 server; see `EraChoice::Auto`) runs once
+/// per server, not on every command. A remembered era that no longer works is forgotten and the
+/// probe runs again; so is a remembered 2025-11-25 that a call shows wrong (see
+/// [`forget_era`]).
+///
+/// Connecting (the probe, `initialize`, a probe again after a remembered era failed) is bounded
+/// as a whole by `--timeout` (60 s by default), so a server that answers nothing fails after
+/// that time, not after the sum of each request's wait.
 pub async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
+    let limit = match conn.timeout {
+        None => Some(DEFAULT_TIMEOUT),
+        Some(RequestTimeout(limit)) => limit,
+    };
+    let Some(limit) = limit else {
+        return connect_unbounded(conn, ui, answers).await;
+    };
+    match tokio::time::timeout(limit, connect_unbounded(conn, ui, answers)).await {
+        Ok(connected) => connected,
+        Err(_) => {
+            eprintln!(
+                "mcp-tasks: could not connect: no answer to {} within {}; the server is stuck or \
+                 slow (--timeout DURATION waits longer)",
+                ui.last_request()
+                    .unwrap_or_else(|| "the first request".into()),
+                spaced(limit)
+            );
+            Err(Outcome::Failure)
+        }
+    }
+}
+
+/// The client's own default request timeout, which bounds connecting when `--timeout` is not
+/// given.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the era probe waits for its first answer at most (the client's default).
+const PROBE_WAIT: Duration = Duration::from_secs(5);
+
+/// `1 s`, `500 ms`, `1.5 s`: as the client says a timeout.
+fn spaced(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} s", d.as_secs_f64())
+    }
+}
+
+async fn connect_unbounded(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Client, Outcome> {
     let cache = EraCache::open();
     let key = cache_key(&conn.target);
     let joins = matches!(
@@ -65,6 +115,26 @@ pub async fn connect(conn: &Conn, ui: &Arc<Ui>, answers: Answers) -> Result<Clie
     }
 }
 
+/// Forgets the era remembered for the server of `conn`, when the era was not chosen on the
+/// command line; whether it was remembered (so that connecting again probes).
+pub fn forget_era(conn: &Conn) -> bool {
+    let joins = matches!(
+        &conn.target,
+        Target::Http {
+            session: Some(_),
+            ..
+        }
+    );
+    if conn.era != EraArg::Auto || joins {
+        return false;
+    }
+    let cache = EraCache::open();
+    let key = cache_key(&conn.target);
+    let known = cache.get(&key).is_some();
+    cache.forget(&key);
+    known
+}
+
 /// One connection attempt in `era`; the outer `Err` is a usage mistake already reported.
 async fn connect_as(
     conn: &Conn,
@@ -91,6 +161,12 @@ async fn connect_as(
     });
     let builder = match conn.timeout {
         Some(t) => builder.request_timeout(t.0),
+        None => builder,
+    };
+    // The probe's wait is a part of the whole connection's (see `connect`): at most half of it,
+    // so that `initialize` still has its turn after a probe that went unanswered.
+    let builder = match conn.timeout.map_or(Some(DEFAULT_TIMEOUT), |t| t.0) {
+        Some(limit) => builder.discover_timeout(PROBE_WAIT.min(limit / 2)),
         None => builder,
     };
     Ok(match &conn.target {

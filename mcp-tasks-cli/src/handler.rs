@@ -44,6 +44,7 @@ impl InputHandler for CliHandler {
 
     async fn elicit(&self, request: ElicitRequest) -> ElicitResponse {
         let ui = &self.ui;
+        let _open = ui.question();
         ui.say(&format!("? {}", request.message));
         if let Some(refusal) = self.answers.refuse {
             ui.say("  (--answers \"@action\" refuses it)");
@@ -112,6 +113,7 @@ impl InputHandler for CliHandler {
 
     async fn sample(&self, request: SamplingRequest) -> SamplingResponse {
         let ui = &self.ui;
+        let _open = ui.question();
         ui.say("? The server asks for a completion from your model:");
         if let Some(system) = request.system_prompt() {
             ui.say(&format!("  system: {system}"));

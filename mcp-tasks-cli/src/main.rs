@@ -30,6 +30,7 @@ mod duration;
 mod era_cache;
 mod form;
 mod handler;
+mod out;
 mod outcome;
 mod render;
 mod skills;
@@ -40,7 +41,7 @@ use answers::Answers;
 use call::call;
 use clap::Parser;
 use command::Command;
-use connect::connect;
+use connect::{connect, forget_era};
 use outcome::Outcome;
 use render::tools;
 use std::process::ExitCode;
@@ -83,7 +84,7 @@ async fn run(command: Command) -> Outcome {
         | Command::Complete { conn, .. }
         | Command::Skills { conn, .. } => (conn.clone(), Answers::default()),
     };
-    let client = match connect(&conn, &ui, answers).await {
+    let mut client = match connect(&conn, &ui, answers.clone()).await {
         Ok(c) => c,
         Err(o) => return o,
     };
@@ -98,7 +99,25 @@ async fn run(command: Command) -> Outcome {
         Command::Tools { json, .. } => tools(&client, json).await,
         Command::Call {
             tool, args, json, ..
-        } => call(&client, &ui, &tool, args, json).await,
+        } => match call(&client, &ui, &conn.target, &tool, &args, json).await {
+            Ok(outcome) => outcome,
+            // The era was remembered wrong: forgotten, found again, and the call made again.
+            Err(wrong) if forget_era(&conn) => {
+                client.close().await;
+                client = match connect(&conn, &ui, answers).await {
+                    Ok(c) => c,
+                    Err(o) => return o,
+                };
+                match call(&client, &ui, &conn.target, &tool, &args, json).await {
+                    Ok(outcome) => outcome,
+                    Err(again) => {
+                        drop(wrong);
+                        again.report()
+                    }
+                }
+            }
+            Err(wrong) => wrong.report(),
+        },
         Command::TaskGet { id, json, .. } => task_get(&client, &id, json).await,
         Command::TaskCancel { id, .. } => task_cancel(&client, &id).await,
         Command::TaskWatch { id, json, .. } => task_watch(&client, &ui, &id, json).await,

@@ -1,5 +1,6 @@
 //! What goes to stdout: the `tools` table, and a call's result.
 
+use crate::out::outln;
 use crate::outcome::Outcome;
 use mcp_tasks_client::{CallToolResult, Client, Content, TaskSupport};
 use serde_json::{Value, json};
@@ -13,7 +14,7 @@ pub async fn tools(client: &Client, json: bool) -> Outcome {
         }
     };
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "tools": tools })).expect("JSON")
         );
@@ -22,7 +23,7 @@ pub async fn tools(client: &Client, json: bool) -> Outcome {
     let modern = client.era().is_modern();
     let tasks = client.server().supports_tasks;
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
+    outln!("{:width$}  {:14}  DESCRIPTION", "TOOL", "RUNS AS");
     for t in &tools {
         let support = runs_as(modern, tasks, (!modern).then(|| t.task_support()));
         let description = t
@@ -30,7 +31,7 @@ pub async fn tools(client: &Client, json: bool) -> Outcome {
             .as_deref()
             .and_then(|d| d.lines().next())
             .unwrap_or("");
-        println!("{:width$}  {support:14}  {description}", t.name);
+        outln!("{:width$}  {support:14}  {description}", t.name);
     }
     if modern && tasks {
         eprintln!(
@@ -63,15 +64,15 @@ fn runs_as(modern: bool, server_tasks: bool, support: Option<TaskSupport>) -> &'
 /// Prints a result (the JSON, or its content as text) and says how the call ended.
 pub fn print_result(result: &CallToolResult, json: bool) -> Outcome {
     if json {
-        println!("{}", serde_json::to_string_pretty(result).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(result).expect("JSON"));
     } else {
         for block in &result.content {
-            println!("{}", render(block));
+            outln!("{}", render(block));
         }
         if result.content.is_empty()
             && let Some(s) = &result.structured_content
         {
-            println!("{}", serde_json::to_string_pretty(s).expect("JSON"));
+            outln!("{}", serde_json::to_string_pretty(s).expect("JSON"));
         }
     }
     if result.is_error {

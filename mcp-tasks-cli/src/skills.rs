@@ -6,6 +6,7 @@
 
 use crate::cli::TargetArgs;
 use crate::command::Conn;
+use crate::out::outln;
 use crate::outcome::{Outcome, timeout_hint};
 use clap::Subcommand;
 use mcp_tasks_client::{Client, Error, SkillEntry, SkillFiles};
@@ -107,7 +108,7 @@ async fn list(client: &Client, json: bool) -> Result<Outcome, String> {
     let skills = client.list_skills().await.map_err(|e| said(client, &e))?;
     if json {
         let text = serde_json::to_string_pretty(&skills).expect("JSON");
-        println!("{text}");
+        outln!("{text}");
         return Ok(Outcome::Success);
     }
     if skills.is_empty() {
@@ -120,14 +121,14 @@ async fn list(client: &Client, json: bool) -> Result<Outcome, String> {
         .max()
         .unwrap_or(0)
         .max(4);
-    println!("{:nwidth$}  {:width$}  FILES  DESCRIPTION", "NAME", "URI");
+    outln!("{:nwidth$}  {:width$}  FILES  DESCRIPTION", "NAME", "URI");
     for skill in &skills {
         let files = match &skill.resources {
             SkillFiles::Listed(files) => files.len().to_string(),
             SkillFiles::Dynamic => "dynamic".into(),
         };
         let description = skill.description().unwrap_or("").lines().next();
-        println!(
+        outln!(
             "{:nwidth$}  {:width$}  {files:>5}  {}",
             skill.name().unwrap_or(""),
             skill.uri,
@@ -152,7 +153,7 @@ async fn get(
     let bytes = match file {
         None if json => {
             let shown = json!({ "skill": entry, "text": text });
-            println!("{}", serde_json::to_string_pretty(&shown).expect("JSON"));
+            outln!("{}", serde_json::to_string_pretty(&shown).expect("JSON"));
             return Ok(Outcome::Success);
         }
         None => text.into_bytes(),

@@ -1,6 +1,7 @@
 //! The task commands: `task get`, `task cancel`, `task watch` and `tasks list`.
 
 use crate::call::finish_task;
+use crate::out::outln;
 use crate::outcome::Outcome;
 use crate::ui::Ui;
 use mcp_tasks_client::{Client, Error};
@@ -39,9 +40,9 @@ pub async fn task_get(client: &Client, id: &str, json: bool) -> Outcome {
         Err(e) => return task_error(id, &e),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&task).expect("JSON"));
+        outln!("{}", serde_json::to_string_pretty(&task).expect("JSON"));
     } else {
-        println!("{}", task_line(&task));
+        outln!("{}", task_line(&task));
     }
     Outcome::Success
 }
@@ -65,9 +66,9 @@ pub async fn task_cancel(client: &Client, id: &str) -> Outcome {
         Ok(answer) => {
             // 2025-11-25 answers with the task; 2026-07-28 with an empty ack.
             if answer.get("status").is_some() {
-                println!("{}", task_line(&answer));
+                outln!("{}", task_line(&answer));
             } else {
-                println!("{id}  cancel requested");
+                outln!("{id}  cancel requested");
             }
             Outcome::Success
         }
@@ -87,11 +88,16 @@ pub async fn tasks_list(client: &Client, json: bool) -> Outcome {
         );
         return Outcome::Failure;
     }
-    if client
-        .server()
-        .capabilities
-        .pointer("/tasks/list")
-        .is_none()
+    // A joined session (`--session`) skipped `initialize`: its capabilities are unknown here,
+    // so the server is asked, and its answer says whether it offers the method.
+    let known =
+        !client.server().capabilities.is_null() && client.server().capabilities != json!({});
+    if known
+        && client
+            .server()
+            .capabilities
+            .pointer("/tasks/list")
+            .is_none()
     {
         eprintln!(
             "mcp-tasks: the server does not offer tasks/list (no `tasks.list` in its capabilities)"
@@ -107,6 +113,10 @@ pub async fn tasks_list(client: &Client, json: bool) -> Outcome {
         };
         let page = match client.request("tasks/list", params).await {
             Ok(p) => p,
+            Err(e) if e.rpc_error().is_some_and(|rpc| rpc.code == -32601) => {
+                eprintln!("mcp-tasks: the server does not offer tasks/list: {e}");
+                return Outcome::Failure;
+            }
             Err(e) => {
                 eprintln!("mcp-tasks: {e}");
                 return Outcome::Failure;
@@ -124,7 +134,7 @@ pub async fn tasks_list(client: &Client, json: bool) -> Outcome {
         }
     }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({ "tasks": all })).expect("JSON")
         );
@@ -132,7 +142,7 @@ pub async fn tasks_list(client: &Client, json: bool) -> Outcome {
         eprintln!("(no tasks)");
     } else {
         for task in &all {
-            println!("{}", task_line(task));
+            outln!("{}", task_line(task));
         }
     }
     Outcome::Success

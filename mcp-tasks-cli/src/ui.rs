@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcp_tasks_client::{TaskSnapshot, WireDirection};
 use serde_json::Value;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -34,11 +35,29 @@ pub struct Ui {
     inline: Mutex<Option<String>>,
     /// The last inline progress text shown (headless: one line per change).
     last_progress: Mutex<String>,
-    /// stderr is a terminal: a live progress line, else one line per change.
+    /// stderr is a terminal that can redraw a line: a live progress line, else one line per
+    /// change (a `TERM=dumb` terminal too, where the live line would not be drawn at all).
     term: bool,
+    /// The progress line was removed for good ([`Ui::finish`]): a state that comes after it
+    /// (the task's last, after a cancellation) is a plain line, not a new spinner left frozen
+    /// on screen when the command exits.
+    finished: AtomicBool,
     /// While a prompt owns the terminal: the lines to show once it is closed (nothing is
     /// printed into an open prompt; the progress line is cleared, not left frozen above it).
     held: Mutex<Option<Vec<String>>>,
+    /// The method of the last request sent (to say what went unanswered).
+    last_request: Mutex<Option<String>>,
+    /// How many questions the server asked this command, and how many are open now.
+    questions: (AtomicUsize, AtomicUsize),
+}
+
+/// A question being answered ([`Ui::question`]); closed when dropped.
+pub struct OpenQuestion<'a>(&'a Ui);
+
+impl Drop for OpenQuestion<'_> {
+    fn drop(&mut self) {
+        self.0.questions.1.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Why the command stops before the call ends.
@@ -51,6 +70,9 @@ pub enum Stop {
     Usage(String),
     /// `--task-timeout` ran out: the task is cancelled, exit 2.
     TimedOut(Duration),
+    /// With no terminal, the task waits for an answer nothing here can give (the request's
+    /// method, e.g. `sampling/createMessage`): the task is cancelled, exit 2.
+    Unanswerable(String),
 }
 
 impl Ui {
@@ -64,8 +86,11 @@ impl Ui {
             shown,
             inline: Mutex::new(None),
             last_progress: Mutex::new(String::new()),
-            term: std::io::stderr().is_terminal(),
+            term: std::io::stderr().is_terminal() && !dumb_terminal(),
             held: Mutex::new(None),
+            last_request: Mutex::new(None),
+            finished: AtomicBool::new(false),
+            questions: (AtomicUsize::new(0), AtomicUsize::new(0)),
         })
     }
 
@@ -104,6 +129,13 @@ impl Ui {
                 WireDirection::Received => "<--",
             };
             self.say(&format!("{arrow} {}", text.trim_end()));
+        }
+        if direction == WireDirection::Sent
+            && let Ok(message) = serde_json::from_str::<Value>(text)
+            && message.get("id").is_some()
+            && let Some(method) = message["method"].as_str()
+        {
+            *self.last_request.lock().expect("request lock") = Some(method.to_owned());
         }
         if direction == WireDirection::Received {
             self.received(text);
@@ -156,6 +188,10 @@ impl Ui {
     /// progress is shown (a spinner on a terminal, one line per change elsewhere).
     pub fn inline_call(&self, tool: Option<&str>) {
         *self.inline.lock().expect("inline lock") = tool.map(str::to_owned);
+        if tool.is_some() {
+            // A call starts (again, after a wrong era): its line may be drawn.
+            self.finished.store(false, Ordering::SeqCst);
+        }
         if let Some(tool) = tool
             && !self.shown.quiet
         {
@@ -208,6 +244,26 @@ impl Ui {
         }
     }
 
+    /// A question from the server reached this command: counted, and open until dropped.
+    pub fn question(&self) -> OpenQuestion<'_> {
+        self.questions.0.fetch_add(1, Ordering::SeqCst);
+        self.questions.1.fetch_add(1, Ordering::SeqCst);
+        OpenQuestion(self)
+    }
+
+    /// How many questions reached this command so far, and whether one is open now.
+    pub fn questions(&self) -> (usize, bool) {
+        (
+            self.questions.0.load(Ordering::SeqCst),
+            self.questions.1.load(Ordering::SeqCst) > 0,
+        )
+    }
+
+    /// The method of the last request sent, if any.
+    pub fn last_request(&self) -> Option<String> {
+        self.last_request.lock().expect("request lock").clone()
+    }
+
     /// Stops the command (the first reason wins).
     pub fn stop(&self, why: Stop) {
         self.stop.send_if_modified(|s| {
@@ -246,8 +302,8 @@ impl Ui {
             return;
         }
         let text = describe(s);
-        if !self.term {
-            eprintln!("task {}: {text}", s.task_id);
+        if !self.term || self.finished.load(Ordering::SeqCst) {
+            self.say(&format!("task {}: {text}", s.task_id));
             return;
         }
         // While a prompt is open the line is hidden: it takes the change silently.
@@ -278,6 +334,7 @@ impl Ui {
 
     /// Removes the progress line (before the result is printed).
     pub fn finish(&self) {
+        self.finished.store(true, Ordering::SeqCst);
         if let Some(bar) = self.bar.lock().expect("bar lock").take() {
             bar.finish_and_clear();
         }
@@ -303,6 +360,13 @@ impl Ui {
         let out = tokio::task::spawn_blocking(f)
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        if out.as_ref().is_err_and(is_interrupt) && std::io::stderr().is_terminal() {
+            // Ctrl-C left the cursor on the prompt's line (and a menu's cursor hidden): what
+            // follows starts on a line of its own.
+            let term = Term::stderr();
+            let _ = term.show_cursor();
+            let _ = term.write_line("");
+        }
         let held = self.held.lock().expect("held lock").take();
         // The line as it is now (it may have been made while the prompt was open).
         let bar = self.bar.lock().expect("bar lock").clone();
@@ -318,6 +382,12 @@ impl Ui {
         }
         out
     }
+}
+
+/// `TERM=dumb` (or no `TERM`): a terminal that cannot redraw a line, where indicatif draws
+/// nothing.
+fn dumb_terminal() -> bool {
+    std::env::var("TERM").map_or(true, |t| t == "dumb" || t.is_empty())
 }
 
 pub fn is_interrupt(e: &std::io::Error) -> bool {

@@ -6,11 +6,9 @@
 //! arguments ([`Client::complete`]), load its skills, verified ([`Client::load_skill`]), and follow the calls that run as **tasks**: their status as a
 //! stream of updates, their final result (typed), cancellation, and an event when one is stuck. Both protocol eras are spoken:
 //! 2026-07-28 (stateless, the tasks extension) and 2025-11-25 (`initialize`, experimental tasks);
-//! by default the client finds the server's era itself, without provoking an error on a server
-//! that speaks only 2025-11-25: over stdio it probes with `ping` (which a legacy server answers
-//! with `{}`, before `initialize` too, and a 2026-07-28 server refuses or answers with a
-//! `resultType`), then sends `server/discover` or `initialize` accordingly; over HTTP it probes
-//! with `server/discover` and falls back to `initialize` (see [`EraChoice::Auto`]).
+//! by default the client finds the server's era itself, as the spec says: it asks
+//! `server/discover`, which a 2026-07-28 server must answer, and falls back to `initialize`
+//! when the server does not answer it as one (see [`EraChoice::Auto`]).
 //! Every request has a timeout ([`ClientBuilder::request_timeout`], 60 s unless set, started
 //! again by progress); `https://` is spoken with rustls; a task's states are reported in the
 //! order they happened (by the task's own `lastUpdatedAt`), never backwards.

@@ -81,18 +81,6 @@ pub(crate) struct ToolCache {
     pub(crate) invalid: HashMap<String, String>,
 }
 
-/// What the stdio era probe ([`Session::ping_probe`]) found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Probe {
-    /// `ping` answered without `resultType`: a 2025-11-25 server (`initialize` next).
-    Legacy,
-    /// An error, or a result with `resultType`: a server that may speak 2026-07-28
-    /// (`server/discover` next).
-    Modern,
-    /// No answer in time (why).
-    Silent(String),
-}
-
 /// How tasks are followed.
 #[derive(Debug, Clone)]
 pub(crate) struct TaskConfig {
@@ -149,27 +137,6 @@ impl Session {
             meta[meta::LOG_LEVEL] = Value::from(level.as_str());
         }
         meta
-    }
-
-    /// The stdio era probe: `ping` carrying the 2026-07-28 per-request `_meta`. Every
-    /// 2025-11-25 server must answer `ping` at any time, before `initialize` too, with `{}`;
-    /// 2026-07-28 has no `ping`, so a modern server answers with an error (`-32601`), or, if it
-    /// keeps `ping`, with a result that has `resultType`. Unlike `server/discover`, nothing in it
-    /// is unknown to a legacy server, which therefore has nothing to complain about.
-    pub(crate) async fn ping_probe(&self, timeout: Duration) -> Result<Probe, Error> {
-        let request = self
-            .peer
-            .request("ping", json!({ "_meta": self.modern_meta() }));
-        let silent = |after: Duration| Probe::Silent(format!("no answer to ping within {after:?}"));
-        match tokio::time::timeout(timeout, request).await {
-            Err(_) => Ok(silent(timeout)),
-            Ok(Ok(Ok(result))) if result.get("resultType").is_some() => Ok(Probe::Modern),
-            Ok(Ok(Ok(_))) => Ok(Probe::Legacy),
-            Ok(Ok(Err(_))) => Ok(Probe::Modern),
-            // A request timeout shorter than the probe's own wait: no answer is no answer.
-            Ok(Err(Error::Timeout { after, .. })) => Ok(silent(after)),
-            Ok(Err(e)) => Err(e),
-        }
     }
 
     /// `server/discover`: `Ok(Ok((version, info)))` for a 2026-07-28 server, `Ok(Err(why))` for one that is

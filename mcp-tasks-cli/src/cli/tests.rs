@@ -44,15 +44,13 @@ fn tools_over_stdio_and_http() {
             "t",
             "--timeout",
             "1.5s",
-            "--task-timeout",
-            "2m"
         ]),
         Ok(Command::Tools {
             json: true,
             conn: Conn {
                 era: EraArg::Modern,
                 timeout: Some(RequestTimeout(Some(Duration::from_millis(1500)))),
-                task_timeout: Some(Duration::from_secs(120)),
+                task_timeout: None,
                 shown: Shown::default(),
                 target: Target::Http {
                     url: "http://h/mcp".into(),
@@ -384,4 +382,86 @@ fn answers_can_refuse() {
         parse_answers(r#"{"@action": "decline"}"#).unwrap().refuse,
         Some(Refusal::Decline)
     );
+}
+
+/// `--task-timeout` only where a task is followed (`call`, `task watch`), `--session` only where
+/// a task is named by its id (`task get|cancel|watch`, `tasks list`): neither is offered, in the
+/// help or on the command line, where it means nothing.
+#[test]
+fn task_timeout_and_session_only_where_they_apply() {
+    for args in [
+        &["call", "t", "--task-timeout", "2m", "--", "s"][..],
+        &["task", "watch", "x", "--task-timeout", "2m", "--", "s"],
+    ] {
+        let conn = parse(args).expect("accepted").conn().clone();
+        assert_eq!(
+            conn.task_timeout,
+            Some(Duration::from_secs(120)),
+            "{args:?}"
+        );
+    }
+    for args in [
+        &[
+            "task",
+            "get",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ][..],
+        &[
+            "task",
+            "cancel",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ],
+        &[
+            "task",
+            "watch",
+            "x",
+            "--session",
+            "s",
+            "--url",
+            "http://h/mcp",
+        ],
+        &["tasks", "list", "--session", "s", "--url", "http://h/mcp"],
+    ] {
+        let conn = parse(args).expect("accepted").conn().clone();
+        assert!(
+            matches!(conn.target, Target::Http { session: Some(ref s), .. } if s == "s"),
+            "{args:?}"
+        );
+    }
+    for args in [
+        &["tools", "--task-timeout", "2m", "--", "s"][..],
+        &["resources", "--task-timeout", "2m", "--", "s"],
+        &["tools", "--session", "s", "--url", "http://h/mcp"],
+        &["call", "t", "--session", "s", "--url", "http://h/mcp"],
+    ] {
+        let err = parse(args).expect_err("refused");
+        assert!(err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}
+
+/// The help names the environment variables as `[env: NAME]`, with no stray `=` after an unset
+/// one, and no values (secrets) either.
+#[test]
+fn help_names_environment_variables_plainly() {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let tools = cli.find_subcommand_mut("tools").expect("tools");
+    let help = tools.render_long_help().to_string();
+    for name in [
+        "MCP_TASKS_TOKEN",
+        "MCP_TASKS_CLIENT_ID",
+        "MCP_TASKS_CLIENT_SECRET",
+        "MCP_TASKS_CA_CERT",
+    ] {
+        assert!(help.contains(&format!("[env: {name}]")), "{name}: {help}");
+    }
+    assert!(!help.contains("=]"), "{help}");
 }

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::handler::{DynHandler, InputHandler, NoInput};
 use crate::http::{Auth, HttpWire, Inbox};
 use crate::peer::{DuplexSend, Peer, Wire};
-use crate::session::{Probe, ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
+use crate::session::{ServerInfo, Session, TaskConfig, TaskMode, ToolCache};
 use crate::wire::{Tap, WireDirection};
 use futures_util::StreamExt;
 use mcp_tasks_runtime::Era;
@@ -124,9 +124,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How long [`EraChoice::Auto`] waits for an answer to its probe (`ping` over stdio, then
-    /// `server/discover`) before trying `initialize` (default 5 s; servers that answer with an
-    /// error are not waited for).
+    /// How long [`EraChoice::Auto`] waits for an answer to its probe (`server/discover`) before
+    /// trying `initialize` (default 5 s; servers that answer with an error are not waited for).
     pub fn discover_timeout(mut self, timeout: Duration) -> Self {
         self.discover_timeout = timeout;
         self
@@ -180,8 +179,11 @@ impl ClientBuilder {
 
     /// HTTPS: also trusts the certificate(s) in `pem` (PEM text, one or more
     /// `-----BEGIN CERTIFICATE-----` blocks) as roots, besides the Mozilla roots built in: for a
-    /// server with a self-signed certificate or a private CA. A `pem` that holds no certificate
-    /// makes [`connect_http`](Self::connect_http) fail with [`Error::Transport`].
+    /// server with a self-signed certificate or a private CA. A certificate given here that the
+    /// server presents as its own is accepted as it is, its name checked against the URL's host
+    /// (an ordinary self-signed certificate says it is a CA, which the WebPKI alone refuses as a
+    /// server's). A `pem` that holds no certificate makes [`connect_http`](Self::connect_http)
+    /// fail with [`Error::Transport`].
     pub fn root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.root_certificates.push(pem.into());
         self
@@ -331,18 +333,7 @@ impl ClientBuilder {
                 )));
             }
         }
-        let mut roots = Vec::new();
-        for pem in &self.root_certificates {
-            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
-                Error::Transport(format!("a root certificate is not valid PEM: {e}"))
-            })?;
-            if certs.is_empty() {
-                return Err(Error::Transport(
-                    "a root certificate given holds no PEM certificate".into(),
-                ));
-            }
-            roots.extend(certs);
-        }
+        let tls = crate::http::tls::client_config(&self.root_certificates)?;
         let wire = HttpWire::new(
             url,
             match (&self.bearer, &self.credentials) {
@@ -356,7 +347,7 @@ impl ClientBuilder {
             },
             self.headers.clone(),
             self.max_message,
-            &roots,
+            tls,
             self.tap.clone(),
         )?;
         let peer = Peer::new(
@@ -463,37 +454,11 @@ impl ClientBuilder {
                 Ok(found) => Some(found),
                 Err(why) => return Err(Error::Negotiation(why)),
             },
-            // Over HTTP a legacy server refuses every request before `initialize` at its
-            // transport (400, no session), `ping` too: `server/discover` is the probe.
-            EraChoice::Auto if inner.peer.http().is_some() => {
-                auto_discover(&inner, self.discover_timeout).await?
-            }
-            // Over a duplex (stdio, in-process), `ping` first: see `Session::ping_probe`.
-            EraChoice::Auto => match inner.ping_probe(self.discover_timeout).await? {
-                Probe::Modern => auto_discover(&inner, self.discover_timeout).await?,
-                Probe::Silent(why) => {
-                    tracing::debug!(%why, "the era probe went unanswered; trying initialize");
-                    None
-                }
-                Probe::Legacy => match inner.initialize().await {
-                    Ok(()) => {
-                        return Ok(Client {
-                            inner: Arc::new(inner),
-                        });
-                    }
-                    // A modern-only server that answered `ping` as a legacy one would.
-                    Err(refused @ Error::Negotiation(_)) => {
-                        match inner.discover(Some(self.discover_timeout)).await? {
-                            Ok(found) => Some(found),
-                            Err(why) => {
-                                tracing::debug!(%why, "server/discover after a refused initialize");
-                                return Err(refused);
-                            }
-                        }
-                    }
-                    Err(e) => return Err(e),
-                },
-            },
+            // The spec's probe (2026-07-28 `versioning.mdx`): `server/discover`, which every
+            // 2026-07-28 server must answer with a `DiscoverResult` and a 2025-11-25 server
+            // cannot (over HTTP it refuses the POST at its transport). `ping` tells nothing: a
+            // server of both eras (rmcp) answers it before anything else as a 2025-11-25 one.
+            EraChoice::Auto => auto_discover(&inner, self.discover_timeout).await?,
         };
         match modern {
             Some((version, server)) => {

@@ -41,19 +41,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// is then [`Client::era`] (an [`Era`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EraChoice {
-    /// Find the server's era, without provoking an error on a 2025-11-25-only server.
-    ///
-    /// Over stdio (and in-process) the probe is `ping` carrying the 2026-07-28 per-request
-    /// `_meta`, which every 2025-11-25 server must answer, even before `initialize`, with `{}`,
-    /// and 2026-07-28 has no more: an answer without `resultType` means a legacy server
-    /// (`initialize` follows, and no `server/discover`); an error (`-32601`, `-32022`, ...) or a
-    /// result with `resultType` means a server that may speak 2026-07-28 (`server/discover`
-    /// follows, and `initialize` if that fails); no answer within
-    /// [`discover_timeout`](ClientBuilder::discover_timeout) means `initialize`. A server taken
-    /// for legacy that refuses `initialize` gets `server/discover` before the connection fails.
-    ///
-    /// Over HTTP the probe is `server/discover` (a legacy server refuses the POST with a 4xx),
-    /// and `initialize` follows when the server does not answer it as a 2026-07-28 server would.
+    /// Find the server's era as the 2026-07-28 spec says (`versioning.mdx`): `server/discover`,
+    /// which every 2026-07-28 server must answer with a `DiscoverResult` naming the versions it
+    /// supports; an error (a 2025-11-25 server does not know the method; over HTTP it refuses
+    /// the POST), a result without a 2026-07-28 version, or no answer within
+    /// [`discover_timeout`](ClientBuilder::discover_timeout) means `initialize` (2025-11-25).
+    /// A server of both eras is spoken to in 2026-07-28. (`ping` cannot tell: a server of both
+    /// eras, as rmcp's, answers it before anything else with `{}`, as a 2025-11-25 one does.)
     #[default]
     Auto,
     /// 2026-07-28 only (stateless, per-request `_meta`, the tasks extension).

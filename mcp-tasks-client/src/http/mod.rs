@@ -5,6 +5,7 @@
 
 mod oauth;
 mod sse;
+pub(crate) mod tls;
 
 pub(crate) use oauth::Auth;
 
@@ -122,16 +123,18 @@ impl HttpWire {
         auth: Option<Auth>,
         extra: HeaderMap,
         max_message: usize,
-        roots: &[reqwest::Certificate],
+        tls: Option<rustls::ClientConfig>,
         tap: Option<Tap>,
     ) -> Result<Self, Error> {
-        // rustls, trusting the Mozilla roots built in and any root the caller added.
-        let mut builder = reqwest::Client::builder()
+        // rustls, trusting the Mozilla roots built in, and any certificate the caller added
+        // (see `tls::client_config`).
+        let builder = reqwest::Client::builder()
             .use_rustls_tls()
             .connect_timeout(Duration::from_secs(10));
-        for root in roots {
-            builder = builder.add_root_certificate(root.clone());
-        }
+        let builder = match tls {
+            Some(config) => builder.use_preconfigured_tls(config),
+            None => builder,
+        };
         let http = builder.build().map_err(Error::transport)?;
         if let Some(Auth::Static(token)) = &auth
             && HeaderValue::from_str(&format!("Bearer {token}")).is_err()
@@ -596,7 +599,7 @@ mod tests {
             Some(Auth::Static("t0k".into())),
             HeaderMap::new(),
             1024,
-            &[],
+            None,
             None,
         )
         .unwrap();
