@@ -288,7 +288,8 @@ impl TaskEngine {
         }
     }
 
-    /// Whether the server is draining ([`drain`](Self::drain)).
+    /// Whether the server is draining ([`drain`](Self::drain)): what `/readyz` says.
+    #[cfg(feature = "http")]
     pub(crate) fn is_draining(&self) -> bool {
         self.draining.is_cancelled()
     }
