@@ -1,7 +1,6 @@
 //! The in-memory task store, the default.
 
-use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
@@ -9,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use foldhash::fast::RandomState;
+use foldhash::{HashMap, HashSet};
 use serde_json::value::RawValue;
 use tokio::sync::{broadcast, watch};
 
@@ -143,7 +144,7 @@ impl MemoryTaskStore {
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
         MemoryTaskStore {
             clock,
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             tasks: (0..SHARDS).map(|_| Mutex::default()).collect(),
             owners: (0..SHARDS).map(|_| Mutex::default()).collect(),
             next_seq: AtomicU64::new(0),
