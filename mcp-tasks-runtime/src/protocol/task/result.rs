@@ -69,7 +69,8 @@ impl CompleteResult<'_> {
             let text = text.get();
             if let Some(body) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
                 && !text.contains("resultType")
-                && !text.contains("\\u")
+                // Found by its backslashes (a search for one byte), as most texts have none.
+                && !text.split('\\').skip(1).any(|after| after.starts_with('u'))
             {
                 out.push('{');
                 if !body.trim().is_empty() {
