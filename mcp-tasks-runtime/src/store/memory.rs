@@ -89,8 +89,8 @@ struct Entry {
     /// The record; its `outcome` is `None` while [`result`](Self::result) holds it.
     record: TaskRecord,
     /// The result of an ended task, as JSON text. As a `Value` tree every object of a result is a
-    /// B-tree node of about 600 bytes, so a small `CallToolResult` took about 1.5 KB; as text it
-    /// takes its length. Parsed again for each read of the task.
+    /// B-tree node of hundreds of bytes; as text it takes its length (bench/HISTORY.md, "Results
+    /// kept as JSON text"). Parsed again for each read of the task.
     result: Option<Box<RawValue>>,
     /// Position in the owner's index.
     seq: u64,
