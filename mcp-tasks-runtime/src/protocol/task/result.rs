@@ -69,8 +69,7 @@ impl CompleteResult<'_> {
             let text = text.get();
             if let Some(body) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}'))
                 && !text.contains("resultType")
-                // Found by its backslashes (a search for one byte), as most texts have none.
-                && !text.split('\\').skip(1).any(|after| after.starts_with('u'))
+                && !text.contains("\\u")
             {
                 out.push('{');
                 if !body.trim().is_empty() {
