@@ -149,7 +149,9 @@ fn size_hint(value: &Value) -> usize {
         Value::String(s) => s.len() + 2,
         Value::Array(items) => items.iter().map(|item| size_hint(item) + 1).sum::<usize>() + 2,
         Value::Object(map) => {
-            let entries = map.iter().map(|(key, item)| key.len() + 4 + size_hint(item));
+            let entries = map
+                .iter()
+                .map(|(key, item)| key.len() + 4 + size_hint(item));
             entries.sum::<usize>() + 2
         }
     }
