@@ -489,14 +489,12 @@ impl TaskEngine {
             settling: self.settling.clone(),
         };
         let running = self.running.clone();
-        // Boxed: the driver's future is large, and a spawned future is moved whole into its
-        // task's cell and again as each stage of the task is set (see bench/HISTORY.md).
         self.drivers.spawn(crate::telemetry::trace::instrument(
-            Box::pin(async move {
+            async move {
                 let id = run.id.clone();
                 run.drive(fut, status, created).await;
                 lock(&running).remove(&id);
-            }),
+            },
             span,
         ));
     }
