@@ -187,7 +187,9 @@ impl serde::Serialize for Verbatim<'_> {
 
 /// `value` as JSON text: what `serde_json::value::to_raw_value` gives.
 pub(crate) fn value_to_raw(value: &Value) -> Box<RawValue> {
-    let mut out = String::with_capacity(size_hint(value));
+    // At least the 128 bytes it always started with: a small result's text leaves the heap as
+    // it did (bytes per stored task are measured too).
+    let mut out = String::with_capacity(size_hint(value).max(128));
     push_value(&mut out, value);
     into_raw(out)
 }

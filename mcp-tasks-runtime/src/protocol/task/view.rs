@@ -123,7 +123,7 @@ impl<'a> Rendered<'a> {
     pub fn to_text(self) -> Box<RawValue> {
         // Room for a stored result's text too, so that the buffer is not grown (and copied) for it.
         let result = match self.view.outcome {
-            Some(OutcomeView::ResultText(text)) => text.get().len(),
+            Some(OutcomeView::ResultText(text)) if text.get().len() > 256 => text.get().len(),
             _ => 0,
         };
         let mut out = String::with_capacity(320 + result);
