@@ -13,18 +13,25 @@ use serde_json::value::RawValue;
 /// Appends `s` as a JSON string: quoted, with `"`, `\` and the control characters escaped as
 /// `serde_json` escapes them (`\b`, `\t`, `\n`, `\f`, `\r`, the others as `\u00xx`), nothing else.
 pub(crate) fn push_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
     // `s[start..at]` is waiting to be copied; both are at ASCII bytes (or the ends), so on
     // character boundaries.
     let (mut start, mut at) = (0, 0);
     while at < bytes.len() {
-        if let Some(word) = bytes.get(at..at + 8) {
-            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            if !needs_escape(word) {
-                at += 8;
-                continue;
-            }
+        // Four words with one test while nothing needs escaping, then one word, then a byte.
+        if let Some(block) = bytes.get(at..at + 32)
+            && block_escapes(block) & HIGH == 0
+        {
+            at += 32;
+            continue;
+        }
+        if let Some(word) = bytes.get(at..at + 8)
+            && escapes(word_at(word)) & HIGH == 0
+        {
+            at += 8;
+            continue;
         }
         let byte = bytes[at];
         if byte < 0x20 || byte == b'"' || byte == b'\\' {
@@ -38,15 +45,30 @@ pub(crate) fn push_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Whether one of the eight bytes of `word` is a control character, `"` or `\` (exact: the
-/// tests below try every byte in every place).
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
-    word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0
-        || zero_in(word ^ (ONES * u64::from(b'"')))
-        || zero_in(word ^ (ONES * u64::from(b'\\')))
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The first eight bytes of `bytes` (given at least eight) as a word.
+fn word_at(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.first_chunk().copied().unwrap_or_default())
+}
+
+/// [`escapes`] of the four words of a 32-byte `block`, together.
+fn block_escapes(block: &[u8]) -> u64 {
+    block
+        .chunks_exact(8)
+        .fold(0, |flags, word| flags | escapes(word_at(word)))
+}
+
+/// A word whose [`HIGH`] bits are all clear exactly when none of the eight bytes of `word` is a
+/// control character, `"` or `\` (exact: the tests below try every byte in every place). Each
+/// test is the classic "has a byte less than n"; a borrow may set a high bit above a byte that
+/// matched, never where no byte did.
+fn escapes(word: u64) -> u64 {
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
+    below(word, 0x20)
+        | below(word ^ (ONES * u64::from(b'"')), 1)
+        | below(word ^ (ONES * u64::from(b'\\')), 1)
 }
 
 fn push_escape(out: &mut String, byte: u8) {
@@ -119,6 +141,22 @@ pub(crate) fn push_value(out: &mut String, value: &Value) {
     }
 }
 
+/// About how long `value`'s text is (at least, without escapes and numbers' digits): the buffer
+/// it is written into is made that large at once, not grown (and copied) on the way.
+fn size_hint(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 5,
+        Value::String(s) => s.len() + 2,
+        Value::Array(items) => items.iter().map(|item| size_hint(item) + 1).sum::<usize>() + 2,
+        Value::Object(map) => {
+            let entries = map
+                .iter()
+                .map(|(key, item)| key.len() + 4 + size_hint(item));
+            entries.sum::<usize>() + 2
+        }
+    }
+}
+
 /// A text written by the functions above as a [`RawValue`], without parsing it again.
 ///
 /// `RawValue::from_string` parses the text to check it (about as costly as writing it: a task
@@ -149,7 +187,9 @@ impl serde::Serialize for Verbatim<'_> {
 
 /// `value` as JSON text: what `serde_json::value::to_raw_value` gives.
 pub(crate) fn value_to_raw(value: &Value) -> Box<RawValue> {
-    let mut out = String::with_capacity(128);
+    // At least the 128 bytes it always started with: a small result's text leaves the heap as
+    // it did (bytes per stored task are measured too).
+    let mut out = String::with_capacity(size_hint(value).max(128));
     push_value(&mut out, value);
     into_raw(out)
 }

@@ -14,8 +14,8 @@ use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};
 use crate::protocol::task::{Owner, TaskId};
 use crate::tool::Principal;
 use crate::transport::Outbound;
+use foldhash::HashMap;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -171,9 +171,9 @@ impl Connection {
             server,
             sink,
             session: Mutex::new(None),
-            inflight: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            reply_gates: Mutex::new(HashMap::new()),
+            inflight: Mutex::default(),
+            pending: Mutex::default(),
+            reply_gates: Mutex::default(),
             next_id: AtomicU64::new(1),
             tracker: TaskTracker::new(),
             closing,

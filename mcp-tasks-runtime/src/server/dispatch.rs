@@ -100,10 +100,10 @@ async fn route(
         ("completion/complete", _) if server.completions.has_completers() => {
             prompts::complete(server, &req).await
         }
-        // The large futures (`tools/call`'s is about 2 KB of a request's 3) are boxed: a
-        // request's future is copied as its task is spawned and as it ends, and the common small
-        // methods (`tasks/get`) need not carry their size (elicitation round trip 274k -> 259k
-        // instructions with the three boxed; see also `driver::start_request`).
+        // The large futures (`tools/call`'s is most of a request's) are boxed: a request's
+        // future is copied as its task is spawned and as it ends, and the common small methods
+        // (`tasks/get`) need not carry their size (see bench/HISTORY.md and
+        // `driver::start_request`).
         ("tools/call", _) => Box::pin(call::tools_call(server, peer, req, cancel)).await,
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(tasks::modern_task_method(server, peer, &req).await)

@@ -112,11 +112,11 @@ pub(crate) fn start_request(
         };
         let peer: Arc<dyn Peer> = conn.clone();
         // Boxed, so that the spawned task's cell, which tokio aligns to 128 bytes, stays
-        // small (384 bytes): glibc serves every aligned allocation from its bins, and one of
-        // 1 KiB or more also first merges all its fast-bin chunks back into them, on a heap
-        // that a million stored tasks leave full of small cold holes. The box itself (about
-        // 900 bytes for `tasks/get`; dispatch boxes the larger `tools/call`) is an ordinary
-        // allocation, which glibc recycles from its per-thread cache.
+        // small: glibc serves every aligned allocation from its bins, and a large one also
+        // first merges all its fast-bin chunks back into them, on a heap that many stored tasks
+        // leave full of small cold holes. The box itself (dispatch boxes the larger
+        // `tools/call`) is an ordinary allocation, which glibc recycles from its per-thread
+        // cache. The figures: bench/HISTORY.md, "Spawned request cell kept small".
         Box::pin(dispatch::request(&conn.server, &peer, req, meta, token)).await
     };
     Ok(crate::telemetry::trace::instrument(run, span))
@@ -198,8 +198,7 @@ mod tests {
     /// (an ordinary allocation glibc recycles from its per-thread cache); and the large
     /// `tools/call` future stays boxed apart, so the common small methods need not carry its size.
     /// A change that makes one noticeably bigger fails here: raise a bound only knowing what it
-    /// costs (measure with `bench/profile.sh`). The sizes are the test build's (unoptimized);
-    /// on 2026-11-27 they were 256, 1056 and 1936 bytes.
+    /// costs (measure with `bench/profile.sh`). The sizes are the test build's (unoptimized).
     #[test]
     fn request_futures_stay_small() {
         let started = started_size(start_request);

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 ///
 /// The loop runs as a task of its own, not in the caller's future: `#[tokio::main]` polls the
 /// future it is given on the main thread, outside the scheduler's workers, so a loop running
-/// there would hand every request and every reply across threads (a futex wake each way; an
-/// inline call at one caller measured about 1.5x slower over pipes). As a task, the reader, the
+/// there would hand every request and every reply across threads (a futex wake each way, which
+/// a caller waiting on each answer feels). As a task, the reader, the
 /// request tasks it spawns and the writer they wake stay on one worker while the load allows.
 /// Dropping the returned future stops the loop, as it would if it ran in place.
 pub(crate) async fn serve<R, W>(

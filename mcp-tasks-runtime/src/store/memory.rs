@@ -1,7 +1,6 @@
 //! The in-memory task store, the default.
 
-use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
@@ -9,6 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use foldhash::fast::RandomState;
+use foldhash::{HashMap, HashSet};
 use serde_json::value::RawValue;
 use tokio::sync::{broadcast, watch};
 
@@ -88,8 +89,8 @@ struct Entry {
     /// The record; its `outcome` is `None` while [`result`](Self::result) holds it.
     record: TaskRecord,
     /// The result of an ended task, as JSON text. As a `Value` tree every object of a result is a
-    /// B-tree node of about 600 bytes, so a small `CallToolResult` took about 1.5 KB; as text it
-    /// takes its length. Parsed again for each read of the task.
+    /// B-tree node of hundreds of bytes; as text it takes its length (bench/HISTORY.md, "Results
+    /// kept as JSON text"). Parsed again for each read of the task.
     result: Option<Box<RawValue>>,
     /// Position in the owner's index.
     seq: u64,
@@ -143,7 +144,7 @@ impl MemoryTaskStore {
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
         MemoryTaskStore {
             clock,
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             tasks: (0..SHARDS).map(|_| Mutex::default()).collect(),
             owners: (0..SHARDS).map(|_| Mutex::default()).collect(),
             next_seq: AtomicU64::new(0),

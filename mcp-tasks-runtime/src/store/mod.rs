@@ -80,6 +80,8 @@ mod postgres;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod setters;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

@@ -2,8 +2,9 @@
 //! [`EngineConfig::max_tasks`](super::engine::EngineConfig::max_tasks) and
 //! [`EngineConfig::max_tasks_per_owner`](super::engine::EngineConfig::max_tasks_per_owner).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+use foldhash::HashMap;
 
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::Owner;

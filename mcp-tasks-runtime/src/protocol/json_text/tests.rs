@@ -1,14 +1,14 @@
 use super::*;
 use serde_json::json;
 
-/// Every byte in every place of an eight-byte word, and around it: escaped as `serde_json`
-/// escapes it.
+/// Every byte in every place of an eight-byte word and of a 32-byte block, and around them:
+/// escaped as `serde_json` escapes it.
 #[test]
 fn strings_are_escaped_as_serde_json_escapes_them() {
     let mut texts: Vec<String> = Vec::new();
     for byte in 0u8..0x80 {
         let c = char::from(byte);
-        for len in [1, 7, 8, 9, 16, 17] {
+        for len in [1, 7, 8, 9, 16, 17, 31, 32, 33, 40, 64, 65] {
             for place in 0..len {
                 let mut s: String = std::iter::repeat_n('a', len).collect();
                 s.replace_range(place..=place, &c.to_string());

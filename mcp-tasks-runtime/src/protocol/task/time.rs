@@ -70,10 +70,19 @@ struct Civil {
 
 impl From<SystemTime> for Civil {
     fn from(at: SystemTime) -> Self {
-        // Milliseconds since 1970-01-01T00:00:00Z, rounded down (also before it).
-        let millis: i128 = match at.duration_since(UNIX_EPOCH) {
-            Ok(after) => (after.as_nanos() / 1_000_000) as i128,
-            Err(before) => -((before.duration().as_nanos() as i128 + 999_999) / 1_000_000),
+        // Milliseconds since 1970-01-01T00:00:00Z, rounded down (also before it), in 64 bits (an
+        // `i128` division is a call of its own): a time over 285 million years away counts as one
+        // that far, whose year is clamped either way.
+        const MAX_SECS: u64 = 9_000_000_000_000_000 / 1_000;
+        let millis: i64 = match at.duration_since(UNIX_EPOCH) {
+            Ok(after) => {
+                (after.as_secs().min(MAX_SECS) * 1_000 + u64::from(after.subsec_millis())) as i64
+            }
+            Err(before) => {
+                let d = before.duration();
+                let up = u64::from(d.subsec_nanos().div_ceil(1_000_000));
+                -((d.as_secs().min(MAX_SECS) * 1_000 + up) as i64)
+            }
         };
         let days = millis.div_euclid(86_400_000);
         let of_day = millis.rem_euclid(86_400_000) as u32;
@@ -87,7 +96,7 @@ impl From<SystemTime> for Civil {
         let mp = (5 * doy + 2) / 153; // [0, 11], from March
         let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
         let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = yoe + era * 400 + i128::from(month <= 2);
+        let year = yoe + era * 400 + i64::from(month <= 2);
         Civil {
             year: year.clamp(0, 9999) as u32,
             month,

@@ -121,7 +121,12 @@ impl<'a> Rendered<'a> {
     /// The JSON text: what [`Serialize`] writes, byte for byte, written by hand (a task is
     /// written once or twice for every request about it; see `protocol::json_text`).
     pub fn to_text(self) -> Box<RawValue> {
-        let mut out = String::with_capacity(320);
+        // Room for a stored result's text too, so that the buffer is not grown (and copied) for it.
+        let result = match self.view.outcome {
+            Some(OutcomeView::ResultText(text)) if text.get().len() > 256 => text.get().len(),
+            _ => 0,
+        };
+        let mut out = String::with_capacity(320 + result);
         self.write(&mut out);
         json_text::into_raw(out)
     }

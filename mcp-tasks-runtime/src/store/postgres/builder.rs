@@ -16,7 +16,7 @@ use super::writer::{self, Queue};
 use super::{PostgresTaskStore, READERS, Shared, schema};
 use crate::protocol::task::TaskId;
 use crate::store::feed::{Feed, listen};
-use crate::store::{Clock, StoreError};
+use crate::store::{Clock, StoreError, setters};
 
 /// Settings for [`PostgresTaskStore`]; see [`PostgresTaskStore::builder`]. Its `Debug` output
 /// hides the URL's password.
@@ -75,18 +75,10 @@ impl PostgresTaskStoreBuilder {
         self
     }
 
-    /// The clock that stamps tasks and drives TTLs and leases (default: the system clock).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// How long connecting, waiting for a pooled connection, or one statement may take before
-    /// the operation fails (default 5 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
+    setters::clock_and_timeout!(
+        timeout: "How long connecting, waiting for a pooled connection, or one statement may take \
+                  before the operation fails (default 5 s)."
+    );
 
     /// How many connections the pool keeps at most (default 16; at least the writers plus three:
     /// two shared by every read, one for the sweeper and leases), besides the one that listens for

@@ -119,8 +119,8 @@ pub(super) struct Creating {
 }
 
 /// A writer's connection and its group-commit statements, kept from one batch to the next
-/// until the connection fails: taking them from the pool for each batch cost about 0.3 ms of the
-/// batch's 3 ms under load (the pool's and the statement cache's awaits).
+/// until the connection fails: taking them from the pool for each batch cost a visible share of
+/// the batch under load (the pool's and the statement cache's awaits; bench/HISTORY.md).
 pub(super) struct Held {
     object: deadpool_postgres::Object,
     statements: super::sql::Statements,
@@ -462,7 +462,7 @@ impl Shared {
         // Each statement of the transaction planned for its own arguments: a generic plan, kept
         // by a prepared statement after five runs, made while the table was small (no
         // statistics yet, a few pages) reads the whole table for `lock` and `update`, and keeps
-        // doing so as the table grows (on the bench, ~60% of them on 4 writers: 2 ms each).
+        // doing so as the table grows (bench/HISTORY.md, `plan_cache_mode`).
         let begin = client.batch_execute("BEGIN; SET LOCAL plan_cache_mode = force_custom_plan");
         // Transactions that create tasks hold the creators' lock in shared mode from before
         // their insert (which gives out the creation numbers) to their end, so a `list`, which

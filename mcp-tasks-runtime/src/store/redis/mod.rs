@@ -158,17 +158,10 @@ impl RedisTaskStoreBuilder {
         self
     }
 
-    /// The clock that stamps tasks and drives TTLs (default: the system clock).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// How long one Redis request (or connection attempt) may take before it fails (default 2 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
+    super::setters::clock_and_timeout!(
+        timeout: "How long one Redis request (or connection attempt) may take before it fails \
+                  (default 2 s)."
+    );
 
     /// Creates the store without waiting for Redis: the connections are made in the background
     /// (and remade whenever lost). Must be called inside a Tokio runtime. Fails only on a bad URL.
