@@ -666,8 +666,8 @@ fn reads(answer: &Value, id: &str) -> String {
 }
 
 /// A task started by one owner is invisible to another through every companion tool (the same
-/// tool error as an id that never existed), over HTTP: two bearer tokens (modern), and two legacy
-/// sessions of the same principal.
+/// tool error as an id that never existed), over HTTP: two bearer tokens (modern), and legacy
+/// sessions of two principals; another session of the same principal follows it.
 #[tokio::test]
 async fn another_owner_sees_nothing_of_a_fallback_task() {
     let s = HttpServer::start_bin(
@@ -709,13 +709,15 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
         "{cancelled}"
     );
 
-    // Legacy: a task belongs to the session that started it.
+    // Legacy: a fallback task belongs to the principal, whichever of its sessions started it (a
+    // client that opens a session per call follows it); another principal's session sees nothing.
     let one = legacy_session(&c, &s.url, "A").await;
     let two = legacy_session(&c, &s.url, "A").await;
+    let bobs = legacy_session(&c, &s.url, "B").await;
     let started = legacy_call(&c, &s.url, "A", &one, "report", long).await;
     let id = started_id(&started["result"]);
     for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
-        let foreign = legacy_call(&c, &s.url, "A", &two, tool, json!({ "taskId": id })).await;
+        let foreign = legacy_call(&c, &s.url, "B", &bobs, tool, json!({ "taskId": id })).await;
         assert_eq!(
             foreign["result"]["isError"],
             json!(true),
@@ -723,11 +725,24 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
         );
         assert_eq!(reads(&foreign, &id), unknown_reads, "{tool}: {foreign}");
     }
+    let status = legacy_call(
+        &c,
+        &s.url,
+        "A",
+        &two,
+        "tasks_status",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(
+        status["result"]["structuredContent"]["status"], "working",
+        "{status}"
+    );
     let own = legacy_call(
         &c,
         &s.url,
         "A",
-        &one,
+        &two,
         "tasks_cancel",
         json!({ "taskId": id }),
     )

@@ -1,9 +1,11 @@
 //! Every host served as it is (issue 54): each protocol version served as itself (2025-06-18 and
 //! 2025-03-26 sessions see no tasks on the wire, and their task-only tools go through the
 //! fallback); the fallback on by default, and off on request; the companion reply after an answer
-//! showing what the answer led to; `research` completing for a client without sampling. Over
-//! real stdio against the example servers.
+//! showing what the answer led to; `research` completing for a client without sampling; LangChain's
+//! default `get_tools()` (a session per call) following a fallback task. Over real stdio and HTTP
+//! against the example servers.
 
+use mcp_tasks_tests::http::HttpServer;
 use mcp_tasks_tests::{StdioClient, WAIT, example_bin, modern, modern_meta};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -376,4 +378,57 @@ async fn with_the_fallback_off_a_taskless_client_is_not_offered_task_only_tools(
         .await;
     assert!(created["task"]["taskId"].is_string(), "{created}");
     t.close().await;
+}
+
+/// Runs `tests/peers/langchain.py <args>` with the LangChain venv (`install.sh langchain`) and
+/// asserts its `PASS` verdict.
+fn langchain(args: &[&std::ffi::OsStr]) {
+    let peers = mcp_tasks_tests::workspace_root().join("tests/peers");
+    let install = std::process::Command::new("bash")
+        .arg(peers.join("install.sh"))
+        .arg("langchain")
+        .output()
+        .expect("install.sh runs");
+    assert!(
+        install.status.success(),
+        "tests/peers/install.sh langchain failed:\n{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let python = mcp_tasks_tests::peers::peers_dir().join("langchain/bin/python");
+    let out = std::process::Command::new(python)
+        .current_dir(&peers)
+        .arg("langchain.py")
+        .args(args)
+        .env("MCP_PEERS_TRACE", "0")
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l.starts_with("PASS ")),
+        "langchain.py {args:?} {}:\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// LangChain's default `get_tools()` (langchain-mcp-adapters 0.3.2, pinned), whose every call
+/// opens a session of its own, completes `research` through the fallback: over HTTP with a bearer
+/// token (the task is the principal's, in every session), and over stdio on one SQLite file (a
+/// server process per call; the stdio client's tasks are its one owner's). Without a token, the
+/// answer in the next session says that tasks belong to the session, and how to keep one.
+#[test]
+fn langchain_default_get_tools_completes_research_through_the_fallback() {
+    let with_token = HttpServer::start_bin("example_server", &["--token", "T=alice"]);
+    langchain(&["http".as_ref(), with_token.url.as_ref(), "T".as_ref()]);
+    let anonymous = HttpServer::start_bin("example_server", &[]);
+    langchain(&["http-anonymous".as_ref(), anonymous.url.as_ref()]);
+    let dir = std::env::temp_dir().join(format!("mcp-tasks-langchain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("tasks.db");
+    langchain(&[
+        "stdio".as_ref(),
+        example_bin("example_server").as_os_str(),
+        db.as_os_str(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
