@@ -208,7 +208,8 @@ pub(crate) fn describe<'a>(
 fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result<Value, RpcError> {
     let (era, client) = (&req.era, &req.client);
     let takes_tasks = req.has_tasks() && fallback::declares_tasks(era, &client.capabilities);
-    let fallback = server.task_fallback && !takes_tasks;
+    let offers_fallback = server.task_fallback && peer.offers_fallback();
+    let fallback = offers_fallback && !takes_tasks;
     // A caller limited by scopes sees only the tools its token may call (unless configured off).
     let listing = req.listing(server, peer);
     let permitted = |t: &&Arc<RegisteredTool>| listing.shows(t.info.scopes);
@@ -224,7 +225,7 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result
         .filter(runnable)
         .map(|t| describe(server, t, era, fallback))
         .collect();
-    if server.task_fallback {
+    if offers_fallback {
         tools.extend(fallback::tools(era));
     }
     if !req.has_tasks() {

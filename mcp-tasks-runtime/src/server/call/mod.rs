@@ -68,7 +68,8 @@ pub(crate) async fn tools_call(
         }
     };
     tracing::Span::current().record("tool", name.as_str());
-    if server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+    let offers_fallback = server.task_fallback && peer.offers_fallback();
+    if offers_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
         // The companion tools run inline, like any `forbidden` tool.
         if let CallPlan::Refuse(err) = plan::plan(&CallFacts {
             support: TaskSupport::Forbidden,
@@ -104,7 +105,7 @@ pub(crate) async fn tools_call(
         task_param: req.has_tasks() && req.params.has_non_null("task"),
         version_has_tasks: req.has_tasks(),
         defers: info.defer_task,
-        fallback: server.task_fallback,
+        fallback: offers_fallback,
         promotion: Promotion {
             builder: server.promote_after.get(info.name).copied(),
             attribute: info.promote_after,
