@@ -316,14 +316,18 @@ async fn the_companion_reply_to_an_answer_shows_the_tasks_new_state() {
 }
 
 /// With `--no-task-fallback`: the old errors, no companion tools, and a client that cannot take
-/// a task is not offered the tools that run only as tasks (`report`, `interview`); a client that
-/// takes tasks still sees and runs them, in both eras.
+/// a task (2026-07-28 without the extension) is not offered the tools that run only as tasks
+/// (`report`, `interview`); a client that takes tasks still sees and runs them, in both eras. A
+/// 2025-11-25 session sees them as `execution.taskSupport: "required"` (it may send `task`
+/// without declaring a `tasks` capability, which is about requests sent to it).
 #[tokio::test]
 async fn with_the_fallback_off_a_taskless_client_is_not_offered_task_only_tools() {
     let mut c = StdioClient::spawn_with(&example_bin("fallback_server"), &["--no-task-fallback"]);
     c.initialize(json!({})).await;
     let list = c.result("tools/list", json!({})).await;
-    assert_eq!(names(&list), ["tally", "greet"]);
+    assert_eq!(names(&list), ["report", "interview", "tally", "greet"]);
+    let report = &list["tools"][0];
+    assert_eq!(report["execution"]["taskSupport"], "required", "{report}");
     let args = json!({ "steps": 1, "step_ms": 1 });
     let legacy = call_err(&mut c, "report", args.clone(), &None).await;
     assert_eq!(legacy["code"], -32601, "{legacy}");

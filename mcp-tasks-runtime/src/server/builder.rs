@@ -224,9 +224,11 @@ impl ServerBuilder {
     ///
     /// Clients that ask for tasks are served exactly as without the fallback.
     ///
-    /// With `task_fallback(false)`, a client that cannot take a task (by the rules above) is not
-    /// offered a tool that runs only as a task: `tools/list` leaves it out for that client (a
-    /// call of it is the era's error), while a client that takes tasks still sees and runs it.
+    /// With `task_fallback(false)`, a client that cannot take a task (a 2026-07-28 request without
+    /// the extension, a 2025-06-18 or 2025-03-26 session) is not offered a tool that runs only as
+    /// a task: `tools/list` leaves it out for that client (a call of it is the era's error), while
+    /// a client that takes tasks still sees and runs it. A 2025-11-25 session sees it listed
+    /// `execution.taskSupport: "required"`: it may send `task` whatever it declared.
     pub fn task_fallback(mut self, on: bool) -> Self {
         self.task_fallback = on;
         self

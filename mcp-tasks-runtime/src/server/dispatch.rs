@@ -214,9 +214,16 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result
     let listing = req.listing(server, peer);
     let permitted = |t: &&Arc<RegisteredTool>| listing.shows(t.info.scopes);
     // With the fallback off, a client that cannot take a task could never run a tool that runs
-    // only as a task: it is not offered one.
+    // only as a task: it is not offered one. Which clients cannot: a 2026-07-28 request without
+    // the extension, a 2025-06-18 or 2025-03-26 session. (A 2025-11-25 client may send `task`
+    // without declaring the `tasks` capability, which is about requests sent to it: the tool is
+    // listed `execution.taskSupport: "required"`, which says how to call it.)
+    let can_take_tasks = match era {
+        super::era::Era::Modern => takes_tasks,
+        super::era::Era::Legacy => req.has_tasks(),
+    };
     let runnable = |t: &&Arc<RegisteredTool>| {
-        takes_tasks || fallback || t.info.task_support != TaskSupport::Required
+        can_take_tasks || fallback || t.info.task_support != TaskSupport::Required
     };
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
