@@ -436,3 +436,78 @@ fn langchain_default_get_tools_completes_research_through_the_fallback() {
     ]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What `confirm` asks.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirmation {
+    /// Go on?
+    ok: bool,
+}
+
+/// Asks once, then moves on at once to a short last step (300 ms) and ends.
+#[mcp_tasks_runtime::tool(task_support = "required")]
+async fn confirm(
+    ctx: mcp_tasks_runtime::ToolContext,
+) -> Result<String, mcp_tasks_runtime::ToolError> {
+    match ctx.elicit::<Confirmation>("Go on?").await? {
+        mcp_tasks_runtime::ElicitOutcome::Accept(c) if c.ok => {}
+        _ => return Ok("stopped".into()),
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok("confirmed".into())
+}
+
+/// The companion reply to an answer waits (up to 2 s) for the task to act on it: the
+/// `tasks_result` retry carrying the answer to `confirm` (which ends 300 ms after it) is the
+/// tool's result, not "still running". In process, 2026-07-28 without the tasks extension.
+#[tokio::test]
+async fn the_companion_reply_waits_for_the_task_to_act_on_the_answer() {
+    let server = mcp_tasks_runtime::Server::builder("t", "1")
+        .tool::<confirm>()
+        .build()
+        .expect("set up");
+    let mut c = server.connect_in_memory();
+    let caps = json!({ "elicitation": {} });
+    let call = |name: &str, args: Value| json!({ "name": name, "arguments": args });
+    let started = mcp_tasks_tests::in_memory_request(
+        &mut c,
+        1,
+        "tools/call",
+        call("confirm", json!({})),
+        caps.clone(),
+    )
+    .await;
+    let id = started_id(&started["result"]);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut n = 2;
+    let asked = loop {
+        let r = mcp_tasks_tests::in_memory_request(
+            &mut c,
+            n,
+            "tools/call",
+            call("tasks_result", json!({ "taskId": id })),
+            caps.clone(),
+        )
+        .await;
+        n += 1;
+        if r["result"]["resultType"] == "input_required" {
+            break r["result"].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never asked: {r}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let key = asked["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut retry = call("tasks_result", json!({ "taskId": id }));
+    retry["inputResponses"] = json!({ key: { "action": "accept", "content": { "ok": true } } });
+    let answered = mcp_tasks_tests::in_memory_request(&mut c, n, "tools/call", retry, caps).await;
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "confirmed",
+        "{answered}"
+    );
+}
