@@ -236,9 +236,16 @@ fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result
         tools.extend(fallback::tools(era));
     }
     if !req.has_tasks() {
-        // 2025-06-18 and 2025-03-26 have no `execution` on a tool.
+        // 2025-06-18 and 2025-03-26 have no `execution` on a tool; 2025-03-26 has no `title`,
+        // `outputSchema` or `_meta` either.
+        let before_2025_06_18 = req.version.as_str() < "2025-06-18";
         for tool in &mut tools {
             tool.execution = None;
+            if before_2025_06_18 {
+                tool.title = None;
+                tool.output_schema = None;
+                tool.meta = None;
+            }
         }
     }
     let (range, next_cursor) = page::page(&req.params, tools.len(), server.config.page_size)?;
