@@ -368,12 +368,15 @@ async fn errors_are_typed() {
     ));
     client.close().await;
 
-    // A tool that can only run as a task, from a client that does not take tasks.
+    // A tool that can only run as a task, from a client that does not take tasks, on a server
+    // with the fallback off.
     for (era, code) in [(EraChoice::Modern, -32021), (EraChoice::Legacy, -32601)] {
+        let mut server = tokio::process::Command::new(example_bin("example_server"));
+        server.arg("--no-task-fallback");
         let client = Client::builder()
             .era(era)
             .tasks(TaskMode::Never)
-            .connect_stdio(tokio::process::Command::new(example_bin("example_server")))
+            .connect_stdio(server)
             .await
             .unwrap();
         client.list_tools().await.unwrap();

@@ -479,44 +479,6 @@ async fn clients_that_ask_for_tasks_still_get_tasks() {
     c.close().await;
 }
 
-/// Without `--task-fallback`: the old errors, no companion tools.
-#[tokio::test]
-async fn with_the_fallback_off_nothing_changes() {
-    let mut c = StdioClient::spawn(&example_bin("fallback_server"));
-    c.initialize(json!({})).await;
-    let list = c.result("tools/list", json!({})).await;
-    let names: Vec<&str> = list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    assert_eq!(names, ["report", "interview", "tally", "greet"]);
-    let report = list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "report")
-        .unwrap()
-        .clone();
-    assert!(report.get("outputSchema").is_some(), "{report}");
-    let args = json!({ "steps": 1, "step_ms": 1 });
-    let legacy = call_err(&mut c, "report", args.clone(), &None).await;
-    assert_eq!(legacy["code"], -32601, "{legacy}");
-    let modern = call_err(&mut c, "report", args, &Some(json!({}))).await;
-    assert_eq!(modern["code"], -32021, "{modern}");
-    let companion = call_err(&mut c, "tasks_status", json!({ "taskId": "x" }), &None).await;
-    assert_eq!(
-        companion["message"], "Unknown tool: `tasks_status`",
-        "{companion}"
-    );
-    let list = c
-        .result("tools/list", json!({ "_meta": modern_meta(json!({})) }))
-        .await;
-    assert_eq!(list["tools"].as_array().unwrap().len(), 4, "{list}");
-    c.close().await;
-}
-
 /// An `optional` tool with a promotion threshold (`tally`, 300 ms): a quick taskless call answers
 /// inline; a long one answers the fallback's text past the threshold, and the same run's result
 /// comes through `tasks_result`. In both eras.
@@ -558,12 +520,20 @@ async fn tasks_result() -> String {
     "mine".into()
 }
 
+/// A tool that runs only as a task: the fallback is in use on a server that has one.
+#[tool(task_support = "required")]
+async fn only_a_task() -> String {
+    "done".into()
+}
+
 #[test]
-fn a_tool_named_like_a_companion_tool_is_a_setup_error_with_the_fallback_on() {
+fn a_tool_named_like_a_companion_tool_is_a_setup_error_where_the_fallback_is_in_use() {
+    // The fallback (on by default) is not in use without a tool that may answer with it.
     let plain = Server::builder("t", "1").tool::<tasks_result>();
-    assert!(plain.build().is_ok());
-    let err = plain
-        .task_fallback()
+    assert!(plain.clone().build().is_ok());
+    let with_task_tool = plain.tool::<only_a_task>();
+    let err = with_task_tool
+        .clone()
         .build()
         .expect_err("a clash")
         .to_string();
@@ -571,6 +541,7 @@ fn a_tool_named_like_a_companion_tool_is_a_setup_error_with_the_fallback_on() {
         err.contains("`tasks_result`") && err.contains("task_fallback"),
         "{err}"
     );
+    assert!(with_task_tool.task_fallback(false).build().is_ok());
 }
 
 // --- HTTP: owners ---------------------------------------------------------------------------
@@ -695,8 +666,8 @@ fn reads(answer: &Value, id: &str) -> String {
 }
 
 /// A task started by one owner is invisible to another through every companion tool (the same
-/// tool error as an id that never existed), over HTTP: two bearer tokens (modern), and two legacy
-/// sessions of the same principal.
+/// tool error as an id that never existed), over HTTP: two bearer tokens (modern), and legacy
+/// sessions of two principals; another session of the same principal follows it.
 #[tokio::test]
 async fn another_owner_sees_nothing_of_a_fallback_task() {
     let s = HttpServer::start_bin(
@@ -738,13 +709,15 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
         "{cancelled}"
     );
 
-    // Legacy: a task belongs to the session that started it.
+    // Legacy: a fallback task belongs to the principal, whichever of its sessions started it (a
+    // client that opens a session per call follows it); another principal's session sees nothing.
     let one = legacy_session(&c, &s.url, "A").await;
     let two = legacy_session(&c, &s.url, "A").await;
+    let bobs = legacy_session(&c, &s.url, "B").await;
     let started = legacy_call(&c, &s.url, "A", &one, "report", long).await;
     let id = started_id(&started["result"]);
     for tool in ["tasks_status", "tasks_result", "tasks_cancel"] {
-        let foreign = legacy_call(&c, &s.url, "A", &two, tool, json!({ "taskId": id })).await;
+        let foreign = legacy_call(&c, &s.url, "B", &bobs, tool, json!({ "taskId": id })).await;
         assert_eq!(
             foreign["result"]["isError"],
             json!(true),
@@ -752,11 +725,24 @@ async fn another_owner_sees_nothing_of_a_fallback_task() {
         );
         assert_eq!(reads(&foreign, &id), unknown_reads, "{tool}: {foreign}");
     }
+    let status = legacy_call(
+        &c,
+        &s.url,
+        "A",
+        &two,
+        "tasks_status",
+        json!({ "taskId": id }),
+    )
+    .await;
+    assert_eq!(
+        status["result"]["structuredContent"]["status"], "working",
+        "{status}"
+    );
     let own = legacy_call(
         &c,
         &s.url,
         "A",
-        &one,
+        &two,
         "tasks_cancel",
         json!({ "taskId": id }),
     )

@@ -1837,7 +1837,7 @@ async fn the_in_process_client_is_checked_as_its_principal() {
 #[tokio::test]
 async fn the_companion_tools_need_their_tasks_scope() {
     let server = mcp_tasks_examples::example_server()
-        .task_fallback()
+        .task_fallback(true)
         .build()
         .expect("the example server");
     let mut scoped = PipeClient::serve(&server, principal("alice", Some(&["research"])));

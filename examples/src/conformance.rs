@@ -395,6 +395,9 @@ pub async fn test_input_required_result_prompt(ctx: ToolContext) -> Result<Strin
 pub fn conformance_server() -> ServerBuilder {
     use crate::everything::*;
     Server::builder("mcp-tasks-conformance", env!("CARGO_PKG_VERSION"))
+        // The suite checks a 2026-07-28 server's `-32021` for a task-only tool called without
+        // the tasks extension (`tasks-required-task-error`), which the fallback would serve.
+        .task_fallback(false)
         .resource::<crate::resources::static_text>()
         .resource::<crate::resources::static_binary>()
         .resource::<crate::resources::watched_resource>()

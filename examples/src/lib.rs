@@ -12,8 +12,8 @@ pub mod skills;
 use mcp_tasks_runtime::store::{MemoryTaskStore, TaskStore};
 use mcp_tasks_runtime::telemetry::Traces;
 use mcp_tasks_runtime::{
-    CompletionContext, CreateMessageParams, ElicitOutcome, PromptMessage, Server, ServerBuilder,
-    ServerConfig, ToolContext, ToolError, prompt, tool,
+    CompletionContext, CreateMessageParams, ElicitOutcome, InputError, PromptMessage, Server,
+    ServerBuilder, ServerConfig, ToolContext, ToolError, prompt, tool,
 };
 use oauth::OAuthArgs;
 use schemars::JsonSchema;
@@ -92,7 +92,9 @@ pub struct Report {
 }
 
 /// Research a topic in depth: asks the user how many sources to read, then asks the client's model
-/// for a summary. Runs only as a task (it may take minutes).
+/// for a summary. Runs only as a task (it may take minutes). A client that cannot answer one of
+/// the two (it did not declare `elicitation` or `sampling`; most hosts declare no `sampling`) does
+/// not stop it: it reads the default number of sources, and reports without a model's summary.
 #[tool(
     task_support = "required",
     ttl = "10m",
@@ -105,26 +107,41 @@ pub async fn research(
     topic: String,
 ) -> Result<Report, ToolError> {
     ctx.status("planning");
-    let plan = match ctx
-        .elicit::<Plan>(format!("How many sources should I read about \"{topic}\"?"))
-        .await?
-    {
-        ElicitOutcome::Accept(plan) => plan,
-        ElicitOutcome::Decline | ElicitOutcome::Cancel => {
+    let question = format!("How many sources should I read about \"{topic}\"?");
+    let plan = match ctx.elicit::<Plan>(question).await {
+        Ok(ElicitOutcome::Accept(plan)) => plan,
+        Ok(ElicitOutcome::Decline | ElicitOutcome::Cancel) => {
             return Err(ToolError::new("the user called the research off"));
         }
+        // No way to ask the user: go on with the default.
+        Err(InputError::NotSupported { .. }) => Plan {
+            sources: DEFAULT_SOURCES,
+        },
+        Err(other) => return Err(other.into()),
     };
     ctx.status(format!("reading {} sources", plan.sources));
     let prompt = format!("Summarise what is known about {topic} in one sentence.");
-    let summary = ctx
+    let summary = match ctx
         .sample(CreateMessageParams::user_text(prompt, 200))
-        .await?;
+        .await
+    {
+        Ok(answer) => answer.text().unwrap_or_default().to_owned(),
+        // No model to ask: report what was done, without a summary.
+        Err(InputError::NotSupported { .. }) => format!(
+            "Read {} sources about {topic}; no summary: the client offers no model to write one.",
+            plan.sources
+        ),
+        Err(other) => return Err(other.into()),
+    };
     Ok(Report {
         topic,
         sources: plan.sources,
-        summary: summary.text().unwrap_or_default().to_owned(),
+        summary,
     })
 }
+
+/// How many sources `research` reads when it cannot ask the user.
+pub const DEFAULT_SOURCES: u32 = 3;
 
 /// Count down for `seconds`, reporting each second in the status. A task when the client supports
 /// tasks, inline otherwise.
@@ -394,7 +411,9 @@ async fn serve_args(server: ServerBuilder) -> std::io::Result<()> {
                 };
                 config = config.keepalive_interval(every);
             }
-            "--task-fallback" => server = server.task_fallback(),
+            // The fallback is on by default; the flag stays for the scripts that pass it.
+            "--task-fallback" => server = server.task_fallback(true),
+            "--no-task-fallback" => server = server.task_fallback(false),
             "--http" => http = Some(args.next().ok_or_else(|| usage("--http needs HOST:PORT"))?),
             "--token" => {
                 let spec = args
@@ -505,7 +524,7 @@ fn usage(why: &str) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
         format!(
-            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--drain-ms N] [--durable-attempts N] [--role worker|front|both] [--stdio-spin-us N] [--keepalive-ms N|off] [--task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
+            "{why}\nusage: [--store memory|sqlite:PATH|redis://HOST:PORT[/DB]|postgres://USER@HOST:PORT/DB] [--state-secret SECRET] [--lease-ms N] [--drain-ms N] [--durable-attempts N] [--role worker|front|both] [--stdio-spin-us N] [--keepalive-ms N|off] [--no-task-fallback] [--http HOST:PORT [--token TOKEN=PRINCIPAL]... [--oauth-issuer URL --oauth-audience RESOURCE_URL [--oauth-introspection URL --oauth-client ID:SECRET] [--oauth-ca-cert FILE]...] [--session-idle-ms N] [--max-body BYTES] [--header-timeout-ms N] [--body-timeout-ms N] [--max-connections N] [--sse-retry-ms N] [--sse-replay N] [--sse-resume-window-ms N] [--ops-address HOST:PORT]] [--otlp-endpoint URL]"
         ),
     )
 }

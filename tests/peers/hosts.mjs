@@ -218,14 +218,15 @@ async function researchFlow(client, era) {
         assertEq(result.isError ?? false, false, 'research result isError');
         assertEq(result.structuredContent, { topic: 'tides', sources: 3, summary: SUMMARY }, 'research structuredContent');
     } else {
-        // The AI SDK client has no sampling: the task fails when the tool asks the model, and
-        // tasks_result reports it as a tool error carrying the task's message.
-        assertEq(result.isError, true, 'tasks_result of the failed task isError');
-        const said = textOf(result);
-        assert(said.startsWith(`Task ${id} failed: `) && said.includes('`sampling`'), `failed task text: ${said}`);
-        ok(`tasks_result: ${show(said)}`);
+        // The AI SDK client has no sampling: the research goes on without the model's summary
+        // (it matches the tool's `NotSupported` error) and completes.
+        assertEq(result.isError ?? false, false, 'research result isError without sampling');
+        assertEq(result.structuredContent?.sources, 3, 'research sources without sampling');
+        const summary = result.structuredContent?.summary ?? '';
+        assert(summary.includes('no summary'), `research summary without sampling: ${summary}`);
+        ok(`tasks_result: ${show(summary)}`);
         const status = await client.call('tasks_status', { taskId: id });
-        assertEq(status.structuredContent?.status, 'failed', 'tasks_status of the failed task');
+        assertEq(status.structuredContent?.status, 'completed', 'tasks_status of the completed task');
     }
 }
 

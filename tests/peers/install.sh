@@ -3,11 +3,12 @@
 #   node:   package.json + package-lock.json (npm ci)    -> $PEERS_DIR/node/node_modules
 #   python: requirements.txt (a pip freeze, all ==)      -> $PEERS_DIR/py (a venv)
 #   fastmcp: requirements-fastmcp.txt (the same, fastmcp-tasks) -> $PEERS_DIR/fastmcp (a venv)
+#   langchain: requirements-langchain.txt (the same, langchain-mcp-adapters) -> $PEERS_DIR/langchain
 # PEERS_DIR defaults to <repo>/target/peers (gitignored). Each half is skipped when a
 # stamp file records the same inputs (manifest hashes + interpreter version), so a warm
 # run costs a few hashes and no network.
 #
-# Usage: tests/peers/install.sh [node|python|fastmcp|all]   (default: all)
+# Usage: tests/peers/install.sh [node|python|fastmcp|langchain|all]   (default: all)
 # Env:   PEERS_DIR, NODE (default: node), NPM (default: npm), PYTHON (default: python3)
 set -euo pipefail
 
@@ -94,6 +95,7 @@ install_venv() {
 
 install_python() { install_venv py requirements.txt mcp; }
 install_fastmcp() { install_venv fastmcp requirements-fastmcp.txt fastmcp-tasks; }
+install_langchain() { install_venv langchain requirements-langchain.txt langchain-mcp-adapters; }
 
 what="${1:-all}"
 mkdir -p "$peers_dir"
@@ -104,6 +106,7 @@ case "$what" in
     node) install_node ;;
     python) install_python ;;
     fastmcp) install_fastmcp ;;
-    all) install_node; install_python; install_fastmcp ;;
-    *) die "unknown argument '$what' (expected node, python, fastmcp or all)" ;;
+    langchain) install_langchain ;;
+    all) install_node; install_python; install_fastmcp; install_langchain ;;
+    *) die "unknown argument '$what' (expected node, python, fastmcp, langchain or all)" ;;
 esac

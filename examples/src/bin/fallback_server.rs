@@ -1,16 +1,17 @@
-//! A server whose long tools run only as tasks, for clients that know nothing of tasks: run it
-//! with `--task-fallback` (`ServerBuilder::task_fallback`) and any MCP client can call `report` or
+//! A server whose long tools run only as tasks, for clients that know nothing of tasks: with the
+//! fallback (`ServerBuilder::task_fallback`, on by default) any MCP client can call `report` or
 //! `interview`, get a task id back at once, and follow the task with the companion tools
 //! `tasks_status`, `tasks_result` and `tasks_cancel`. `tally` is `optional` and promoted after
 //! 300 ms: a quick call answers inline, a long one the same way as `report`.
 //!
 //! ```sh
-//! cargo run -p mcp-tasks-examples --bin fallback_server -- --task-fallback
-//! cargo run -p mcp-tasks-examples --bin fallback_server -- --task-fallback --http 127.0.0.1:8080
+//! cargo run -p mcp-tasks-examples --bin fallback_server
+//! cargo run -p mcp-tasks-examples --bin fallback_server -- --http 127.0.0.1:8080
 //! ```
 //!
-//! Without `--task-fallback` it serves the same tools without the fallback: a client that does
-//! not ask for a task gets the usual error for a `required` tool.
+//! With `--no-task-fallback` it serves the same tools without the fallback: a client that cannot
+//! take a task is not offered `report` or `interview`, and calling one anyway is the usual error
+//! for a `required` tool.
 
 use mcp_tasks_runtime::{ElicitOutcome, Server, ToolContext, ToolError, tool};
 use schemars::JsonSchema;

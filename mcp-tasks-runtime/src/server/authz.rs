@@ -9,7 +9,7 @@
 //! else makes one), and dispatch's methods take nothing else, so no entry path can reach a tool,
 //! a task, a resource or a prompt without passing here.
 
-use super::fallback::COMPANION_TOOLS;
+use super::fallback::{self, COMPANION_TOOLS};
 use super::incoming::Incoming;
 use super::inner::ServerInner;
 use super::peer::Peer;
@@ -274,7 +274,9 @@ async fn task_tool(
     }
     // Read only for the tool's name.
     let record = server.store.get_unchecked(id).await.ok()??;
-    if record.owner != peer.owner(&req.era) {
+    // A fallback task (followed by a companion tool) may belong to the principal rather than
+    // to the session (`fallback::owner`).
+    if record.owner != peer.owner(&req.era) && record.owner != fallback::owner(peer, &req.era) {
         return None;
     }
     server.tools.get(record.tool.as_deref()?).cloned()

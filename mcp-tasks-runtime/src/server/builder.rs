@@ -4,7 +4,7 @@
 //! afterwards.
 
 use super::config::ServerConfig;
-use super::fallback::COMPANION_TOOLS;
+use super::fallback::{COMPANION_TOOLS, may_start};
 use super::inner::ServerInner;
 use super::limits::Limits;
 use super::setup::{SetupError, SetupProblem};
@@ -98,7 +98,7 @@ impl ServerBuilder {
             store: None,
             state: StateMap::default(),
             promote_after: HashMap::new(),
-            task_fallback: false,
+            task_fallback: true,
             executor: Arc::new(crate::task::durable::Placement::Here),
         }
     }
@@ -194,12 +194,15 @@ impl ServerBuilder {
         self
     }
 
-    /// Turns on the **fallback for clients without tasks** (off by default), so that any MCP
-    /// client can use a tool that runs only as a task (`task_support = "required"`):
+    /// Turns the **fallback for clients without tasks** on or off (on by default), which lets
+    /// any MCP client use a tool that runs only as a task (`task_support = "required"`). It is
+    /// in use on a server with such a tool, or an `optional` one with a promotion threshold;
+    /// otherwise nothing below happens (no companion tools are listed).
     ///
     /// - A `tools/call` of such a tool that does not ask for a task (2025-11-25: no `task` param;
-    ///   2026-07-28: the request does not declare the `io.modelcontextprotocol/tasks` extension),
-    ///   which otherwise is an error, starts the task and answers at once with an ordinary
+    ///   2025-06-18 and 2025-03-26, which cannot ask for one; 2026-07-28: the request does not
+    ///   declare the `io.modelcontextprotocol/tasks` extension), which otherwise is an error,
+    ///   starts the task and answers at once with an ordinary
     ///   `CallToolResult`: a text naming the task id and the companion tools, the id in `_meta`
     ///   (`io.modelcontextprotocol/related-task`) and, when the tool declares no `outputSchema`,
     ///   `structuredContent: {taskId, status}`.
@@ -235,8 +238,14 @@ impl ServerBuilder {
     ///   to every client.
     ///
     /// Clients that ask for tasks are served exactly as without the fallback.
-    pub fn task_fallback(mut self) -> Self {
-        self.task_fallback = true;
+    ///
+    /// With `task_fallback(false)`, a client that cannot take a task (a 2026-07-28 request without
+    /// the extension, a 2025-06-18 or 2025-03-26 session) is not offered a tool that runs only as
+    /// a task: `tools/list` leaves it out for that client (a call of it is the era's error), while
+    /// a client that takes tasks still sees and runs it. A 2025-11-25 session sees it listed
+    /// `execution.taskSupport: "required"`: it may send `task` whatever it declared.
+    pub fn task_fallback(mut self, on: bool) -> Self {
+        self.task_fallback = on;
         self
     }
 
@@ -371,7 +380,15 @@ impl ServerBuilder {
                 Some(_) => problems.push(SetupProblem::PromotedToolNotOptional { tool: name }),
             }
         }
-        if self.task_fallback {
+        // The fallback is in use where a tool may answer a taskless call with it: then the
+        // companion tools are listed and served.
+        let task_fallback = self.task_fallback
+            && tools.iter().any(|tool| {
+                let promoted = self.promote_after.contains_key(tool.info.name)
+                    || self.config.promote_after.is_some();
+                may_start(tool, promoted)
+            });
+        if task_fallback {
             for name in COMPANION_TOOLS {
                 if let Some(tool) = tools.get(name) {
                     problems.push(SetupProblem::CompanionToolName {
@@ -410,7 +427,7 @@ impl ServerBuilder {
             state: Arc::new(state),
             limits: self.limits.clone(),
             promote_after: self.promote_after.clone(),
-            task_fallback: self.task_fallback,
+            task_fallback,
             resources,
             resource_notifier: self.resource_notifier.clone(),
             resource_sessions: Default::default(),
@@ -517,6 +534,12 @@ mod tests {
         String::new()
     }
 
+    /// A tool that runs only as a task: the fallback is in use.
+    #[tool(task_support = "required")]
+    async fn only_a_task() -> String {
+        String::new()
+    }
+
     #[test]
     fn every_setup_problem_is_reported_together() {
         let builder = Server::builder("t", "0")
@@ -525,9 +548,10 @@ mod tests {
             .tool::<needs_state>()
             .tool::<bad_header>()
             .tool::<tasks_status>()
+            .tool::<only_a_task>()
             .promote_after::<plain>(Duration::from_secs(1))
             .promote_after::<promotable>(Duration::from_secs(1))
-            .task_fallback()
+            .task_fallback(true)
             .config(
                 ServerConfig::default()
                     .lease(Duration::from_millis(99))

@@ -27,6 +27,7 @@ use crate::protocol::{
     MODERN_VERSION, MODERN_VERSIONS, ServerCapabilities, TASKS_EXTENSION, ToolDescription,
     ToolMeta,
 };
+use crate::tool::TaskSupport;
 use crate::tool::registry::RegisteredTool;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -108,10 +109,11 @@ async fn route(
         ("tasks/get" | "tasks/update" | "tasks/cancel", true) => {
             Some(tasks::modern_task_method(server, peer, &req).await)
         }
-        ("tasks/get" | "tasks/list" | "tasks/cancel", false) => {
+        // Not methods of a session whose version has no tasks (2025-06-18, 2025-03-26).
+        ("tasks/get" | "tasks/list" | "tasks/cancel", false) if req.has_tasks() => {
             Some(tasks::legacy_task_method(server, peer, &req).await)
         }
-        ("tasks/result", false) => {
+        ("tasks/result", false) if req.has_tasks() => {
             Box::pin(tasks::legacy_task_result(server, peer, &req, cancel)).await
         }
         ("resources/list" | "resources/templates/list" | "resources/read", _)
@@ -211,18 +213,46 @@ pub(crate) fn describe<'a>(
 /// the way that client's library will call it ([`fallback::listed_task_support`]).
 fn tools_list(server: &ServerInner, peer: &dyn Peer, req: &Authorized) -> Result<Value, RpcError> {
     let (era, client) = (&req.era, &req.client);
-    let fallback = server.task_fallback && !fallback::declares_tasks(era, &client.capabilities);
+    let takes_tasks = req.has_tasks() && fallback::declares_tasks(era, &client.capabilities);
+    let offers_fallback = server.task_fallback && peer.offers_fallback();
+    let fallback = offers_fallback && !takes_tasks;
     // A caller limited by scopes sees only the tools its token may call (unless configured off).
     let listing = req.listing(server, peer);
     let permitted = |t: &&Arc<RegisteredTool>| listing.shows(t.info.scopes);
+    // With the fallback off, a client that cannot take a task could never run a tool that runs
+    // only as a task: it is not offered one. Which clients cannot: a 2026-07-28 request without
+    // the extension, a 2025-06-18 or 2025-03-26 session. (A 2025-11-25 client may send `task`
+    // without declaring the `tasks` capability, which is about requests sent to it: the tool is
+    // listed `execution.taskSupport: "required"`, which says how to call it.)
+    let can_take_tasks = match era {
+        super::era::Era::Modern => takes_tasks,
+        super::era::Era::Legacy => req.has_tasks(),
+    };
+    let runnable = |t: &&Arc<RegisteredTool>| {
+        can_take_tasks || fallback || t.info.task_support != TaskSupport::Required
+    };
     let mut tools: Vec<ToolDescription<'_>> = server
         .tools
         .iter()
         .filter(permitted)
+        .filter(runnable)
         .map(|t| describe(server, t, era, fallback))
         .collect();
-    if server.task_fallback {
+    if offers_fallback {
         tools.extend(fallback::tools(era));
+    }
+    if !req.has_tasks() {
+        // 2025-06-18 and 2025-03-26 have no `execution` on a tool; 2025-03-26 has no `title`,
+        // `outputSchema` or `_meta` either.
+        let before_2025_06_18 = req.version.as_str() < "2025-06-18";
+        for tool in &mut tools {
+            tool.execution = None;
+            if before_2025_06_18 {
+                tool.title = None;
+                tool.output_schema = None;
+                tool.meta = None;
+            }
+        }
     }
     let (range, next_cursor) = page::page(&req.params, tools.len(), server.config.page_size)?;
     tools.truncate(range.end);

@@ -34,6 +34,11 @@ impl Incoming {
         let facts = self.meta.as_ref()?.facts.as_ref().ok()?;
         facts.progress_token.clone()
     }
+
+    /// Whether this request's protocol version has tasks on the wire ([`super::era::has_tasks`]).
+    pub(crate) fn has_tasks(&self) -> bool {
+        super::era::has_tasks(self.era, &self.version)
+    }
 }
 
 /// Decides the era of a request from its `_meta` (`meta`, read from `req.meta`, which the

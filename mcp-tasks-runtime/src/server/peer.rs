@@ -87,6 +87,13 @@ pub(crate) trait Peer: Send + Sync + 'static {
     /// ended without one). A legacy task waits on this before its tool runs, so that the client
     /// sees the `CreateTaskResult` before any request that names the task.
     fn after_reply(&self, id: &RequestId) -> oneshot::Receiver<()>;
+
+    /// Whether this way in serves the task fallback's companion tools, so that a call may be
+    /// answered with a fallback task: every transport of ours does; the rmcp bridge, whose
+    /// tool list is rmcp's, does not.
+    fn offers_fallback(&self) -> bool {
+        true
+    }
 }
 
 /// A legacy session as the task engine's way back to its client (requests tagged with the task,

@@ -24,8 +24,11 @@ pub(crate) struct CallFacts {
     /// 2026-07-28: the request declares the tasks extension in its client capabilities.
     pub(crate) declared: bool,
     /// 2025-11-25: the request carries a `task` param (augmented call). Means nothing in the
-    /// modern era, where it is an unknown field.
+    /// modern era, where it is an unknown field, nor at 2025-06-18 or 2025-03-26.
     pub(crate) task_param: bool,
+    /// The request's protocol version has tasks ([`has_tasks`](super::era::has_tasks)): not
+    /// 2025-06-18 or 2025-03-26, whose clients cannot ask for one.
+    pub(crate) version_has_tasks: bool,
     /// The tool starts inline and becomes a task when it says so (`defer_task = true`).
     pub(crate) defers: bool,
     /// The server's task fallback is on ([`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback)):
@@ -134,6 +137,12 @@ pub(crate) fn plan(facts: &CallFacts) -> CallPlan {
                 RpcError::METHOD_NOT_FOUND,
                 "This tool does not support task-augmented invocation (execution.taskSupport is \"forbidden\")",
             )),
+            (TaskSupport::Required, false) if !facts.version_has_tasks => {
+                CallPlan::Refuse(RpcError::new(
+                    RpcError::METHOD_NOT_FOUND,
+                    "This tool runs only in the background, which this server does not offer to this client; it cannot be called here",
+                ))
+            }
             (TaskSupport::Required, false) => CallPlan::Refuse(RpcError::new(
                 RpcError::METHOD_NOT_FOUND,
                 "This tool requires task-augmented invocation (execution.taskSupport is \"required\"); send `task` in the params",
@@ -164,6 +173,7 @@ mod tests {
             era,
             declared,
             task_param,
+            version_has_tasks: true,
             defers: false,
             fallback: false,
             promotion: Promotion::default(),
@@ -235,6 +245,15 @@ mod tests {
             panic!("a forbidden tool with `task` is refused");
         };
         assert!(e.message.contains("\"forbidden\""), "{}", e.message);
+        // 2025-06-18 has no `task` param: the refusal (fallback off) names nothing it lacks.
+        let mut old = facts(TaskSupport::Required, Era::Legacy, false, false);
+        old.version_has_tasks = false;
+        let CallPlan::Refuse(e) = plan(&old) else {
+            panic!("a required tool is refused to a 2025-06-18 client without the fallback");
+        };
+        assert!(!e.message.contains("task"), "{}", e.message);
+        old.fallback = true;
+        assert!(matches!(plan(&old), CallPlan::Fallback));
     }
 
     #[test]

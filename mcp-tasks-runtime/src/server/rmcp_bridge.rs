@@ -540,6 +540,11 @@ impl Peer for RmcpPeer {
         false
     }
 
+    /// rmcp lists and routes the tools: no companion tools, so no fallback task either.
+    fn offers_fallback(&self) -> bool {
+        false
+    }
+
     fn request<'a>(&'a self, method: &'a str, params: Value) -> Answer<'a> {
         let message = jsonrpc::request_message(&RequestId::Number(0), method, params);
         Box::pin(async move {

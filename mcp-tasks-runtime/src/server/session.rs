@@ -66,11 +66,15 @@ pub(crate) fn initialize(server: &ServerInner, peer: &dyn Peer, req: &Request) -
     if !opened {
         return error_message(Some(&req.id), &already_initialized());
     }
+    // `tasks.list` only where requestors can be told apart: an authenticated principal, or a
+    // connection that is one client. No `tasks` at all for a version without tasks.
+    let mut capabilities = ServerCapabilities::legacy(peer.identified());
+    if !super::era::has_tasks(super::era::Era::Legacy, &version) {
+        capabilities.tasks = None;
+    }
     let result = InitializeResult {
         protocol_version: &version,
-        // `tasks.list` only where requestors can be told apart: an authenticated principal, or a
-        // connection that is one client.
-        capabilities: server.capabilities(ServerCapabilities::legacy(peer.identified())),
+        capabilities: server.capabilities(capabilities),
         server_info: &server.info,
         instructions: server.instructions.as_deref(),
     };

@@ -68,22 +68,27 @@ pub(crate) async fn tools_call(
         }
     };
     tracing::Span::current().record("tool", name.as_str());
-    if server.task_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
+    let offers_fallback = server.task_fallback && peer.offers_fallback();
+    if offers_fallback && fallback::COMPANION_TOOLS.contains(&name.as_str()) {
         // The companion tools run inline, like any `forbidden` tool.
         if let CallPlan::Refuse(err) = plan::plan(&CallFacts {
             support: TaskSupport::Forbidden,
             era: req.era,
             declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
-            task_param: req.params.has_non_null("task"),
+            task_param: req.has_tasks() && req.params.has_non_null("task"),
+            version_has_tasks: req.has_tasks(),
             defers: false,
             fallback: false,
             promotion: Promotion::default(),
         }) {
             return Some(Err(err));
         }
-        let owner = peer.owner(&req.era);
+        let owner = fallback::owner(&**peer, &req.era);
+        // Tasks are the session's where the caller's owner differs by era (HTTP, 2025-11-25,
+        // without authentication).
+        let per_session = owner != peer.owner(&Era::Modern);
         let line = progress_line(peer, req.progress_token());
-        let answer = fallback::call_companion(server, &name, &req, &owner);
+        let answer = fallback::call_companion(server, &name, &req, &owner, per_session);
         return tree(Some(kept(server, line.as_ref(), answer).await));
     }
     let Some(tool) = server.tools.get(&name).cloned() else {
@@ -97,9 +102,10 @@ pub(crate) async fn tools_call(
         support: info.task_support,
         era: req.era,
         declared: req.client.capabilities.has_extension(TASKS_EXTENSION),
-        task_param: req.params.has_non_null("task"),
+        task_param: req.has_tasks() && req.params.has_non_null("task"),
+        version_has_tasks: req.has_tasks(),
         defers: info.defer_task,
-        fallback: server.task_fallback,
+        fallback: offers_fallback,
         promotion: Promotion {
             builder: server.promote_after.get(info.name).copied(),
             attribute: info.promote_after,

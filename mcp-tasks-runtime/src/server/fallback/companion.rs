@@ -11,7 +11,8 @@
 //! the task waits on requests this client declared the capability for, [`TASK_STATUS_TOOL`] and
 //! [`TASK_RESULT_TOOL`] answer an `InputRequiredResult` carrying them (under the task's own keys);
 //! the retry's `inputResponses` are delivered to the task as `tasks/update` would, and the retry
-//! answers with what the companion tool says of the task then.
+//! answers with what the companion tool says of the task once it has acted on them (it waits up
+//! to 2 s for the task to end or ask something new).
 
 use super::{TASK_CANCEL_TOOL, TASK_RESULT_TOOL, TASK_STATUS_TOOL};
 use crate::protocol::jsonrpc::RpcError;
@@ -19,18 +20,22 @@ use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
 use crate::protocol::{ClientCapabilities, Era, InputRequest, Params, meta};
 use crate::server::incoming::Incoming;
 use crate::server::inner::ServerInner;
-use crate::store::{CancelResult, StoreError, TaskRecord};
+use crate::store::{CancelResult, StoreError, TaskRecord, TaskStore};
 use crate::task::mrtr;
 use serde_json::{Map, Value, json};
+use std::time::Duration;
 
 /// Serves a call of companion tool `name` (one of [`COMPANION_TOOLS`](super::COMPANION_TOOLS))
-/// for `owner`.
+/// for `owner`; `per_session`: `owner` is the caller's session (2025-11-25 over HTTP, without
+/// authentication), which the answer for an unknown id then explains.
 pub(crate) async fn call_companion(
     server: &ServerInner,
     name: &str,
     req: &Incoming,
     owner: &Owner,
+    per_session: bool,
 ) -> Result<Value, RpcError> {
+    let unknown = |id: &TaskId| unknown_task(id, per_session);
     let id = match task_id_argument(&req.params)? {
         Ok(id) => id,
         Err(why) => return Ok(text_result(why, None, true)),
@@ -81,12 +86,13 @@ pub(crate) async fn call_companion(
                 .with_data(json!({ "key": key })));
             }
         }
+        let answered: Vec<String> = responses.keys().cloned().collect();
         match store.deliver_responses(&id, owner, responses).await {
             Ok(_) => {}
             Err(StoreError::NotFound) => return Ok(unknown(&id)),
             Err(e) => return Err(e.to_rpc_error()),
         }
-        record = match store.get(&id, owner).await? {
+        record = match settled(store.as_ref(), &id, owner, &answered).await? {
             Some(record) => record,
             None => return Ok(unknown(&id)),
         };
@@ -100,6 +106,43 @@ pub(crate) async fn call_companion(
         TASK_STATUS_TOOL => status(&record, req.era),
         _ => result(record, req.era),
     })
+}
+
+/// How long a companion call that delivered answers waits for the task to act on them.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// The task after answers to `answered` took effect: it waits (at most [`SETTLE`]) until the task
+/// has ended or asks something new, so that the reply says what the answer led to rather than
+/// that the task is still waiting or running. `None`: the task is gone.
+async fn settled(
+    store: &dyn TaskStore,
+    id: &TaskId,
+    owner: &Owner,
+    answered: &[String],
+) -> Result<Option<TaskRecord>, RpcError> {
+    let Some(mut record) = store.get(id, owner).await? else {
+        return Ok(None);
+    };
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let moved_on = record.status.is_terminal()
+            || (record.status == TaskStatus::InputRequired
+                && record.input_requests.keys().any(|k| !answered.contains(k)));
+        if moved_on {
+            return Ok(Some(record));
+        }
+        match tokio::time::timeout_at(deadline, store.changed(id, record.version)).await {
+            // Read again through the owner check.
+            Ok(Ok(_)) => match store.get(id, owner).await? {
+                Some(next) => record = next,
+                None => return Ok(None),
+            },
+            Ok(Err(StoreError::NotFound)) => return Ok(None),
+            Ok(Err(e)) => return Err(e.to_rpc_error()),
+            // Still working: say so.
+            Err(_) => return Ok(Some(record)),
+        }
+    }
 }
 
 /// The questions a waiting task has that this client declared it can answer, by their keys.
@@ -139,17 +182,22 @@ fn task_id_argument(params: &Params) -> Result<Result<TaskId, String>, RpcError>
     })
 }
 
-/// The answer for an id that is unknown or another owner's: the two read the same.
-fn unknown(id: &TaskId) -> Value {
-    text_result(
-        format!(
-            "There is no task {} for this client: the id is wrong, or the task has ended and been removed.",
-            id.as_str()
-        ),
-        None,
-        true,
-    )
+/// The answer for an id that is unknown or another owner's: the two read the same. Where tasks
+/// belong to a session (`per_session`), it says so, and how to keep one: the usual cause is a
+/// client that opens a session per call.
+fn unknown_task(id: &TaskId, per_session: bool) -> Value {
+    let mut text = format!(
+        "There is no task {} for this client: the id is wrong, or the task has ended and been removed.",
+        id.as_str()
+    );
+    if per_session {
+        text.push_str(SESSIONS);
+    }
+    text_result(text, None, true)
 }
+
+/// What the answer for an unknown id adds where tasks belong to the session that started them.
+pub(crate) const SESSIONS: &str = " Tasks belong to the MCP session that started them: call this tool in the same session as the call that started the task. A client that opens a new session for every call cannot follow a task; keep one session open instead (LangChain's langchain-mcp-adapters: `async with client.session(\"server\") as session:` then `tools = await load_mcp_tools(session)`), or have the server authenticate callers, whose tasks every session of theirs can follow.";
 
 fn text_result(text: String, structured: Option<Value>, is_error: bool) -> Value {
     let mut result = json!({ "content": [{ "type": "text", "text": text }] });

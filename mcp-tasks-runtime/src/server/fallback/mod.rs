@@ -1,4 +1,5 @@
-//! The fallback for clients without tasks ([`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback)).
+//! The fallback for clients without tasks ([`ServerBuilder::task_fallback`](super::ServerBuilder::task_fallback)),
+//! on by default, in use on a server with a tool that may answer with it ([`may_start`]).
 //!
 //! A client that did not ask for a task (2025-11-25: no `task` in the `tools/call` params;
 //! 2026-07-28: the request's capabilities do not declare the tasks extension) calling a tool that
@@ -29,6 +30,7 @@ use super::era::Era;
 use super::inner::ServerInner;
 use super::peer::{self, Peer};
 use crate::protocol::jsonrpc::RpcError;
+use crate::protocol::task::Owner;
 use crate::protocol::{
     ClientCapabilities, Execution, LogLevel, TASKS_EXTENSION, ToolAnnotations, ToolDescription,
     meta,
@@ -71,13 +73,17 @@ pub(crate) fn declares_tasks(era: &Era, caps: &ClientCapabilities) -> bool {
 /// Whether a taskless call of `tool` may be answered with the fallback's answer: it runs only as a
 /// task, or it is `optional` with a promotion threshold.
 pub(crate) fn may_answer_started(server: &ServerInner, tool: &RegisteredTool) -> bool {
+    let promoted =
+        server.promote_after.contains_key(tool.info.name) || server.config.promote_after.is_some();
+    may_start(tool, promoted)
+}
+
+/// [`may_answer_started`], with `promoted`: the server sets a promotion threshold for `tool`
+/// (per tool or server-wide). The fallback is in use on a server where this holds of some tool.
+pub(crate) fn may_start(tool: &RegisteredTool, promoted: bool) -> bool {
     match tool.info.task_support {
         TaskSupport::Required => true,
-        TaskSupport::Optional => {
-            server.promote_after.contains_key(tool.info.name)
-                || tool.info.promote_after.is_some()
-                || server.config.promote_after.is_some()
-        }
+        TaskSupport::Optional => promoted || tool.info.promote_after.is_some(),
         TaskSupport::Forbidden => false,
     }
 }
@@ -154,6 +160,18 @@ pub(crate) fn tools<'a>(era: &Era) -> impl Iterator<Item = ToolDescription<'a>> 
     )
 }
 
+/// Who a fallback task belongs to, and whose tasks the companion tools see: the authenticated
+/// principal when the server authenticates callers, so that every session of that principal
+/// follows it (clients such as LangChain's `get_tools()` open a session per call); otherwise the
+/// owner `tasks/get` would see (a 2025-11-25 session over HTTP; a stdio client's one owner).
+pub(crate) fn owner(peer: &dyn Peer, era: &Era) -> Owner {
+    match peer.principal() {
+        // The principal's owner is the one its modern-era tasks have, in every session.
+        Some(_) => peer.owner(&Era::Modern),
+        None => peer.owner(era),
+    }
+}
+
 /// What a fallback launch needs of the `tools/call`.
 pub(crate) struct Call {
     pub(crate) tool: Arc<RegisteredTool>,
@@ -173,7 +191,7 @@ pub(crate) async fn launch(
     call: Call,
 ) -> Result<Value, RpcError> {
     let tool = call.tool;
-    let owner = peer.owner(&call.era);
+    let owner = owner(&**peer, &call.era);
     let legacy = !call.era.is_modern();
     let launch = Launch {
         tool: tool.clone(),
@@ -256,7 +274,7 @@ pub(crate) async fn run_promotable(
     let launch = Launch {
         tool: tool.clone(),
         arguments: call.arguments,
-        owner: peer.owner(&call.era),
+        owner: owner(&**peer, &call.era),
         origin: Era::Legacy,
         requested_ttl: None,
         capabilities: call.capabilities,
