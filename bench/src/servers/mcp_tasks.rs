@@ -63,7 +63,10 @@ pub fn server() -> ServerBuilder {
         .and_then(|v| v.parse().ok())
         .unwrap_or(BENCH_SPIN_US);
     let config = ServerConfig::default().stdio_spin(std::time::Duration::from_micros(us));
+    // Its client asks for tasks: the fallback (on by default) would only add the companion
+    // tools to the listing, which the figures of earlier runs did not have.
     Server::builder("bench-mcp-tasks", env!("CARGO_PKG_VERSION"))
+        .task_fallback(false)
         .config(config)
         .tool::<echo>()
         .tool::<work>()
