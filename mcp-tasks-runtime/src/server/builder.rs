@@ -74,7 +74,7 @@ pub struct ServerBuilder {
     state: StateMap,
     promote_after: HashMap<&'static str, Duration>,
     task_fallback: bool,
-    executor: Arc<dyn crate::task::durable::Executor>,
+    executor: Arc<dyn crate::task::executor::Executor>,
 }
 
 impl ServerBuilder {
@@ -99,7 +99,7 @@ impl ServerBuilder {
             state: StateMap::default(),
             promote_after: HashMap::new(),
             task_fallback: true,
-            executor: Arc::new(crate::task::durable::Placement::Here),
+            executor: Arc::new(crate::task::executor::Placement::Here),
         }
     }
 }
@@ -254,7 +254,7 @@ impl ServerBuilder {
     /// [`Placement::Queue`](crate::server::Placement::Queue) leaves it to the workers sharing
     /// the store, and an application's own [`Executor`](crate::server::Executor) can hand it to
     /// its job system. A [`Role::Front`](crate::server::Role::Front) always queues.
-    pub fn executor(mut self, executor: impl crate::task::durable::Executor) -> Self {
+    pub fn executor(mut self, executor: impl crate::task::executor::Executor) -> Self {
         self.executor = Arc::new(executor);
         self
     }

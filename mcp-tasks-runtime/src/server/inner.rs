@@ -55,7 +55,7 @@ pub(crate) struct ServerInner {
     pub(crate) task_outputs: bool,
     /// Where a new durable task's body starts
     /// ([`ServerBuilder::executor`](crate::server::ServerBuilder::executor)).
-    pub(crate) executor: Arc<dyn crate::task::durable::Executor>,
+    pub(crate) executor: Arc<dyn crate::task::executor::Executor>,
     pub(super) engine: OnceLock<Arc<TaskEngine>>,
     /// `info` as JSON, made once for the `serverInfo` of every modern result.
     pub(super) info_json: OnceLock<Arc<serde_json::Value>>,
@@ -113,7 +113,7 @@ impl ServerInner {
                 },
             );
             if let Some(resume) =
-                crate::task::durable::Resume::new(self.tools.iter(), self.state.clone())
+                crate::task::executor::Resume::new(self.tools.iter(), self.state.clone())
             {
                 engine.set_resume(resume);
             }

@@ -42,7 +42,7 @@ mod skills;
 mod stdio;
 mod tasks;
 
-pub use crate::task::durable::{Executor, Placement};
+pub use crate::task::executor::{Executor, Placement};
 #[cfg(feature = "http")]
 pub use auth::{AuthFuture, Authenticator, BearerTokens, RequestParts, Unauthorized};
 pub use builder::ServerBuilder;

@@ -78,7 +78,7 @@ pub struct EngineConfig {
     /// Whether this engine runs durable tasks (else it queues them for workers: a front).
     pub runs_durable: bool,
     /// Where a new durable task's body starts, on an engine that runs them.
-    pub executor: Arc<dyn super::durable::Executor>,
+    pub executor: Arc<dyn super::executor::Executor>,
 }
 
 /// Everything needed to start one task.
@@ -237,7 +237,7 @@ pub struct TaskEngine {
     /// How many tasks run here, per owner and in all, for the limits.
     pub(super) slots: Arc<Running>,
     /// The durable tools, to run a claimed task's body (set once the server is built).
-    pub(super) resume: OnceLock<super::durable::Resume>,
+    pub(super) resume: OnceLock<super::executor::Resume>,
     /// Cancelled when the server starts draining.
     pub(super) draining: CancellationToken,
     /// Durable tasks whose run here was stopped when the lease lapsed in a store outage: let
@@ -278,7 +278,7 @@ impl TaskEngine {
     }
 
     /// The durable tools this engine can run again when it claims their tasks.
-    pub(crate) fn set_resume(&self, resume: super::durable::Resume) {
+    pub(crate) fn set_resume(&self, resume: super::executor::Resume) {
         let _ = self.resume.set(resume);
     }
 
@@ -455,14 +455,14 @@ impl TaskEngine {
         )
         .with_draining(self.draining.clone());
         if durable {
-            let mut run = super::durable::first_run(
+            let mut run = super::executor::first_run(
                 launch.arguments.as_ref(),
                 &launch.request,
                 &launch.capabilities,
                 self.config.durable_attempts,
             );
             let tool = launch.tool.info.name;
-            if self.placement(&new.id, tool) == super::durable::Placement::Queue {
+            if self.placement(&new.id, tool) == super::executor::Placement::Queue {
                 // No run yet: the claim that starts the first makes it run 1.
                 run.attempt = 0;
                 new = new.runner(TaskRecord::QUEUED);

@@ -3,8 +3,9 @@
 
 mod backend;
 pub(crate) mod deferred;
-pub(crate) mod durable;
+mod durable;
 pub(crate) mod engine;
+pub(crate) mod executor;
 mod limits;
 pub(crate) mod mrtr;
 mod run;

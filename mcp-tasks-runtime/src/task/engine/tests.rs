@@ -27,7 +27,7 @@ async fn the_sweeper_expires_tasks_by_the_store_clock() {
         durable_attempts: 3,
         checkpoint_bytes: 64 * 1024,
         runs_durable: true,
-        executor: Arc::new(crate::task::durable::Placement::Here),
+        executor: Arc::new(crate::task::executor::Placement::Here),
     };
     let engine = TaskEngine::new(store.clone(), config);
     let owner = Owner::new("a");
@@ -118,7 +118,7 @@ mod in_order {
             durable_attempts: 3,
             checkpoint_bytes: 64 * 1024,
             runs_durable: true,
-            executor: Arc::new(crate::task::durable::Placement::Here),
+            executor: Arc::new(crate::task::executor::Placement::Here),
         }
     }
 
