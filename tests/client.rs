@@ -1803,7 +1803,10 @@ async fn the_client_reads_the_runtimes_own_wire_types_in_both_eras() {
         let tool = |name: &str| -> &ListedTool { tools.iter().find(|t| t.name == name).unwrap() };
         let (research, forecast) = (tool("research"), tool("show_forecast"));
         if era == EraChoice::Legacy {
-            assert_eq!(research.task_support(), TaskSupport::Required);
+            // The fallback is on by default: a 2025-11-25 session that declared no `tasks`
+            // capability sees a required tool as optional (its library may then call it without
+            // a task, and get the fallback's task id).
+            assert_eq!(research.task_support(), TaskSupport::Optional);
         } else {
             assert_eq!(research.execution, None, "the server decides per call");
         }
