@@ -217,7 +217,7 @@ impl Feed {
         }
     }
 
-    /// The task once its version is past `seen`, read with `read` first and whenever a message
+    /// The task once its version is past `seen` (or behind it: see below), read with `read` first and whenever a message
     /// does not bring it (see [`TaskStore::changed`](super::TaskStore::changed)). Listens before
     /// reading, so a change between the read and the wait is not missed. A re-read that fails
     /// (the backend away, say) is tried again at the next message or resync rather than failing
@@ -235,7 +235,10 @@ impl Feed {
         let mut notes = Waiter::register(self, id);
         let mut record = read().await?.ok_or(StoreError::NotFound)?;
         loop {
-            if record.version > seen {
+            // Past `seen`, or behind it: a store restored from an older copy (Redis from its
+            // last snapshot) has lost the versions up to `seen`, and waiting for one past it
+            // would miss every change until the task got that far again.
+            if record.version != seen {
                 return Ok(record);
             }
             let note = {
@@ -375,3 +378,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // The waiter table stays consistent (single inserts and removes).
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests;

@@ -229,7 +229,8 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
     fn release_lease<'a>(&'a self, instance: &'a str) -> StoreFuture<'a, ()>;
 
     /// Resolves with the task as soon as its version exceeds `seen_version` — at once if it
-    /// already does. This is how a tool waiting for input, and the engine waiting for
+    /// already does, or if it is below it (a remote store restored from an older copy lost the
+    /// versions in between). This is how a tool waiting for input, and the engine waiting for
     /// cancellation, are woken, whichever process made the change. Only changes to this task
     /// wake its waiters. [`StoreError::NotFound`] if the task does not exist or is deleted while
     /// waiting.

@@ -1,0 +1,258 @@
+//! Answers and store crashes (issue 56, scope 1): an `example_server` over HTTP on a real
+//! `redis-server` (SIGKILLed, restarted with the data of a `SAVE` just before) and on a real
+//! PostgreSQL (`pg_ctl stop -m immediate`, started again), the store crashing while
+//! [`TASKS`] `research` tasks take the answers to their one question (2026-07-28
+//! `tasks/update`). Whatever the store loses, each task either completes with exactly the
+//! answer it was given, or asks its question again (visible in `tasks/get`) and completes with
+//! the answer given then; 30 s after the store is back no task is `working`.
+//!
+//! `research` asks how many sources to read (`{"sources": N}`) and reports `sources` in its
+//! result; each task gets its own N. The client declares no `sampling`, so the tool asks nothing
+//! more.
+
+use std::time::{Duration, Instant};
+
+use mcp_tasks_tests::instances::{Instance, TOKEN, client, only_request};
+use mcp_tasks_tests::modern_meta;
+use mcp_tasks_tests::postgres::PostgresServer;
+use mcp_tasks_tests::redis::RedisServer;
+use serde_json::{Value, json};
+
+/// Tasks per run, and runs per store.
+const TASKS: usize = 100;
+const RUNS: usize = 5;
+/// The deliveries of one run are spread over this long; the store is killed `KILL_AT` into it
+/// and is down for `DOWN` (plus however long its restart takes), so answers land before, during
+/// and after the outage, and tools are taking theirs when it comes.
+const SPREAD: Duration = Duration::from_millis(1200);
+const KILL_AT: Duration = Duration::from_millis(300);
+const DOWN: Duration = Duration::from_millis(400);
+/// How long after the store is back every task has left `working`.
+const SETTLE: Duration = Duration::from_secs(30);
+
+/// Elicitation and tasks, no sampling: `research` asks one question and no more.
+fn caps() -> Value {
+    json!({ "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } })
+}
+
+/// A modern request through `url`: its `result`, or `Err` with the error (or the transport
+/// failure) while the store is away.
+async fn attempt(
+    c: &reqwest::Client,
+    url: &str,
+    method: &str,
+    mut params: Value,
+) -> Result<Value, String> {
+    params["_meta"] = modern_meta(caps());
+    let mut b = c
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    for name in ["name", "taskId"] {
+        if let Some(v) = params.get(name).and_then(Value::as_str) {
+            b = b.header("mcp-name", v);
+        }
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let response = b.body(body.to_string()).send().await;
+    let text = match response {
+        Ok(r) => r.text().await.map_err(|e| e.to_string())?,
+        Err(e) => return Err(e.to_string()),
+    };
+    let message: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    match message.get("result") {
+        Some(result) => Ok(result.clone()),
+        None => Err(message.to_string()),
+    }
+}
+
+/// The answer task `i` of run `run` is given: a number no other task gets.
+fn sources(run: usize, i: usize) -> u64 {
+    (run * 1000 + i + 1) as u64
+}
+
+fn topic(run: usize, i: usize) -> String {
+    format!("run {run} task {i}")
+}
+
+/// Answers the task's one outstanding question with `sources`; whether the server took it.
+async fn answer(c: &reqwest::Client, url: &str, task: &Value, sources: u64) -> Result<(), String> {
+    let (key, request) = only_request(task);
+    assert_eq!(request["method"], "elicitation/create", "{task}");
+    let answer = json!({ "action": "accept", "content": { "sources": sources } });
+    let id = task["taskId"].as_str().expect("taskId");
+    let params = json!({ "taskId": id, "inputResponses": { key: answer } });
+    attempt(c, url, "tasks/update", params).await.map(drop)
+}
+
+/// `tasks/get` of `id` until `done` holds (errors while the store is away are waited out).
+async fn until(c: &reqwest::Client, url: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + SETTLE;
+    let mut last = Err(String::new());
+    while Instant::now() < deadline {
+        last = attempt(c, url, "tasks/get", json!({ "taskId": id })).await;
+        if let Ok(task) = &last
+            && done(task)
+        {
+            return task.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never got there; last: {last:?}");
+}
+
+/// One run on the instance at `url`: [`TASKS`] tasks asking, their answers delivered while
+/// `crash` stops and restarts the store. Returns the server, and how many answers were
+/// acknowledged, how many tasks completed with them, how many asked again.
+async fn run<S: Send + 'static>(
+    c: &reqwest::Client,
+    url: &str,
+    run: usize,
+    mut server: S,
+    crash: fn(&mut S),
+) -> (S, [usize; 3]) {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..TASKS {
+        let (c, url) = (c.clone(), url.to_owned());
+        set.spawn(async move {
+            let call = json!({ "name": "research", "arguments": { "topic": topic(run, i) } });
+            let created = attempt(&c, &url, "tools/call", call).await.unwrap();
+            assert_eq!(created["resultType"], "task", "{created}");
+            let id = created["taskId"].as_str().unwrap().to_owned();
+            let asked = until(&c, &url, &id, |t| t["status"] == "input_required").await;
+            (i, asked)
+        });
+    }
+    let mut asked = vec![Value::Null; TASKS];
+    while let Some(done) = set.join_next().await {
+        let (i, task) = done.expect("a task started and asking");
+        asked[i] = task;
+    }
+    let ids: Vec<String> = asked
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap().to_owned())
+        .collect();
+
+    // The deliveries, spread over SPREAD; the crash in their midst.
+    let started = Instant::now();
+    let mut deliveries = tokio::task::JoinSet::new();
+    for (i, task) in asked.into_iter().enumerate() {
+        let (c, url) = (c.clone(), url.to_owned());
+        let at = started + SPREAD * i as u32 / TASKS as u32;
+        deliveries.spawn(async move {
+            tokio::time::sleep_until(at.into()).await;
+            answer(&c, &url, &task, sources(run, i)).await.is_ok()
+        });
+    }
+    tokio::time::sleep_until((started + KILL_AT).into()).await;
+    let server = tokio::task::spawn_blocking(move || {
+        crash(&mut server);
+        server
+    })
+    .await
+    .expect("the store crashed and came back");
+    let back = Instant::now();
+    let mut acknowledged = 0;
+    while let Some(done) = deliveries.join_next().await {
+        acknowledged += usize::from(done.expect("a delivery"));
+    }
+
+    // Within SETTLE of the store's return, no task is working: each completed or asks again.
+    let mut tasks = vec![Value::Null; TASKS];
+    loop {
+        for (i, id) in ids.iter().enumerate() {
+            if let Ok(task) = attempt(c, url, "tasks/get", json!({ "taskId": id })).await {
+                tasks[i] = task;
+            }
+        }
+        let working: Vec<&Value> = tasks
+            .iter()
+            .filter(|t| t["status"] != "completed" && t["status"] != "input_required")
+            .collect();
+        if working.is_empty() {
+            break;
+        }
+        assert!(
+            back.elapsed() < SETTLE,
+            "run {run}: {} tasks not settled {SETTLE:?} after the store came back: {:?}",
+            working.len(),
+            working
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Each has exactly its own answer, or asks its own question again and takes the answer.
+    let (mut completed, mut again) = (0, 0);
+    for (i, task) in tasks.iter().enumerate() {
+        if task["status"] == "completed" {
+            completed += 1;
+            let got = &task["result"]["structuredContent"];
+            assert_eq!(got["sources"], sources(run, i), "{task}");
+            assert_eq!(got["topic"], topic(run, i), "{task}");
+            continue;
+        }
+        again += 1;
+        let (_, request) = only_request(task);
+        let question = request["params"]["message"].as_str().unwrap_or_default();
+        assert!(question.contains(&topic(run, i)), "{task}");
+        let answered = sources(run, i) + 500;
+        answer(c, url, task, answered)
+            .await
+            .unwrap_or_else(|e| panic!("answer again: {e}"));
+        let done = until(c, url, &ids[i], |t| t["status"] != "working").await;
+        assert_eq!(done["status"], "completed", "{done}");
+        assert_eq!(
+            done["result"]["structuredContent"]["sources"], answered,
+            "{done}"
+        );
+    }
+    eprintln!(
+        "run {run}: {acknowledged} of {TASKS} answers acknowledged, {completed} tasks completed \
+         with theirs, {again} asked again; {:?} from first delivery to settled",
+        started.elapsed()
+    );
+    (server, [acknowledged, completed, again])
+}
+
+async fn runs<S: Send + 'static>(store: &str, mut server: S, crash: fn(&mut S)) -> S {
+    let instance = Instance::start("A", store);
+    let c = client();
+    let mut totals = [0; 3];
+    for r in 0..RUNS {
+        let (back, counts) = run(&c, &instance.url, r, server, crash).await;
+        server = back;
+        for (total, n) in totals.iter_mut().zip(counts) {
+            *total += n;
+        }
+    }
+    eprintln!(
+        "{RUNS} runs of {TASKS}: {} answers acknowledged, {} completed with them, {} asked again",
+        totals[0], totals[1], totals[2]
+    );
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_while_tools_take_answers_loses_no_task() {
+    let redis = RedisServer::start();
+    let url = redis.url.clone();
+    runs(&url, redis, |redis| {
+        redis.restart_keeping_data(|| std::thread::sleep(DOWN));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_stopped_while_tools_take_answers_loses_no_task() {
+    let pg = PostgresServer::start();
+    let db = pg.create_database();
+    runs(&db, pg, |pg| {
+        pg.stop_immediate();
+        std::thread::sleep(DOWN);
+        pg.restart();
+    })
+    .await;
+}
