@@ -38,13 +38,16 @@ async fn a_legacy_session_lists_reads_and_is_told_of_bad_uris() {
     );
 
     let list = c.result("resources/list", json!({})).await;
-    // Fixed resources first (the notes' index, the MCP App's view), then what `list` names.
+    // Fixed resources first (the notes' index, the MCP App's view), then what `list` names, then
+    // the files of the skill the example ships (SEP-2640: each a `skill://` resource).
     assert_eq!(
         uris(&list),
         [
             "notes://index",
             "ui://forecast/view.html",
-            "notes://welcome"
+            "notes://welcome",
+            "skill://research-notes/SKILL.md",
+            "skill://research-notes/references/TOOLS.md"
         ]
     );
     assert_eq!(list["resources"][0]["name"], "note-index");
