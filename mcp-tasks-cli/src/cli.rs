@@ -3,6 +3,7 @@
 
 use crate::duration::{RequestTimeout, parse_duration, parse_timeout};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Try MCP servers from the terminal: list their tools, call one, follow it as a task (progress,
@@ -75,7 +76,7 @@ pub enum Sub {
         uri: String,
         /// Write the contents (text or bytes) to this file instead of stdout.
         #[arg(long, short, value_name = "FILE")]
-        output: Option<std::path::PathBuf>,
+        output: Option<PathBuf>,
         /// Print the `resources/read` result as JSON (blobs base64) on stdout.
         #[arg(long, conflicts_with = "output")]
         json: bool,
@@ -115,7 +116,7 @@ pub enum Sub {
     /// The server's skills (SEP-2640): list them, or load one, checked against its entry.
     Skills {
         #[command(subcommand)]
-        action: crate::skills::SkillsSub,
+        action: SkillsSub,
     },
     /// Suggest values for a prompt's argument or a resource template's variable
     /// (`completion/complete`), one per line.
@@ -255,7 +256,7 @@ pub struct TargetArgs {
         env = "MCP_TASKS_CA_CERT",
         hide_env_values = true
     )]
-    pub ca_cert: Vec<std::path::PathBuf>,
+    pub ca_cert: Vec<PathBuf>,
     /// Which protocol era to speak: probe (`auto`), or one pinned.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     pub era: EraArg,
@@ -313,3 +314,34 @@ pub enum EraArg {
 
 #[cfg(test)]
 mod tests;
+
+/// `mcp-tasks skills ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillsSub {
+    /// List the server's skills: name, URI, files and description. Reads no skill file.
+    List {
+        /// Print the entries as JSON (the `skills` of `skills/list`) on stdout.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Load a skill and print its SKILL.md (or, with --file, another of its files), each
+    /// checked against the skill's entry (size, sha256 digest, frontmatter) before it is shown.
+    Get {
+        /// The skill: the URI of its SKILL.md (`skill://name/SKILL.md`), or its name as listed.
+        skill: String,
+        /// One of the skill's other files, by its path in the skill (`references/GUIDE.md`) or
+        /// its URI; read after SKILL.md checked out.
+        #[arg(long, value_name = "PATH|URI")]
+        file: Option<String>,
+        /// Write the file to FILE instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Print `{"skill": <entry>, "text": <SKILL.md>}` as JSON on stdout (without --file).
+        #[arg(long, conflicts_with_all = ["file", "output"])]
+        json: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}

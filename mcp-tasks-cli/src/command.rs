@@ -3,7 +3,9 @@
 
 use crate::answers::{Answers, parse_answers};
 use crate::args::ArgSpec;
-use crate::cli::{Cli, EraArg, SessionArgs, Sub, TargetArgs, TaskSub, TaskTimeoutArgs, TasksSub};
+use crate::cli::{
+    Cli, EraArg, SessionArgs, SkillsSub, Sub, TargetArgs, TaskSub, TaskTimeoutArgs, TasksSub,
+};
 use crate::duration::RequestTimeout;
 use std::time::Duration;
 
@@ -237,8 +239,7 @@ impl Cli {
                 })
             }
             Sub::Skills { action } => {
-                let (action, conn) =
-                    crate::skills::check(action, |target| target.check(None, None))?;
+                let (action, conn) = check_skills(action, |target| target.check(None, None))?;
                 Ok(Command::Skills { action, conn })
             }
             Sub::Prompts { json, target } => Ok(Command::Prompts {
@@ -287,6 +288,36 @@ fn task_id(id: String) -> Result<String, String> {
         return Err("the task id is empty".into());
     }
     Ok(id)
+}
+
+/// Checks `skills ...` (`check` checks the target).
+fn check_skills(
+    sub: SkillsSub,
+    check: impl FnOnce(TargetArgs) -> Result<Conn, String>,
+) -> Result<(crate::skills::SkillsCommand, Conn), String> {
+    match sub {
+        SkillsSub::List { json, target } => {
+            Ok((crate::skills::SkillsCommand::List { json }, check(target)?))
+        }
+        SkillsSub::Get {
+            skill,
+            file,
+            output,
+            json,
+            target,
+        } => {
+            if skill.trim().is_empty() {
+                return Err("the skill is empty".into());
+            }
+            let command = crate::skills::SkillsCommand::Get {
+                skill,
+                file,
+                output,
+                json,
+            };
+            Ok((command, check(target)?))
+        }
+    }
 }
 
 impl TargetArgs {

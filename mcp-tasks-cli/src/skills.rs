@@ -4,46 +4,12 @@
 //! (checked too). A file that fails its check is never printed: exit 2, naming the file and what
 //! did not match.
 
-use crate::cli::TargetArgs;
-use crate::command::Conn;
 use crate::out::outln;
 use crate::outcome::{Outcome, timeout_hint};
-use clap::Subcommand;
 use mcp_tasks_client::{Client, Error, SkillEntry, SkillFiles};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-
-/// `mcp-tasks skills ...`.
-#[derive(Debug, Subcommand)]
-pub enum SkillsSub {
-    /// List the server's skills: name, URI, files and description. Reads no skill file.
-    List {
-        /// Print the entries as JSON (the `skills` of `skills/list`) on stdout.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        target: TargetArgs,
-    },
-    /// Load a skill and print its SKILL.md (or, with --file, another of its files), each
-    /// checked against the skill's entry (size, sha256 digest, frontmatter) before it is shown.
-    Get {
-        /// The skill: the URI of its SKILL.md (`skill://name/SKILL.md`), or its name as listed.
-        skill: String,
-        /// One of the skill's other files, by its path in the skill (`references/GUIDE.md`) or
-        /// its URI; read after SKILL.md checked out.
-        #[arg(long, value_name = "PATH|URI")]
-        file: Option<String>,
-        /// Write the file to FILE instead of stdout.
-        #[arg(long, short, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// Print `{"skill": <entry>, "text": <SKILL.md>}` as JSON on stdout (without --file).
-        #[arg(long, conflicts_with_all = ["file", "output"])]
-        json: bool,
-        #[command(flatten)]
-        target: TargetArgs,
-    },
-}
 
 /// `skills ...`, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,34 +23,6 @@ pub enum SkillsCommand {
         output: Option<PathBuf>,
         json: bool,
     },
-}
-
-/// Checks `skills ...` (`check` checks the target).
-pub fn check(
-    sub: SkillsSub,
-    check: impl FnOnce(TargetArgs) -> Result<Conn, String>,
-) -> Result<(SkillsCommand, Conn), String> {
-    match sub {
-        SkillsSub::List { json, target } => Ok((SkillsCommand::List { json }, check(target)?)),
-        SkillsSub::Get {
-            skill,
-            file,
-            output,
-            json,
-            target,
-        } => {
-            if skill.trim().is_empty() {
-                return Err("the skill is empty".into());
-            }
-            let command = SkillsCommand::Get {
-                skill,
-                file,
-                output,
-                json,
-            };
-            Ok((command, check(target)?))
-        }
-    }
 }
 
 /// Runs `skills ...`.
