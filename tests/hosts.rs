@@ -78,6 +78,22 @@ async fn wait_result(
     }
 }
 
+/// Calls `companion` on task `id` until it answers `input_required`; the key of its first
+/// input request.
+async fn asked_key(c: &mut StdioClient, companion: &str, id: &str, caps: &Option<Value>) -> String {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let asked = loop {
+        let r = call(c, companion, json!({ "taskId": id }), caps).await;
+        if r["resultType"] == "input_required" {
+            break r;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never asked");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let requests = asked["inputRequests"].as_object().expect("input requests");
+    requests.keys().next().expect("one input request").clone()
+}
+
 fn names(list: &Value) -> Vec<&str> {
     list["tools"]
         .as_array()
@@ -226,22 +242,7 @@ async fn research_completes_for_a_client_without_sampling() {
     let mut c = StdioClient::example();
     let caps = Some(json!({ "elicitation": {} }));
     let id = started_id(&call(&mut c, "research", json!({ "topic": "tides" }), &caps).await);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let asked = loop {
-        let r = call(&mut c, "tasks_result", json!({ "taskId": id }), &caps).await;
-        if r["resultType"] == "input_required" {
-            break r;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "never asked");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let key = asked["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let key = asked_key(&mut c, "tasks_result", &id, &caps).await;
     let mut retry = call_params("tasks_result", json!({ "taskId": id }), &caps);
     retry["inputResponses"] = json!({ key: { "action": "accept", "content": { "sources": 5 } } });
     let answered = c.result("tools/call", retry).await;
@@ -287,22 +288,7 @@ async fn the_companion_reply_to_an_answer_shows_the_tasks_new_state() {
     let caps = Some(json!({ "elicitation": {} }));
     for companion in ["tasks_result", "tasks_status"] {
         let id = started_id(&call(&mut c, "interview", json!({}), &caps).await);
-        let deadline = tokio::time::Instant::now() + WAIT;
-        let asked = loop {
-            let r = call(&mut c, companion, json!({ "taskId": id }), &caps).await;
-            if r["resultType"] == "input_required" {
-                break r;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "never asked");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        let key = asked["inputRequests"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .next()
-            .unwrap()
-            .clone();
+        let key = asked_key(&mut c, companion, &id, &caps).await;
         let mut retry = call_params(companion, json!({ "taskId": id }), &caps);
         retry["inputResponses"] =
             json!({ key: { "action": "accept", "content": { "name": "Ada" } } });
