@@ -77,7 +77,7 @@ pub fn message(data: &[u8]) {
             let written = Wire(&error_message(rejected.id.as_ref(), &rejected.error)).to_json();
             // Read as a shape, not a tree: the id may be an integer beyond what a tree holds,
             // which the reply repeats digit for digit.
-            #[derive(serde::Deserialize)]
+            #[derive(wire::Deserialize)]
             struct ErrorReply {
                 error: RpcError,
             }

@@ -6,7 +6,7 @@ use super::resources::check_complete;
 use crate::error::Error;
 use mcp_tasks_runtime::Completion;
 use mcp_tasks_runtime::protocol::{GetPromptResult, ListedPrompt};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// What [`Client::complete`] completes an argument of.
@@ -99,7 +99,7 @@ impl Client {
         let raw = self.inner.call(method, params).await?;
         check_complete(method, &raw)?;
         /// `CompleteResult`.
-        #[derive(Deserialize)]
+        #[derive(wire::Deserialize)]
         struct Complete {
             completion: Completion,
         }

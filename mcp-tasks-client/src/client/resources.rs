@@ -141,7 +141,7 @@ impl Client {
         };
         check_complete(method, &raw)?;
         /// `ReadResourceResult` on the wire.
-        #[derive(Deserialize)]
+        #[derive(wire::Deserialize)]
         struct Read {
             contents: Vec<ResourceContents>,
         }

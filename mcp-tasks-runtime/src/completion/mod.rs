@@ -17,7 +17,6 @@
 
 use crate::protocol::RpcError;
 use crate::tool::{State, StateMap, ToolError};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -29,7 +28,7 @@ use std::sync::Arc;
 pub const MAX_VALUES: usize = 100;
 
 /// What a `completion/complete` answers: the candidates, best first.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
     /// The candidates (at most [`MAX_VALUES`] go out; the rest are cut, and `hasMore` set).

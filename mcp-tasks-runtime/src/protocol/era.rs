@@ -1,7 +1,5 @@
 //! [`Era`]: which of the two protocol generations a request, a connection or a task belongs to.
 
-use serde::{Deserialize, Serialize};
-
 /// The protocol era: the one name the runtime, the client and the task stores use for which of
 /// the two MCP generations is spoken.
 ///
@@ -22,7 +20,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// [`LEGACY_VERSION`]: crate::protocol::LEGACY_VERSION
 /// [`MODERN_VERSION`]: crate::protocol::MODERN_VERSION
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Era {
     /// Protocol 2025-11-25 and earlier: `initialize`, sessions, experimental tasks.

@@ -2,11 +2,10 @@
 //! `completion/complete`).
 
 use super::mcp::{Cacheable, Content};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Who a prompt message speaks as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The user.
@@ -33,7 +32,7 @@ impl std::fmt::Display for Role {
 
 /// One message of a prompt: a role and one piece of content (text, an image, audio, an embedded
 /// resource or a resource link).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct PromptMessage {
     /// Who speaks.
     pub role: Role,
@@ -73,7 +72,7 @@ impl From<&str> for Content {
 
 /// The result of `prompts/get`: the messages, and an optional description of this rendering of
 /// the prompt.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, wire::Serialize, wire::Deserialize)]
 pub struct GetPromptResult {
     /// A description of the prompt as rendered.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,7 +98,7 @@ impl GetPromptResult {
 }
 
 /// One argument of a prompt (its value is a string), as `prompts/list` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, wire::Serialize, wire::Deserialize)]
 pub struct PromptArgument {
     /// The argument's name.
     pub name: String,
@@ -116,7 +115,7 @@ pub struct PromptArgument {
 
 /// A prompt as `prompts/list` shows it, owned: what a client reads (the server writes the same
 /// object from its registry).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct ListedPrompt {
     /// Its name (what `prompts/get` names).
     pub name: String,
@@ -136,7 +135,7 @@ pub struct ListedPrompt {
 
 /// One prompt as the server writes it in `prompts/list` (borrowing from its registry); a client
 /// reads the same object as a [`ListedPrompt`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct PromptDescription<'a> {
     pub(crate) name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,7 +147,7 @@ pub(crate) struct PromptDescription<'a> {
 }
 
 /// `prompts/list`'s result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ListPromptsResult<'a> {
     pub(crate) prompts: Vec<PromptDescription<'a>>,

@@ -26,7 +26,7 @@ pub const MAX_FILES_PER_SKILL: usize = 512;
 pub const MAX_BYTES_PER_SKILL: u64 = 16 * 1024 * 1024;
 
 /// One skill, as `skills/list` lists it and `skills/get` returns it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct SkillEntry {
     /// The URI of its `SKILL.md`, e.g. `skill://git-workflow/SKILL.md`.
     pub uri: String,
@@ -90,7 +90,7 @@ impl<'de> Deserialize<'de> for SkillFiles {
 }
 
 /// One file of a skill.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, wire::Serialize, wire::Deserialize)]
 pub struct SkillFile {
     /// Its resource URI.
     pub uri: String,

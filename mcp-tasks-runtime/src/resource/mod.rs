@@ -31,7 +31,6 @@ pub(crate) use template::UriTemplate;
 use crate::completion::Completer;
 use crate::protocol::{ResourceContents, RpcError};
 use crate::tool::{ParamsBuilder, ToolContext};
-use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -97,7 +96,7 @@ pub trait Resource: Send + Sync + 'static {
 
 /// One entry of `resources/list`: what a template's `list` function returns for each concrete
 /// resource it stands for, and what a client reads of each listed resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedResource {
     /// Its URI.

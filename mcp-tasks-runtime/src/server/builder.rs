@@ -484,7 +484,6 @@ mod tests {
     use super::*;
     use crate::schemars::{self, JsonSchema};
     use crate::{Args, Server, State, resource, tool};
-    use serde::Deserialize;
 
     /// A tool.
     #[tool]
@@ -509,7 +508,7 @@ mod tests {
         String::new()
     }
 
-    #[derive(Deserialize, JsonSchema)]
+    #[derive(wire::Deserialize, JsonSchema)]
     struct BadHeader {
         /// Not an HTTP token: a space.
         #[schemars(extend("x-mcp-header" = "Bad Name"))]

@@ -93,7 +93,7 @@ impl ContextBackend for NoInput {
     }
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ListResult<'a, T> {
     #[serde(flatten)]
@@ -175,7 +175,7 @@ async fn list(
     page_of(req, server, "resources", &items, cache)
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct TemplateEntry {
     uri_template: &'static str,
@@ -212,7 +212,7 @@ fn templates(
     page_of(req, server, "resourceTemplates", &items, cache)
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct ReadResult {
     contents: Vec<ResourceContents>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]

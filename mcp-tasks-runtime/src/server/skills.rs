@@ -14,7 +14,6 @@ use super::peer::Peer;
 use crate::protocol::skill::SkillEntry;
 use crate::protocol::{Cacheable, RpcError};
 use crate::skill::DirChild;
-use serde::Serialize;
 use serde_json::{Value, json};
 
 /// Serves `skills/list`, `skills/get` or `resources/directory/read`.
@@ -31,7 +30,7 @@ pub(crate) fn method(
     }
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ListSkillsResult<'a> {
     skills: Vec<&'a SkillEntry>,
@@ -65,7 +64,7 @@ fn list(
     Ok(serde_json::to_value(result).unwrap_or_default())
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct GetSkillResult<'a> {
     skill: &'a SkillEntry,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -84,7 +83,7 @@ fn get(server: &ServerInner, req: &Incoming, cache: Option<Cacheable>) -> Result
     Ok(serde_json::to_value(GetSkillResult { skill, cache }).unwrap_or_default())
 }
 
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DirectoryResult<'a> {
     resources: &'a [&'a DirChild],

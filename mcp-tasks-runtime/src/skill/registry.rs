@@ -82,7 +82,7 @@ struct Folder {
 }
 
 /// A direct child of a folder, as `resources/directory/read` lists it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DirChild {
     pub(crate) uri: String,

@@ -9,7 +9,6 @@
 
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{StoreError, TaskRecord};
@@ -17,7 +16,7 @@ use super::{StoreError, TaskRecord};
 /// What a durable task keeps to run its tool's body again elsewhere: the call as the tool saw
 /// it, which run this is, and the tool's last checkpoint. The answers the task received are kept
 /// in [`TaskRecord::answers`], for every task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 // Kept inside the record's stored text: a store keeps the record whole and never names it, and
 // the tool reads it through `ToolContext`.
 #[doc(hidden)]
@@ -44,7 +43,7 @@ pub struct DurableRun {
 }
 
 /// The principal of a durable task's call, as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[doc(hidden)] // part of `DurableRun`
 pub struct StoredCaller {
     /// The principal's id.

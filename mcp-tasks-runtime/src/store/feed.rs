@@ -61,7 +61,7 @@ pub(super) fn message(
 }
 
 /// The head of a [`message`]: kind, version, task, origin (if any).
-#[derive(serde::Deserialize)]
+#[derive(wire::Deserialize)]
 struct Head(String, u64, TaskId, #[serde(default)] Option<String>);
 
 /// A store's local waiters and subscribers, and whether its listener listens. Not nameable

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::Era;
@@ -19,7 +18,7 @@ use crate::protocol::{InputRequest, ResourceContents};
 /// Records written in serde's own forms (`{"secs_since_epoch":…,"nanos_since_epoch":…}`,
 /// `{"secs":…,"nanos":…}`, `null`, `{}`), as mcp-tasks wrote them before, read as well; an
 /// older mcp-tasks cannot read the compact form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct TaskRecord {
     /// The id.
     pub id: TaskId,
@@ -226,7 +225,7 @@ impl AsTaskView for TaskRecord {
 /// its tool has not taken and its retired keys are passed over, never built in memory (serde
 /// skips the fields a struct does not name). For the stores that keep records as text.
 #[cfg(any(feature = "redis", feature = "postgres"))]
-#[derive(Debug, Deserialize)]
+#[derive(Debug, wire::Deserialize)]
 pub(crate) struct StoredView {
     id: TaskId,
     pub(crate) owner: Owner,

@@ -5,7 +5,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -44,7 +43,7 @@ impl StateKey {
 }
 
 /// What a sealed state says.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct Gathered {
     /// Which call this belongs to: a digest of tool name, arguments and owner.
     pub call: String,

@@ -34,9 +34,7 @@ use std::time::Duration;
 
 /// Whether a tool may, must, or must not run as a task. The values are the MCP wire strings of
 /// `execution.taskSupport` (protocol 2025-11-25).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskSupport {
     /// Never a task (the default).

@@ -201,7 +201,7 @@ mod tests {
     use schemars::JsonSchema;
 
     #[allow(dead_code)]
-    #[derive(JsonSchema, serde::Serialize)]
+    #[derive(JsonSchema, wire::Serialize)]
     enum Colour {
         Red,
         Green,
@@ -242,7 +242,7 @@ mod tests {
     }
 
     #[allow(dead_code)]
-    #[derive(JsonSchema, serde::Serialize)]
+    #[derive(JsonSchema, wire::Serialize)]
     #[serde(rename_all = "lowercase")]
     enum Size {
         #[schemars(title = "Small cup")]
@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[allow(dead_code)]
-    #[derive(JsonSchema, serde::Serialize)]
+    #[derive(JsonSchema, wire::Serialize)]
     struct Order {
         size: Size,
         extras: Vec<Size>,
@@ -289,7 +289,7 @@ mod tests {
 
     /// Numbers of every width, and strings with formats of both kinds, down a `$ref`.
     #[allow(dead_code)]
-    #[derive(JsonSchema, serde::Deserialize)]
+    #[derive(JsonSchema, wire::Deserialize)]
     struct Widths {
         a: u8,
         b: i16,
@@ -306,14 +306,14 @@ mod tests {
     }
 
     #[allow(dead_code)]
-    #[derive(JsonSchema, serde::Deserialize)]
+    #[derive(JsonSchema, wire::Deserialize)]
     struct Inner {
         n: u16,
     }
 
     mod chrono_like {
         /// A string with the standard `date-time` format.
-        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[derive(schemars::JsonSchema, wire::Deserialize)]
         #[schemars(extend("format" = "date-time"))]
         pub struct DateTime(#[allow(dead_code)] pub String);
     }

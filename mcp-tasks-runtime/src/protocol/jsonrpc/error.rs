@@ -1,11 +1,10 @@
 //! JSON-RPC and MCP error codes, and the error object.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, wire::Serialize, wire::Deserialize)]
 pub struct RpcError {
     /// The code.
     pub code: i64,

@@ -129,7 +129,7 @@ impl Message {
         let big = matches!(value.get("id"), Some(Value::Number(n)) if n.is_f64());
         let raw_id = big
             .then(|| {
-                #[derive(Deserialize)]
+                #[derive(wire::Deserialize)]
                 struct IdOnly<'a> {
                     #[serde(borrow)]
                     id: &'a RawValue,
@@ -148,12 +148,12 @@ impl Message {
             && let Some(params) = n.params.as_mut().and_then(Value::as_object_mut)
             && matches!(params.get("requestId"), Some(Value::Number(x)) if x.is_f64())
         {
-            #[derive(Deserialize)]
+            #[derive(wire::Deserialize)]
             struct Params<'a> {
                 #[serde(borrow, rename = "requestId")]
                 request_id: &'a RawValue,
             }
-            #[derive(Deserialize)]
+            #[derive(wire::Deserialize)]
             struct Cancelled<'a> {
                 #[serde(borrow)]
                 params: Params<'a>,

@@ -133,7 +133,7 @@ impl Serialize for Reply {
 }
 
 /// A success response as it is written.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct Success<'a> {
     jsonrpc: &'static str,
     id: &'a RequestId,
@@ -141,7 +141,7 @@ struct Success<'a> {
 }
 
 /// An error response as it is written.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct Failure<'a> {
     jsonrpc: &'static str,
     id: &'a RequestId,
@@ -149,7 +149,7 @@ struct Failure<'a> {
 }
 
 /// A result as it is written: as it is, or shaped for 2026-07-28 (see [`Reply::server_info`]).
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(untagged)]
 enum Out<'a> {
     Text(&'a RawValue),
@@ -195,7 +195,7 @@ impl Serialize for Shaped<'_> {
 }
 
 /// A `CallToolResult` shaped for 2026-07-28: `_meta` with the `serverInfo`, `resultType`.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ModernToolResult<'a> {
     #[serde(rename = "_meta")]
@@ -254,7 +254,7 @@ impl Serialize for MetaWith<'_> {
 
 /// `{"io.modelcontextprotocol/serverInfo": info}`: the `_meta` a 2026-07-28 result without one
 /// of its own gets.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 pub(crate) struct ServerInfoMeta<'a> {
     /// The server's `serverInfo`.
     #[serde(rename = "io.modelcontextprotocol/serverInfo")]

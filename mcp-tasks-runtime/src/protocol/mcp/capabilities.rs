@@ -1,15 +1,15 @@
 //! Capabilities: the client's, as declared, and the server's, as it declares them.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// `{}`.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, wire::Serialize)]
 pub(crate) struct Empty {}
 
 /// Client capabilities, as declared at `initialize` (legacy) or per request (modern). Kept as
 /// JSON: presence of a key is what counts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, wire::Serialize, wire::Deserialize)]
 #[serde(transparent)]
 pub struct ClientCapabilities(pub Map<String, Value>);
 
@@ -35,7 +35,7 @@ impl ClientCapabilities {
 
 /// The server's capabilities: tools (a list that never changes), logging, and tasks in the era's
 /// way (the legacy `tasks` capability, or the tasks extension).
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct ServerCapabilities {
     pub(crate) tools: ToolsCapability,
     /// Only on a server with resources.
@@ -107,7 +107,7 @@ impl ServerCapabilities {
 }
 
 /// `capabilities.prompts`.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PromptsCapability {
     pub(crate) list_changed: bool,
@@ -115,7 +115,7 @@ pub(crate) struct PromptsCapability {
 
 /// `capabilities.resources`: subscriptions and list changes, both sent through the
 /// application's `ResourceNotifier`.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ResourcesCapability {
     pub(crate) subscribe: bool,
@@ -134,14 +134,14 @@ impl ServerCapabilities {
 }
 
 /// `capabilities.tools`.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolsCapability {
     pub(crate) list_changed: bool,
 }
 
 /// `capabilities.tasks` (2025-11-25).
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct LegacyTasksCapability {
     pub(crate) cancel: Empty,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,13 +150,13 @@ pub(crate) struct LegacyTasksCapability {
 }
 
 /// `capabilities.tasks.requests`: what may be task-augmented.
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct TaskRequests {
     pub(crate) tools: ToolsTaskRequests,
 }
 
 /// `capabilities.tasks.requests.tools`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct ToolsTaskRequests {
     pub(crate) call: Empty,
 }

@@ -1,11 +1,10 @@
 //! Content: what a tool result, a prompt message or a sampling message carries, and a resource's
 //! contents.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// One piece of tool output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// Text.
@@ -84,7 +83,7 @@ fn base64_of(bytes: &[u8]) -> String {
 }
 
 /// The contents of a resource: text, or bytes (base64 on the wire).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
     /// Text contents.

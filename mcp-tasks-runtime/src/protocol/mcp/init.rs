@@ -1,11 +1,9 @@
 //! The handshake of each era: `initialize` (2025-11-25) and `server/discover` (2026-07-28).
 
-use serde::{Deserialize, Serialize};
-
 use super::capabilities::ServerCapabilities;
 
 /// `Implementation`: a name and version (`serverInfo`, `clientInfo`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct Implementation {
     /// Name.
     pub name: String,
@@ -22,7 +20,7 @@ pub struct Implementation {
 // whatever the order of the fields.
 
 /// The result of `initialize` (2025-11-25).
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InitializeResult<'a> {
     pub(crate) protocol_version: &'a str,
@@ -33,7 +31,7 @@ pub(crate) struct InitializeResult<'a> {
 }
 
 /// The result of `server/discover` (2026-07-28), a cacheable result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct DiscoverResult<'a> {
     /// Every version the server speaks, the modern ones first.
@@ -46,7 +44,7 @@ pub(crate) struct DiscoverResult<'a> {
 }
 
 /// How long a client may keep a 2026-07-28 `CacheableResult`, and with whom it may share it.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Cacheable {
     pub(crate) ttl_ms: u64,

@@ -1,13 +1,12 @@
 //! What a server asks of a client: elicitation, sampling (`sampling/createMessage`) and roots
 //! (`roots/list`).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::Content;
 
 /// A server-to-client request as it sits in an input-requests map: `{method, params}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct InputRequest {
     /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
     pub method: String,
@@ -48,7 +47,7 @@ impl InputRequest {
 }
 
 /// A message in a sampling request or result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct SamplingMessage {
     /// `user` or `assistant`.
     pub role: String,
@@ -57,7 +56,7 @@ pub struct SamplingMessage {
 }
 
 /// `sampling/createMessage` params.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateMessageParams {
     /// The conversation.
@@ -92,7 +91,7 @@ impl CreateMessageParams {
 }
 
 /// `sampling/createMessage` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateMessageResult {
     /// Role (normally `assistant`).
@@ -117,7 +116,7 @@ impl CreateMessageResult {
 }
 
 /// A client root.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct Root {
     /// A `file://` URI.
     pub uri: String,
@@ -127,7 +126,7 @@ pub struct Root {
 }
 
 /// `roots/list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub(crate) struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,

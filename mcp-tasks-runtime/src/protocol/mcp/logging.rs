@@ -1,11 +1,12 @@
 //! Log levels (`notifications/message`, `logging/setLevel`, `_meta` in 2026-07-28).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The severity of a log message (`notifications/message`), least severe first: the syslog levels
 /// of RFC 5424, as MCP names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, wire::Serialize, wire::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     /// Detailed debugging information.

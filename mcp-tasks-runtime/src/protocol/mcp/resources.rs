@@ -2,12 +2,11 @@
 //! `resources/list` are [`ListedResource`](crate::resource::ListedResource), which a template's
 //! `list` function also returns).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A resource template as `resources/templates/list` shows it: a family of resources whose URIs
 /// fill in an RFC 6570 template.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedResourceTemplate {
     /// The URI template, e.g. `notes://{title}`.

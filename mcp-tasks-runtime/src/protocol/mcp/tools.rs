@@ -1,6 +1,6 @@
 //! Tools: `tools/call`'s result, and `tools/list`.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::content::Content;
@@ -8,7 +8,7 @@ use super::init::Cacheable;
 use crate::tool::TaskSupport;
 
 /// The result of `tools/call`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<Content>,
@@ -63,8 +63,8 @@ impl CallToolResult {
     }
 }
 
-/// Behaviour hints of a tool (all optional).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Behaviour hints of a tool (all optional). Written, not read: its title is `'static` text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// Display title.
@@ -93,7 +93,7 @@ impl ToolAnnotations {
 
 /// A tool as `tools/list` shows it, owned: what a client reads (the server writes the same object
 /// from its registry, borrowing the schemas).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedTool {
     /// Its name.
@@ -129,7 +129,7 @@ impl ListedTool {
 }
 
 /// A tool's `execution` (2025-11-25), as a client reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
     /// `forbidden` (also when absent), `optional` or `required`.
@@ -138,7 +138,7 @@ pub struct ToolExecution {
 }
 
 /// The result of `tools/list`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 pub(crate) struct ListToolsResult<'a> {
     pub(crate) tools: Vec<ToolDescription<'a>>,
     #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
@@ -150,7 +150,7 @@ pub(crate) struct ListToolsResult<'a> {
 
 /// One tool as `tools/list` shows it, as the server writes it (borrowing from its registry); a
 /// client reads the same object as a [`ListedTool`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolDescription<'a> {
     pub(crate) name: &'a str,
@@ -182,7 +182,7 @@ pub(crate) struct ToolMeta<'a> {
 impl Serialize for ToolMeta<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
-        #[derive(Serialize)]
+        #[derive(wire::Serialize)]
         #[serde(rename_all = "camelCase")]
         struct Ui<'a> {
             resource_uri: &'a str,
@@ -203,7 +203,7 @@ impl Serialize for ToolMeta<'_> {
 }
 
 /// A tool's `execution` (2025-11-25).
-#[derive(Debug, Serialize)]
+#[derive(Debug, wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Execution {
     /// `forbidden`, `optional` or `required`.

@@ -105,7 +105,7 @@ impl RelatedResult<'_> {
 }
 
 /// `{"taskId": id}`.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct TaskRef<'a> {
     #[serde(rename = "taskId")]
     task_id: &'a str,

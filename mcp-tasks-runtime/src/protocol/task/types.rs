@@ -14,7 +14,7 @@ use crate::protocol::{Era, RpcError};
 ///
 /// `working ⇄ input_required`, and from either to one of the terminal states `completed`,
 /// `failed`, `cancelled`, which never change again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Being processed.
@@ -185,7 +185,7 @@ impl<'de> Deserialize<'de> for Owner {
 }
 
 /// How a task's underlying request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, wire::Serialize, wire::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskOutcome {
     /// The request's result, verbatim (for `tools/call`, the `CallToolResult` JSON, which may have

@@ -288,7 +288,7 @@ fn write_common(v: &TaskView<'_>, out: &mut String, (ttl, poll): (&str, &str)) {
 }
 
 /// The 2026-07-28 task: the `DetailedTask` (with its payload), or the `CreateTaskResult`.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ModernTask<'a> {
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -314,7 +314,7 @@ struct ModernTask<'a> {
 }
 
 /// The 2025-11-25 `Task`: never the payload (that is what `tasks/result` is for).
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LegacyTask<'a> {
     task_id: &'a str,
@@ -344,7 +344,7 @@ impl<'a> From<&TaskView<'a>> for LegacyTask<'a> {
 }
 
 /// The 2025-11-25 `CreateTaskResult`: `{"task": <Task>}`.
-#[derive(Serialize)]
+#[derive(wire::Serialize)]
 struct LegacyCreate<'a> {
     task: LegacyTask<'a>,
 }
