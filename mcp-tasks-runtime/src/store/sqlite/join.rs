@@ -31,17 +31,20 @@ impl Drop for Taken {
             let id = creation.latest.record.id.clone();
             (id, std::mem::take(&mut creation.waiting))
         };
+        // Out of the map before anyone is answered: whoever hears of it finds it gone.
+        {
+            let mut creating = lock(&self.shared.creating);
+            if creating
+                .get(&id)
+                .is_some_and(|c| Arc::ptr_eq(c, &self.creation))
+            {
+                creating.remove(&id);
+            }
+        }
         for change in waiting {
             change.answer(Err(
                 "the SQLite task store's writer stopped before the write was committed",
             ));
-        }
-        let mut creating = lock(&self.shared.creating);
-        if creating
-            .get(&id)
-            .is_some_and(|c| Arc::ptr_eq(c, &self.creation))
-        {
-            creating.remove(&id);
         }
     }
 }
