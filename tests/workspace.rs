@@ -144,7 +144,7 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
     }
 }
 
-/// Every source file of the four published crates is of one concern and at most 800 lines, its
+/// Every source file of the five published crates is of one concern and at most 800 lines, its
 /// tests in a file of their own (issue 52): a file past the limit is named with its length.
 #[test]
 fn no_source_file_of_the_published_crates_is_over_800_lines() {
@@ -171,6 +171,7 @@ fn no_source_file_of_the_published_crates_is_over_800_lines() {
         "mcp-tasks-client",
         "mcp-tasks-cli",
         "mcp-tasks-macros",
+        "mcp-tasks-wire",
     ] {
         walk(&root.join(krate).join("src"), &mut found);
     }

@@ -3,7 +3,7 @@
 //! flattened fields, go through a `serde_json` value.
 
 use crate::Header;
-use crate::parse::{Body, Field, Fields, Item};
+use crate::parse::{Body, Field, Fields, Item, Variant};
 
 const OK: &str = "::core::result::Result::Ok";
 const ERR: &str = "::core::result::Result::Err";
@@ -32,7 +32,7 @@ pub(crate) fn expand(item: &Item) -> Result<String, String> {
             )
         }
         Body::Struct(Fields::Named(fields)) => {
-            let visitor = visitor(item, "__Visitor", &format!("struct {name}"), |_| {
+            let visitor = visitor(item, "__Visitor", &format!("struct {name}"), || {
                 map_fields(name, fields, item.attrs.rename_all.as_deref())
             });
             format!(
@@ -73,13 +73,13 @@ fn new(visitor: &str) -> String {
     format!("{visitor} {{ __marker: ::core::marker::PhantomData }}")
 }
 
-/// A visitor struct named `visitor` producing the item's type, with the methods `methods` writes
-/// (given the visitor's name, for its `expecting` in errors).
+/// A visitor struct named `visitor` producing the item's type, with `methods`, and `expecting`
+/// for the errors.
 fn visitor(
     item: &Item,
     visitor: &str,
     expecting: &str,
-    methods: impl Fn(&str) -> String,
+    methods: impl FnOnce() -> String,
 ) -> String {
     let Header { decl, ty, bounds } = Header::new(item, Some("'de"), "::serde::Deserialize<'de>");
     let params: String = item
@@ -103,7 +103,7 @@ fn visitor(
              }}
              {}
          }}",
-        methods(visitor)
+        methods()
     )
 }
 
@@ -269,7 +269,7 @@ fn tuple_struct(item: &Item, fields: &[Field]) -> String {
     let name = &item.name;
     let count = fields.len();
     let expecting = format!("tuple struct {name}");
-    let visitor = visitor(item, "__Visitor", &expecting, |_| {
+    let visitor = visitor(item, "__Visitor", &expecting, || {
         let mut code = String::new();
         let mut built = String::new();
         for (i, field) in fields.iter().enumerate() {
@@ -304,6 +304,25 @@ fn tuple_struct(item: &Item, fields: &[Field]) -> String {
     )
 }
 
+/// The visitor of a struct variant's fields (its definition, and the value to pass).
+fn variant_visitor(
+    item: &Item,
+    index: usize,
+    variant: &Variant,
+    fields: &[Field],
+) -> (String, String) {
+    let (name, v) = (&item.name, &variant.name);
+    let visitor_name = format!("__Visitor{index}");
+    let rename_all = variant.attrs.rename_all.as_deref();
+    let visitor = visitor(
+        item,
+        &visitor_name,
+        &format!("struct variant {name}::{v}"),
+        || map_fields(&format!("{name}::{v}"), fields, rename_all),
+    );
+    (visitor, new(&visitor_name))
+}
+
 /// `{"tag": "variant", ...fields}`: the object is read whole, its tag taken out, and the rest
 /// read as the variant's fields.
 fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, String> {
@@ -317,20 +336,12 @@ fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, 
         let arm = match &variant.fields {
             Fields::Unit => format!("{OK}({name}::{v})"),
             Fields::Named(fields) => {
-                let visitor_name = format!("__Visitor{index}");
-                let rename_all = variant.attrs.rename_all.as_deref();
-                let visitor = visitor(
-                    item,
-                    &visitor_name,
-                    &format!("struct variant {name}::{v}"),
-                    |_| map_fields(&format!("{name}::{v}"), fields, rename_all),
-                );
+                let (visitor, value) = variant_visitor(item, index, variant, fields);
                 format!(
                     "{{ {visitor}
                        ::serde::Deserializer::deserialize_map(\
-                           ::serde_json::Value::Object(__obj), {})
-                       .map_err(<__D::Error as ::serde::de::Error>::custom) }}",
-                    new(&visitor_name)
+                           ::serde_json::Value::Object(__obj), {value})
+                       .map_err(<__D::Error as ::serde::de::Error>::custom) }}"
                 )
             }
             Fields::Tuple(_) => {
@@ -379,20 +390,12 @@ fn untagged(item: &Item) -> Result<String, String> {
                 fields[0].ty()
             ),
             Fields::Named(fields) => {
-                let visitor_name = format!("__Visitor{index}");
-                let rename_all = variant.attrs.rename_all.as_deref();
-                let visitor = visitor(
-                    item,
-                    &visitor_name,
-                    &format!("struct variant {name}::{v}"),
-                    |_| map_fields(&format!("{name}::{v}"), fields, rename_all),
-                );
+                let (visitor, value) = variant_visitor(item, index, variant, fields);
                 format!(
                     "{{ {visitor}
-                       if let {OK}(__x) = ::serde::Deserializer::deserialize_map(&__value, {}) {{
+                       if let {OK}(__x) = ::serde::Deserializer::deserialize_map(&__value, {value}) {{
                            return {OK}(__x);
-                       }} }}",
-                    new(&visitor_name)
+                       }} }}"
                 )
             }
             Fields::Tuple(_) => {
@@ -445,7 +448,7 @@ fn externally_tagged(item: &Item, keys: &[String]) -> Result<String, String> {
             }
         }
     }
-    let visitor = visitor(item, "__Visitor", &format!("enum {name}"), |_| {
+    let visitor = visitor(item, "__Visitor", &format!("enum {name}"), || {
         format!(
             "fn visit_str<__E>(self, __v: &str) -> ::core::result::Result<Self::Value, __E>
              where __E: ::serde::de::Error {{

@@ -45,8 +45,9 @@ pub(crate) fn expand(item: &Item) -> Result<String, String> {
                     }
                     _ => {
                         return Err(format!(
-                            "variant `{name}`: only unit and newtype variants are supported in an \
-                             externally tagged enum, and no tuple variant of more than one field"
+                            "variant `{name}`: no tuple variant of more than one field, no struct \
+                             variant in an externally tagged enum, no newtype variant in an \
+                             internally tagged one"
                         ));
                     }
                 };

@@ -1,0 +1,7 @@
+#[derive(mcp_tasks_wire::Serialize)]
+#[serde(flatten)]
+struct Page {
+    items: Vec<u32>,
+}
+
+fn main() {}

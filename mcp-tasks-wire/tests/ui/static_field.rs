@@ -1,0 +1,6 @@
+#[derive(mcp_tasks_wire::Deserialize)]
+struct Hints {
+    title: Option<&'static str>,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+#[derive(mcp_tasks_wire::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Strict {
+    name: String,
+}
+
+fn main() {}
