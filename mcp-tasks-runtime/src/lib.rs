@@ -145,6 +145,7 @@ pub mod rmcp {
     pub use crate::server::rmcp_bridge::TaskTools;
 }
 pub mod telemetry;
+mod tracker;
 mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};

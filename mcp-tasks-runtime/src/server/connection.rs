@@ -13,6 +13,7 @@ use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};
 use crate::protocol::task::{Owner, TaskId};
 use crate::tool::Principal;
+use crate::tracker::TaskTracker;
 use crate::transport::Outbound;
 use foldhash::HashMap;
 use serde_json::Value;
@@ -20,7 +21,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// Where a connection sends what the server says on its own: notifications and server-to-client
 /// requests (responses to the client's requests are handed back to the transport instead).

@@ -29,7 +29,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(run(
+    let task = crate::tracker::AbortOnDropHandle::new(tokio::spawn(run(
         server, principal, reader, writer, shutdown,
     )));
     match task.await {

@@ -42,6 +42,7 @@ use super::auth::{Authenticator, Principal};
 use super::inner::ServerInner;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
+use crate::tracker::TaskTracker;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -53,7 +54,6 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub use config::HttpConfig;
 use config::*;
