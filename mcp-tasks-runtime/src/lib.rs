@@ -107,6 +107,7 @@ mod error_chain;
 pub mod fuzzing;
 pub mod prompt;
 pub mod protocol;
+mod race;
 pub mod resource;
 pub mod skill;
 pub mod store;

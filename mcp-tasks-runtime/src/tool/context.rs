@@ -4,6 +4,7 @@ use crate::protocol::{
     ClientCapabilities, Content, Era, Implementation, InputRequest, LogLevel, ResourceContents,
     RpcError,
 };
+use crate::race::unless;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -533,11 +534,9 @@ impl ToolContext {
             return Err(InputError::NotSupported { capability });
         }
         let fut = self.inner.backend.input(request);
-        tokio::select! {
-            biased;
-            _ = self.inner.cancel.cancelled() => Err(InputError::Cancelled),
-            r = fut => r,
-        }
+        unless(self.inner.cancel.cancelled(), fut)
+            .await
+            .unwrap_or(Err(InputError::Cancelled))
     }
 
     /// Asks the user for a `T` (a flat object of primitive fields, as elicitation allows); the form
