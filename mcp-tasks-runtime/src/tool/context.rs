@@ -12,8 +12,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+// `ctx.elicit::<T>()`: the form is `T`'s JSON Schema.
+#[cfg(feature = "schemars")]
 mod elicit;
-pub use elicit::{Elicit, ElicitOutcome};
+mod outcome;
+#[cfg(feature = "schemars")]
+pub use elicit::Elicit;
+pub use outcome::ElicitOutcome;
 
 /// The future of one input request: the client's bare result object (`ElicitResult`,
 /// `CreateMessageResult`, `ListRootsResult`), or why there is none.
@@ -541,6 +546,7 @@ impl ToolContext {
 
     /// Asks the user for a `T` (a flat object of primitive fields, as elicitation allows); the form
     /// is `T`'s JSON Schema. Answers come back as an [`ElicitOutcome`].
+    #[cfg(feature = "schemars")]
     pub fn elicit<T>(&self, message: impl Into<String>) -> Elicit<'_, T> {
         Elicit::new(self, message.into())
     }
