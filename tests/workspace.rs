@@ -79,11 +79,12 @@ fn the_client_requires_the_exact_runtime_it_was_built_with() {
 /// What a user of `mcp-tasks-client` compiles (`cargo tree -p mcp-tasks-client -e normal`): the
 /// runtime's protocol types and server (for `connect_in_process`), without the runtime's default
 /// features: no macro crate, no darling, no schemars derive, no HTTP server (axum, hyper's or
-/// hyper-util's `server`), no clap. `syn` itself stays and is not checked by name: `serde_derive`
-/// and reqwest's `url` → `idna` → `displaydoc` need it; with `mcp-tasks-macros` and `darling`
-/// absent, none comes through our macro crate or darling.
+/// hyper-util's `server`), no clap; and no proc macro at all (so no `syn`, issue 52), but
+/// `mcp-tasks-wire`, our derive of serde's traits, which has no dependency. Each had come some
+/// way: serde's derive, tokio's and futures-util's macros (`select!`, tokio-util's `rt`),
+/// schemars's `ref-cast`, the ICU4X back end of reqwest's `url` → `idna`.
 #[test]
-fn the_client_compiles_no_macro_crate_and_no_http_server() {
+fn the_client_compiles_no_syn_no_macro_crate_and_no_http_server() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .current_dir(workspace_root())
@@ -110,11 +111,27 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
         "axum",
         "clap",
         "tracing-attributes",
+        "syn",
+        "serde_derive",
     ] {
         assert!(
             !crates.contains(banned),
             "the client compiles {banned}: {}",
             why(banned)
+        );
+    }
+    // Lines are `name vX.Y.Z (proc-macro)` for a proc-macro crate.
+    let proc_macros: std::collections::BTreeSet<&str> = tree
+        .lines()
+        .filter(|line| line.contains(" (proc-macro)"))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    let allowed_proc_macros = ["mcp-tasks-wire"];
+    for name in proc_macros {
+        assert!(
+            allowed_proc_macros.contains(&name),
+            "the client compiles the proc macro {name}: {}",
+            why(name)
         );
     }
     for server in [
@@ -123,7 +140,7 @@ fn the_client_compiles_no_macro_crate_and_no_http_server() {
     ] {
         assert!(!tree.contains(server), "the client compiles {server}");
     }
-    assert!(crates.contains("reqwest") && crates.contains("serde_derive"));
+    assert!(crates.contains("reqwest") && crates.contains("serde"));
 
     fn why(name: &str) -> String {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::handler::{Answer, DynHandler, InputContext, answer};
 use crate::http::{HttpWire, Inbox, Outcome};
 use crate::wire::{Tap, WireDirection};
+use mcp_tasks_runtime::__internal::race::{Either, first, or_never};
 use mcp_tasks_runtime::__internal::{self as jsonrpc, Message, meta};
 use mcp_tasks_runtime::protocol::{RequestId, RpcError};
 use serde_json::{Value, json};
@@ -144,12 +145,15 @@ impl Peer {
         let mut notes = self.subscribe();
         let mut notes_open = true;
         let request = self.request_untimed(method, params);
-        tokio::pin!(request);
+        let mut request = std::pin::pin!(request);
         let mut deadline = Instant::now() + limit;
         loop {
-            tokio::select! {
-                outcome = &mut request => return outcome,
-                _ = tokio::time::sleep_until(deadline) => {
+            // The deadline before the notifications, which a busy connection may always have.
+            let note = or_never(notes_open.then(|| notes.recv()));
+            let timer = first(tokio::time::sleep_until(deadline), note);
+            match first(&mut request, timer).await {
+                Either::Left(outcome) => return outcome,
+                Either::Right(Either::Left(())) => {
                     if self.answering.load(Ordering::Acquire) > 0 {
                         deadline = Instant::now() + limit;
                         continue;
@@ -161,16 +165,19 @@ impl Peer {
                         after: limit,
                     });
                 }
-                note = notes.recv(), if notes_open => match note {
-                    Ok(n) if n.method == "notifications/progress"
-                        && token.is_some()
-                        && n.params.get(meta::PROGRESS_TOKEN) == token.as_ref() =>
+                Either::Right(Either::Right(note)) => match note {
+                    Ok(n)
+                        if n.method == "notifications/progress"
+                            && token.is_some()
+                            && n.params.get(meta::PROGRESS_TOKEN) == token.as_ref() =>
                     {
                         deadline = Instant::now() + limit;
                     }
                     Ok(_) => {}
                     // Missed notifications may have been progress: count them as a sign of life.
-                    Err(broadcast::error::RecvError::Lagged(_)) => deadline = Instant::now() + limit,
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        deadline = Instant::now() + limit
+                    }
                     Err(broadcast::error::RecvError::Closed) => notes_open = false,
                 },
             }

@@ -18,6 +18,12 @@ pub use crate::tool::registry::RegisteredTool;
 /// An error and its causes, `: `-separated, a cause its wrapper's text already ends with left out.
 pub use crate::error_chain::with_causes;
 
+/// The first of two futures, without `tokio::select!` (its proc macro would bring syn into the
+/// client's build).
+pub mod race {
+    pub use crate::race::{Either, first, or_never, unless};
+}
+
 /// The protocol versions a modern request may name.
 pub const MODERN_VERSIONS: &[&str] = crate::protocol::MODERN_VERSIONS;
 

@@ -107,6 +107,7 @@ mod error_chain;
 pub mod fuzzing;
 pub mod prompt;
 pub mod protocol;
+mod race;
 pub mod resource;
 pub mod skill;
 pub mod store;
@@ -129,6 +130,7 @@ pub use tool::{
 /// The `schemars` this crate builds schemas with: derive `JsonSchema` through it
 /// (`use mcp_tasks_runtime::schemars::{self, JsonSchema};`) and your types always match the
 /// version the runtime expects, whatever else your dependency tree holds.
+#[cfg(feature = "schemars")]
 pub use ::schemars;
 /// The `serde` this crate decodes arguments with (with its derives). Derive through it with
 /// `#[serde(crate = "mcp_tasks_runtime::serde")]`, or depend on `serde` 1.x yourself.
@@ -145,6 +147,7 @@ pub mod rmcp {
     pub use crate::server::rmcp_bridge::TaskTools;
 }
 pub mod telemetry;
+mod tracker;
 mod transport;
 
 pub use server::{Server, ServerBuilder, ServerConfig, SetupError};

@@ -8,6 +8,7 @@ use super::Client;
 use crate::error::Error;
 use crate::peer::Notification;
 use crate::session::Session;
+use mcp_tasks_runtime::__internal::race::{Either, first};
 use mcp_tasks_runtime::protocol::RpcError;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -64,9 +65,10 @@ impl ResourceSubscription {
     pub async fn next(&mut self) -> Option<String> {
         loop {
             let note = match &mut self.listen {
-                Some(listen) => tokio::select! {
-                    note = self.notes.recv() => note,
-                    _ = &mut listen.ended => return None,
+                // A notification already there before the end.
+                Some(listen) => match first(self.notes.recv(), &mut listen.ended).await {
+                    Either::Left(note) => note,
+                    Either::Right(_) => return None,
                 },
                 None => self.notes.recv().await,
             };
@@ -159,10 +161,14 @@ impl Client {
         let acknowledged = async {
             let mut listen = listen;
             loop {
-                tokio::select! {
-                    outcome = &mut listen.ended => {
+                // The acknowledgement, if it came, before the end.
+                match first(notes.recv(), &mut listen.ended).await {
+                    Either::Right(outcome) => {
                         return Err(match outcome {
-                            Ok(Ok(Err(error))) => Error::Rpc { method: method.into(), error },
+                            Ok(Ok(Err(error))) => Error::Rpc {
+                                method: method.into(),
+                                error,
+                            },
                             Ok(Err(e)) => e,
                             _ => Error::SubscriptionRefused {
                                 uri: uri.to_owned(),
@@ -171,9 +177,10 @@ impl Client {
                             },
                         });
                     }
-                    note = notes.recv() => match note {
-                        Ok(n) if n.method == "notifications/subscriptions/acknowledged"
-                            && subscription_id(&n.params) == Some(&id_value) =>
+                    Either::Left(note) => match note {
+                        Ok(n)
+                            if n.method == "notifications/subscriptions/acknowledged"
+                                && subscription_id(&n.params) == Some(&id_value) =>
                         {
                             let agreed = n
                                 .params

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::handler::answer_all;
 use crate::http::Outcome;
 use crate::peer::Notification;
+use mcp_tasks_runtime::__internal::race::{Either, first, or_never};
 use mcp_tasks_runtime::protocol::task::TaskStatus;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -45,11 +46,14 @@ async fn wait_next(
     loop {
         let due = last_poll + shared.poll_interval();
         let stuck = shared.stuck_deadline();
-        tokio::select! {
-            _ = tokio::time::sleep_until(due) => return Wake::Poll,
-            _ = shared.wake.notified() => return Wake::Poll,
-            _ = tokio::time::sleep_until(stuck.unwrap_or(due)), if stuck.is_some() => shared.check_stuck(),
-            note = notes.recv(), if notes_open => match note {
+        // The timers before the notifications, which a busy connection may always have.
+        let poll_now = first(tokio::time::sleep_until(due), shared.wake.notified());
+        let stuck = or_never(stuck.map(tokio::time::sleep_until));
+        let note = or_never(notes_open.then(|| notes.recv()));
+        match first(poll_now, first(stuck, note)).await {
+            Either::Left(_) => return Wake::Poll,
+            Either::Right(Either::Left(())) => shared.check_stuck(),
+            Either::Right(Either::Right(note)) => match note {
                 Ok(n) => {
                     if let Some(pushed) = shared.on_notification(n) {
                         return Wake::Pushed(pushed);
@@ -269,13 +273,12 @@ async fn watch_while_answering<F: Future>(
     last_poll: &mut Instant,
     failures: &mut u32,
 ) -> Result<Result<F::Output, Value>, Error> {
-    tokio::pin!(answering);
+    let mut answering = std::pin::pin!(answering);
     loop {
         let due = *last_poll + shared.poll_interval();
-        tokio::select! {
-            answers = &mut answering => return Ok(Ok(answers)),
-            _ = tokio::time::sleep_until(due) => {}
-            _ = shared.wake.notified() => {}
+        let poll_now = first(tokio::time::sleep_until(due), shared.wake.notified());
+        if let Either::Left(answers) = first(&mut answering, poll_now).await {
+            return Ok(Ok(answers));
         }
         *last_poll = Instant::now();
         if let Some(task) = poll(shared, failures).await?
@@ -313,15 +316,10 @@ pub(super) async fn drive_legacy(
     let mut last_poll = Instant::now();
     let mut failures = 0;
     loop {
-        let waiting = async {
-            match result.as_mut() {
-                Some(f) => f.await,
-                None => std::future::pending().await,
-            }
-        };
-        let woke = tokio::select! {
-            r = waiting => Err(r),
-            w = wait_next(shared, notes, last_poll) => Ok(w),
+        let waiting = or_never(result.as_mut());
+        let woke = match first(waiting, wait_next(shared, notes, last_poll)).await {
+            Either::Left(r) => Err(r),
+            Either::Right(w) => Ok(w),
         };
         match woke {
             Err(outcome) => {

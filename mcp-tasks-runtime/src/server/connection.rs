@@ -12,7 +12,9 @@ use super::peer::{Answer, LegacySession, Peer};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Reply, RequestId, RpcError};
 use crate::protocol::task::{Owner, TaskId};
+use crate::race::{Either, first};
 use crate::tool::Principal;
+use crate::tracker::TaskTracker;
 use crate::transport::Outbound;
 use foldhash::HashMap;
 use serde_json::Value;
@@ -20,7 +22,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// Where a connection sends what the server says on its own: notifications and server-to-client
 /// requests (responses to the client's requests are handed back to the transport instead).
@@ -235,9 +236,10 @@ impl Connection {
             conn: self,
             id: id.clone(),
         };
-        let out = tokio::select! {
-            r = rx => r.unwrap_or_else(|_| Err(RpcError::internal("the client connection is closed"))),
-            _ = self.closing.cancelled() => Err(RpcError::internal("the client connection is closed")),
+        let closed = || Err(RpcError::internal("the client connection is closed"));
+        let out = match first(rx, self.closing.cancelled()).await {
+            Either::Left(r) => r.unwrap_or_else(|_| closed()),
+            Either::Right(()) => closed(),
         };
         drop(guard);
         out

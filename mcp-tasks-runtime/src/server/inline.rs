@@ -5,6 +5,7 @@
 
 use super::peer::Peer;
 use crate::protocol::{InputRequest, ResourceContents};
+use crate::race::{Either, first};
 use crate::tool::{ContextBackend, InputError, InputFuture, PublishFuture};
 use serde_json::{Value, json};
 use std::future::Future;
@@ -152,10 +153,9 @@ pub(crate) async fn keep_alive<F: Future>(
     let mut fut = std::pin::pin!(fut);
     let mut due = line.due(every);
     loop {
-        tokio::select! {
-            biased;
-            out = &mut fut => return out,
-            _ = tokio::time::sleep_until(due) => due = line.keepalive(every),
+        match first(&mut fut, tokio::time::sleep_until(due)).await {
+            Either::Left(out) => return out,
+            Either::Right(()) => due = line.keepalive(every),
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::protocol::Params;
 use crate::protocol::jsonrpc::{RequestId, RpcError, notification_message};
 use crate::protocol::meta;
 use crate::protocol::task::{Owner, TaskId};
+use crate::race::{Either, first, or_never, unless};
 use crate::resource::ResourceEvent;
 use crate::store::{TaskEvent, TaskRecord};
 use serde_json::{Value, json};
@@ -182,15 +183,18 @@ impl Listen {
             }
         }
         while !watching.is_empty() || watch_resources {
-            let event = tokio::select! {
-                _ = cancel.cancelled() => return None,
-                event = events.recv(), if !watching.is_empty() => event,
-                event = resource_events.recv(), if watch_resources => {
+            // The resources' feed before the tasks': the store's feed carries every task's
+            // changes, and may always have one ready on a busy server.
+            let resource_event = or_never(watch_resources.then(|| resource_events.recv()));
+            let task_event = or_never((!watching.is_empty()).then(|| events.recv()));
+            let event = match unless(cancel.cancelled(), first(resource_event, task_event)).await {
+                None => return None,
+                Some(Either::Right(event)) => event,
+                Some(Either::Left(event)) => {
                     match event {
-                        Ok(ResourceEvent::Updated(uri)) if resources.contains(&uri) => sub.send(
-                            "notifications/resources/updated",
-                            json!({ "uri": uri }),
-                        ),
+                        Ok(ResourceEvent::Updated(uri)) if resources.contains(&uri) => {
+                            sub.send("notifications/resources/updated", json!({ "uri": uri }))
+                        }
                         Ok(ResourceEvent::ListChanged) if list_changed => {
                             sub.send("notifications/resources/list_changed", json!({}));
                         }

@@ -16,6 +16,7 @@ use crate::completion::CompleteRequest;
 use crate::prompt::{PromptFuture, RegisteredPrompt};
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::{Cacheable, GetPromptResult, ListPromptsResult, PromptDescription};
+use crate::race::unless;
 use crate::task::{mrtr, state};
 use crate::tool::ToolContext;
 use futures_util::FutureExt;
@@ -96,12 +97,8 @@ pub(crate) async fn prompts_get(
         Ok(fut) => fut,
         Err(err) => return Some(Err(err.to_rpc())),
     };
-    let mut caught = caught(fut);
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        outcome = &mut caught => Some(finish(&prompt, outcome)),
-    }
+    let outcome = unless(cancel.cancelled(), caught(fut)).await?;
+    Some(finish(&prompt, outcome))
 }
 
 /// What a prompt's future gives, panics caught.
@@ -169,11 +166,7 @@ async fn get_mrtr(
         Err(err) => return Some(Err(err.to_rpc())),
     };
     let mut fut = caught(fut);
-    let step = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return None,
-        step = mrtr::drive(&mut fut, &replay, || false) => step,
-    };
+    let step = unless(cancel.cancelled(), mrtr::drive(&mut fut, &replay, || false)).await?;
     Some(match step {
         mrtr::Step::Done(outcome) => finish(prompt, outcome),
         mrtr::Step::Misfit(why) => Err(RpcError::invalid_params(why)),

@@ -18,6 +18,7 @@ use super::peer::Peer;
 use crate::protocol::jsonrpc::{RpcError, notification_message};
 use crate::protocol::task::parse_output_uri;
 use crate::protocol::{Cacheable, InputRequest, ResourceContents};
+use crate::race::unless;
 use crate::resource::{ListedResource, ResourceEvent, resource_not_found};
 use crate::tool::{ContextBackend, InputError, InputFuture, ToolContext};
 use futures_util::FutureExt;
@@ -50,11 +51,7 @@ pub(crate) async fn method(
             _ => subscription(server, peer, req, false),
         }
     };
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        outcome = work => Some(outcome),
-    }
+    unless(cancel.cancelled(), work).await
 }
 
 /// A context for a resource function, as a tool's inline call gets one: the legacy session's

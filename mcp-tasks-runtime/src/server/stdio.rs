@@ -3,6 +3,7 @@
 use super::connection::{Connection, Requestor};
 use super::inner::ServerInner;
 use crate::protocol::jsonrpc::{Message, RpcError, error_message};
+use crate::race::{Either, first, unless};
 use crate::tool::Principal;
 use crate::transport::stdio::{Activity, Incoming, LineReader, spawn_writer};
 use std::future::Future;
@@ -29,7 +30,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(run(
+    let task = crate::tracker::AbortOnDropHandle::new(tokio::spawn(run(
         server, principal, reader, writer, shutdown,
     )));
     match task.await {
@@ -65,22 +66,23 @@ where
     );
     let mut reader = LineReader::with_max(reader, conn.server.limits.max_message);
     let spin = conn.server.config.stdio_spin;
-    tokio::pin!(shutdown);
+    let mut shutdown = std::pin::pin!(shutdown);
     let mut signalled = false;
     loop {
-        tokio::select! {
-            item = reader.next_spinning(&activity, spin) => match item {
-                Some(Incoming::Line(line)) => super::driver::on_message(&conn, Message::parse(&line)),
-                Some(Incoming::Unreadable(why)) => {
-                    let err = RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {why}"));
-                    conn.send(error_message(None, &err));
-                }
-                None => {
-                    tracing::debug!("input closed; finishing in-flight requests");
-                    break;
-                }
-            },
-            _ = &mut shutdown => {
+        // The signal first: a client that never stops sending does not hold it off.
+        match unless(&mut shutdown, reader.next_spinning(&activity, spin)).await {
+            Some(Some(Incoming::Line(line))) => {
+                super::driver::on_message(&conn, Message::parse(&line))
+            }
+            Some(Some(Incoming::Unreadable(why))) => {
+                let err = RpcError::new(RpcError::PARSE_ERROR, format!("Parse error: {why}"));
+                conn.send(error_message(None, &err));
+            }
+            Some(None) => {
+                tracing::debug!("input closed; finishing in-flight requests");
+                break;
+            }
+            None => {
                 tracing::info!("shutdown signal; cancelling in-flight requests");
                 signalled = true;
                 break;
@@ -91,10 +93,11 @@ where
     if !signalled {
         // In-flight requests may finish, within the grace period, unless a signal says stop now
         // (a signal that comes while we wait counts too: input often closes at the same moment).
-        signalled = tokio::select! {
-            _ = conn.tracker.wait() => false,
-            _ = tokio::time::sleep(grace) => true,
-            _ = &mut shutdown => {
+        let finished = first(conn.tracker.wait(), tokio::time::sleep(grace));
+        signalled = match first(finished, &mut shutdown).await {
+            Either::Left(Either::Left(())) => false,
+            Either::Left(Either::Right(())) => true,
+            Either::Right(()) => {
                 tracing::info!("shutdown signal; cancelling in-flight requests");
                 true
             }
@@ -122,10 +125,7 @@ pub async fn shutdown_signal() {
         use tokio::signal::unix::{SignalKind, signal};
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+                first(term.recv(), tokio::signal::ctrl_c()).await;
             }
             Err(_) => {
                 let _ = tokio::signal::ctrl_c().await;

@@ -12,6 +12,7 @@ use crate::protocol::task::{
     AsTaskView, OutcomeView, Owner, RelatedResult, TaskId, TaskShape, TaskView,
 };
 use crate::protocol::{Params, TASKS_EXTENSION, meta};
+use crate::race::unless;
 use crate::store::{CancelResult, StoreError};
 use crate::task::mrtr;
 use serde_json::{Map, Value, json};
@@ -185,10 +186,7 @@ pub(crate) async fn legacy_task_result(
     // Version 0 is older than any task's: the first wait answers at once.
     let mut seen = 0;
     loop {
-        let changed = tokio::select! {
-            _ = cancel.cancelled() => return None,
-            r = store.changed_status(&id, seen) => r,
-        };
+        let changed = unless(cancel.cancelled(), store.changed_status(&id, seen)).await?;
         match changed {
             Ok((_, status)) if status.is_terminal() => break,
             Ok((version, _)) => seen = version,

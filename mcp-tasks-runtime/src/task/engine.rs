@@ -20,6 +20,7 @@ use crate::protocol::{CallToolResult, ClientCapabilities};
 use crate::store::TaskRecord;
 use crate::store::{StoreError, TaskStore};
 use crate::tool::{ContextBackend, RegisteredTool, RequestInfo, StateMap, ToolContext};
+use crate::tracker::TaskTracker;
 use foldhash::HashMap;
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -30,7 +31,6 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;

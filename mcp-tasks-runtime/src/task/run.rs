@@ -3,10 +3,11 @@
 //! a legacy session about status changes, and records the tool's outcome, retrying while the
 //! store is down.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
 use foldhash::HashMap;
@@ -19,6 +20,7 @@ use super::limits::RunningSlot;
 use crate::protocol::CallToolResult;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::task::{Owner, TaskId, TaskOutcome, TaskStatus};
+use crate::race::{first, or_never};
 use crate::store::{NewTask, StoreError, StoreFuture, TaskRecord, TaskStore};
 
 /// A tool's future with panics caught: what a running task drives.
@@ -28,6 +30,20 @@ pub(crate) type CaughtFuture = Pin<
             + Send,
     >,
 >;
+
+/// What woke a task's driver (see [`Run::drive`]).
+enum Event {
+    /// The engine handed the task off to another instance.
+    HandedOff,
+    /// The tool returned (or panicked).
+    Returned(<CaughtFuture as Future>::Output),
+    /// The task's creation, which the driver started, is known.
+    Created(Result<TaskRecord, StoreError>),
+    /// The tool set its status message.
+    Status,
+    /// The task changed in the store.
+    Changed(Result<(u64, TaskStatus, Option<TaskRecord>), StoreError>),
+}
 
 /// The first wait before recording a task's outcome again after the store failed.
 const FINISH_RETRY_FIRST: Duration = Duration::from_millis(100);
@@ -137,38 +153,60 @@ impl Run {
             ),
         };
         loop {
-            tokio::select! {
-                // The tool first: a tool that is done at once ends the task without a waiter on
-                // the store ever being set up.
-                biased;
-                () = async {
-                    match &self.handed_off {
-                        Some(token) => token.cancelled().await,
-                        None => std::future::pending().await,
+            let event = {
+                let mut handed_off =
+                    pin!(or_never(self.handed_off.as_ref().map(|t| t.cancelled())));
+                let mut created = pin!(or_never(creating.as_mut().map(|(creating, _)| creating)));
+                let mut status_changed = pin!(status.changed());
+                let mut changed = pin!(or_never(seen.map(|seen| self.next_change(seen))));
+                // In this order, each time the driver wakes. The tool before the store: a tool
+                // that is done at once ends the task without a waiter on the store ever being
+                // set up.
+                poll_fn(|cx| {
+                    if handed_off.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Event::HandedOff);
                     }
-                } => {
+                    if let Poll::Ready(out) = run.as_mut().poll(cx) {
+                        return Poll::Ready(Event::Returned(out));
+                    }
+                    if let Poll::Ready(known) = created.as_mut().poll(cx) {
+                        return Poll::Ready(Event::Created(known));
+                    }
+                    if status_changed.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Event::Status);
+                    }
+                    changed.as_mut().poll(cx).map(Event::Changed)
+                })
+                .await
+            };
+            match event {
+                Event::HandedOff => {
                     tracing::debug!(task = %self.id, "the task is handed off to another instance; stopping its tool here");
                     self.stop_tool(&mut run).await;
                     return;
                 }
-                out = &mut run => {
+                Event::Returned(out) => {
                     // Until the outcome is recorded, a poll of the task may wait for it.
                     let _settling = self.settling.start(&self.id, &self.owner);
                     let settled = async {
                         if let Some(message) = status.take() {
                             let _ = self.store.set_status_message(&self.id, Some(message)).await;
                         }
-                        let out = out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
+                        let out =
+                            out.unwrap_or_else(|panic| Err(super::panic_error(self.tool, &*panic)));
                         if let Err(error) = &out {
                             // A failed task says why in its status message too (SEP-2663 SHOULD).
                             let message = format!("Tool execution failed: {}", error.message);
                             let _ = self.store.set_status_message(&self.id, Some(message)).await;
                         }
                         let outcome = || match &out {
-                            Ok(result) => TaskOutcome::Result(serde_json::to_value(result).unwrap_or(Value::Null)),
+                            Ok(result) => TaskOutcome::Result(
+                                serde_json::to_value(result).unwrap_or(Value::Null),
+                            ),
                             Err(error) => TaskOutcome::Error(error.clone()),
                         };
-                        self.record_outcome(outcome, &mut last_status, &failed).await;
+                        self.record_outcome(outcome, &mut last_status, &failed)
+                            .await;
                     };
                     match creating.take() {
                         None => settled.await,
@@ -189,13 +227,11 @@ impl Run {
                     }
                     return;
                 }
-                known = async {
-                    match &mut creating {
-                        Some((creating, _)) => creating.await,
-                        None => std::future::pending().await,
-                    }
-                }, if creating.is_some() => {
-                    let reply = creating.take().map(|(_, reply)| reply).expect("the creation is under way");
+                Event::Created(known) => {
+                    let reply = creating
+                        .take()
+                        .map(|(_, reply)| reply)
+                        .expect("the creation is under way");
                     match self.answer_creation(known, reply) {
                         Some((version, status)) => {
                             seen = Some(version);
@@ -208,14 +244,14 @@ impl Run {
                         }
                     }
                 }
-                () = status.changed() => {
+                Event::Status => {
                     if let Some(message) = status.take()
                         && let Err(e) = self.store.set_status_message(&self.id, Some(message)).await
                     {
                         tracing::debug!(task = %self.id, error = %e, "status message not recorded");
                     }
                 }
-                changed = self.next_change(seen.unwrap_or(0)), if seen.is_some() => match changed {
+                Event::Changed(changed) => match changed {
                     Ok((version, status, record)) => {
                         seen = Some(version);
                         match &record {
@@ -238,7 +274,7 @@ impl Run {
                         tracing::warn!(task = %self.id, error = %e, "watching the task failed; retrying");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
-                }
+                },
             }
         }
     }
@@ -326,10 +362,7 @@ impl Run {
                         tracing::warn!(task = %self.id, error = %e, "recording the task's outcome failed; retrying until the store takes it");
                     }
                     failures += 1;
-                    tokio::select! {
-                        () = tokio::time::sleep(delay) => {}
-                        () = self.cancel.cancelled() => {}
-                    }
+                    first(tokio::time::sleep(delay), self.cancel.cancelled()).await;
                     delay = (delay * 2).min(FINISH_RETRY_MAX);
                 }
                 Err(e) => {

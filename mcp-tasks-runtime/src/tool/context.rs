@@ -4,6 +4,7 @@ use crate::protocol::{
     ClientCapabilities, Content, Era, Implementation, InputRequest, LogLevel, ResourceContents,
     RpcError,
 };
+use crate::race::unless;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -11,8 +12,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+// `ctx.elicit::<T>()`: the form is `T`'s JSON Schema.
+#[cfg(feature = "schemars")]
 mod elicit;
-pub use elicit::{Elicit, ElicitOutcome};
+mod outcome;
+#[cfg(feature = "schemars")]
+pub use elicit::Elicit;
+pub use outcome::ElicitOutcome;
 
 /// The future of one input request: the client's bare result object (`ElicitResult`,
 /// `CreateMessageResult`, `ListRootsResult`), or why there is none.
@@ -533,15 +539,14 @@ impl ToolContext {
             return Err(InputError::NotSupported { capability });
         }
         let fut = self.inner.backend.input(request);
-        tokio::select! {
-            biased;
-            _ = self.inner.cancel.cancelled() => Err(InputError::Cancelled),
-            r = fut => r,
-        }
+        unless(self.inner.cancel.cancelled(), fut)
+            .await
+            .unwrap_or(Err(InputError::Cancelled))
     }
 
     /// Asks the user for a `T` (a flat object of primitive fields, as elicitation allows); the form
     /// is `T`'s JSON Schema. Answers come back as an [`ElicitOutcome`].
+    #[cfg(feature = "schemars")]
     pub fn elicit<T>(&self, message: impl Into<String>) -> Elicit<'_, T> {
         Elicit::new(self, message.into())
     }

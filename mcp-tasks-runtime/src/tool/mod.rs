@@ -11,12 +11,15 @@ mod headers;
 mod output;
 mod param;
 pub(crate) mod registry;
+#[cfg(feature = "schemars")]
 pub(crate) mod schema;
 mod state;
 
 pub use caller::{Principal, RequestInfo};
+#[cfg(feature = "schemars")]
+pub use context::Elicit;
 pub(crate) use context::{ContextBackend, InputFuture, PublishFuture};
-pub use context::{Elicit, ElicitOutcome, InputError, ToolContext};
+pub use context::{ElicitOutcome, InputError, ToolContext};
 pub use error::{ArgumentError, ToolError};
 pub(crate) use headers::HeaderParam;
 #[cfg(feature = "http")]

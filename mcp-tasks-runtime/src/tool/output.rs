@@ -1,7 +1,10 @@
 use super::ToolError;
+#[cfg(feature = "schemars")]
 use super::schema::{is_object_schema, schema_for};
 use crate::protocol::{CallToolResult, Content, RpcError};
+#[cfg(feature = "schemars")]
 use schemars::JsonSchema;
+#[cfg(feature = "schemars")]
 use serde::Serialize;
 use serde_json::Value;
 
@@ -31,6 +34,7 @@ pub trait IntoToolResult<M>: Send + 'static {
 }
 
 /// Marker: a serializable value.
+#[cfg(feature = "schemars")]
 #[derive(Debug)]
 pub enum ViaSerialize {}
 /// Marker: a ready-made result.
@@ -40,6 +44,7 @@ pub enum ViaRaw {}
 #[derive(Debug)]
 pub struct ViaResult<M>(std::marker::PhantomData<M>);
 
+#[cfg(feature = "schemars")]
 impl<T: Serialize + JsonSchema + Send + 'static> IntoToolResult<ViaSerialize> for T {
     fn into_tool_result(self) -> Result<CallToolResult, RpcError> {
         let value = serde_json::to_value(&self).map_err(|e| {
@@ -101,6 +106,7 @@ where
 #[derive(Debug, Clone, PartialEq)]
 pub struct Json<T>(pub T);
 
+#[cfg(feature = "schemars")]
 impl<T: Serialize + JsonSchema + Send + 'static> IntoToolResult<ViaRaw> for Json<T> {
     fn into_tool_result(self) -> Result<CallToolResult, RpcError> {
         self.0.into_tool_result()

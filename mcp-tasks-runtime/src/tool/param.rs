@@ -1,7 +1,10 @@
 use super::{ArgumentError, ToolContext};
 use crate::protocol::jsonrpc::json_kind;
+#[cfg(feature = "schemars")]
 use schemars::transform::Transform;
+#[cfg(feature = "schemars")]
 use schemars::{JsonSchema, SchemaGenerator};
+#[cfg(feature = "schemars")]
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -39,6 +42,7 @@ impl Arguments {
 /// Builds a tool's input schema, one parameter at a time.
 #[derive(Debug)]
 pub struct ParamsBuilder {
+    #[cfg(feature = "schemars")]
     generator: SchemaGenerator,
     properties: Map<String, Value>,
     required: Vec<String>,
@@ -49,6 +53,7 @@ pub struct ParamsBuilder {
 impl Default for ParamsBuilder {
     fn default() -> Self {
         ParamsBuilder {
+            #[cfg(feature = "schemars")]
             generator: super::schema::generator(),
             properties: Map::new(),
             required: Vec::new(),
@@ -60,6 +65,7 @@ impl Default for ParamsBuilder {
 
 impl ParamsBuilder {
     /// Adds a named property.
+    #[cfg(feature = "schemars")]
     pub fn property<T: JsonSchema>(
         &mut self,
         name: &str,
@@ -85,6 +91,7 @@ impl ParamsBuilder {
     }
 
     /// Makes `T`'s own schema the root (a parameter that is the whole argument object).
+    #[cfg(feature = "schemars")]
     pub fn whole<T: JsonSchema>(&mut self) {
         let schema = self.generator.root_schema_for::<T>().to_value();
         self.whole = Some(schema);
@@ -105,7 +112,11 @@ impl ParamsBuilder {
 
     /// The finished input schema: always `type: object`.
     pub fn finish(mut self) -> Value {
+        #[cfg(feature = "schemars")]
         let defs = self.generator.take_definitions(true);
+        // Without schemars, nothing adds a property that refers to a definition.
+        #[cfg(not(feature = "schemars"))]
+        let defs = Map::new();
         let mut root = match self.whole.take() {
             Some(Value::Object(mut whole)) => {
                 // Named parameters next to a whole-object parameter are merged in.
@@ -181,15 +192,18 @@ pub trait ToolParam<M>: Sized + Send + 'static {
 }
 
 /// Marker: a named argument, decoded with serde and described by schemars.
+#[cfg(feature = "schemars")]
 #[derive(Debug)]
 pub enum ViaSerde {}
 /// Marker: injected by the runtime.
 #[derive(Debug)]
 pub enum ViaContext {}
 /// Marker: the whole argument object.
+#[cfg(feature = "schemars")]
 #[derive(Debug)]
 pub enum ViaWhole {}
 
+#[cfg(feature = "schemars")]
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParam<ViaSerde> for T {
     fn describe(params: &mut ParamsBuilder, name: &'static str, description: Option<&'static str>) {
         params.property::<T>(name, description, !accepts_absent::<T>());
@@ -211,6 +225,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParam<ViaSerde> for 
 
 /// A type is optional as an argument when it accepts an absent value (`Option<T>`, `()`,
 /// `serde_json::Value`...). serde decides, so this agrees with how the value is decoded.
+#[cfg(feature = "schemars")]
 fn accepts_absent<T: DeserializeOwned>() -> bool {
     serde_json::from_value::<T>(Value::Null).is_ok()
 }
@@ -233,6 +248,7 @@ impl ToolParam<ViaContext> for ToolContext {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Args<T>(pub T);
 
+#[cfg(feature = "schemars")]
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParam<ViaWhole> for Args<T> {
     fn describe(params: &mut ParamsBuilder, _: &'static str, _: Option<&'static str>) {
         params.whole::<T>();

@@ -3,6 +3,7 @@
 //! whole, only skipped up to its newline.
 
 use super::{Outbound, Outgoing};
+use crate::race::{Either, first};
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,10 +91,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 tokio::task::yield_now().await;
             }
-            tokio::select! {
-                biased;
-                item = self.frames.next() => return Self::item(item?),
-                () = activity.wrote.notified() => {}
+            if let Either::Left(item) = first(self.frames.next(), activity.wrote.notified()).await {
+                return Self::item(item?);
             }
         }
     }

@@ -17,6 +17,7 @@ use super::plan::{self, Becomes, CallFacts, CallPlan, Promotion};
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::{AsTaskView, TaskShape};
 use crate::protocol::{CallToolResult, TASKS_EXTENSION};
+use crate::race::unless;
 use crate::task::engine::{Launch, Launched};
 use crate::tool::{RegisteredTool, TaskSupport, ToolContext};
 use futures_util::FutureExt;
@@ -156,11 +157,8 @@ pub(crate) async fn tools_call(
         // Arguments that do not fit the tool's input: an `isError` result the model can read.
         Err(err) => return Some(err.into_outcome().map(Payload::Tool)),
     };
-    let outcome = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return None,
-        r = kept(server, line, AssertUnwindSafe(fut).catch_unwind()) => r,
-    };
+    let running = kept(server, line, AssertUnwindSafe(fut).catch_unwind());
+    let outcome = unless(cancel.cancelled(), running).await?;
     Some(finish(&name, outcome))
 }
 

@@ -13,6 +13,7 @@ use crate::protocol::Era;
 use crate::protocol::InputRequest;
 use crate::protocol::jsonrpc::{Payload, RpcError};
 use crate::protocol::task::Owner;
+use crate::race::{Either, first, unless};
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, Launch};
 use crate::task::{mrtr, state};
@@ -235,15 +236,18 @@ impl Mrtr {
             tool_cancel,
         } = self;
         let wants_task = || deferred.as_ref().is_some_and(|d| d.wants_task());
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => {
+        let running = first(
+            mrtr::drive(fut, replay, wants_task),
+            // Still running at the threshold: the same run goes on as a task.
+            sleep_or_never(promote_after),
+        );
+        match unless(cancel.cancelled(), running).await {
+            None => {
                 tool_cancel.cancel();
                 None
             }
-            step = mrtr::drive(fut, replay, wants_task) => Some(step),
-            // Still running at the threshold: the same run goes on as a task.
-            _ = sleep_or_never(promote_after) => Some(mrtr::Step::Promote),
+            Some(Either::Left(step)) => Some(step),
+            Some(Either::Right(())) => Some(mrtr::Step::Promote),
         }
     }
 

@@ -35,6 +35,7 @@ use crate::protocol::{
     ClientCapabilities, Execution, LogLevel, TASKS_EXTENSION, ToolAnnotations, ToolDescription,
     meta,
 };
+use crate::race::{Either, first, unless};
 use crate::store::TaskRecord;
 use crate::task::deferred::Deferred;
 use crate::task::engine::{CaughtFuture, ClientChannel, Launch, Launched};
@@ -256,20 +257,22 @@ pub(crate) async fn run_promotable(
         }
     };
     let mut fut: CaughtFuture = Box::pin(AssertUnwindSafe(fut).catch_unwind());
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => {
+    let running = first(&mut fut, tokio::time::sleep(after));
+    match unless(cancel.cancelled(), running).await {
+        None => {
             tool_cancel.cancel();
             return None;
         }
-        outcome = &mut fut => {
+        Some(Either::Left(outcome)) => {
             return Some(match outcome {
-                Ok(Ok(result)) => serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string())),
+                Ok(Ok(result)) => {
+                    serde_json::to_value(result).map_err(|e| RpcError::internal(e.to_string()))
+                }
                 Ok(Err(err)) => Err(err),
                 Err(panic) => Err(crate::task::panic_error(tool.info.name, &*panic)),
             });
         }
-        _ = tokio::time::sleep(after) => {}
+        Some(Either::Right(())) => {}
     }
     let launch = Launch {
         tool: tool.clone(),

@@ -16,6 +16,7 @@
 //!   told to finish its response in flight and close.
 
 use super::HttpConfig;
+use crate::race::{Either, first, unless};
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper::service::{Service as _, service_fn};
@@ -96,28 +97,25 @@ pub(super) async fn serve(
     let graceful = GracefulShutdown::new();
     let service = TowerToHyperService::new(app);
     let mut last_warned: Option<Instant> = None;
-    tokio::pin!(shutdown);
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    // Out of file descriptors: make room (and let the closed connection's task
-                    // free its descriptor), else pause so the loop does not spin.
-                    if is_connection_error(&e) {
-                        continue;
-                    }
-                    if waiting.evict_oldest() {
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                    } else {
-                        tracing::warn!(error = %e, "accept failed; retrying shortly");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
+        let stream = match unless(&mut shutdown, listener.accept()).await {
+            None => break,
+            Some(Ok((stream, _))) => stream,
+            Some(Err(e)) => {
+                // Out of file descriptors: make room (and let the closed connection's task
+                // free its descriptor), else pause so the loop does not spin.
+                if is_connection_error(&e) {
                     continue;
                 }
-            },
+                if waiting.evict_oldest() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                } else {
+                    tracing::warn!(error = %e, "accept failed; retrying shortly");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                continue;
+            }
         };
         let permit = match open.clone().try_acquire_owned() {
             Ok(permit) => Some(permit),
@@ -147,11 +145,12 @@ pub(super) async fn serve(
         let open = crate::telemetry::Held::new(crate::telemetry::Gauge::Connections);
         tokio::spawn(async move {
             let _open = open;
-            tokio::select! {
-                done = connection => if let Err(e) = done {
+            match first(connection, slot.evict.cancelled()).await {
+                Either::Left(Ok(())) => {}
+                Either::Left(Err(e)) => {
                     tracing::debug!(error = %e, "connection closed with an error");
-                },
-                () = slot.evict.cancelled() => {
+                }
+                Either::Right(()) => {
                     tracing::debug!("closed a connection with no request yet to make room");
                 }
             }

@@ -42,6 +42,8 @@ use super::auth::{Authenticator, Principal};
 use super::inner::ServerInner;
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSIONS, meta};
+use crate::race::{Either, first};
+use crate::tracker::TaskTracker;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -53,7 +55,6 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub use config::HttpConfig;
 use config::*;
@@ -190,13 +191,12 @@ pub(crate) async fn serve(
     });
     // The graceful shutdown waits for open responses; `closing` ends them after the grace, so
     // this bound is only a guard against a stuck connection.
-    tokio::pin!(serving);
-    tokio::select! {
-        () = &mut serving => {}
-        _ = async {
-            state.closing.cancelled().await;
-            tokio::time::sleep(Duration::from_secs(2)).await;
-        } => tracing::warn!("connections still open after the shutdown grace; stopping anyway"),
+    let stuck = async {
+        state.closing.cancelled().await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
+    if let Either::Right(()) = first(serving, stuck).await {
+        tracing::warn!("connections still open after the shutdown grace; stopping anyway");
     }
     state.sessions.close_all();
     // No task of this process is left running with nobody to finish it.

@@ -22,6 +22,7 @@ use super::{HttpState, Principal};
 use crate::protocol::Params;
 use crate::protocol::jsonrpc::{self, Message, Notification, RpcError};
 use crate::protocol::meta::{MetaCache, ReadMeta};
+use crate::race::{self, Either};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -419,15 +420,13 @@ async fn run_request(
         in_session,
         authenticator: state.config.authenticator.as_deref(),
     };
-    let first = tokio::select! {
-        biased;
-        m = rx.recv(), if accept.sse => match m {
-            Some(m) => Some(m),
-            // Nothing will be streamed (the sink is gone); wait for the reply.
-            None => return answer.json(reply_rx.await, cancel),
-        },
-        r = &mut reply_rx => return answer.json(r, cancel),
-        () = closed => None,
+    let message = race::or_never(accept.sse.then(|| rx.recv()));
+    let first = match race::first(message, race::first(&mut reply_rx, closed)).await {
+        Either::Left(Some(m)) => Some(m),
+        // Nothing will be streamed (the sink is gone); wait for the reply.
+        Either::Left(None) => return answer.json(reply_rx.await, cancel),
+        Either::Right(Either::Left(r)) => return answer.json(r, cancel),
+        Either::Right(Either::Right(())) => None,
     };
     let keepalive = state.server.config.keepalive_interval;
     let (Some(session), Some((stream, mut attached, primes))) = (session, resumable) else {

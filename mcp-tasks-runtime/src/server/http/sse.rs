@@ -8,6 +8,7 @@ use super::resume::{self, Attached, EventId, Stream, Streams};
 use super::routes::CancelOnDrop;
 use super::session::HttpSession;
 use crate::protocol::jsonrpc;
+use crate::race::{Either, first, unless};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use serde_json::Value;
@@ -110,13 +111,15 @@ impl SseState {
         }
         let reply = self.reply.as_mut()?;
         let out = match self.rx.as_mut() {
-            Some(rx) => tokio::select! {
-                biased;
-                m = rx.recv() => match m {
-                    Some(m) => return Some((message_frame(None, &jsonrpc::Wire(&m).to_json()), self)),
-                    None => { self.rx = None; reply.await }
-                },
-                r = &mut *reply => r,
+            Some(rx) => match first(rx.recv(), &mut *reply).await {
+                Either::Left(Some(m)) => {
+                    return Some((message_frame(None, &jsonrpc::Wire(&m).to_json()), self));
+                }
+                Either::Left(None) => {
+                    self.rx = None;
+                    reply.await
+                }
+                Either::Right(r) => r,
             },
             None => reply.await,
         };
@@ -150,13 +153,10 @@ async fn next_out(source: &mut resume::Source) -> Out {
     }
     loop {
         let closed = match (source.rx.as_mut(), source.reply.as_mut()) {
-            (Some(rx), Some(reply)) => tokio::select! {
-                biased;
-                m = rx.recv() => match m {
-                    Some(m) => return Out::Message(m),
-                    None => true,
-                },
-                r = reply => return Out::Reply(r.ok().flatten()),
+            (Some(rx), Some(reply)) => match first(rx.recv(), reply).await {
+                Either::Left(Some(m)) => return Out::Message(m),
+                Either::Left(None) => true,
+                Either::Right(r) => return Out::Reply(r.ok().flatten()),
             },
             (Some(rx), None) => return rx.recv().await.map_or(Out::End, Out::Message),
             (None, Some(reply)) => return Out::Reply(reply.await.ok().flatten()),
@@ -206,13 +206,11 @@ impl Serving {
                 None => std::future::pending().await,
             }
         };
-        let out = tokio::select! {
-            biased;
-            _ = self.attached.detach.cancelled() => return None,
-            _ = self.session.conn.closing.cancelled() => return None,
-            _ = draining => return None,
-            out = next_out(&mut self.attached.source) => out,
-        };
+        let stop = first(
+            self.attached.detach.cancelled(),
+            first(self.session.conn.closing.cancelled(), draining),
+        );
+        let out = unless(stop, next_out(&mut self.attached.source)).await?;
         let (text, last) = match out {
             Out::Message(m) => (jsonrpc::Wire(&m).to_json(), false),
             Out::Reply(Some(reply)) => (serde_json::to_string(&reply).unwrap_or_default(), true),

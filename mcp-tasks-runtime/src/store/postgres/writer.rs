@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
+use futures_util::future::{join, join4};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::SystemTime;
@@ -492,7 +493,7 @@ impl Shared {
             }
             client.query(&statements.lock, &[&wanted]).await
         };
-        let (begun, turned, inserted, locked) = tokio::join!(begin, turn, insert, lock);
+        let (begun, turned, inserted, locked) = join4(begin, turn, insert, lock).await;
         let failed_early = begun
             .as_ref()
             .err()
@@ -608,7 +609,7 @@ impl Shared {
                 .await
         };
         let commit = client.execute(&statements.commit, &[]);
-        let (updated, committed) = tokio::join!(update, commit);
+        let (updated, committed) = join(update, commit).await;
         // A statement Postgres refused aborted the transaction: the COMMIT behind it rolled back.
         if let Err(e) = &updated
             && e.as_db_error().is_some()

@@ -1,4 +1,4 @@
-use super::{InputError, ToolContext};
+use super::{ElicitOutcome, InputError, ToolContext};
 use crate::protocol::InputRequest;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -6,27 +6,6 @@ use serde_json::Value;
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
-
-/// How the user answered an elicitation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ElicitOutcome<T> {
-    /// The user submitted the form.
-    Accept(T),
-    /// The user said no.
-    Decline,
-    /// The user dismissed the request without choosing.
-    Cancel,
-}
-
-impl<T> ElicitOutcome<T> {
-    /// The accepted value, if any.
-    pub fn accepted(self) -> Option<T> {
-        match self {
-            ElicitOutcome::Accept(v) => Some(v),
-            _ => None,
-        }
-    }
-}
 
 /// A pending elicitation; `.await` it. See [`ToolContext::elicit`].
 #[must_use = "an elicitation does nothing until awaited"]
