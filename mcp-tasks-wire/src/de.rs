@@ -3,18 +3,21 @@
 //! flattened fields, go through a `serde_json` value.
 
 use crate::Header;
-use crate::parse::{Body, Field, Fields, Item, Variant};
+use crate::parse::{Body, Error, Field, Fields, Item, Variant};
 
 const OK: &str = "::core::result::Result::Ok";
 const ERR: &str = "::core::result::Result::Err";
 
-pub(crate) fn expand(item: &Item) -> Result<String, String> {
+pub(crate) fn expand(item: &Item) -> Result<String, Error> {
     let Header { decl, ty, bounds } = Header::new(item, Some("'de"), "::serde::Deserialize<'de>");
     let name = &item.name;
     if let Some(field) = item.fields().find(|f| f.borrows_static()) {
-        return Err(format!(
-            "field `{}` borrows `'static` data, which no input outlives: derive only Serialize",
-            field.ident
+        return Err(Error::at(
+            field.span,
+            format!(
+                "field `{}` borrows `'static` data, which no input outlives: derive only Serialize",
+                field.ident
+            ),
         ));
     }
     let body = match &item.body {
@@ -23,7 +26,7 @@ pub(crate) fn expand(item: &Item) -> Result<String, String> {
         }
         Body::Struct(Fields::Named(fields)) if item.attrs.transparent => {
             let [field] = fields.as_slice() else {
-                return Err("`transparent` needs exactly one field".into());
+                return Err(Error::from("`transparent` needs exactly one field"));
             };
             format!(
                 "{OK}({name} {{ {}: <{} as ::serde::Deserialize>::deserialize(__deserializer)? }})",
@@ -325,7 +328,7 @@ fn variant_visitor(
 
 /// `{"tag": "variant", ...fields}`: the object is read whole, its tag taken out, and the rest
 /// read as the variant's fields.
-fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, String> {
+fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, Error> {
     let name = &item.name;
     let Body::Enum(variants) = &item.body else {
         unreachable!("an enum")
@@ -345,8 +348,9 @@ fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, 
                 )
             }
             Fields::Tuple(_) => {
-                return Err(format!(
-                    "variant `{v}`: an internally tagged enum takes no tuple variant"
+                return Err(Error::at(
+                    variant.span,
+                    format!("variant `{v}`: an internally tagged enum takes no tuple variant"),
                 ));
             }
         };
@@ -371,7 +375,7 @@ fn internally_tagged(item: &Item, tag: &str, keys: &[String]) -> Result<String, 
 }
 
 /// The first variant, in declaration order, that the value makes.
-fn untagged(item: &Item) -> Result<String, String> {
+fn untagged(item: &Item) -> Result<String, Error> {
     let name = &item.name;
     let Body::Enum(variants) = &item.body else {
         unreachable!("an enum")
@@ -399,9 +403,9 @@ fn untagged(item: &Item) -> Result<String, String> {
                 )
             }
             Fields::Tuple(_) => {
-                return Err(format!(
+                return Err(Error::at(variant.span, format!(
                     "variant `{v}`: tuple variants of more than one field are not supported"
-                ));
+                )));
             }
         });
     }
@@ -413,7 +417,7 @@ fn untagged(item: &Item) -> Result<String, String> {
 }
 
 /// `"variant"` for a unit variant, `{"variant": value}` for a newtype one.
-fn externally_tagged(item: &Item, keys: &[String]) -> Result<String, String> {
+fn externally_tagged(item: &Item, keys: &[String]) -> Result<String, Error> {
     let name = &item.name;
     let Body::Enum(variants) = &item.body else {
         unreachable!("an enum")
@@ -442,8 +446,11 @@ fn externally_tagged(item: &Item, keys: &[String]) -> Result<String, String> {
                 fields[0].ty()
             )),
             _ => {
-                return Err(format!(
-                    "variant `{v}`: an externally tagged enum takes only unit and newtype variants"
+                return Err(Error::at(
+                    variant.span,
+                    format!(
+                        "variant `{v}`: an externally tagged enum takes only unit and newtype variants"
+                    ),
                 ));
             }
         }

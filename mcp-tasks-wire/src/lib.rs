@@ -10,7 +10,7 @@ mod de;
 mod parse;
 mod ser;
 
-use proc_macro::TokenStream;
+use proc_macro::{Delimiter, Group, Ident, Literal, Punct, Spacing, TokenStream, TokenTree};
 
 /// `serde::Serialize` for a struct or enum, from its `#[serde(...)]` attributes.
 #[proc_macro_derive(Serialize, attributes(serde))]
@@ -24,7 +24,10 @@ pub fn derive_deserialize(input: TokenStream) -> TokenStream {
     expand(input, de::expand)
 }
 
-fn expand(input: TokenStream, generate: fn(&parse::Item) -> Result<String, String>) -> TokenStream {
+fn expand(
+    input: TokenStream,
+    generate: fn(&parse::Item) -> Result<String, parse::Error>,
+) -> TokenStream {
     let code = parse::item(input).and_then(|item| {
         let code = generate(&item)?;
         Ok(format!(
@@ -35,13 +38,37 @@ fn expand(input: TokenStream, generate: fn(&parse::Item) -> Result<String, Strin
     });
     match code {
         Ok(code) => code.parse().expect("the generated code is valid Rust"),
-        Err(message) => format!(
-            "::core::compile_error!({:?});",
-            format!("mcp-tasks-wire: {message}")
-        )
-        .parse()
-        .expect("a compile_error! call"),
+        Err(error) => compile_error(error),
     }
+}
+
+/// `::core::compile_error!("...");` on the offending token.
+fn compile_error(error: parse::Error) -> TokenStream {
+    let span = error.span;
+    let message = format!("mcp-tasks-wire: {}", error.message);
+    let mut literal = Literal::string(&message);
+    literal.set_span(span);
+    let punct = |c, spacing| {
+        let mut p = Punct::new(c, spacing);
+        p.set_span(span);
+        TokenTree::Punct(p)
+    };
+    let ident = |name| TokenTree::Ident(Ident::new(name, span));
+    let mut args = Group::new(Delimiter::Parenthesis, TokenTree::Literal(literal).into());
+    args.set_span(span);
+    [
+        punct(':', Spacing::Joint),
+        punct(':', Spacing::Alone),
+        ident("core"),
+        punct(':', Spacing::Joint),
+        punct(':', Spacing::Alone),
+        ident("compile_error"),
+        punct('!', Spacing::Alone),
+        TokenTree::Group(args),
+        punct(';', Spacing::Alone),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// The pieces of an impl header for `item`: the parameters as declared (with `extra` first,

@@ -1,9 +1,34 @@
 //! The derive input, read from its tokens: the item's name, generics, `#[serde]` attributes,
 //! fields and variants. Types stay token text: the generated code only repeats them.
 
-use proc_macro::{Delimiter, Spacing, TokenStream, TokenTree};
+use proc_macro::{Delimiter, Spacing, Span, TokenStream, TokenTree};
 
-pub(crate) type Error = String;
+/// Why the derive refuses its input, and the token the compile error points at.
+pub(crate) struct Error {
+    pub(crate) message: String,
+    pub(crate) span: Span,
+}
+
+impl Error {
+    pub(crate) fn at(span: Span, message: impl Into<String>) -> Self {
+        Error {
+            message: message.into(),
+            span,
+        }
+    }
+}
+
+impl From<String> for Error {
+    fn from(message: String) -> Self {
+        Error::at(Span::call_site(), message)
+    }
+}
+
+impl From<&str> for Error {
+    fn from(message: &str) -> Self {
+        Error::at(Span::call_site(), message)
+    }
+}
 
 pub(crate) struct Item {
     pub(crate) name: String,
@@ -34,12 +59,15 @@ pub(crate) enum Fields {
 pub(crate) struct Field {
     /// The identifier as written (`r#type` too); for a tuple field, its index.
     pub(crate) ident: String,
+    /// Where the field is written, for errors.
+    pub(crate) span: Span,
     pub(crate) ty: Vec<TokenTree>,
     pub(crate) attrs: Attrs,
 }
 
 pub(crate) struct Variant {
     pub(crate) name: String,
+    pub(crate) span: Span,
     pub(crate) fields: Fields,
     pub(crate) attrs: Attrs,
 }
@@ -185,7 +213,7 @@ pub(crate) fn item(input: TokenStream) -> Result<Item, Error> {
     let name = ident(&mut rest).ok_or("expected the type's name")?;
     let params = generics(&mut rest)?;
     if matches!(rest.first(), Some(TokenTree::Ident(i)) if i.to_string() == "where") {
-        return Err("`where` clauses are not supported".into());
+        return Err(Error::from("`where` clauses are not supported"));
     }
     let body = match (keyword.as_str(), rest.first()) {
         ("struct", Some(TokenTree::Group(g))) if g.delimiter() == Delimiter::Brace => {
@@ -198,12 +226,14 @@ pub(crate) fn item(input: TokenStream) -> Result<Item, Error> {
         ("enum", Some(TokenTree::Group(g))) if g.delimiter() == Delimiter::Brace => {
             Body::Enum(variants(g.stream())?)
         }
-        _ => return Err(format!("`{keyword}` items are not supported")),
+        _ => return Err(Error::from(format!("`{keyword}` items are not supported"))),
     };
     if let Some(style) = &attrs.rename_all
         && !RENAME_ALL.contains(&style.as_str())
     {
-        return Err(format!("rename_all = {style:?} is not supported"));
+        return Err(Error::from(format!(
+            "rename_all = {style:?} is not supported"
+        )));
     }
     Ok(Item {
         name,
@@ -249,7 +279,7 @@ fn attributes(rest: &mut &[TokenTree], allowed: &[&str]) -> Result<Attrs, Error>
     let mut attrs = Attrs::default();
     while punct(rest, '#') {
         let Some(TokenTree::Group(group)) = rest.first() else {
-            return Err("expected an attribute after `#`".into());
+            return Err(Error::from("expected an attribute after `#`"));
         };
         *rest = &rest[1..];
         let inner: Vec<TokenTree> = group.stream().into_iter().collect();
@@ -274,17 +304,28 @@ fn serde_entry(attrs: &mut Attrs, entry: &[TokenTree], allowed: &[&str]) -> Resu
         ] if eq.as_char() == '=' => {
             let text = value.to_string();
             let Some(unquoted) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
-                return Err(format!("serde attribute `{key}` takes a string"));
+                return Err(Error::at(
+                    key.span(),
+                    format!("serde attribute `{key}` takes a string"),
+                ));
             };
             (key.to_string(), Some(unquoted.to_owned()))
         }
         _ => {
             let text = entry.iter().cloned().collect::<TokenStream>().to_string();
-            return Err(format!("unsupported serde attribute `{text}`"));
+            let span = entry.first().map_or_else(Span::call_site, TokenTree::span);
+            return Err(Error::at(
+                span,
+                format!("unsupported serde attribute `{text}`"),
+            ));
         }
     };
+    let span = entry[0].span();
     if !allowed.contains(&key.as_str()) {
-        return Err(format!("serde attribute `{key}` is not supported here"));
+        return Err(Error::at(
+            span,
+            format!("serde attribute `{key}` is not supported here"),
+        ));
     }
     let needs_value = |value: Option<String>| value.ok_or(format!("`{key}` takes `= \"...\"`"));
     match key.as_str() {
@@ -340,13 +381,17 @@ fn generics(rest: &mut &[TokenTree]) -> Result<Vec<Param>, Error> {
                 [TokenTree::Ident(name), bounds @ ..] if name.to_string() != "const" => {
                     (false, name.to_string(), bounds)
                 }
-                _ => return Err("only lifetime and type parameters are supported".to_owned()),
+                _ => {
+                    return Err(Error::from(
+                        "only lifetime and type parameters are supported",
+                    ));
+                }
             };
             if bounds
                 .iter()
                 .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '='))
             {
-                return Err("default type parameters are not supported".to_owned());
+                return Err(Error::from("default type parameters are not supported"));
             }
             Ok(Param {
                 lifetime,
@@ -376,10 +421,11 @@ fn fields(stream: TokenStream, named: bool) -> Result<Vec<Field>, Error> {
                 ],
             )?;
             visibility(&mut rest);
+            let span = rest.first().map_or_else(Span::call_site, TokenTree::span);
             let ident = if named {
                 let ident = ident(&mut rest).ok_or("expected a field name")?;
                 if !punct(&mut rest, ':') {
-                    return Err(format!("expected `:` after field `{ident}`"));
+                    return Err(Error::from(format!("expected `:` after field `{ident}`")));
                 }
                 ident
             } else {
@@ -387,6 +433,7 @@ fn fields(stream: TokenStream, named: bool) -> Result<Vec<Field>, Error> {
             };
             Ok(Field {
                 ident,
+                span,
                 ty: rest.to_vec(),
                 attrs,
             })
@@ -400,6 +447,7 @@ fn variants(stream: TokenStream) -> Result<Vec<Variant>, Error> {
         .map(|tokens| {
             let mut rest = tokens.as_slice();
             let attrs = attributes(&mut rest, &["rename", "rename_all"])?;
+            let span = rest.first().map_or_else(Span::call_site, TokenTree::span);
             let name = ident(&mut rest).ok_or("expected a variant name")?;
             let fields = match rest.first() {
                 Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
@@ -412,6 +460,7 @@ fn variants(stream: TokenStream) -> Result<Vec<Variant>, Error> {
             };
             Ok(Variant {
                 name,
+                span,
                 fields,
                 attrs,
             })

@@ -2,9 +2,9 @@
 //! its fields (serde_json writes the same for a map as for a struct).
 
 use crate::Header;
-use crate::parse::{Body, Field, Fields, Item};
+use crate::parse::{Body, Error, Field, Fields, Item};
 
-pub(crate) fn expand(item: &Item) -> Result<String, String> {
+pub(crate) fn expand(item: &Item) -> Result<String, Error> {
     let Header { decl, ty, bounds } = Header::new(item, None, "::serde::Serialize");
     let body = match &item.body {
         Body::Struct(fields) => struct_body(item, fields)?,
@@ -44,10 +44,13 @@ pub(crate) fn expand(item: &Item) -> Result<String, String> {
                         format!("Self::{name} {{ {} .. }} => {{ {map} }}", bindings(fields))
                     }
                     _ => {
-                        return Err(format!(
-                            "variant `{name}`: no tuple variant of more than one field, no struct \
+                        return Err(Error::at(
+                            variant.span,
+                            format!(
+                                "variant `{name}`: no tuple variant of more than one field, no struct \
                              variant in an externally tagged enum, no newtype variant in an \
                              internally tagged one"
+                            ),
                         ));
                     }
                 };
@@ -73,14 +76,14 @@ pub(crate) fn expand(item: &Item) -> Result<String, String> {
     ))
 }
 
-fn struct_body(item: &Item, fields: &Fields) -> Result<String, String> {
+fn struct_body(item: &Item, fields: &Fields) -> Result<String, Error> {
     let name = &item.name;
     let shown: Vec<&Field> = match fields {
         Fields::Named(f) | Fields::Tuple(f) => f.iter().filter(|f| !f.attrs.skip).collect(),
         Fields::Unit => Vec::new(),
     };
     if item.attrs.transparent && shown.len() != 1 {
-        return Err("`transparent` needs exactly one field".into());
+        return Err(Error::from("`transparent` needs exactly one field"));
     }
     Ok(match fields {
         Fields::Unit => {
