@@ -53,7 +53,7 @@ impl<P> ::core::fmt::Debug for Param<P> {
     message = "`{Self}` cannot be used as an MCP tool parameter",
     label = "this parameter's type is neither an argument nor injected by mcp-tasks",
     note = "an argument type must implement `serde::Deserialize` and `schemars::JsonSchema` \
-            (add `#[derive(wire::Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
+            (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
             the whole argument object is `Args<T>`; application state is `State<T>`, where `T` \
             must be `Send + Sync + 'static`"
 )]
@@ -92,7 +92,7 @@ impl<O> ::core::fmt::Debug for Output<O> {
     message = "`{Self}` cannot be returned from an MCP tool",
     label = "this is what the tool returns",
     note = "return a type that implements `serde::Serialize` and `schemars::JsonSchema` \
-            (add `#[derive(wire::Serialize, JsonSchema)]`), a `String`, a `CallToolResult`, or a \
+            (add `#[derive(Serialize, JsonSchema)]`), a `String`, a `CallToolResult`, or a \
             `Result<T, E>` of those whose error converts into `ToolError` (any \
             `std::error::Error + Send + Sync + 'static` does)"
 )]

@@ -99,7 +99,7 @@ impl Client {
         let raw = self.inner.call(method, params).await?;
         check_complete(method, &raw)?;
         /// `CompleteResult`.
-        #[derive(wire::Deserialize)]
+        #[derive(mcp_tasks_wire::Deserialize)]
         struct Complete {
             completion: Completion,
         }

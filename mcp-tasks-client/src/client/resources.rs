@@ -141,7 +141,7 @@ impl Client {
         };
         check_complete(method, &raw)?;
         /// `ReadResourceResult` on the wire.
-        #[derive(wire::Deserialize)]
+        #[derive(mcp_tasks_wire::Deserialize)]
         struct Read {
             contents: Vec<ResourceContents>,
         }

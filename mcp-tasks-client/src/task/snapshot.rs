@@ -46,7 +46,7 @@ impl TaskSnapshot {
     pub(super) fn parse(v: &Value) -> Result<TaskSnapshot, String> {
         /// A task as `tasks/get` (a modern `DetailedTask` or a legacy `Task`), a
         /// `CreateTaskResult` or a status notification carries it.
-        #[derive(wire::Deserialize)]
+        #[derive(mcp_tasks_wire::Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct WireTask {
             task_id: String,

@@ -63,7 +63,7 @@ pub(crate) fn var_value<T: DeserializeOwned>(
     message = "`{Self}` cannot be a resource template variable",
     label = "a template variable's type must implement `serde::Deserialize`",
     note = "the variable's text is decoded as a string, or else as JSON (`42`, `true`); add \
-            `#[derive(wire::Deserialize)]` or take a `String`"
+            `#[derive(Deserialize)]` or take a `String`"
 )]
 pub trait IsResourceVar: DeserializeOwned + Send + 'static {}
 

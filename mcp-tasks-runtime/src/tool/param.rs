@@ -176,7 +176,7 @@ impl ParamsBuilder {
     message = "`{Self}` cannot be used as an MCP tool parameter",
     label = "this parameter's type is neither an argument nor injected by mcp-tasks",
     note = "an argument type must implement `serde::Deserialize` and `schemars::JsonSchema` \
-            (add `#[derive(wire::Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
+            (add `#[derive(Deserialize, JsonSchema)]`); the injected context is `ToolContext`; \
             application state is `State<T>` with `T: Send + Sync + 'static`"
 )]
 pub trait ToolParam<M>: Sized + Send + 'static {
