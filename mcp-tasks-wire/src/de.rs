@@ -3,7 +3,7 @@
 //! flattened fields, go through a `serde_json` value.
 
 use crate::Header;
-use crate::parse::{Body, Error, Field, Fields, Item, Variant};
+use crate::parse::{Attrs, Body, Error, Field, Fields, Item, Variant};
 
 const OK: &str = "::core::result::Result::Ok";
 const ERR: &str = "::core::result::Result::Err";
@@ -35,7 +35,7 @@ pub(crate) fn expand(item: &Item) -> Result<String, Error> {
             )
         }
         Body::Struct(Fields::Named(fields)) => {
-            let visitor = visitor(item, "__Visitor", &format!("struct {name}"), || {
+            let visitor = visitor(item, "__Visitor", &format!("struct {name}"), {
                 map_fields(name, fields, item.attrs.rename_all.as_deref())
             });
             format!(
@@ -78,12 +78,7 @@ fn new(visitor: &str) -> String {
 
 /// A visitor struct named `visitor` producing the item's type, with `methods`, and `expecting`
 /// for the errors.
-fn visitor(
-    item: &Item,
-    visitor: &str,
-    expecting: &str,
-    methods: impl FnOnce() -> String,
-) -> String {
+fn visitor(item: &Item, visitor: &str, expecting: &str, methods: String) -> String {
     let Header { decl, ty, bounds } = Header::new(item, Some("'de"), "::serde::Deserialize<'de>");
     let params: String = item
         .params
@@ -106,7 +101,7 @@ fn visitor(
              }}
              {}
          }}",
-        methods()
+        methods
     )
 }
 
@@ -218,7 +213,7 @@ fn map_fields(ctor: &str, fields: &[Field], rename_all: Option<&str>) -> String 
     for (i, field) in fields.iter().enumerate() {
         let ty = field.ty();
         let value = if field.attrs.skip {
-            "::core::default::Default::default()".to_owned()
+            default_value(&field.attrs)
         } else if field.attrs.flatten {
             let rest = if Some(i) == last_flatten {
                 "__rest"
@@ -239,8 +234,7 @@ fn map_fields(ctor: &str, fields: &[Field], rename_all: Option<&str>) -> String 
             }
         } else {
             let missing = match &field.attrs.default {
-                Some(None) => "::core::default::Default::default()".to_owned(),
-                Some(Some(path)) => format!("{path}()"),
+                Some(_) => default_value(&field.attrs),
                 None if field.attrs.with.is_none() && field.option_inner().is_some() => {
                     "::core::option::Option::None".to_owned()
                 }
@@ -268,18 +262,26 @@ fn map_fields(ctor: &str, fields: &[Field], rename_all: Option<&str>) -> String 
     )
 }
 
+/// A field's value when the input leaves it out and it says `default` or `default = "path"`, or
+/// when it is skipped.
+fn default_value(attrs: &Attrs) -> String {
+    match &attrs.default {
+        Some(Some(path)) => format!("{path}()"),
+        _ => "::core::default::Default::default()".to_owned(),
+    }
+}
+
 fn tuple_struct(item: &Item, fields: &[Field]) -> String {
     let name = &item.name;
     let count = fields.len();
     let expecting = format!("tuple struct {name}");
-    let visitor = visitor(item, "__Visitor", &expecting, || {
+    let visitor = visitor(item, "__Visitor", &expecting, {
         let mut code = String::new();
         let mut built = String::new();
         for (i, field) in fields.iter().enumerate() {
             let ty = field.ty();
             let missing = match &field.attrs.default {
-                Some(None) => "::core::default::Default::default()".to_owned(),
-                Some(Some(path)) => format!("{path}()"),
+                Some(_) => default_value(&field.attrs),
                 None => format!(
                     "return {ERR}(<__A::Error as ::serde::de::Error>::invalid_length(\
                      {i}, &{:?}))",
@@ -321,7 +323,7 @@ fn variant_visitor(
         item,
         &visitor_name,
         &format!("struct variant {name}::{v}"),
-        || map_fields(&format!("{name}::{v}"), fields, rename_all),
+        map_fields(&format!("{name}::{v}"), fields, rename_all),
     );
     (visitor, new(&visitor_name))
 }
@@ -455,7 +457,7 @@ fn externally_tagged(item: &Item, keys: &[String]) -> Result<String, Error> {
             }
         }
     }
-    let visitor = visitor(item, "__Visitor", &format!("enum {name}"), || {
+    let visitor = visitor(item, "__Visitor", &format!("enum {name}"), {
         format!(
             "fn visit_str<__E>(self, __v: &str) -> ::core::result::Result<Self::Value, __E>
              where __E: ::serde::de::Error {{
