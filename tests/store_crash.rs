@@ -6,6 +6,9 @@
 //! answer it was given, or asks its question again (visible in `tasks/get`) and completes with
 //! the answer given then; 30 s after the store is back no task is `working`.
 //!
+//! `an_outcome_redis_forgot_is_recorded_again` makes the one loss that leaves no tool behind
+//! happen on purpose: an outcome Redis took, then forgot.
+//!
 //! `research` asks how many sources to read (`{"sources": N}`) and reports `sources` in its
 //! result; each task gets its own N. The client declares no `sampling`, so the tool asks nothing
 //! more.
@@ -255,4 +258,41 @@ async fn postgres_stopped_while_tools_take_answers_loses_no_task() {
         pg.restart();
     })
     .await;
+}
+
+/// An outcome Redis acknowledged and then forgot is written again. After a task completed, its
+/// hash is set back to what it was while the task asked (as a restart from an older snapshot
+/// leaves it), and the store's feed connection is broken (as a restart breaks it): the task,
+/// whose tool has returned, completes again with the answer it was given instead of asking a
+/// question no tool waits for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outcome_redis_forgot_is_recorded_again() {
+    let redis = RedisServer::start();
+    let instance = Instance::start("A", &redis.url);
+    let (c, url) = (client(), instance.url.as_str());
+    let call = json!({ "name": "research", "arguments": { "topic": topic(9, 0) } });
+    let created = attempt(&c, url, "tools/call", call).await.unwrap();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let asked = until(&c, url, &id, |t| t["status"] == "input_required").await;
+    let key = format!("mcp-tasks:task:{id}");
+    let field = |name: &str| {
+        redis
+            .bulk(&["HGET", &key, name])
+            .unwrap_or_else(|| panic!("{key} has field {name}"))
+    };
+    let (record, version) = (field("r"), field("v"));
+
+    answer(&c, url, &asked, sources(9, 0)).await.unwrap();
+    until(&c, url, &id, |t| t["status"] == "completed").await;
+    let reply = redis.command(&["HSET", &key, "r", &record, "v", &version]);
+    assert_eq!(reply.as_deref(), Some(":0"), "the hash set back");
+    let forgot = until(&c, url, &id, |t| t["status"] != "completed").await;
+    assert_eq!(forgot["status"], "input_required", "{forgot}");
+
+    let killed = redis.command(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    assert_eq!(killed.as_deref(), Some(":1"), "the store's feed connection");
+    let done = until(&c, url, &id, |t| t["status"] == "completed").await;
+    let got = &done["result"]["structuredContent"];
+    assert_eq!(got["sources"], sources(9, 0), "{done}");
+    assert_eq!(got["topic"], topic(9, 0), "{done}");
 }

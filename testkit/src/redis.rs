@@ -145,6 +145,26 @@ impl RedisServer {
         Some(line.trim_end().to_owned())
     }
 
+    /// Sends one command whose reply is a bulk string (`GET`, `HGET`) and returns it, `None` if
+    /// the server cannot be reached or has no such value.
+    pub fn bulk(&self, args: &[&str]) -> Option<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let mut request = format!("*{}\r\n", args.len());
+        for arg in args {
+            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut reader = BufReader::new(stream);
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let len: usize = header.trim_end().strip_prefix('$')?.parse().ok()?;
+        let mut body = vec![0; len + 2];
+        std::io::Read::read_exact(&mut reader, &mut body).ok()?;
+        body.truncate(len);
+        String::from_utf8(body).ok()
+    }
+
     /// `INFO section` as text.
     pub fn info(&self, section: &str) -> String {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to redis");

@@ -36,6 +36,11 @@ pub trait Records: Send + Sync + fmt::Debug + 'static {
     /// [`FastPaths::creates_in_order`]).
     const CREATES_IN_ORDER: bool = false;
 
+    /// [`FastPaths::forgetful_epoch`]: `None`, the backend keeps every write it acknowledged.
+    fn forgetful_epoch(&self) -> Option<u64> {
+        None
+    }
+
     /// The time by the backend's clock ([`TaskStore::now`]).
     fn time(&self) -> SystemTime;
 
@@ -331,6 +336,10 @@ impl<R: Records> FastPaths for R {
     fn creates_in_order(&self) -> bool {
         R::CREATES_IN_ORDER
     }
+
+    fn forgetful_epoch(&self) -> Option<u64> {
+        Records::forgetful_epoch(self)
+    }
 }
 
 /// A backend whose records live in a server that several instances share (Redis, Postgres): it
@@ -341,6 +350,11 @@ impl<R: Records> FastPaths for R {
 pub trait Remote: Send + Sync + fmt::Debug + 'static {
     /// [`Records::CREATES_IN_ORDER`].
     const CREATES_IN_ORDER: bool = false;
+
+    /// Whether the server may lose writes it acknowledged, coming back from a restart without
+    /// them: the count of the feed's connections is then the store's
+    /// [`forgetful_epoch`](FastPaths::forgetful_epoch) (a restart breaks the connection).
+    const FORGETS_ACKNOWLEDGED_WRITES: bool = false;
 
     /// [`Records::time`].
     fn time(&self) -> SystemTime;
@@ -395,6 +409,10 @@ pub trait Remote: Send + Sync + fmt::Debug + 'static {
 #[cfg(any(feature = "redis", feature = "postgres"))]
 impl<S: Remote> Records for S {
     const CREATES_IN_ORDER: bool = <S as Remote>::CREATES_IN_ORDER;
+
+    fn forgetful_epoch(&self) -> Option<u64> {
+        S::FORGETS_ACKNOWLEDGED_WRITES.then(|| Remote::feed(self).connections())
+    }
 
     fn time(&self) -> SystemTime {
         Remote::time(self)

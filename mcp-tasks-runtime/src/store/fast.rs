@@ -75,6 +75,14 @@ pub trait FastPaths: TaskStore {
     fn creates_in_order(&self) -> bool {
         false
     }
+
+    /// For a store that may lose writes it acknowledged (Redis restarted from its last
+    /// snapshot forgets the writes made after it): a count that changes whenever it may have
+    /// (each time it reconnects). `None` for a store that keeps what it acknowledged. The engine
+    /// writes again the outcomes such a store forgot (`task/recorded.rs`).
+    fn forgetful_epoch(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<'s> dyn TaskStore + 's {
@@ -106,6 +114,11 @@ impl<'s> dyn TaskStore + 's {
     /// [`FastPaths::creates_in_order`], `false` for a store without fast paths.
     pub(crate) fn creates_in_order(&self) -> bool {
         self.fast_paths().is_some_and(FastPaths::creates_in_order)
+    }
+
+    /// [`FastPaths::forgetful_epoch`], `None` for a store without fast paths.
+    pub(crate) fn forgetful_epoch(&self) -> Option<u64> {
+        self.fast_paths().and_then(FastPaths::forgetful_epoch)
     }
 
     /// [`FastPaths::changed_status`] if the store has it, else [`TaskStore::changed`].

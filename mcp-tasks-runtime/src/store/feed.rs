@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -74,6 +74,8 @@ pub struct Feed {
     /// Set once the listener has listened for the first time.
     listening: watch::Sender<bool>,
     online: AtomicBool,
+    /// How many times the listener has connected.
+    connections: AtomicU64,
     /// How often a waiter re-reads its task when nothing woke it, if ever: the bound on a wake-up
     /// lost with an instance that died between making a change and sending its message.
     resync: Option<Duration>,
@@ -86,6 +88,7 @@ impl Feed {
             events: broadcast::channel(EVENT_CAPACITY).0,
             listening: watch::channel(false).0,
             online: AtomicBool::new(false),
+            connections: AtomicU64::new(0),
             resync,
         }
     }
@@ -98,6 +101,12 @@ impl Feed {
     /// Whether the listener is connected now.
     pub(super) fn online(&self) -> bool {
         self.online.load(Ordering::Relaxed)
+    }
+
+    /// How many times the listener has connected: each time after the first, the backend may
+    /// have restarted meanwhile.
+    pub(super) fn connections(&self) -> u64 {
+        self.connections.load(Ordering::Acquire)
     }
 
     /// Waits (up to `timeout`) until the listener has listened once; else fails with `error`.
@@ -119,6 +128,7 @@ impl Feed {
     /// The listener (re)connected: messages sent while nobody listened went unheard, so every
     /// waiter re-reads.
     fn connected(&self) {
+        self.connections.fetch_add(1, Ordering::AcqRel);
         self.online.store(true, Ordering::Relaxed);
         self.listening.send_replace(true);
         for waiter in lock(&self.waiters).values() {

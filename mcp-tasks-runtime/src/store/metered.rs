@@ -217,4 +217,8 @@ impl FastPaths for Metered {
     fn creates_in_order(&self) -> bool {
         self.inner.creates_in_order()
     }
+
+    fn forgetful_epoch(&self) -> Option<u64> {
+        self.inner.forgetful_epoch()
+    }
 }

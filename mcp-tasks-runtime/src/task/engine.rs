@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::backend::{StatusSlot, TaskBackend, ToolBounds};
 use super::limits::Running;
+use super::recorded::Recorded;
 use super::run::{Created, Run, Settling};
 
 pub use super::backend::ClientChannel;
@@ -230,6 +231,8 @@ pub struct TaskEngine {
     /// The tasks whose tool has returned here and whose outcome is being recorded: what a poll
     /// may wait for ([`Self::settling`]).
     settling: Settling,
+    /// The outcomes recorded lately, if the store may forget them (`recorded.rs`).
+    recorded: Recorded,
     /// The drivers of those tasks.
     drivers: TaskTracker,
     /// Serve loops using this engine; the last one to end settles the tasks.
@@ -260,6 +263,7 @@ impl TaskEngine {
     pub fn new(store: Arc<dyn TaskStore>, mut config: EngineConfig) -> Arc<Self> {
         config.lease = config.lease.max(MIN_LEASE);
         let slots = Arc::new(Running::new(config.max_tasks, config.max_tasks_per_owner));
+        let recorded = Recorded::new(&*store, config.lease);
         Arc::new(TaskEngine {
             store,
             config,
@@ -268,6 +272,7 @@ impl TaskEngine {
             leased: AtomicBool::new(false),
             running: Arc::default(),
             settling: Settling::default(),
+            recorded,
             drivers: TaskTracker::new(),
             serving: AtomicUsize::new(0),
             slots,
@@ -586,6 +591,7 @@ impl TaskEngine {
             _slot: slot,
             _running: crate::telemetry::Held::new(crate::telemetry::Gauge::RunningTasks),
             settling: self.settling.clone(),
+            recorded: self.recorded.clone(),
             handed_off,
         };
         let running = self.running.clone();
@@ -647,6 +653,26 @@ impl TaskEngine {
         });
     }
 
+    /// Over a store that may forget writes it acknowledged: once it reconnected (its epoch
+    /// moved on), the outcomes recorded here lately that it forgot are written again
+    /// (`recorded.rs`); tried again each round until the store answers.
+    async fn restore_forgotten(&self, outage: &mut Outage) {
+        let Some(epoch) = self.store.forgetful_epoch() else {
+            return;
+        };
+        if outage.epoch == Some(epoch) {
+            return;
+        }
+        if outage.epoch.is_some() {
+            let running = |id: &TaskId| lock(&self.running).contains_key(id);
+            if let Err(e) = self.recorded.restore(&*self.store, running).await {
+                tracing::warn!(error = %e, "looking for the outcomes the task store may have forgotten failed; trying again");
+                return;
+            }
+        }
+        outage.epoch = Some(epoch);
+    }
+
     /// One round of the sweeper (see [`start_sweeper`](Self::start_sweeper)).
     async fn sweep(self: &Arc<Self>, outage: &mut Outage) {
         let now = self.store.now();
@@ -686,6 +712,7 @@ impl TaskEngine {
                 }
             }
         }
+        self.restore_forgotten(outage).await;
         if outage.quiet_until.is_some_and(|until| now < until) {
             return;
         }
@@ -731,6 +758,9 @@ struct Outage {
     /// The store answered again after an outage: no lifetime rule is applied before this time
     /// (by the store's clock).
     quiet_until: Option<std::time::SystemTime>,
+    /// The store's [`forgetful_epoch`](crate::store::TaskStore) when the outcomes it may have
+    /// forgotten were last restored.
+    epoch: Option<u64>,
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -8,6 +8,7 @@ pub(crate) mod engine;
 pub(crate) mod executor;
 mod limits;
 pub(crate) mod mrtr;
+mod recorded;
 mod run;
 pub(crate) mod state;
 

@@ -78,6 +78,8 @@ pub(super) struct Run {
     pub(super) _running: crate::telemetry::Held,
     /// Where the engine learns that this task's outcome is being recorded.
     pub(super) settling: Settling,
+    /// Where the outcome is kept once recorded, if the store may forget it.
+    pub(super) recorded: super::recorded::Recorded,
     /// A durable task's: cancelled when the engine hands the task off to another instance;
     /// the tool is then stopped and its outcome, if any, is not recorded here.
     pub(super) handed_off: Option<CancellationToken>,
@@ -351,6 +353,7 @@ impl Run {
             };
             match finished {
                 Ok(status) => {
+                    self.recorded.keep(&self.id, &outcome);
                     if failures > 0 {
                         tracing::info!(task = %self.id, failures, "the task's outcome is recorded after the store came back");
                     }

@@ -399,6 +399,11 @@ enum Stored {
 }
 
 impl Remote for RedisTaskStore {
+    /// Redis acknowledges a write before it is on disk: restarted from its last snapshot (or
+    /// its append-only file, fsynced once a second by default), it comes back without the
+    /// writes made after it.
+    const FORGETS_ACKNOWLEDGED_WRITES: bool = true;
+
     fn time(&self) -> SystemTime {
         self.shared.clock.now()
     }
