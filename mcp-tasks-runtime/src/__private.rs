@@ -2,7 +2,7 @@
 //! absolute paths, so that the expansion never depends on the user's imports. It may change in any
 //! release; `mcp-tasks-macros` is pinned to the exact version of this crate. It holds exactly what
 //! the expansion names (the snapshots in `mcp-tasks-macros/tests/snapshots/` and the trybuild cases
-//! in `tests/ui/` use all of it), and nothing else.
+//! in `mcp-tasks-macros/tests/ui/` use all of it), and nothing else.
 
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Ok};
