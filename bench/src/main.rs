@@ -79,7 +79,8 @@ async fn main() -> Result<(), Error> {
 }
 
 /// Builds the stdio servers, sibling binaries that `cargo run` does not build, with this
-/// binary's profile.
+/// binary's profile, when cargo ran it (`CARGO` is set; the smoke test unsets it, as cargo has
+/// built them for the test).
 fn build_servers(o: &Opts) -> Result<(), Error> {
     let release = o.bin_dir.ends_with("release");
     if let Ok(cargo) = std::env::var("CARGO") {

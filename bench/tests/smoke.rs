@@ -24,7 +24,12 @@ fn every_scenario_runs_for_every_server() {
     let out = dir.join("bench-smoke.json");
     let _ = std::fs::remove_file(&out);
     let (stdout_path, stderr_path) = (dir.join("bench-smoke.out"), dir.join("bench-smoke.err"));
+    // Cargo built the bench's sibling binaries (the stdio servers) for this test, with the
+    // features of this run: without `CARGO`, the bench does not build them again, which from
+    // `cargo test --workspace` would rebuild the runtime with the bench's features alone (a
+    // minute of a CI run) and leave binaries the next `cargo test` rebuilds.
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-tasks-bench"))
+        .env_remove("CARGO")
         .args(["--quick", "--stored", "1000", "--tasks", "100"])
         .args(["--stored-large", "20000", "--servers", SERVERS, "--out"])
         .arg(&out)
