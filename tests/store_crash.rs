@@ -4,7 +4,8 @@
 //! [`TASKS`] `research` tasks take the answers to their one question (2026-07-28
 //! `tasks/update`). Whatever the store loses, each task either completes with exactly the
 //! answer it was given, or asks its question again (visible in `tasks/get`) and completes with
-//! the answer given then; 30 s after the store is back no task is `working`.
+//! the answer given then, or (the store forgot both the first answer and the outcome of the tool
+//! that took it) with the first answer; 30 s after the store is back no task is `working`.
 //!
 //! `an_outcome_redis_forgot_is_recorded_again` makes the one loss that leaves no tool behind
 //! happen on purpose: an outcome Redis took, then forgot.
@@ -188,7 +189,7 @@ async fn run<S: Send + 'static>(
     }
 
     // Each has exactly its own answer, or asks its own question again and takes the answer.
-    let (mut completed, mut again) = (0, 0);
+    let (mut completed, mut again, mut restored) = (0, 0, 0);
     for (i, task) in tasks.iter().enumerate() {
         if task["status"] == "completed" {
             completed += 1;
@@ -201,20 +202,29 @@ async fn run<S: Send + 'static>(
         let (_, request) = only_request(task);
         let question = request["params"]["message"].as_str().unwrap_or_default();
         assert!(question.contains(&topic(run, i)), "{task}");
+        // The store may have forgotten, with the first answer, the outcome of the tool that
+        // took it: the engine then writes that outcome again (`task/recorded.rs`), before or
+        // after this second answer, and the task completes with the first one. An answer is
+        // refused only because the task has ended so.
         let answered = sources(run, i) + 500;
-        answer(c, url, task, answered)
-            .await
-            .unwrap_or_else(|e| panic!("answer again: {e}"));
+        let taken = answer(c, url, task, answered).await;
         let done = until(c, url, &ids[i], |t| t["status"] != "working").await;
-        assert_eq!(done["status"], "completed", "{done}");
         assert_eq!(
-            done["result"]["structuredContent"]["sources"], answered,
-            "{done}"
+            done["status"], "completed",
+            "{done} (second answer: {taken:?})"
         );
+        let got = &done["result"]["structuredContent"]["sources"];
+        if *got == sources(run, i) {
+            restored += 1;
+            continue;
+        }
+        assert!(taken.is_ok(), "answer again: {taken:?}");
+        assert_eq!(*got, answered, "{done}");
     }
     eprintln!(
         "run {run}: {acknowledged} of {TASKS} answers acknowledged, {completed} tasks completed \
-         with theirs, {again} asked again; {:?} from first delivery to settled",
+         with theirs, {again} asked again ({restored} of them completed with the first answer \
+         after all); {:?} from first delivery to settled",
         started.elapsed()
     );
     (server, [acknowledged, completed, again])
