@@ -263,7 +263,7 @@ impl TaskEngine {
     pub fn new(store: Arc<dyn TaskStore>, mut config: EngineConfig) -> Arc<Self> {
         config.lease = config.lease.max(MIN_LEASE);
         let slots = Arc::new(Running::new(config.max_tasks, config.max_tasks_per_owner));
-        let recorded = Recorded::new(&*store, config.lease);
+        let recorded = Recorded::new(&*store);
         Arc::new(TaskEngine {
             store,
             config,
@@ -758,7 +758,7 @@ struct Outage {
     /// The store answered again after an outage: no lifetime rule is applied before this time
     /// (by the store's clock).
     quiet_until: Option<std::time::SystemTime>,
-    /// The store's [`forgetful_epoch`](crate::store::TaskStore) when the outcomes it may have
+    /// The store's `forgetful_epoch` when the outcomes it may have
     /// forgotten were last restored.
     epoch: Option<u64>,
 }

@@ -11,7 +11,6 @@ use std::task::Poll;
 use std::time::Duration;
 
 use foldhash::HashMap;
-use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -201,14 +200,13 @@ impl Run {
                             let message = format!("Tool execution failed: {}", error.message);
                             let _ = self.store.set_status_message(&self.id, Some(message)).await;
                         }
-                        let outcome = || match &out {
-                            Ok(result) => TaskOutcome::Result(
-                                serde_json::to_value(result).unwrap_or(Value::Null),
-                            ),
-                            Err(error) => TaskOutcome::Error(error.clone()),
-                        };
-                        self.record_outcome(outcome, &mut last_status, &failed)
-                            .await;
+                        let outcome = || super::recorded::task_outcome(&out);
+                        if self
+                            .record_outcome(outcome, &mut last_status, &failed)
+                            .await
+                        {
+                            self.recorded.keep(&self.id, out);
+                        }
                     };
                     match creating.take() {
                         None => settled.await,
@@ -328,13 +326,13 @@ impl Run {
     /// again, waiting 100 ms, then twice as long each time up to 5 s, so an outage does not lose
     /// the result: it is kept until the store takes it, the task ends some other way (the store
     /// then refuses it), or the server shuts down (the task's cancel token; then it is lost, and
-    /// said so in the log).
+    /// said so in the log). Whether the store took it.
     async fn record_outcome(
         &self,
         outcome: impl Fn() -> TaskOutcome,
         last_status: &mut TaskStatus,
         creation_failed: &AtomicBool,
-    ) {
+    ) -> bool {
         let mut delay = FINISH_RETRY_FIRST;
         let mut failures = 0u32;
         loop {
@@ -353,12 +351,11 @@ impl Run {
             };
             match finished {
                 Ok(status) => {
-                    self.recorded.keep(&self.id, &outcome);
                     if failures > 0 {
                         tracing::info!(task = %self.id, failures, "the task's outcome is recorded after the store came back");
                     }
                     crate::telemetry::task_ended(self.tool, status);
-                    return;
+                    return true;
                 }
                 Err(StoreError::Backend(e)) if !self.cancel.is_cancelled() => {
                     if failures == 0 {
@@ -374,7 +371,7 @@ impl Run {
                     } else {
                         tracing::error!(task = %self.id, error = %e, failures, "the task's outcome could not be recorded; it is lost");
                     }
-                    return;
+                    return false;
                 }
             }
         }
