@@ -130,9 +130,8 @@ impl RedisServer {
             .is_some_and(|reply| reply == "+PONG")
     }
 
-    /// Sends one command (RESP) and returns the first line of the reply, `None` if the server
-    /// cannot be reached.
-    pub fn command(&self, args: &[&str]) -> Option<String> {
+    /// Sends one command (RESP); the reply to read, `None` if the server cannot be reached.
+    fn send(&self, args: &[&str]) -> Option<BufReader<TcpStream>> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
         let mut request = format!("*{}\r\n", args.len());
@@ -140,22 +139,21 @@ impl RedisServer {
             request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
         }
         stream.write_all(request.as_bytes()).ok()?;
+        Some(BufReader::new(stream))
+    }
+
+    /// Sends one command and returns the first line of the reply, `None` if the server cannot
+    /// be reached.
+    pub fn command(&self, args: &[&str]) -> Option<String> {
         let mut line = String::new();
-        BufReader::new(stream).read_line(&mut line).ok()?;
+        self.send(args)?.read_line(&mut line).ok()?;
         Some(line.trim_end().to_owned())
     }
 
-    /// Sends one command whose reply is a bulk string (`GET`, `HGET`) and returns it, `None` if
-    /// the server cannot be reached or has no such value.
+    /// Sends one command whose reply is a bulk string (`GET`, `HGET`, `INFO`) and returns it,
+    /// `None` if the server cannot be reached or has no such value.
     pub fn bulk(&self, args: &[&str]) -> Option<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-        let mut request = format!("*{}\r\n", args.len());
-        for arg in args {
-            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
-        }
-        stream.write_all(request.as_bytes()).ok()?;
-        let mut reader = BufReader::new(stream);
+        let mut reader = self.send(args)?;
         let mut header = String::new();
         reader.read_line(&mut header).ok()?;
         let len: usize = header.trim_end().strip_prefix('$')?.parse().ok()?;
@@ -167,23 +165,8 @@ impl RedisServer {
 
     /// `INFO section` as text.
     pub fn info(&self, section: &str) -> String {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to redis");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
-        let request = format!("*2\r\n$4\r\nINFO\r\n${}\r\n{section}\r\n", section.len());
-        stream.write_all(request.as_bytes()).expect("write");
-        let mut reader = BufReader::new(stream);
-        let mut header = String::new();
-        reader.read_line(&mut header).expect("read");
-        let len: usize = header
-            .trim_end()
-            .strip_prefix('$')
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected INFO reply {header:?}"));
-        let mut body = vec![0; len + 2];
-        std::io::Read::read_exact(&mut reader, &mut body).expect("read INFO");
-        String::from_utf8_lossy(&body[..len]).into_owned()
+        self.bulk(&["INFO", section])
+            .unwrap_or_else(|| panic!("no INFO {section} from redis on port {}", self.port))
     }
 
     /// Kills the server (SIGKILL: no goodbye to clients).

@@ -758,8 +758,7 @@ struct Outage {
     /// The store answered again after an outage: no lifetime rule is applied before this time
     /// (by the store's clock).
     quiet_until: Option<std::time::SystemTime>,
-    /// The store's `forgetful_epoch` when the outcomes it may have
-    /// forgotten were last restored.
+    /// The store's `forgetful_epoch` when the outcomes it may have forgotten were last restored.
     epoch: Option<u64>,
 }
 

@@ -38,7 +38,7 @@ pub(super) fn task_outcome(out: &ToolOutcome) -> TaskOutcome {
 }
 
 /// The outcomes this engine recorded lately, when its store may forget them; nothing otherwise.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(super) struct Recorded(Option<Arc<Kept>>);
 
 type KeptOutcome = (Instant, TaskId, ToolOutcome);
@@ -79,16 +79,13 @@ impl Recorded {
         running: impl Fn(&TaskId) -> bool,
     ) -> Result<(), StoreError> {
         let Some(kept) = &self.0 else { return Ok(()) };
-        let outcomes: Vec<(TaskId, TaskOutcome)> = {
+        let ids: Vec<TaskId> = {
             let mut outcomes = kept.lock();
             kept.prune(&mut outcomes, Instant::now());
-            outcomes
-                .iter()
-                .map(|(_, id, out)| (id.clone(), task_outcome(out)))
-                .collect()
+            outcomes.iter().map(|(_, id, _)| id.clone()).collect()
         };
         let mut restored = 0usize;
-        for (id, outcome) in outcomes {
+        for id in ids {
             if running(&id) {
                 continue;
             }
@@ -96,6 +93,10 @@ impl Recorded {
                 Some(record) if !record.status.is_terminal() => {}
                 _ => continue,
             }
+            // Made only for a task the store forgot, outside the lock `keep` takes.
+            let Some(outcome) = kept.outcome_of(&id) else {
+                continue;
+            };
             match store.finish(&id, outcome).await {
                 Ok(_) => {
                     restored += 1;
@@ -119,6 +120,16 @@ impl Recorded {
 impl Kept {
     fn lock(&self) -> MutexGuard<'_, VecDeque<KeptOutcome>> {
         self.outcomes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The outcome kept for task `id`, if it still is.
+    fn outcome_of(&self, id: &TaskId) -> Option<TaskOutcome> {
+        let out = self
+            .lock()
+            .iter()
+            .find(|(_, kept, _)| kept == id)
+            .map(|(_, _, out)| out.clone())?;
+        Some(task_outcome(&out))
     }
 
     /// Drops the outcomes older than [`KEPT_FOR`].
